@@ -1,0 +1,685 @@
+"""Message passing and collective operations of simulated MPI processes (SimPy).
+
+:class:`~uml2perf_runtime.context.Context` delegates every communication method of ``p`` to
+the generator functions of this module (``yield from comm.send(ctx, elem, dest, size, tag,
+cost)`` and so on).  The full semantics, with formulas, are in ``docs/runtime-semantics.md``;
+in short:
+
+Point-to-point
+    Messages match by (source, destination, tag) and are non-overtaking per such triple, as in
+    MPI.  ``source = -1`` / ``tag = -1`` in a receive match any source / tag; among several
+    candidate messages the one sent first wins, and among several posted receives a message
+    goes to the one posted first.  A message of ``size`` bytes takes ``latency + size /
+    bandwidth`` of the link class between the two processes' nodes.  Messages up to the
+    machine's eager limit (default 64 KiB) are *eager*: the send returns once its local cost is
+    spent and the data arrives ``latency + size/bandwidth`` later.  Larger messages use the
+    *rendezvous* protocol: the transfer starts when both the send and the matching receive are
+    posted, and both sides finish when it ends.
+
+Collectives
+    The k-th collective call of every process meets the k-th call of all others
+    (``MPI_COMM_WORLD``); kind and root must agree.  When the last process arrives, each process
+    finishes at the completion time of its position in the algorithm's schedule
+    (:mod:`uml2perf_runtime.network`).
+
+Accounting
+    The element's local ``cost`` is ``compute`` time; time blocked before the partner (or the
+    last process of a collective) arrived is ``wait``; the transfer or algorithm time is
+    ``comm``.  The first phase is recorded with ``ctx.record`` (which counts the call), further
+    phases with ``ctx.record_phase``.
+
+The hot path (a blocking send/recv pair) allocates one message object and one key tuple and
+schedules at most one SimPy event: waiting receivers get a single ``Event`` that the sender
+schedules directly at the arrival time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from simpy.core import NORMAL
+from simpy.events import Event, Timeout
+
+from .errors import MachineError, SimulationError
+from .network import DEFAULT_EAGER_LIMIT, CollectiveModel
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .context import Context
+    from .model import Element
+
+ANY = -1
+_INF = math.inf
+
+
+# ---------------------------------------------------------------------------------------------
+# State
+# ---------------------------------------------------------------------------------------------
+
+
+class Message:
+    """One message in flight: sent, possibly not yet received.
+
+    ``sent`` is when the send was posted (after its local cost); ``arrival`` is when an eager
+    message's data is at the receiver.  ``sender`` is the send's :class:`Request` for the
+    rendezvous protocol (None for eager messages, whose sender never waits).
+    """
+
+    __slots__ = ("src", "dst", "tag", "size", "sent", "arrival", "seq", "sender")
+
+    def __init__(self, src: int, dst: int, tag: int, size: float, sent: float,
+                 arrival: float, seq: int, sender: Request | None) -> None:
+        self.src = src
+        self.dst = dst
+        self.tag = tag
+        self.size = size
+        self.sent = sent
+        self.arrival = arrival
+        self.seq = seq
+        self.sender = sender
+
+
+class Request:
+    """A pending or finished send or receive (what ``isend``/``irecv`` return).
+
+    ``start`` and ``done`` are the times the transfer began and ended, known once the request
+    is matched (``done is None`` before).  ``event`` exists only while a context waits for a
+    request whose end is not yet known.  Calling a request describes it for deadlock reports.
+    """
+
+    __slots__ = ("op", "pid", "peer", "tag", "size", "posted", "seq", "start", "done", "event",
+                 "source", "matched_tag")
+
+    def __init__(self, op: str, pid: int, peer: int, tag: int, size: float, posted: float,
+                 seq: int) -> None:
+        self.op = op
+        self.pid = pid
+        self.peer = peer
+        self.tag = tag
+        self.size = size
+        self.posted = posted
+        self.seq = seq
+        self.start: float | None = None
+        self.done: float | None = None
+        self.event: Event | None = None
+        self.source: int | None = None
+        self.matched_tag: int | None = None
+
+    @property
+    def complete(self) -> bool:
+        """True once the request has been matched (its end time is known)."""
+        return self.done is not None
+
+    def __call__(self) -> str:
+        if self.op == "recv":
+            src = "any process" if self.peer == ANY else f"process {self.peer}"
+            tag = "any tag" if self.tag == ANY else f"tag {self.tag}"
+            return f"recv from {src} {tag}"
+        return (f"send of {_fmt_bytes(self.size)} to process {self.peer} tag {self.tag}: "
+                f"rendezvous, waiting for the matching receive")
+
+    def __repr__(self) -> str:
+        state = f"done at {self.done:g}s" if self.done is not None else "pending"
+        return f"<Request {self()} {state}>"
+
+
+class Gathering:
+    """The k-th collective call while processes arrive at it."""
+
+    __slots__ = ("index", "kind", "root", "size", "elem", "first_pid", "arrived", "count",
+                 "events", "start", "offsets", "contexts")
+
+    def __init__(self, index: int, kind: str, root: int, elem: Element, first_pid: int,
+                 nprocs: int, contexts: Any = None) -> None:
+        self.contexts = contexts
+        self.index = index
+        self.kind = kind
+        self.root = root
+        self.size = 0.0
+        self.elem = elem
+        self.first_pid = first_pid
+        self.arrived: list[float | None] = [None] * nprocs
+        self.count = 0
+        self.events: list[Event | None] = [None] * nprocs
+        self.start = 0.0
+        self.offsets: list[float] = []
+
+    def __call__(self) -> str:
+        missing = [q for q, t in enumerate(self.arrived) if t is None]
+        shown = ", ".join(str(q) for q in missing[:12]) + (", ..." if len(missing) > 12 else "")
+        done = [q for q in missing if self.contexts is not None and self.contexts[q].finished]
+        gone = ""
+        if done:
+            names = ", ".join(str(q) for q in done[:12]) + (", ..." if len(done) > 12 else "")
+            gone = f"; process{'es' if len(done) > 1 else ''} {names} finished without calling it"
+        return (f"{_call_name(self.kind, self.root)} (collective call #{self.index + 1}): waiting for "
+                f"process{'es' if len(missing) > 1 else ''} {shown} "
+                f"({self.count} of {len(self.arrived)} arrived{gone})")
+
+
+class CommState:
+    """Per-simulation state of the communication layer (``sim.comm_state``)."""
+
+    __slots__ = ("env", "nprocs", "mail", "posted", "wild", "seq", "pair", "node_of", "machine",
+                 "eager_limit", "coll_calls", "open", "_collectives")
+
+    def __init__(self, sim: Any) -> None:
+        self.env = sim.env
+        self.nprocs: int = sim.nprocs
+        n = self.nprocs
+        #: per destination: (source, tag) -> unmatched messages in send order
+        self.mail: list[dict[tuple[int, int], deque[Message]]] = [{} for _ in range(n)]
+        #: per destination: (source, tag) -> posted receives without wildcards, in post order
+        self.posted: list[dict[tuple[int, int], deque[Request]]] = [{} for _ in range(n)]
+        #: per destination: posted receives with a wildcard source or tag, in post order
+        self.wild: list[list[Request]] = [[] for _ in range(n)]
+        self.seq = 0
+        self.pair: dict[int, tuple[float, float]] = {}
+        self.node_of = [sim.node_of(pid) for pid in range(n)]
+        self.machine = sim.machine
+        limit = getattr(sim.machine, "eager_limit", None)
+        self.eager_limit = DEFAULT_EAGER_LIMIT if limit is None else limit
+        self.coll_calls = [0] * n
+        self.open: dict[int, Gathering] = {}
+        self._collectives: CollectiveModel | None = None
+
+    def link(self, src: int, dst: int) -> tuple[float, float]:
+        """``(latency, seconds per byte)`` between two processes, cached per pair."""
+        key = src * self.nprocs + dst
+        hit = self.pair.get(key)
+        if hit is None:
+            lk = self.machine.link(self.node_of[src], self.node_of[dst])
+            beta = 0.0 if lk.bandwidth == math.inf else 1.0 / lk.bandwidth
+            hit = self.pair[key] = (float(lk.latency), beta)
+        return hit
+
+    @property
+    def collectives(self) -> CollectiveModel:
+        """The collective cost model of this machine and placement (built on first use)."""
+        model = self._collectives
+        if model is None:
+            try:
+                model = CollectiveModel(self.node_of, self.machine.link,
+                                        getattr(self.machine, "collectives", None))
+            except ValueError as exc:
+                where = getattr(self.machine, "source", None) or f"machine '{self.machine.name}'"
+                raise MachineError(f"{where}: [collectives] {exc}") from None
+            self._collectives = model
+        return model
+
+
+def state(sim: Any) -> CommState:
+    """The communication state of ``sim``, created on first use."""
+    st = sim.comm_state
+    if st is None:
+        st = sim.comm_state = CommState(sim)
+    return st
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _fmt_bytes(size: float) -> str:
+    return f"{int(size)} bytes" if float(size).is_integer() else f"{size:g} bytes"
+
+
+def _call_name(kind: str, root: int) -> str:
+    return f"{kind}(root={root})" if kind in _ROOTED else kind
+
+
+def _trigger_at(env: Any, event: Event, delay: float) -> None:
+    """Succeed ``event`` ``delay`` seconds from now in one scheduling step.
+
+    This is what ``simpy.Timeout`` does for its own events; doing it on an event a process is
+    already waiting for saves the second event a ``succeed()`` plus ``Timeout`` would cost.
+    """
+    event._ok = True
+    event._value = None
+    env.schedule(event, NORMAL, delay)
+
+
+def _complete(env: Any, req: Request, start: float, done: float) -> None:
+    """Mark ``req`` matched; wake its waiter at ``done`` if it is already waiting."""
+    req.start = start
+    req.done = done
+    ev = req.event
+    if ev is not None:
+        req.event = None
+        _trigger_at(env, ev, done - env._now)
+
+
+def _error(ctx: Context, elem: Element, message: str, hint: str) -> SimulationError:
+    return SimulationError(f"{elem.describe()} on {ctx.describe()}: {message}", hint=hint)
+
+
+def _rank(ctx: Context, elem: Element, value: Any, what: str, wildcard: bool) -> int:
+    """Validate a process number given by the model (``-1`` allowed as wildcard where valid)."""
+    try:
+        as_float = float(value)
+    except (TypeError, ValueError):
+        as_float = math.nan
+    rank = int(as_float) if as_float == as_float and math.isfinite(as_float) else None
+    low = ANY if wildcard else 0
+    if rank is None or rank != as_float or not low <= rank < ctx.nprocs:
+        allowed = f"0..{ctx.nprocs - 1}" + (" or -1 for any" if wildcard else "")
+        raise _error(ctx, elem, f"{what} is {value!r}, but there are {ctx.nprocs} processes",
+                     f"{what} must be a process number {allowed}; check its expression")
+    return rank
+
+
+def _tag(ctx: Context, elem: Element, value: Any, wildcard: bool) -> int:
+    try:
+        as_float = float(value)
+    except (TypeError, ValueError):
+        as_float = math.nan
+    low = ANY if wildcard else 0
+    if not math.isfinite(as_float) or as_float != int(as_float) or as_float < low:
+        raise _error(ctx, elem, f"message tag is {value!r}",
+                     "a tag is a whole number >= 0" + (" (or -1 for any tag)" if wildcard else ""))
+    return int(as_float)
+
+
+def _size(ctx: Context, elem: Element, value: Any) -> float:
+    try:
+        size = float(value)
+    except (TypeError, ValueError):
+        size = math.nan
+    if not 0.0 <= size < math.inf:
+        raise _error(ctx, elem, f"message size is {value!r}",
+                     "a size is a non-negative number of bytes; check the size expression")
+    return size
+
+
+def _spend_cost(ctx: Context, elem: Element, cost: float) -> Any:
+    """Spend and record the element's local cost; returns whether a call was recorded."""
+    if cost:
+        env = ctx.env
+        t0 = env._now
+        yield from ctx.spend(cost)
+        ctx.record(elem, "compute", t0, env._now)
+        return True
+    return False
+
+
+def _account(ctx: Context, elem: Element, counted: bool, posted: float, start: float, end: float) -> None:
+    """Record the blocked interval ``[posted, end]``: ``wait`` before ``start``, ``comm`` after."""
+    if start > posted:
+        if counted:
+            ctx.record_phase(elem, "wait", posted, start)
+        else:
+            ctx.record(elem, "wait", posted, start)
+            counted = True
+    else:
+        start = posted
+    if end > start or not counted:
+        if counted:
+            ctx.record_phase(elem, "comm", start, end)
+        else:
+            ctx.record(elem, "comm", start, end)
+
+
+# ---------------------------------------------------------------------------------------------
+# Matching
+# ---------------------------------------------------------------------------------------------
+
+
+def _take_message(st: CommState, me: int, source: int, tag: int) -> Message | None:
+    """Remove and return the first sent message matching a receive, or None."""
+    box = st.mail[me]
+    if source != ANY and tag != ANY:
+        q = box.get((source, tag))
+        return q.popleft() if q else None
+    best: deque[Message] | None = None
+    for (src, tg), q in box.items():
+        if q and (source == ANY or src == source) and (tag == ANY or tg == tag):
+            if best is None or q[0].seq < best[0].seq:
+                best = q
+    return best.popleft() if best is not None else None
+
+
+def _take_receive(st: CommState, src: int, dst: int, tag: int) -> Request | None:
+    """Remove and return the first posted receive matching a message, or None."""
+    q = st.posted[dst].get((src, tag))
+    req = q[0] if q else None
+    wild = st.wild[dst]
+    if wild:
+        for i, w in enumerate(wild):
+            if (w.peer == ANY or w.peer == src) and (w.tag == ANY or w.tag == tag):
+                if req is None or w.seq < req.seq:
+                    del wild[i]
+                    return w
+                break
+    if req is not None:
+        q.popleft()  # type: ignore[union-attr]
+    return req
+
+
+def _post_receive(st: CommState, req: Request) -> None:
+    if req.peer == ANY or req.tag == ANY:
+        st.wild[req.pid].append(req)
+        return
+    key = (req.peer, req.tag)
+    box = st.posted[req.pid]
+    q = box.get(key)
+    if q is None:
+        q = box[key] = deque()
+    q.append(req)
+
+
+def _match(ctx: Context, st: CommState, msg: Message, req: Request) -> None:
+    """Pair a message with a receive, both present now; set both requests' times."""
+    env = st.env
+    now = env._now
+    req.source = msg.src
+    req.matched_tag = msg.tag
+    sender = msg.sender
+    if sender is None:  # eager: the data left at msg.sent and arrives at msg.arrival
+        arrival = msg.arrival
+        _complete(env, req, msg.sent, arrival if arrival > now else now)
+    else:  # rendezvous: the transfer starts now that both sides are there
+        lat, beta = st.link(msg.src, msg.dst)
+        arrival = now + lat + msg.size * beta
+        _complete(env, sender, now, arrival)
+        _complete(env, req, now, arrival)
+    ctx.record_message(msg.src, msg.dst, msg.size, msg.tag, req.start, arrival)
+
+
+def _post_send(ctx: Context, st: CommState, dest: int, size: float, tag: int,
+               sender: Request | None) -> Message:
+    """Create a message now and deliver it to a posted receive or the mailbox."""
+    env = st.env
+    now = env._now
+    me = ctx.pid
+    if sender is None:
+        lat, beta = st.link(me, dest)
+        arrival = now + lat + size * beta
+    else:
+        arrival = math.inf
+    seq = st.seq = st.seq + 1
+    msg = Message(me, dest, tag, size, now, arrival, seq, sender)
+    req = _take_receive(st, me, dest, tag)
+    if req is not None:
+        _match(ctx, st, msg, req)
+    else:
+        box = st.mail[dest]
+        key = (me, tag)
+        q = box.get(key)
+        if q is None:
+            q = box[key] = deque()
+        q.append(msg)
+    return msg
+
+
+# ---------------------------------------------------------------------------------------------
+# Point-to-point operations
+# ---------------------------------------------------------------------------------------------
+
+
+def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: float) -> Any:
+    """Blocking send: eager (returns after ``cost``) or rendezvous (waits for the receiver)."""
+    if dest.__class__ is not int or not 0 <= dest < ctx.nprocs:
+        dest = _rank(ctx, elem, dest, "destination", wildcard=False)
+    if tag.__class__ is not int or tag < 0:
+        tag = _tag(ctx, elem, tag, wildcard=False)
+    cls = size.__class__
+    if (cls is not int and cls is not float) or not 0 <= size < _INF:
+        size = _size(ctx, elem, size)
+    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    sim = ctx.sim
+    st = sim.comm_state or state(sim)
+    env = ctx.env
+    now = env._now
+    if size <= st.eager_limit:
+        _post_send(ctx, st, dest, size, tag, None)
+        if not counted:
+            ctx.record(elem, "comm", now, now)
+        return
+    req = Request("send", ctx.pid, dest, tag, size, now, 0)
+    _post_send(ctx, st, dest, size, tag, req)
+    if req.done is None:
+        req.event = ev = Event(env)
+        ctx.block(elem, req)
+        yield ev
+        ctx.unblock()
+    elif req.done > env._now:
+        yield Timeout(env, req.done - env._now)
+    _account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
+
+
+def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: float) -> Any:
+    """Blocking receive from ``source`` (-1: any) with ``tag`` (-1: any)."""
+    if source.__class__ is not int or not ANY <= source < ctx.nprocs:
+        source = _rank(ctx, elem, source, "source", wildcard=True)
+    if tag.__class__ is not int or tag < ANY:
+        tag = _tag(ctx, elem, tag, wildcard=True)
+    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    sim = ctx.sim
+    st = sim.comm_state or state(sim)
+    env = ctx.env
+    me = ctx.pid
+    now = env._now
+    msg = _take_message(st, me, source, tag)
+    if msg is not None and msg.sender is None:
+        # Fast path: an eager message already sent; no request object needed.
+        arrival = msg.arrival
+        if arrival > now:
+            yield Timeout(env, arrival - now)
+        else:
+            arrival = now
+        ctx.record_message(msg.src, me, msg.size, msg.tag, msg.sent, arrival)
+        if counted:
+            if arrival > now:
+                ctx.record_phase(elem, "comm", now, arrival)
+        else:
+            ctx.record(elem, "comm", now, arrival)
+        return
+    seq = st.seq = st.seq + 1
+    req = Request("recv", me, source, tag, size, now, seq)
+    if msg is not None:
+        _match(ctx, st, msg, req)
+    else:
+        _post_receive(st, req)
+    if req.done is None:
+        req.event = ev = Event(env)
+        ctx.block(elem, req)
+        yield ev
+        ctx.unblock()
+    elif req.done > env._now:
+        yield Timeout(env, req.done - env._now)
+    _account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
+
+
+def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: float) -> Any:
+    """Non-blocking send; returns a :class:`Request` (complete at once for eager messages)."""
+    dest = _rank(ctx, elem, dest, "destination", wildcard=False)
+    tag = _tag(ctx, elem, tag, wildcard=False)
+    size = _size(ctx, elem, size)
+    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    st = state(ctx.sim)
+    now = ctx.env._now
+    req = Request("send", ctx.pid, dest, tag, size, now, 0)
+    if size <= st.eager_limit:
+        _post_send(ctx, st, dest, size, tag, None)
+        req.start = req.done = now
+    else:
+        _post_send(ctx, st, dest, size, tag, req)
+    if not counted:
+        ctx.record(elem, "comm", now, now)
+    return req
+
+
+def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: float) -> Any:
+    """Non-blocking receive; returns a :class:`Request` to pass to ``wait``."""
+    source = _rank(ctx, elem, source, "source", wildcard=True)
+    tag = _tag(ctx, elem, tag, wildcard=True)
+    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    st = state(ctx.sim)
+    now = ctx.env._now
+    seq = st.seq = st.seq + 1
+    req = Request("recv", ctx.pid, source, tag, size, now, seq)
+    msg = _take_message(st, ctx.pid, source, tag)
+    if msg is not None:
+        _match(ctx, st, msg, req)
+    else:
+        _post_receive(st, req)
+    if not counted:
+        ctx.record(elem, "comm", now, now)
+    return req
+
+
+def _requests(ctx: Context, elem: Element, requests: Any) -> list[Request]:
+    if isinstance(requests, Request):
+        return [requests]
+    if requests is None:
+        return []
+    if isinstance(requests, Iterable):
+        reqs = list(requests)
+        if all(isinstance(r, Request) for r in reqs):
+            return reqs
+    raise _error(ctx, elem, f"wait needs the requests returned by isend/irecv, got {requests!r}",
+                 "pass the variable that holds the result of p.isend(...) or p.irecv(...), "
+                 "or a list of them")
+
+
+def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
+    """Wait until every given request is complete (``MPI_Waitall``; one request also works).
+
+    The blocked time is ``comm`` from the start of the last-finishing transfer on, ``wait``
+    before it.
+    """
+    reqs = _requests(ctx, elem, requests)
+    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    env = ctx.env
+    posted = env._now
+    for req in reqs:
+        if req.pid != ctx.pid:
+            raise _error(ctx, elem, f"waits for a request of process {req.pid}",
+                         "a process can only wait for its own isend/irecv requests")
+        if req.done is None:
+            req.event = ev = Event(env)
+            ctx.block(elem, req)
+            yield ev
+            ctx.unblock()
+    if not reqs:
+        if not counted:
+            ctx.record(elem, "comm", posted, posted)
+        return
+    last = max(reqs, key=lambda r: r.done)  # type: ignore[arg-type, return-value]
+    done: float = last.done  # type: ignore[assignment]
+    if done > env._now:
+        yield Timeout(env, done - env._now)
+    _account(ctx, elem, counted, posted, max(last.start, posted), max(done, posted))  # type: ignore[type-var]
+
+
+# ---------------------------------------------------------------------------------------------
+# Collectives
+# ---------------------------------------------------------------------------------------------
+
+_ROOTED = frozenset({"bcast", "reduce", "gather", "scatter"})
+
+
+def _collective(ctx: Context, elem: Element, kind: str, root: int, size: float, cost: float) -> Any:
+    """Meet the other processes at this process's next collective call and run the algorithm."""
+    if kind in _ROOTED and (root.__class__ is not int or not 0 <= root < ctx.nprocs):
+        root = _rank(ctx, elem, root, "root", wildcard=False)
+    cls = size.__class__
+    if (cls is not int and cls is not float) or not 0 <= size < _INF:
+        size = _size(ctx, elem, size)
+    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    env = ctx.env
+    now = env._now
+    nprocs = ctx.nprocs
+    if nprocs == 1:
+        if not counted:
+            ctx.record(elem, "comm", now, now)
+        return
+    sim = ctx.sim
+    st = sim.comm_state or state(sim)
+    me = ctx.pid
+    index = st.coll_calls[me]
+    st.coll_calls[me] = index + 1
+    g = st.open.get(index)
+    if g is None:
+        g = st.open[index] = Gathering(index, kind, root, elem, me, nprocs, sim.contexts)
+    elif g.kind != kind or g.root != root:
+        raise _mismatch(ctx, elem, g, kind, root)
+    g.arrived[me] = now
+    g.count += 1
+    if size > g.size:
+        g.size = size
+    if g.count < nprocs:
+        g.events[me] = ev = Event(env)
+        ctx.block(elem, g)
+        yield ev
+        ctx.unblock()
+        mine = g.offsets[me]
+    else:
+        del st.open[index]
+        offsets = st.collectives.offsets(kind, root, g.size)
+        g.start = now
+        g.offsets = offsets
+        for q, ev in enumerate(g.events):
+            if ev is not None:
+                _trigger_at(env, ev, offsets[q])
+        mine = offsets[me]
+        if mine > 0.0:
+            yield Timeout(env, mine)
+    _account(ctx, elem, counted, now, g.start, g.start + mine)
+
+
+def _mismatch(ctx: Context, elem: Element, g: Gathering, kind: str, root: int) -> SimulationError:
+    return SimulationError(
+        f"collective calls do not match: process {ctx.pid} calls {_call_name(kind, root)} at "
+        f"{elem.describe()} as its collective call #{g.index + 1}, but process {g.first_pid} "
+        f"calls {_call_name(g.kind, g.root)} at {g.elem.describe()} as its call #{g.index + 1}",
+        hint="every process must call the same collectives in the same order with the same root "
+             "(all processes form one communicator); check the guards and loops around these elements")
+
+
+def barrier(ctx: Context, elem: Element, cost: float) -> Any:
+    """Synchronise all processes."""
+    return _collective(ctx, elem, "barrier", 0, 0, cost)
+
+
+def bcast(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
+    """Broadcast ``size`` bytes from ``root`` to every process."""
+    return _collective(ctx, elem, "bcast", root, size, cost)
+
+
+def reduce(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
+    """Combine ``size`` bytes of every process at ``root``."""
+    return _collective(ctx, elem, "reduce", root, size, cost)
+
+
+def allreduce(ctx: Context, elem: Element, size: float, cost: float) -> Any:
+    """Combine ``size`` bytes of every process and give the result to all."""
+    return _collective(ctx, elem, "allreduce", 0, size, cost)
+
+
+def gather(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
+    """Collect ``size`` bytes from every process at ``root`` (``p * size`` in total)."""
+    return _collective(ctx, elem, "gather", root, size, cost)
+
+
+def scatter(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
+    """Send a different ``size``-byte block from ``root`` to every process."""
+    return _collective(ctx, elem, "scatter", root, size, cost)
+
+
+def allgather(ctx: Context, elem: Element, size: float, cost: float) -> Any:
+    """Every process contributes ``size`` bytes and receives everybody's (``p * size``)."""
+    return _collective(ctx, elem, "allgather", 0, size, cost)
+
+
+def alltoall(ctx: Context, elem: Element, size: float, cost: float) -> Any:
+    """Every process sends a distinct ``size``-byte block to every other process."""
+    return _collective(ctx, elem, "alltoall", 0, size, cost)
+
+
+__all__ = ["Message", "Request", "Gathering", "CommState", "state", "send", "recv", "isend", "irecv",
+           "wait", "barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather",
+           "alltoall", "ANY"]

@@ -1,0 +1,663 @@
+"""The context ``p`` that generated model code runs with: one per process and per thread.
+
+Generated code sees a context as ``p`` (see ``docs/architecture.md``): system
+parameters, ``compute``, ``enter``/``leave``, communication, threads and
+patterns.  This module also defines the hooks the communication layer
+(``uml2perf_runtime.comm``) builds on.  They are stable:
+
+Hooks for the communication layer
+---------------------------------
+``ctx.sim``
+    The :class:`~uml2perf_runtime.engine.Simulation`: ``sim.env`` (the
+    ``simpy.Environment``), ``sim.machine``, ``sim.nprocs``, ``sim.nnodes``,
+    ``sim.node_of(pid) -> int``, ``sim.contexts`` (main contexts by pid),
+    ``sim.comm_state`` (``None`` until the communication layer sets it up
+    lazily), ``sim.rng_seed``.
+``ctx.pid, ctx.nprocs, ctx.tid, ctx.nthreads, ctx.uid, ctx.node, ctx.nnodes, ctx.ppn``
+    System parameters; ``ppn`` is the number of processes placed on this node.
+    ``uid = pid * nthreads + tid`` numbers the threads of equally sized regions
+    globally (for a main thread ``uid == pid``).
+``ctx.process``
+    The owning process's main context (itself for a main thread).
+``ctx.comm``
+    A free slot for the communication layer's per-context state (``None``
+    initially); contexts use ``__slots__`` so no other attribute can be added.
+``ctx.record(elem, category, start, end)``
+    One call per finished operation.  ``category`` is ``"compute"``,
+    ``"comm"`` or ``"wait"``.  Adds ``end - start`` to the per-process totals
+    and to the element's calls and inclusive time (a leaf: exclusive equals
+    inclusive) and, when tracing, emits a trace slice.  A few float additions.
+``ctx.record_phase(elem, category, start, end)``
+    Like ``record`` for a further phase of the same call (a communication
+    element's wait and transfer after its local cost): adds time, no call.
+``ctx.record_message(src_pid, dst_pid, size, tag, send_time, recv_time)``
+    Optional: draws a flow arrow in the trace; does nothing when not tracing.
+``ctx.spend(seconds)``
+    A generator (``yield from ctx.spend(c)``) spending the raw cost ``c`` of
+    CPU: divided by the machine speed and slowed by contention on the node,
+    recorded nowhere.  ``compute(elem, cost)`` is ``spend`` plus
+    ``record(elem, "compute", ...)``.
+``ctx.block(elem, description)`` / ``ctx.unblock()``
+    Mark the context as waiting at ``elem`` for ``description`` before
+    yielding an event that another context triggers, and clear it after.
+    ``description`` is a string, or a callable returning one (formatted only if
+    a deadlock report is built, so blocking stays cheap on the hot path).
+    When the event queue runs dry with unfinished contexts the engine builds a
+    :class:`~uml2perf_runtime.errors.DeadlockError` from these marks.
+
+Modelling choices
+-----------------
+* A context blocked in communication or on a lock does not occupy a core: an
+  MPI process waiting in ``recv`` is modelled as not computing, so other
+  processes and threads of its node may use the core meanwhile.
+* Threads (``parallel``, ``fork``, ``pipeline``, ``taskpool``) are contexts of
+  their own that share the process's variables ``v``, element statistics and
+  node.  They compete with every other runnable context of the node for its
+  cores (processor sharing).  The calling context waits for them without
+  using a core; the region's wall time counts as the process's compute time,
+  and the threads' own compute/communication/wait time is summed (in
+  thread-seconds) into the process's separate thread totals.
+* Element statistics of threads are folded into their process: inclusive
+  times of elements run by threads are thread-seconds (eight threads each
+  computing 1 s give the element 8 s), as in thread-aware profilers.
+* ``p.random()`` uses ``random.Random(seed * 1_000_003 + pid)`` per process
+  (threads share their process's generator; the simulation order is
+  deterministic, so the numbers are too).
+* ``p.iteration(E)`` counts iterations of loop ``E`` per process over the
+  whole run; past ``max_iterations`` it raises
+  :class:`~uml2perf_runtime.errors.LimitError`.
+"""
+
+from __future__ import annotations
+
+import math
+import random as _random
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from simpy.events import AllOf, Event, Timeout
+from simpy.resources.resource import Resource
+from simpy.resources.store import Store
+
+from .errors import LimitError, ModelRuntimeError, SimulationError
+from .model import Element
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Simulation
+
+COMPUTE = 0
+COMM = 1
+WAIT = 2
+#: Category names accepted by :meth:`Context.record` and their total slots.
+CATEGORY_INDEX: dict[str, int] = {"compute": COMPUTE, "comm": COMM, "communication": COMM, "wait": WAIT}
+CATEGORY_NAMES = ("compute", "comm", "wait")
+
+
+class _LazyComm:
+    """Stands in for ``uml2perf_runtime.comm`` until first use.
+
+    The communication layer is imported on the first communication call, so
+    a purely computational model never needs it and an import cycle between
+    ``comm`` and ``context`` cannot arise.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        global _comm
+        from . import comm as module  # noqa: PLC0415 - deliberate lazy import
+        _comm = module
+        return getattr(module, name)
+
+
+_comm: Any = _LazyComm()
+
+
+class Variables:
+    """The namespace ``v`` of one process's model variables (shared by its threads)."""
+
+    def __repr__(self) -> str:
+        items = ", ".join(f"{k}={val!r}" for k, val in sorted(vars(self).items()))
+        return f"Variables({items})"
+
+
+def _call_body(body: Callable[..., Any], ctx: Context, v: Any) -> Any:
+    """Call a branch/stage/body function; return its generator or None."""
+    gen = body(ctx, v)
+    if gen is None or not hasattr(gen, "send"):
+        return None
+    return gen
+
+
+class Context:
+    """The context of one simulated process or thread (``p`` in generated code)."""
+
+    __slots__ = (
+        # identity and system parameters
+        "sim", "env", "pid", "nprocs", "tid", "nthreads", "uid", "node", "nnodes", "ppn",
+        "process", "v", "item", "track",
+        # CPU
+        "cpu", "inv_speed", "fast_end", "conv",
+        # statistics (lists shared by a process and its threads)
+        "calls", "incl", "child", "iters", "totals", "thread_totals",
+        # per-context bookkeeping
+        "covered", "stack", "cur", "blocked_elem", "blocked_for", "finished", "finish_time",
+        "comm", "_rng", "_locks", "_tracks",
+    )
+
+    def __init__(self, sim: Simulation, pid: int, node: int, ppn: int, cpu: Any) -> None:
+        self.sim = sim
+        self.env = sim.env
+        self.pid = pid
+        self.nprocs = sim.nprocs
+        self.tid = 0
+        self.nthreads = 1
+        self.uid = pid
+        self.node = node
+        self.nnodes = sim.nnodes
+        self.ppn = ppn
+        self.process = self
+        self.v: Any = None
+        self.item = 0
+        self.track = 0
+        self.cpu = cpu
+        self.inv_speed = 1.0 / sim.machine.speed
+        self.fast_end = -1.0
+        self.conv: Event | None = None
+        n = len(sim.elements)
+        self.calls = [0] * n
+        self.incl = [0.0] * n
+        self.child = [0.0] * n
+        self.iters = [0] * n
+        self.totals = [0.0, 0.0, 0.0]
+        self.thread_totals = [0.0, 0.0, 0.0]
+        self.covered = 0.0
+        self.stack: list[tuple[Element, float, float]] = []
+        self.cur: Element | None = None
+        self.blocked_elem: Element | None = None
+        self.blocked_for: Any = None
+        self.finished = False
+        self.finish_time = 0.0
+        self.comm: Any = None
+        self._rng: _random.Random | None = None
+        self._locks: dict[str, Resource] | None = None
+        self._tracks = 0
+
+    # -- threads -----------------------------------------------------------------
+
+    def _new_thread(self, tid: int, nthreads: int) -> Context:
+        """A thread context of this context's process sharing its statistics and ``v``."""
+        proc = self.process
+        t = object.__new__(type(self))
+        t.sim = self.sim
+        t.env = self.env
+        t.pid = self.pid
+        t.nprocs = self.nprocs
+        t.tid = tid
+        t.nthreads = nthreads
+        t.uid = self.pid * nthreads + tid
+        t.node = self.node
+        t.nnodes = self.nnodes
+        t.ppn = self.ppn
+        t.process = proc
+        t.v = self.v
+        t.item = 0
+        proc._tracks += 1
+        t.track = proc._tracks
+        t.cpu = self.cpu
+        t.inv_speed = self.inv_speed
+        t.fast_end = -1.0
+        t.conv = None
+        t.calls = proc.calls
+        t.incl = proc.incl
+        t.child = proc.child
+        t.iters = proc.iters
+        t.totals = proc.thread_totals
+        t.thread_totals = proc.thread_totals
+        t.covered = 0.0
+        t.stack = []
+        t.cur = self.cur
+        t.blocked_elem = None
+        t.blocked_for = None
+        t.finished = False
+        t.finish_time = 0.0
+        t.comm = None
+        t._rng = None
+        t._locks = None
+        t._tracks = 0
+        return t
+
+    # -- parameters and random numbers ------------------------------------------
+
+    def param(self, name: str, default: Any) -> Any:
+        """The ``--set`` override of model variable ``name``, else ``default``."""
+        overrides = self.sim.overrides
+        if name in overrides:
+            value = overrides[name]
+            if isinstance(value, str):
+                from .engine import coerce_value
+                value = coerce_value(name, value, default)
+                overrides[name] = value
+            return value
+        return default
+
+    def random(self) -> float:
+        """Uniform [0, 1), from this process's own seeded generator."""
+        proc = self.process
+        rng = proc._rng
+        if rng is None:
+            rng = proc._rng = _random.Random(self.sim.rng_seed * 1_000_003 + self.pid)
+        return rng.random()
+
+    # -- describing ----------------------------------------------------------------
+
+    def describe(self) -> str:
+        """``process 3`` or ``process 3 thread 1``: how messages name this context."""
+        if self.process is self:
+            return f"process {self.pid}"
+        return f"process {self.pid} thread {self.tid}"
+
+    def where(self) -> dict[str, Any]:
+        """Where this context is and what it waits for, as report data."""
+        elem = self.blocked_elem if self.blocked_for is not None else self.cur
+        waiting = self.blocked_for
+        if callable(waiting):
+            waiting = waiting()
+        return {
+            "pid": self.pid,
+            "tid": self.tid,
+            "node": self.node,
+            "element": elem.as_dict() if elem is not None else None,
+            "waiting_for": str(waiting) if waiting is not None else None,
+        }
+
+    def _bad_cost(self, elem: Element, cost: Any, what: str = "cost") -> ModelRuntimeError:
+        return ModelRuntimeError(
+            f"{what} of {elem.describe()} is {cost!r} on {self.describe()}: "
+            "a cost must be a non-negative number of seconds",
+            element_name=elem.name, element_id=elem.xmi_id, line=elem.line,
+            pid=self.pid, tid=self.tid,
+            hint="check the cost function and the variables it uses")
+
+    # -- computation ---------------------------------------------------------------
+
+    def compute(self, elem: Element, cost: float) -> Any:
+        """Spend ``cost`` seconds of CPU (÷ speed, slowed by contention) and record it."""
+        self.cur = elem
+        if cost > 0.0:
+            env = self.env
+            start = env._now
+            cpu = self.cpu
+            if not cpu.shared and cpu.busy < cpu.cores:
+                # Fast path: a free core, the segment runs at full speed.
+                cpu.busy += 1
+                delay = cost * self.inv_speed
+                self.fast_end = start + delay
+                yield Timeout(env, delay)
+                if self.conv is not None:  # the node became oversubscribed meanwhile
+                    ev = self.conv
+                    self.conv = None
+                    yield ev
+                cpu.busy -= 1
+            else:
+                yield from cpu.run_shared(self, cost * self.inv_speed)
+            d = env._now - start
+        elif cost == 0.0:
+            d = 0.0
+        else:
+            raise self._bad_cost(elem, cost)
+        i = elem.index
+        self.calls[i] += 1
+        self.incl[i] += d
+        self.covered += d
+        self.totals[0] += d
+
+    def spend(self, seconds: float) -> Any:
+        """Spend raw CPU cost ``seconds`` (÷ speed, with contention) without recording it."""
+        if seconds > 0.0:
+            cpu = self.cpu
+            env = self.env
+            if not cpu.shared and cpu.busy < cpu.cores:
+                cpu.busy += 1
+                delay = seconds * self.inv_speed
+                self.fast_end = env._now + delay
+                yield Timeout(env, delay)
+                if self.conv is not None:
+                    ev = self.conv
+                    self.conv = None
+                    yield ev
+                cpu.busy -= 1
+            else:
+                yield from cpu.run_shared(self, seconds * self.inv_speed)
+        elif not seconds == 0.0:
+            elem = self.cur
+            if elem is None:
+                raise SimulationError(f"negative or invalid cost {seconds!r} on {self.describe()}")
+            raise self._bad_cost(elem, seconds)
+
+    def record(self, elem: Element, category: str, start: float, end: float) -> None:
+        """Account one finished operation of ``elem`` (see the module docstring)."""
+        d = end - start
+        i = elem.index
+        self.calls[i] += 1
+        self.incl[i] += d
+        self.covered += d
+        self.totals[CATEGORY_INDEX[category]] += d
+
+    def record_phase(self, elem: Element, category: str, start: float, end: float) -> None:
+        """Account a further phase of the call last counted by :meth:`record`.
+
+        A communication element spends its cost (compute), then may wait for its partner
+        (wait) and transfer (comm): one call, several categories.  This adds the time like
+        ``record`` but does not count another call.
+        """
+        d = end - start
+        cat = CATEGORY_INDEX[category]
+        self.incl[elem.index] += d
+        self.covered += d
+        self.totals[cat] += d
+        self._note(elem, cat, start, end)
+
+    def record_message(self, src_pid: int, dst_pid: int, size: float, tag: int,
+                       send_time: float, recv_time: float) -> None:
+        """Flow arrow for the trace; nothing to do when not tracing."""
+
+    def _note(self, elem: Element, category: int, start: float, end: float) -> None:
+        """A trace-only slice (time already accounted elsewhere); no-op when not tracing."""
+
+    # -- blocking ----------------------------------------------------------------------
+
+    def block(self, elem: Element, description: Any) -> None:
+        """Mark this context as waiting at ``elem`` for ``description`` (str or callable)."""
+        self.blocked_elem = elem
+        self.blocked_for = description
+
+    def unblock(self) -> None:
+        """Clear the mark set by :meth:`block`."""
+        self.blocked_for = None
+
+    # -- composites and loops ----------------------------------------------------------
+
+    def enter(self, elem: Element) -> None:
+        """Start of a composite element (call, structured node, loop) on this context."""
+        self.cur = elem
+        self.stack.append((elem, self.env._now, self.covered))
+
+    def leave(self, elem: Element) -> None:
+        """End of the composite opened by the matching :meth:`enter`."""
+        try:
+            opened, t0, covered0 = self.stack.pop()
+        except IndexError:
+            raise SimulationError(
+                f"leave({elem.describe()}) without a matching enter on {self.describe()}") from None
+        if opened is not elem:
+            raise SimulationError(
+                f"leave({elem.describe()}) does not match enter({opened.describe()}) on {self.describe()}")
+        incl = self.env._now - t0
+        i = elem.index
+        self.calls[i] += 1
+        self.incl[i] += incl
+        self.child[i] += self.covered - covered0
+        self.covered = covered0 + incl
+
+    def iteration(self, elem: Element) -> None:
+        """Count one iteration of loop ``elem``; raise LimitError past the limit."""
+        i = elem.index
+        iters = self.iters
+        iters[i] += 1
+        if iters[i] > self.sim.max_iterations:
+            raise LimitError(
+                f"loop {elem.describe()} ran more than {self.sim.max_iterations:,} iterations "
+                f"on {self.describe()}: check its condition",
+                kind="iterations",
+                hint="raise the limit with max_iterations if the loop is meant to run that long")
+
+    # -- communication (delegated to uml2perf_runtime.comm) ---------------------------
+
+    def send(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.send(self, elem, dest, size, tag, cost)
+
+    def recv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.recv(self, elem, source, size, tag, cost)
+
+    def isend(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.isend(self, elem, dest, size, tag, cost)
+
+    def irecv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.irecv(self, elem, source, size, tag, cost)
+
+    def wait(self, elem: Element, requests: Any, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.wait(self, elem, requests, cost)
+
+    def barrier(self, elem: Element, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.barrier(self, elem, cost)
+
+    def bcast(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.bcast(self, elem, root, size, cost)
+
+    def reduce(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.reduce(self, elem, root, size, cost)
+
+    def allreduce(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.allreduce(self, elem, size, cost)
+
+    def gather(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.gather(self, elem, root, size, cost)
+
+    def scatter(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.scatter(self, elem, root, size, cost)
+
+    def allgather(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.allgather(self, elem, size, cost)
+
+    def alltoall(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.alltoall(self, elem, size, cost)
+
+    # -- threads and patterns ------------------------------------------------------------
+
+    def _thread_count(self, elem: Element, value: Any, what: str) -> int:
+        """Validate a thread or item count given by the model."""
+        try:
+            as_float = float(value)
+        except (TypeError, ValueError):
+            as_float = math.nan
+        if not (0.0 <= as_float < math.inf) or as_float != math.floor(as_float):
+            raise ModelRuntimeError(
+                f"{what} of {elem.describe()} is {value!r} on {self.describe()}: "
+                "it must be a non-negative whole number",
+                element_name=elem.name, element_id=elem.xmi_id, line=elem.line,
+                pid=self.pid, tid=self.tid)
+        return int(as_float)
+
+    def _run_threads(self, elem: Element, bodies: Sequence[Callable[[Context], Any]],
+                     description: str) -> Any:
+        """Start one thread per runner, wait for all, account the region on this context."""
+        self.cur = elem
+        env = self.env
+        start = env._now
+        n = len(bodies)
+        if n:
+            sim = self.sim
+            procs = [sim.start_thread(self._new_thread(tid, n), runner)
+                     for tid, runner in enumerate(bodies)]
+            self.block(elem, description)
+            yield AllOf(env, procs)
+            self.blocked_for = None
+        self._region_done(elem, start)
+
+    def _region_done(self, elem: Element, start: float) -> None:
+        """Account a thread region: wall time as process compute, exclusive zero."""
+        d = self.env._now - start
+        i = elem.index
+        self.calls[i] += 1
+        self.incl[i] += d
+        self.child[i] += d
+        self.covered += d
+        self.totals[COMPUTE] += d
+        self._note(elem, COMPUTE, start, start + d)
+
+    def parallel(self, elem: Element, threads: int, body: Callable[[Context, Any], Any]) -> Any:
+        """OpenMP-style region: ``body(t, v)`` once per thread ``t.tid`` in 0..threads-1."""
+        n = self._thread_count(elem, threads, "number of threads")
+        v = self.v
+
+        def runner(t: Context) -> Any:
+            gen = _call_body(body, t, v)
+            if gen is not None:
+                yield from gen
+
+        return self._run_threads(elem, [runner] * n,
+                                 f"the {n} threads of parallel region {elem.describe()}")
+
+    def fork(self, elem: Element, branches: Iterable[Callable[[Context, Any], Any]]) -> Any:
+        """Run each branch ``f(t, v)`` concurrently as a thread of this process and join."""
+        v = self.v
+        runners = []
+        for branch in branches:
+            def runner(t: Context, branch: Callable[[Context, Any], Any] = branch) -> Any:
+                gen = _call_body(branch, t, v)
+                if gen is not None:
+                    yield from gen
+            runners.append(runner)
+        return self._run_threads(elem, runners,
+                                 f"the {len(runners)} branches of fork {elem.describe()}")
+
+    def critical(self, elem: Element, name: str, body: Callable[[Context, Any], Any]) -> Any:
+        """``body(p, v)`` under this process's lock ``name``; waiting time counts as wait."""
+        self.enter(elem)
+        proc = self.process
+        locks = proc._locks
+        if locks is None:
+            locks = proc._locks = {}
+        lock = locks.get(name)
+        if lock is None:
+            lock = locks[name] = Resource(self.env, capacity=1)
+        env = self.env
+        t0 = env._now
+        request = lock.request()
+        if not request.triggered:
+            self.block(elem, f"lock '{name}'")
+        yield request
+        self.blocked_for = None
+        waited = env._now - t0
+        if waited > 0.0:
+            self.totals[WAIT] += waited
+            self._note(elem, WAIT, t0, t0 + waited)
+        try:
+            gen = _call_body(body, self, self.v)
+            if gen is not None:
+                yield from gen
+        finally:
+            lock.release(request)
+        self.leave(elem)
+
+    def pipeline(self, elem: Element, items: int, stages: Sequence[Callable[[Context, Any], Any]]) -> Any:
+        """A pipeline over ``items``: stage s handles item k after stage s-1 did item k.
+
+        Each stage is a thread (``tid`` = stage index) calling ``stage(t, v)``
+        once per item with ``t.item = k``; stages are connected by unbounded
+        queues, so a stage waits only for its predecessor.
+        """
+        n = self._thread_count(elem, items, "number of items")
+        stages = tuple(stages)
+        count = len(stages)
+        v = self.v
+        queues = [Store(self.env) for _ in range(count - 1)] if n else []
+
+        def make_runner(s: int) -> Callable[[Context], Any]:
+            stage = stages[s]
+            inbox = queues[s - 1] if s > 0 else None
+            outbox = queues[s] if s < count - 1 else None
+
+            def runner(t: Context) -> Any:
+                env = t.env
+                for k in range(n):
+                    if inbox is not None:
+                        t0 = env._now
+                        get = inbox.get()
+                        if not get.triggered:
+                            t.block(elem, lambda s=s, k=k: f"item {k} from stage {s - 1} of pipeline")
+                        yield get
+                        t.blocked_for = None
+                        waited = env._now - t0
+                        if waited > 0.0:
+                            t.totals[WAIT] += waited
+                            t._note(elem, WAIT, t0, t0 + waited)
+                    t.item = k
+                    gen = _call_body(stage, t, v)
+                    if gen is not None:
+                        yield from gen
+                    if outbox is not None:
+                        outbox.put(k)
+            return runner
+
+        runners = [make_runner(s) for s in range(count)] if n else []
+        return self._run_threads(elem, runners, f"the {count} stages of pipeline {elem.describe()}")
+
+    def taskpool(self, elem: Element, threads: int, items: int,
+                 body: Callable[[Context, Any], Any]) -> Any:
+        """``items`` tasks served by ``threads`` workers from a shared queue, in order."""
+        n_threads = self._thread_count(elem, threads, "number of threads")
+        n_items = self._thread_count(elem, items, "number of items")
+        v = self.v
+        next_item = [0]
+
+        def runner(t: Context) -> Any:
+            while next_item[0] < n_items:
+                k = next_item[0]
+                next_item[0] = k + 1
+                t.item = k
+                gen = _call_body(body, t, v)
+                if gen is not None:
+                    yield from gen
+
+        if n_items and not n_threads:
+            raise ModelRuntimeError(
+                f"task pool {elem.describe()} has {n_items} items but no threads on {self.describe()}",
+                element_name=elem.name, element_id=elem.xmi_id, line=elem.line,
+                pid=self.pid, tid=self.tid)
+        workers = min(n_threads, n_items)
+        return self._run_threads(elem, [runner] * workers,
+                                 f"the {workers} workers of task pool {elem.describe()}")
+
+
+class TracingContext(Context):
+    """A context that also writes every operation to the trace (chosen at start, not per call)."""
+
+    __slots__ = ()
+
+    def compute(self, elem: Element, cost: float) -> Any:
+        start = self.env._now
+        yield from Context.compute(self, elem, cost)
+        self.sim.trace_events.append((self.pid, self.track, elem.index, COMPUTE, start, self.env._now))
+
+    def record(self, elem: Element, category: str, start: float, end: float) -> None:
+        Context.record(self, elem, category, start, end)
+        self.sim.trace_events.append((self.pid, self.track, elem.index, CATEGORY_INDEX[category], start, end))
+
+    def record_message(self, src_pid: int, dst_pid: int, size: float, tag: int,
+                       send_time: float, recv_time: float) -> None:
+        self.sim.trace_messages.append((src_pid, dst_pid, size, tag, send_time, recv_time))
+
+    def _note(self, elem: Element, category: int, start: float, end: float) -> None:
+        self.sim.trace_events.append((self.pid, self.track, elem.index, category, start, end))
+
+    def leave(self, elem: Element) -> None:
+        start = self.stack[-1][1] if self.stack else self.env._now
+        Context.leave(self, elem)
+        self.sim.trace_events.append((self.pid, self.track, elem.index, -1, start, self.env._now))
+
+
+__all__ = ["Context", "TracingContext", "Variables", "CATEGORY_INDEX", "CATEGORY_NAMES",
+           "COMPUTE", "COMM", "WAIT"]

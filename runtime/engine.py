@@ -1,0 +1,556 @@
+"""The simulation engine: placement, CPU contention, running, limits, deadlock detection.
+
+One :class:`Simulation` evaluates one model on one machine with SimPy.  Each
+process runs ``spec.init`` then ``spec.main`` with its own :class:`Context`;
+threads are extra contexts started by the pattern methods of the context.
+
+CPU model
+---------
+Every node has ``cores_per_node`` cores shared by all runnable compute
+segments of its processes and threads (processor sharing): with ``n``
+runnable segments on ``c`` cores each progresses at ``min(1, c/n) × speed``.
+While a node has a free core a segment is a plain SimPy timeout (the fast
+path, no bookkeeping beyond a counter).  The moment a segment arrives at a
+node whose cores are all busy, the node switches to exact processor sharing:
+the in-flight timeouts are converted (their remaining work joins the shared
+set) and finishing times are recomputed on every arrival and departure, with
+a virtual-time clock so each change costs O(log n).  When the last shared
+segment finishes the node returns to the fast path.  A converted segment's
+original timeout still wakes its process, which then waits for the shared
+completion; that completion is never earlier, because sharing never runs
+faster than a dedicated core.
+
+Limits
+------
+``max_time`` (simulated seconds), ``max_iterations`` (per loop and process,
+see ``Context.iteration``) and ``max_events`` (SimPy events) end the run with
+:class:`~uml2perf_runtime.errors.LimitError`.  When no event is left but some
+context has not finished, the run ends with
+:class:`~uml2perf_runtime.errors.DeadlockError` listing who waits for what.
+"""
+
+from __future__ import annotations
+
+import gc
+import heapq
+import itertools
+import linecache
+import math
+import os
+import re
+import time as _time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+import simpy
+from simpy.core import EmptySchedule, StopSimulation
+from simpy.events import Event, Timeout
+
+from .context import Context, TracingContext, Variables
+from .errors import DeadlockError, LimitError, ModelRuntimeError, ParameterError, SimulationError
+from .machine import PLACEMENTS, Machine
+from .model import Element, ModelSpec
+
+DEFAULT_MAX_ITERATIONS = 10_000_000
+_RUNTIME_DIR = str(Path(__file__).resolve().parent)
+
+
+class NodeCPU:
+    """The cores of one node, shared by its runnable compute segments.
+
+    ``busy`` counts running segments; ``shared`` is True while the node is in
+    processor-sharing mode.  ``members`` holds the node's live contexts (in
+    insertion order, for deterministic conversion).
+    """
+
+    __slots__ = ("env", "cores", "busy", "shared", "members", "heap", "vtime", "t_last", "rate",
+                 "version", "seq")
+
+    def __init__(self, env: simpy.Environment, cores: int) -> None:
+        self.env = env
+        self.cores = cores
+        self.busy = 0
+        self.shared = False
+        self.members: dict[Context, None] = {}
+        self.heap: list[tuple[float, int, Event]] = []
+        self.vtime = 0.0
+        self.t_last = 0.0
+        self.rate = 1.0
+        self.version = 0
+        self.seq = itertools.count()
+
+    def run_shared(self, ctx: Context, work: float) -> Any:
+        """Generator: run ``work`` seconds (at full rate) under processor sharing."""
+        self.busy += 1
+        if not self.shared:
+            self._start_sharing()
+        done = Event(self.env)
+        self._advance()
+        heapq.heappush(self.heap, (self.vtime + work, next(self.seq), done))
+        self._reschedule()
+        yield done
+        self.busy -= 1
+
+    def _start_sharing(self) -> None:
+        """Switch to processor sharing, converting in-flight fast segments."""
+        env = self.env
+        now = env._now
+        self.shared = True
+        self.vtime = 0.0
+        self.t_last = now
+        for ctx in self.members:
+            if ctx.fast_end > now and ctx.conv is None:
+                done = Event(env)
+                ctx.conv = done
+                heapq.heappush(self.heap, (ctx.fast_end - now, next(self.seq), done))
+                ctx.fast_end = -1.0
+
+    def _advance(self) -> None:
+        now = self.env._now
+        if now > self.t_last:
+            self.vtime += (now - self.t_last) * self.rate
+            self.t_last = now
+
+    def _reschedule(self) -> None:
+        """Plan the next completion after the set of segments changed."""
+        self.version += 1
+        heap = self.heap
+        if not heap:
+            self.shared = False
+            self.rate = 1.0
+            return
+        n = len(heap)
+        self.rate = 1.0 if n <= self.cores else self.cores / n
+        delay = (heap[0][0] - self.vtime) / self.rate
+        timer = Timeout(self.env, delay if delay > 0.0 else 0.0, self.version)
+        timer.callbacks.append(self._on_timer)
+
+    def _on_timer(self, timer: Event) -> None:
+        if timer._value != self.version:
+            return  # superseded by a later arrival or departure
+        self._advance()
+        heap = self.heap
+        key, _, done = heapq.heappop(heap)
+        done.succeed()
+        if key > self.vtime:
+            self.vtime = key
+        limit = self.vtime + 1e-12 * max(1.0, abs(self.vtime))
+        while heap and heap[0][0] <= limit:
+            heapq.heappop(heap)[2].succeed()
+        self._reschedule()
+
+
+class Simulation:
+    """One evaluation of a model on a machine (see the module docstring)."""
+
+    def __init__(self, spec: ModelSpec, machine: Machine, nprocs: int, *,
+                 overrides: Mapping[str, Any] | None = None, seed: int = 0,
+                 placement: str = "block", tracing: bool = False,
+                 max_time: float | None = None, max_iterations: int = DEFAULT_MAX_ITERATIONS,
+                 max_events: int | None = None) -> None:
+        if placement not in PLACEMENTS:
+            raise SimulationError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
+        self.spec = spec
+        self.machine = machine
+        self.elements: tuple[Element, ...] = tuple(spec.elements)
+        _check_elements(spec, self.elements)
+        self.nprocs = nprocs
+        self.nnodes = machine.nodes
+        self.placement = placement
+        self.rng_seed = seed
+        self.max_time = max_time
+        self.max_iterations = max_iterations
+        self.max_events = max_events
+        self.overrides: dict[str, Any] = validate_overrides(spec, overrides or {})
+        self.env = simpy.Environment()
+        self.comm_state: Any = None
+        self.tracing = tracing
+        self.trace_events: list[tuple[int, int, int, int, float, float]] = []
+        self.trace_messages: list[tuple[int, int, float, int, float, float]] = []
+        self.track_labels: dict[tuple[int, int], str] = {}
+        self.error: SimulationError | None = None
+        self.live: dict[Context, None] = {}
+        self.cpus = [NodeCPU(self.env, machine.cores_per_node) for _ in range(self.nnodes)]
+        self._nodes = [self._place(pid) for pid in range(nprocs)]
+        ppn = [0] * self.nnodes
+        for node in self._nodes:
+            ppn[node] += 1
+        self.procs_per_node = ppn
+        cls = TracingContext if tracing else Context
+        self.contexts: list[Context] = []
+        for pid, node in enumerate(self._nodes):
+            ctx = cls(self, pid, node, ppn[node], self.cpus[node])
+            ctx.v = Variables()
+            self.contexts.append(ctx)
+        self.events = 0
+        self.wall_time = 0.0
+
+    # -- placement ---------------------------------------------------------------------
+
+    def _place(self, pid: int) -> int:
+        """Node of process ``pid``: block fills a node's cores before the next node."""
+        nodes = self.nnodes
+        if self.placement == "round_robin":
+            return pid % nodes
+        per_node = max(self.machine.cores_per_node, -(-self.nprocs // nodes))
+        return min(pid // per_node, nodes - 1)
+
+    def node_of(self, pid: int) -> int:
+        """The node process ``pid`` is placed on."""
+        return self._nodes[pid]
+
+    # -- processes and threads ------------------------------------------------------------
+
+    def _start(self, ctx: Context, generator: Any) -> simpy.Process:
+        self.live[ctx] = None
+        ctx.cpu.members[ctx] = None
+        return self.env.process(generator)
+
+    def start_thread(self, ctx: Context, runner: Callable[[Context], Any]) -> simpy.Process:
+        """Start thread context ``ctx`` running ``runner(ctx)``; returns its SimPy process."""
+        if self.tracing:
+            self.track_labels[(ctx.pid, ctx.track)] = f"thread {ctx.tid} of {ctx.nthreads}"
+        return self._start(ctx, self._run_thread(ctx, runner))
+
+    def _run_process(self, ctx: Context) -> Any:
+        spec = self.spec
+        try:
+            spec.init(ctx, ctx.v)
+            main = spec.main
+            if main is not None:
+                gen = main(ctx, ctx.v)
+                if gen is not None:
+                    yield from gen
+        except SimulationError as exc:
+            self._fail(exc)
+        except Exception as exc:  # noqa: BLE001 - model code may raise anything
+            self._fail(model_error(exc, ctx, self.elements))
+        else:
+            ctx.finished = True
+            ctx.finish_time = self.env._now
+        self._retire(ctx)
+
+    def _run_thread(self, ctx: Context, runner: Callable[[Context], Any]) -> Any:
+        try:
+            gen = runner(ctx)
+            if gen is not None:
+                yield from gen
+        except SimulationError as exc:
+            self._fail(exc)
+        except Exception as exc:  # noqa: BLE001
+            self._fail(model_error(exc, ctx, self.elements))
+        else:
+            ctx.finished = True
+            ctx.finish_time = self.env._now
+        self._retire(ctx)
+
+    def _retire(self, ctx: Context) -> None:
+        del self.live[ctx]
+        del ctx.cpu.members[ctx]
+
+    def _fail(self, exc: SimulationError) -> None:
+        """Keep the first error and stop the simulation at once."""
+        if self.error is None:
+            self.error = exc
+            stop = Event(self.env)
+            stop.callbacks.append(StopSimulation.callback)
+            stop.succeed()
+
+    # -- running ------------------------------------------------------------------------
+
+    def run(self) -> Any:
+        """Run to completion; returns :class:`~uml2perf_runtime.results.Results`."""
+        from .results import Results
+
+        wall0 = _time.perf_counter()
+        for ctx in self.contexts:
+            self._start(ctx, self._run_process(ctx))
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            stopped_by_limit = self._loop()
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        self.wall_time = _time.perf_counter() - wall0
+        self.events = _event_count(self.env)
+        if self.error is not None:
+            raise self.error
+        if self.live:
+            if stopped_by_limit == "events":
+                raise LimitError(
+                    f"the simulation processed {self.max_events:,} events at simulated time "
+                    f"{self.env.now:.6g} s and has not finished ({self._running_summary()})",
+                    kind="events", running=self._where_all(),
+                    hint="raise max_events, or check for loops that never end")
+            if stopped_by_limit == "time":
+                raise LimitError(
+                    f"simulated time reached the limit of {self.max_time:.6g} s before the model "
+                    f"finished ({self._running_summary()})",
+                    kind="time", running=self._where_all(),
+                    hint="raise max_time, or check the costs and loop counts of the model")
+            raise self._deadlock()
+        return Results.from_simulation(self)
+
+    def _loop(self) -> str | None:
+        """Process events; returns ``"time"``/``"events"`` if a limit stopped the run."""
+        env = self.env
+        max_time = self.max_time
+        if self.max_events is None:
+            if max_time is None:
+                env.run()
+                return None
+            if max_time > env.now:
+                env.run(until=max_time)
+            # events at exactly max_time still belong to the run
+            try:
+                while self.error is None and env.peek() <= max_time:
+                    env.step()
+            except (EmptySchedule, StopSimulation):
+                pass
+            return "time" if env.peek() < math.inf else None
+        limit = max_time if max_time is not None else math.inf
+        step = env.step
+        try:
+            for _ in range(self.max_events):
+                if env.peek() > limit:
+                    return "time"
+                step()
+        except (EmptySchedule, StopSimulation):
+            return None
+        return "events" if env.peek() < math.inf else None
+
+    # -- reports ----------------------------------------------------------------------------
+
+    def _where_all(self) -> list[dict[str, Any]]:
+        ordered = sorted(self.live, key=lambda c: (c.pid, c.track))
+        return [ctx.where() for ctx in ordered]
+
+    def _running_summary(self) -> str:
+        pids = sorted({ctx.pid for ctx in self.live})
+        shown = ", ".join(str(p) for p in pids[:10]) + (", ..." if len(pids) > 10 else "")
+        return f"{len(pids)} process{'es' if len(pids) != 1 else ''} still running: {shown}"
+
+    def _deadlock(self) -> DeadlockError:
+        report = self._where_all()
+        lines = []
+        for entry in report[:20]:
+            who = f"process {entry['pid']}" + (f" thread {entry['tid']}" if entry["tid"] else "")
+            elem = entry["element"]
+            at = "before its first element" if elem is None else _describe_dict(elem)
+            waits = entry["waiting_for"] or "an event that never happens"
+            lines.append(f"  {who} (node {entry['node']}) waits at {at} for {waits}")
+        if len(report) > 20:
+            lines.append(f"  ... and {len(report) - 20} more")
+        pids = {entry["pid"] for entry in report}
+        message = (f"deadlock at simulated time {self.env.now:.6g} s: {len(pids)} "
+                   f"process{'es' if len(pids) != 1 else ''} cannot finish\n" + "\n".join(lines))
+        return DeadlockError(message, report=report, time=self.env.now,
+                             hint="check that every receive has a matching send (source, tag) and "
+                                  "that all processes reach the same collectives")
+
+
+def _describe_dict(elem: Mapping[str, Any]) -> str:
+    where = []
+    if elem.get("id"):
+        where.append(f"xmi:id={elem['id']}")
+    if elem.get("line"):
+        where.append(f"line {elem['line']}")
+    return f"'{elem['name']}'" + (f" ({', '.join(where)})" if where else "")
+
+
+def _event_count(env: simpy.Environment) -> int:
+    """Number of events scheduled during the run (SimPy numbers them consecutively)."""
+    counter = getattr(env, "_eid", None)
+    if counter is None:
+        return 0
+    # itertools.count's repr holds the next value without consuming it.
+    match = re.search(r"\((\d+)", repr(counter))
+    return int(match.group(1)) if match else 0
+
+
+def _check_elements(spec: ModelSpec, elements: tuple[Element, ...]) -> None:
+    for position, elem in enumerate(elements):
+        if elem.index != position:
+            raise SimulationError(
+                f"model '{spec.name}': element {elem.describe()} has index {elem.index} but is at "
+                f"position {position} of ELEMENTS",
+                hint="regenerate the model module; element indices must number ELEMENTS in order")
+
+
+# -- model errors ---------------------------------------------------------------------------
+
+_XMI_ID = re.compile(r"xmi:id=([^\s,)]+)")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _model_frames(tb: TracebackType | None) -> list[tuple[FrameType, int]]:
+    """Frames of model code (outside this runtime), innermost first."""
+    frames = []
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_RUNTIME_DIR):
+            frames.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    frames.reverse()
+    return frames
+
+
+def _element_of_frame(frame: FrameType, lineno: int,
+                      by_id: dict[str, Element]) -> tuple[Element, str] | None:
+    """The element a failing line of generated code belongs to, and what was evaluated."""
+    filename = frame.f_code.co_filename
+    line = linecache.getline(filename, lineno, frame.f_globals)
+    for name in _NAME.findall(line):
+        candidate = frame.f_globals.get(name)
+        if isinstance(candidate, Element):
+            what = "cost of" if ".compute(" in line else "arguments of"
+            return candidate, what
+    first = frame.f_code.co_firstlineno
+    for number in range(lineno - 1, first - 1, -1):
+        text = linecache.getline(filename, number, frame.f_globals).strip()
+        if text.startswith("#"):
+            match = _XMI_ID.search(text)
+            if match and match.group(1) in by_id:
+                return by_id[match.group(1)], "code of"
+    return None
+
+
+def model_error(exc: Exception, ctx: Context, elements: tuple[Element, ...]) -> ModelRuntimeError:
+    """Turn an exception raised by model code into a message naming element and process.
+
+    The element is found from the traceback (the generated line that failed
+    names its element, or a comment carrying its XMI id precedes it), else it
+    is the last element the context reached.
+    """
+    by_id = {e.xmi_id: e for e in elements if e.xmi_id}
+    found = None
+    for frame, lineno in _model_frames(exc.__traceback__):
+        found = _element_of_frame(frame, lineno, by_id)
+        if found is not None:
+            break
+    if isinstance(exc, ArithmeticError) and str(exc):
+        text = str(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if found is not None:
+        elem, what = found
+        where = f"in {what} {elem.describe()}"
+    elif ctx.cur is not None:
+        elem = ctx.cur
+        where = f"after {elem.describe()}"
+    else:
+        elem = None
+        where = "before the first element"
+    error = ModelRuntimeError(
+        f"{text} {where} on {ctx.describe()}",
+        element_name=elem.name if elem else None, element_id=elem.xmi_id if elem else None,
+        line=elem.line if elem else None, pid=ctx.pid, tid=ctx.tid, original=exc,
+        hint="check the cost function or code fragment and the variables it uses "
+             "(--set NAME=VALUE overrides a model variable)")
+    error.__cause__ = exc
+    return error
+
+
+# -- overrides --------------------------------------------------------------------------------
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
+def _number(text: str) -> int | float:
+    """``"64"`` -> 64, ``"1e3"`` -> 1000, ``"2.5"`` -> 2.5; ValueError otherwise."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    value = float(text)
+    if value.is_integer() and "." not in text:
+        return int(value)
+    return value
+
+
+def coerce_value(name: str, value: Any, default: Any) -> Any:
+    """Convert a textual override to the type of the parameter's default."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    try:
+        if isinstance(default, bool):
+            low = text.lower()
+            if low in _TRUE:
+                return True
+            if low in _FALSE:
+                return False
+            raise ValueError(text)
+        if isinstance(default, int):
+            return _number(text)
+        if isinstance(default, float):
+            return float(text)
+        if isinstance(default, str):
+            return value
+        try:
+            return _number(text)
+        except ValueError:
+            return value
+    except ValueError:
+        kind = "true or false" if isinstance(default, bool) else "a number"
+        raise ParameterError(f"--set {name}={value}: {name} must be {kind} "
+                             f"(its default is {default!r})") from None
+
+
+def validate_overrides(spec: ModelSpec, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Check override names against the model's parameters and convert their values."""
+    defaults = dict(spec.parameters)
+    unknown = sorted(name for name in overrides if name not in defaults)
+    if unknown:
+        known = ", ".join(defaults) if defaults else "(none)"
+        raise ParameterError(
+            f"model '{spec.name}' has no parameter{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(n) for n in unknown)}; its parameters are: {known}")
+    return {name: coerce_value(name, value, defaults[name]) for name, value in overrides.items()}
+
+
+# -- entry point --------------------------------------------------------------------------------
+
+def simulate(spec: ModelSpec, machine: Machine | None = None, procs: int | None = None,
+             nodes: int | None = None, overrides: Mapping[str, Any] | None = None, seed: int = 0,
+             placement: str | None = None, trace: str | Path | None = None,
+             max_time: float | None = None, max_iterations: int | None = None,
+             max_events: int | None = None) -> Any:
+    """Evaluate ``spec`` on ``machine`` and return its :class:`~uml2perf_runtime.results.Results`.
+
+    ``procs`` defaults to every core of the machine (``nodes`` × ``cores_per_node``);
+    ``nodes`` overrides the machine's node count; ``placement`` (``"block"`` or
+    ``"round_robin"``) overrides the machine's policy; ``trace`` is the path of a
+    Chrome/Perfetto trace to write (atomically), or ``True`` to keep the timeline
+    in ``Results.timeline`` only (for plots).
+    """
+    machine = machine if machine is not None else Machine.default()
+    if nodes is not None:
+        machine = machine.with_nodes(nodes)
+    nprocs = machine.cores if procs is None else procs
+    if not isinstance(nprocs, int) or isinstance(nprocs, bool) or nprocs < 1:
+        raise SimulationError(f"the number of processes must be a whole number of at least 1, got {procs!r}")
+    if max_time is not None and not (max_time > 0):
+        raise SimulationError(f"max_time must be a positive number of seconds, got {max_time!r}")
+    if max_iterations is not None and max_iterations < 1:
+        raise SimulationError(f"max_iterations must be at least 1, got {max_iterations!r}")
+    if max_events is not None and max_events < 1:
+        raise SimulationError(f"max_events must be at least 1, got {max_events!r}")
+    sim = Simulation(spec, machine, nprocs, overrides=overrides, seed=seed,
+                     placement=placement or machine.placement,
+                     tracing=trace is not None and trace is not False,
+                     max_time=max_time,
+                     max_iterations=max_iterations or DEFAULT_MAX_ITERATIONS,
+                     max_events=max_events)
+    results = sim.run()
+    if isinstance(trace, (str, os.PathLike)):
+        from .trace import write_trace
+        write_trace(trace, sim)
+    return results
+
+
+__all__ = ["Simulation", "NodeCPU", "simulate", "coerce_value", "validate_overrides",
+           "model_error", "DEFAULT_MAX_ITERATIONS"]

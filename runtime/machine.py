@@ -1,0 +1,290 @@
+"""Machine parameters: nodes, cores, relative speed, network, collectives, placement.
+
+A machine file is TOML (SPEC §7)::
+
+    name = "gescher"
+    nodes = 16
+    cores_per_node = 4
+    speed = 1.0                      # costs are divided by it (default 1.0)
+
+    [network]
+    eager_limit = 65536              # optional, bytes
+
+    [network.intra_node]             # between processes of one node
+    latency = 5e-6                   # seconds
+    bandwidth = 300e6                # bytes per second
+
+    [network.inter_node]             # between nodes
+    latency = 100e-6
+    bandwidth = 12.5e6
+
+    [collectives]                    # optional algorithm choices
+    allreduce = "recursive_doubling"
+    bcast = "binomial"
+
+    [placement]
+    policy = "block"                 # or "round_robin"
+
+``nodes`` and ``cores_per_node`` are required; when a network table is
+missing, the defaults of :data:`DEFAULT_INTRA_NODE` / :data:`DEFAULT_INTER_NODE`
+apply (shared memory; 10 Gb/s Ethernet).  Unknown keys are errors naming the
+allowed keys, because a misspelt key silently ignored would give a wrong
+prediction without a word.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import MachineError
+
+PLACEMENTS = ("block", "round_robin")
+#: Machine files installed with the runtime (copies of ``samples/machines``).
+BUNDLED_DIR = Path(__file__).resolve().parent / "machines"
+#: Collective operations whose algorithm a machine file may choose.
+COLLECTIVE_OPERATIONS = ("barrier", "bcast", "reduce", "allreduce", "gather", "scatter",
+                         "allgather", "alltoall")
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One class of network link: a message of ``size`` bytes takes latency + size/bandwidth."""
+
+    latency: float
+    bandwidth: float
+
+    def time(self, size: float) -> float:
+        """Transfer time of a message of ``size`` bytes over this link."""
+        return self.latency + size / self.bandwidth
+
+
+DEFAULT_INTRA_NODE = Link(latency=1e-6, bandwidth=10e9)
+DEFAULT_INTER_NODE = Link(latency=20e-6, bandwidth=1.25e9)
+
+_TOP_KEYS = ("name", "nodes", "cores_per_node", "speed", "network", "collectives", "placement")
+_NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit")
+_LINK_KEYS = ("latency", "bandwidth")
+_PLACEMENT_KEYS = ("policy",)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A parallel machine: ``nodes`` × ``cores_per_node`` cores and a two-class network."""
+
+    name: str = "default"
+    nodes: int = 1
+    cores_per_node: int = 4
+    speed: float = 1.0
+    intra_node: Link = DEFAULT_INTRA_NODE
+    inter_node: Link = DEFAULT_INTER_NODE
+    eager_limit: int | None = None
+    collectives: dict[str, str] = field(default_factory=dict)
+    placement: str = "block"
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        where = self.source or f"machine '{self.name}'"
+        _positive_int(where, "nodes", self.nodes)
+        _positive_int(where, "cores_per_node", self.cores_per_node)
+        _positive_number(where, "speed", self.speed)
+        if self.placement not in PLACEMENTS:
+            raise MachineError(f"{where}: placement must be one of {', '.join(PLACEMENTS)}, "
+                               f"got {self.placement!r}")
+
+    # -- construction -------------------------------------------------------------
+
+    @classmethod
+    def default(cls) -> Machine:
+        """A small built-in machine (1 node × 4 cores, shared-memory network), for quick runs."""
+        return cls()
+
+    @classmethod
+    def bundled(cls) -> list[str]:
+        """Names of the machine files shipped with the runtime (``gescher``, ``laptop``...)."""
+        return sorted(p.stem for p in BUNDLED_DIR.glob("*.toml"))
+
+    @classmethod
+    def load(cls, name_or_path: str | Path) -> Machine:
+        """A machine file by path, or a bundled machine by name (``Machine.load("gescher")``)."""
+        path = Path(name_or_path)
+        if path.exists() or path.suffix or len(path.parts) > 1:
+            return cls.from_toml(path)
+        candidate = BUNDLED_DIR / f"{name_or_path}.toml"
+        if candidate.is_file():
+            return cls.from_toml(candidate)
+        raise MachineError(f"no machine file '{name_or_path}' and no bundled machine of that name",
+                           hint=f"bundled machines: {', '.join(cls.bundled()) or '(none)'}")
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Machine:
+        """Read and validate a machine file; errors name the file and the key."""
+        file = Path(path)
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise MachineError(f"machine file '{file}' not found",
+                               hint="give the path of a TOML machine file, e.g. "
+                                    "samples/machines/laptop.toml") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MachineError(f"machine file '{file}' cannot be read: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise MachineError(f"{file}: not valid TOML: {exc}") from None
+        return cls.from_dict(data, source=str(file))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "<machine>") -> Machine:
+        """Validate machine parameters given as a dict shaped like the TOML file."""
+        _check_keys(source, "", data, _TOP_KEYS)
+        for key in ("nodes", "cores_per_node"):
+            if key not in data:
+                raise MachineError(f"{source}: missing key '{key}'",
+                                   hint=f"add e.g. '{key} = 4' at the top of the file")
+        network = _table(source, "network", data.get("network", {}))
+        _check_keys(source, "network", network, _NETWORK_KEYS)
+        eager = network.get("eager_limit")
+        if eager is not None:
+            _nonnegative_int(source, "[network] eager_limit", eager)
+        placement = _table(source, "placement", data.get("placement", {}))
+        _check_keys(source, "placement", placement, _PLACEMENT_KEYS)
+        policy = placement.get("policy", "block")
+        if policy not in PLACEMENTS:
+            raise MachineError(f"{source}: [placement] policy must be one of "
+                               f"{', '.join(repr(p) for p in PLACEMENTS)}, got {policy!r}")
+        name = data.get("name", Path(source).stem if source != "<machine>" else "machine")
+        if not isinstance(name, str) or not name:
+            raise MachineError(f"{source}: name must be a non-empty string, got {name!r}")
+        return cls(
+            name=name,
+            nodes=_positive_int(source, "nodes", data["nodes"]),
+            cores_per_node=_positive_int(source, "cores_per_node", data["cores_per_node"]),
+            speed=_positive_number(source, "speed", data.get("speed", 1.0)),
+            intra_node=_link(source, "network.intra_node", network.get("intra_node"), DEFAULT_INTRA_NODE),
+            inter_node=_link(source, "network.inter_node", network.get("inter_node"), DEFAULT_INTER_NODE),
+            eager_limit=eager,
+            collectives=_collectives(source, data.get("collectives", {})),
+            placement=policy,
+            source=source,
+        )
+
+    def with_nodes(self, nodes: int) -> Machine:
+        """The same machine with a different node count (the ``--nodes`` option)."""
+        return replace(self, nodes=_positive_int(self.source or self.name, "nodes", nodes))
+
+    # -- queries ----------------------------------------------------------------------
+
+    @property
+    def cores(self) -> int:
+        """Total number of cores."""
+        return self.nodes * self.cores_per_node
+
+    def link(self, node_a: int, node_b: int) -> Link:
+        """The link class between two nodes: intra-node when they are the same node."""
+        return self.intra_node if node_a == node_b else self.inter_node
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready description, shaped like the TOML file."""
+        network: dict[str, Any] = {
+            "intra_node": {"latency": self.intra_node.latency, "bandwidth": self.intra_node.bandwidth},
+            "inter_node": {"latency": self.inter_node.latency, "bandwidth": self.inter_node.bandwidth},
+        }
+        if self.eager_limit is not None:
+            network["eager_limit"] = self.eager_limit
+        return {
+            "name": self.name,
+            "nodes": self.nodes,
+            "cores_per_node": self.cores_per_node,
+            "speed": self.speed,
+            "network": network,
+            "collectives": dict(sorted(self.collectives.items())),
+            "placement": {"policy": self.placement},
+        }
+
+
+# -- validation helpers ------------------------------------------------------------------
+
+def _check_keys(source: str, table: str, data: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        where = f"[{table}]" if table else "the top level"
+        names = ", ".join(repr(k) for k in unknown)
+        raise MachineError(f"{source}: unknown key{'s' if len(unknown) > 1 else ''} {names} in {where}",
+                           hint=f"allowed keys there: {', '.join(allowed)}")
+
+
+def _table(source: str, key: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise MachineError(f"{source}: '{key}' must be a table ([{key}]), got {value!r}")
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _positive_int(source: str, key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise MachineError(f"{source}: {key} must be a whole number of at least 1, got {value!r}")
+    return value
+
+
+def _nonnegative_int(source: str, key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise MachineError(f"{source}: {key} must be a whole number of bytes (0 or more), got {value!r}")
+    return value
+
+
+def _positive_number(source: str, key: str, value: Any) -> float:
+    if not _is_number(value) or not (0.0 < float(value) < math.inf):
+        raise MachineError(f"{source}: {key} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _link(source: str, table: str, value: Any, default: Link) -> Link:
+    if value is None:
+        return default
+    data = _table(source, table, value)
+    _check_keys(source, table, data, _LINK_KEYS)
+    latency = data.get("latency", default.latency)
+    if not _is_number(latency) or not (0.0 <= float(latency) < math.inf):
+        raise MachineError(f"{source}: [{table}] latency must be a number of seconds (0 or more), "
+                           f"got {latency!r}")
+    bandwidth = data.get("bandwidth", default.bandwidth)
+    if not _is_number(bandwidth) or not (0.0 < float(bandwidth) <= math.inf):
+        raise MachineError(f"{source}: [{table}] bandwidth must be a positive number of bytes per "
+                           f"second, got {bandwidth!r}")
+    return Link(latency=float(latency), bandwidth=float(bandwidth))
+
+
+def _collectives(source: str, value: Any) -> dict[str, str]:
+    data = _table(source, "collectives", value)
+    _check_keys(source, "collectives", data, COLLECTIVE_OPERATIONS)
+    choices: dict[str, str] = {}
+    for operation, algorithm in sorted(data.items()):
+        if not isinstance(algorithm, str) or not algorithm:
+            raise MachineError(f"{source}: [collectives] {operation} must name an algorithm "
+                               f"(a string), got {algorithm!r}")
+        known = _known_algorithms(operation)
+        if known and algorithm not in known:
+            raise MachineError(f"{source}: [collectives] {operation} = {algorithm!r} is not an algorithm "
+                               f"of {operation}",
+                               hint=f"choose one of: {', '.join(known)}")
+        choices[operation] = algorithm
+    return choices
+
+
+def _known_algorithms(operation: str) -> tuple[str, ...]:
+    """Algorithm names the network model implements for ``operation`` (plus ``auto``)."""
+    try:
+        from .network import ALGORITHMS
+    except ImportError:  # pragma: no cover - the network model ships with the runtime
+        return ()
+    names = ALGORITHMS.get(operation)
+    return ("auto", *names) if names else ()
+
+
+__all__ = ["Machine", "Link", "PLACEMENTS", "COLLECTIVE_OPERATIONS",
+           "DEFAULT_INTRA_NODE", "DEFAULT_INTER_NODE"]

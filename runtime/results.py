@@ -1,0 +1,243 @@
+"""Results of one evaluation: predicted time, per-process breakdown, per-element profile.
+
+Definitions (also what ``to_dict()`` means, SPEC §8):
+
+``time``
+    The predicted run time: the latest finish time over all processes.
+``per_process``
+    For each process: ``pid``, ``node``, ``time`` (its finish time),
+    ``compute``, ``communication``, ``wait`` (seconds of its main thread; the
+    wall time of a thread region counts as compute, so for a process that
+    never idles they add up to ``time``) and ``threads``: the same three
+    categories summed over its threads, in thread-seconds.
+``elements``
+    One row per element, sorted by inclusive time (descending): ``calls``,
+    ``inclusive`` and ``exclusive`` summed over all processes (threads folded
+    into their process, in thread-seconds), ``percent`` (share of the summed
+    exclusive time of all elements), and the spread across the processes that
+    executed the element at least once: ``processes`` (how many), ``mean``,
+    ``min``, ``max`` and ``std`` (population standard deviation) of their
+    per-process inclusive totals.  Averaging only over executing processes
+    keeps, e.g., a root-only action's mean equal to what the root spends.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .context import CATEGORY_NAMES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Simulation
+
+
+@dataclass
+class Results:
+    """What :func:`~uml2perf_runtime.simulate` returns."""
+
+    model: str
+    source: str
+    machine: dict[str, Any]
+    time: float
+    processes: int
+    nodes: int
+    seed: int
+    placement: str
+    per_process: list[dict[str, Any]]
+    elements: list[dict[str, Any]]
+    events: int = 0
+    wall_time: float = 0.0
+    parameters: dict[str, Any] = field(default_factory=dict)
+    #: Raw timeline when tracing was on: (pid, track, element name, category, start, end).
+    timeline: list[tuple[int, int, str, str, float, float]] | None = None
+
+    # -- construction --------------------------------------------------------------
+
+    @classmethod
+    def from_simulation(cls, sim: Simulation) -> Results:
+        """Collect the statistics of a finished simulation."""
+        contexts = sim.contexts
+        elements = sim.elements
+        per_process = []
+        for ctx in contexts:
+            t = ctx.totals
+            tt = ctx.thread_totals
+            per_process.append({
+                "pid": ctx.pid,
+                "node": ctx.node,
+                "time": ctx.finish_time,
+                "compute": t[0],
+                "communication": t[1],
+                "wait": t[2],
+                "threads": {"compute": tt[0], "communication": tt[1], "wait": tt[2]},
+            })
+        rows = _element_rows(sim) if elements else []
+        timeline = None
+        if sim.tracing:
+            names = [e.name for e in elements]
+            timeline = [(pid, track, names[index], CATEGORY_NAMES[cat] if cat >= 0 else "composite",
+                         start, end)
+                        for pid, track, index, cat, start, end in sim.trace_events]
+        parameters = {name: sim.overrides.get(name, default) for name, default in sim.spec.parameters}
+        return cls(
+            model=sim.spec.name,
+            source=sim.spec.source,
+            machine=sim.machine.to_dict(),
+            time=max((ctx.finish_time for ctx in contexts), default=0.0),
+            processes=sim.nprocs,
+            nodes=sim.nnodes,
+            seed=sim.rng_seed,
+            placement=sim.placement,
+            per_process=per_process,
+            elements=rows,
+            events=sim.events,
+            wall_time=sim.wall_time,
+            parameters=parameters,
+            timeline=timeline,
+        )
+
+    # -- queries -------------------------------------------------------------------------
+
+    def element(self, name: str) -> dict[str, Any]:
+        """The profile row of the element called ``name`` (KeyError if none)."""
+        for row in self.elements:
+            if row["name"] == name:
+                return row
+        raise KeyError(f"no element named {name!r} in the results of model '{self.model}'")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready results (SPEC §8 keys first)."""
+        return {
+            "time": self.time,
+            "processes": self.processes,
+            "nodes": self.nodes,
+            "per_process": self.per_process,
+            "elements": self.elements,
+            "model": self.model,
+            "source": self.source,
+            "machine": self.machine,
+            "placement": self.placement,
+            "seed": self.seed,
+            "parameters": self.parameters,
+            "events": self.events,
+            "wall_time": self.wall_time,
+        }
+
+    # -- text report ----------------------------------------------------------------------
+
+    def report(self, top: int = 25, max_processes: int = 16) -> str:
+        """A readable summary: prediction, per-process breakdown, where the time goes.
+
+        ``top`` limits the element table to the elements with the most inclusive
+        time; with more than ``max_processes`` processes the per-process table
+        shows min/mean/max instead of one row per process.  Ends with a newline.
+        """
+        m = self.machine
+        lines = [
+            f"Model '{self.model}' ({self.source}) on machine '{m.get('name')}': "
+            f"{self.processes} process{'es' if self.processes != 1 else ''} on {self.nodes} "
+            f"node{'s' if self.nodes != 1 else ''} x {m.get('cores_per_node')} cores, "
+            f"placement {self.placement}, seed {self.seed}",
+            f"Predicted time: {self.time:.9g} s"
+            + (f" ({format_time(self.time)})" if 0 < self.time < 1 else ""),
+            f"({self.events:,} events simulated in {self.wall_time:.3f} s)",
+            "",
+        ]
+        lines += self._process_table(max_processes)
+        lines.append("")
+        lines += self._element_table(top)
+        return "\n".join(lines) + "\n"
+
+    def _process_table(self, max_processes: int) -> list[str]:
+        head = f"  {'':<14}{'time':>12}{'compute':>12}{'comm':>12}{'wait':>12}"
+        keys = ("time", "compute", "communication", "wait")
+        if self.processes <= max_processes:
+            out = ["Per process", head]
+            for row in self.per_process:
+                label = f"{row['pid']} (node {row['node']})"
+                out.append(f"  {label:<14}" + "".join(f"{format_time(row[k]):>12}" for k in keys))
+            return out
+        out = [f"Per process (over {self.processes} processes)", head]
+        data = np.array([[row[k] for k in keys] for row in self.per_process])
+        slowest = int(np.argmax(data[:, 0]))
+        for label, values in (("min", data.min(axis=0)), ("mean", data.mean(axis=0)),
+                              ("max", data.max(axis=0))):
+            out.append(f"  {label:<14}" + "".join(f"{format_time(float(x)):>12}" for x in values))
+        out.append(f"  slowest process: {self.per_process[slowest]['pid']}")
+        return out
+
+    def _element_table(self, max_elements: int) -> list[str]:
+        rows = [r for r in self.elements if r["calls"]]
+        if not rows:
+            return ["No element was executed."]
+        width = min(28, max(7, *(len(r["name"]) for r in rows[:max_elements])))
+        out = ["Where the time goes (summed over processes; threads in thread-seconds)",
+               f"  {'element':<{width}} {'kind':<10}{'calls':>10}{'inclusive':>12}{'exclusive':>12}"
+               f"{'%excl':>7}{'mean':>12}{'min':>12}{'max':>12}{'std':>12}"]
+        for r in rows[:max_elements]:
+            name = r["name"] if len(r["name"]) <= width else r["name"][: width - 1] + "~"
+            out.append(
+                f"  {name:<{width}} {r['kind'][:10]:<10}{r['calls']:>10,}"
+                f"{format_time(r['inclusive']):>12}{format_time(r['exclusive']):>12}"
+                f"{r['percent']:>6.1f}%{format_time(r['mean']):>12}{format_time(r['min']):>12}"
+                f"{format_time(r['max']):>12}{format_time(r['std']):>12}")
+        if len(rows) > max_elements:
+            out.append(f"  ... {len(rows) - max_elements} more elements (see --json)")
+        return out
+
+
+def _element_rows(sim: Simulation) -> list[dict[str, Any]]:
+    """Per-element statistics across processes, sorted by inclusive time."""
+    contexts = sim.contexts
+    calls = np.array([ctx.calls for ctx in contexts], dtype=np.int64)
+    incl = np.array([ctx.incl for ctx in contexts], dtype=np.float64)
+    child = np.array([ctx.child for ctx in contexts], dtype=np.float64)
+    excl = incl - child
+    # Rounding can leave a composite a hair below zero exclusive time.
+    excl[np.abs(excl) <= 1e-12 * np.maximum(1.0, np.abs(incl))] = 0.0
+    total_excl = float(excl.sum())
+    rows = []
+    for elem in sim.elements:
+        i = elem.index
+        executed = calls[:, i] > 0
+        count = int(executed.sum())
+        values = incl[executed, i]
+        inclusive = float(incl[:, i].sum())
+        exclusive = float(excl[:, i].sum())
+        rows.append({
+            "name": elem.name,
+            "id": elem.xmi_id,
+            "kind": elem.kind,
+            "line": elem.line,
+            "calls": int(calls[:, i].sum()),
+            "inclusive": inclusive,
+            "exclusive": exclusive,
+            "percent": 100.0 * exclusive / total_excl if total_excl > 0 else 0.0,
+            "processes": count,
+            "mean": float(values.mean()) if count else 0.0,
+            "min": float(values.min()) if count else 0.0,
+            "max": float(values.max()) if count else 0.0,
+            "std": float(values.std()) if count else 0.0,
+        })
+    rows.sort(key=lambda r: -r["inclusive"])
+    return rows
+
+
+def format_time(seconds: float) -> str:
+    """A duration with a readable unit: ``1.5 ms``, ``2.25 s``, ``0``."""
+    if seconds == 0:
+        return "0"
+    if not math.isfinite(seconds):
+        return str(seconds)
+    magnitude = abs(seconds)
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if magnitude >= scale or unit == "ns":
+            return f"{seconds / scale:.4g} {unit}"
+    return f"{seconds:.4g} s"  # pragma: no cover
+
+
+__all__ = ["Results", "format_time"]

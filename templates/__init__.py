@@ -1,0 +1,1 @@
+"""Jinja templates for the built-in content handlers (installed as package data)."""

@@ -1,0 +1,176 @@
+"""The Python API behind the command line: read, convert, load and predict.
+
+The CLI is a thin shell over these functions so that scripts and notebooks get
+the same behaviour (and the same errors) as the command line.  Heavy imports
+happen inside the functions, so ``import uml2perf.api`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import types
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import Diagnostic, InputError, Location, ModelError, Severity
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from .model import Model
+
+#: File suffixes that are generated Python models rather than XMI exports.
+PYTHON_SUFFIXES = (".py",)
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """What ``convert`` produced: the text, where it went and what was noticed."""
+
+    text: str
+    path: Path | None
+    handler: str
+    diagnostics: tuple[Any, ...] = ()
+
+
+def read(path: str | Path, *, sidecar: str | Path | None = None, strict: bool = True) -> Model:
+    """Read an XMI export into the neutral model (dialect detected automatically).
+
+    With ``strict`` (the default for converting and running), an error the
+    reader only noted (an unknown tag on a profile stereotype, say) stops the
+    work here, because going on would silently predict the wrong thing;
+    ``uml2perf check`` reads leniently to list every problem at once.
+    """
+    from .reader import read_model
+
+    model = read_model(path, sidecar=sidecar)
+    if strict:
+        raise_first_error(model.diagnostics)
+    return model
+
+
+def raise_first_error(diagnostics: Iterable[Diagnostic]) -> None:
+    """Raise the first error-level diagnostic as a :class:`ModelError`, naming how many there are."""
+    errors = [d for d in diagnostics if d.severity == Severity.ERROR]
+    if not errors:
+        return
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more: run 'uml2perf check')" if len(errors) > 1 else ""
+    raise ModelError(first.message + more, first.location, first.hint)
+
+
+def convert(
+    path: str | Path,
+    output: str | Path | None = None,
+    *,
+    handler: str = "python",
+    activity: str | None = None,
+    sidecar: str | Path | None = None,
+) -> Conversion:
+    """Convert an XMI export with a content handler; write ``output`` atomically when given."""
+    from .generation import generate, write_output
+
+    model = read(path, sidecar=sidecar)
+    result = generate(model, handler, activity=activity)
+    target: Path | None = None
+    if output is not None and str(output) != "-":
+        target = Path(output)
+        write_output(result.text, target)
+    return Conversion(result.text, target, handler, tuple(getattr(result, "diagnostics", ()) or ()))
+
+
+def _module_from_source(source: str, name: str, filename: str) -> types.ModuleType:
+    """Execute generated (trusted, validated) source as a fresh module object."""
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    code = compile(source, filename, "exec")
+    sys.modules[name] = module
+    try:
+        exec(code, module.__dict__)  # noqa: S102 - our own generated code, never model text
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def _module_from_file(path: Path) -> types.ModuleType:
+    """Import a generated model module from a ``.py`` file."""
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    name = f"uml2perf_model_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise InputError("cannot import this file as a Python module", Location(file=str(path)))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise InputError(
+            f"not a valid Python model module: {exc.msg}",
+            Location(file=str(path), line=exc.lineno),
+            hint="regenerate it with 'uml2perf convert'",
+        ) from None
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def load_spec(
+    path: str | Path,
+    *,
+    activity: str | None = None,
+    sidecar: str | Path | None = None,
+) -> Any:
+    """Return the runtime ``ModelSpec`` of an XMI export or of a generated ``.py`` module."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("no such file", Location(file=str(path)), hint="check the path")
+    if p.suffix in PYTHON_SUFFIXES:
+        module = _module_from_file(p)
+    else:
+        from .generation import generate
+
+        model = read(p, sidecar=sidecar)
+        result = generate(model, "python", activity=activity, options={"require_main": True})
+        module = _module_from_source(result.text, "uml2perf_model", f"<generated from {p.name}>")
+    spec = getattr(module, "MODEL", None)
+    if spec is None:
+        raise ModelError(
+            "this Python file defines no MODEL",
+            Location(file=str(path)),
+            hint="pass an XMI export or a module written by 'uml2perf convert'",
+        )
+    return spec
+
+
+def predict(
+    path: str | Path,
+    *,
+    machine: str | Path | None = None,
+    procs: int | None = None,
+    nodes: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    placement: str | None = None,
+    trace: str | Path | None = None,
+    activity: str | None = None,
+    sidecar: str | Path | None = None,
+    max_time: float | None = None,
+) -> Any:
+    """Read (or import) a model and simulate it; returns the runtime's ``Results``."""
+    from uml2perf_runtime import Machine, simulate
+
+    spec = load_spec(path, activity=activity, sidecar=sidecar)
+    machine_obj = Machine.from_toml(machine) if machine else None
+    return simulate(
+        spec,
+        machine=machine_obj,
+        procs=procs,
+        nodes=nodes,
+        overrides=dict(overrides or {}),
+        seed=seed,
+        placement=placement,
+        trace=str(trace) if trace else None,
+        max_time=max_time,
+    )

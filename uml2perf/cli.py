@@ -1,0 +1,311 @@
+"""The ``uml2perf`` command line.
+
+Each subcommand is one small function over :mod:`uml2perf.api`.  Every problem
+a user can cause is a :class:`~uml2perf.errors.Uml2PerfError` (or a runtime
+``SimulationError``) printed once, without a traceback, with exit status 1;
+wrong usage exits with 2.  ``--debug`` shows the traceback for bug reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import Severity, Uml2PerfError, UsageError
+
+EXIT_OK = 0
+EXIT_PROBLEM = 1
+EXIT_USAGE = 2
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """Parse ``NAME=VALUE`` from ``--set`` into a name and a typed value."""
+    name, sep, raw = text.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise UsageError(f"--set expects NAME=VALUE, got {text!r}")
+    if not name.isidentifier():
+        raise UsageError(f"--set: {name!r} is not a variable name")
+    return name, parse_value(raw.strip())
+
+
+def parse_value(raw: str) -> Any:
+    """Numbers become int/float, true/false booleans; anything else stays text."""
+    lowered = raw.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+def _overrides(items: Sequence[str] | None) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for item in items or ():
+        name, value = parse_assignment(item)
+        values[name] = value
+    return values
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def _print_diagnostics(diagnostics: Sequence[Any], stream: Any = sys.stderr) -> None:
+    for diagnostic in diagnostics:
+        print(str(diagnostic), file=stream)
+
+
+# --------------------------------------------------------------------------- subcommands
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    """Write a generated representation of the model (Python by default)."""
+    from .api import convert
+
+    output = args.output
+    if output is None:
+        output = "-"
+    result = convert(args.model, output, handler=args.handler, activity=args.activity, sidecar=args.sidecar)
+    if result.path is None:
+        sys.stdout.write(result.text)
+    else:
+        print(f"wrote {result.path} ({args.handler}, {len(result.text.splitlines())} lines)", file=sys.stderr)
+    warnings = [d for d in result.diagnostics if getattr(d, "severity", None) != Severity.INFO]
+    _print_diagnostics(warnings)
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Simulate the model and print the prediction."""
+    from .api import predict
+
+    results = predict(
+        args.model,
+        machine=args.machine,
+        procs=args.procs,
+        nodes=args.nodes,
+        overrides=_overrides(args.set),
+        seed=args.seed,
+        placement=args.placement,
+        trace=args.trace,
+        activity=args.activity,
+        sidecar=args.sidecar,
+        max_time=args.max_time,
+    )
+    if args.plot:
+        from uml2perf_runtime.plot import plot_results
+
+        plot_results(results, args.plot)
+    if args.json:
+        json.dump(results.to_dict(), sys.stdout, indent=2, sort_keys=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(results.report(top=args.top))
+        if args.trace:
+            print(f"\ntrace written to {args.trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """List every problem of a model at once; exit 1 when any is an error."""
+    from .check import check_file
+
+    report = check_file(args.model, sidecar=args.sidecar, activity=args.activity)
+    shown = [d for d in report.diagnostics if args.verbose or d.severity != Severity.INFO]
+    _print_diagnostics(shown, sys.stdout)
+    print(report.summary())
+    return EXIT_PROBLEM if report.has_errors else EXIT_OK
+
+
+def cmd_activities(args: argparse.Namespace) -> int:
+    """List the activities of a file and which one is the main activity."""
+    from .api import read
+    from .profile import main_activity
+
+    model = read(args.model, sidecar=args.sidecar)
+    try:
+        main = main_activity(model).id
+    except Uml2PerfError:
+        main = None
+    print(f"{model.source}: {model.dialect} export, {len(model.activities)} activities")
+    for activity in model.activities:
+        nodes = sum(1 for _ in activity.walk())
+        marker = "*" if activity.id == main else " "
+        line = activity.location.line or "?"
+        print(f" {marker} {activity.name or '<unnamed>'}  (xmi:id={activity.id}, line {line}, {nodes} nodes)")
+    if main is None and model.activities:
+        print("no main activity could be chosen: pass --activity NAME to 'run'")
+    return EXIT_OK
+
+
+def cmd_handlers(args: argparse.Namespace) -> int:
+    """List the content handlers installed (built-in and from other packages)."""
+    from .handlers.registry import available_handlers
+
+    for info in available_handlers():
+        print(f"{info.name:<12} {info.description}  [{info.origin}]")
+    return EXIT_OK
+
+
+def cmd_dialects(args: argparse.Namespace) -> int:
+    """List the XMI dialects the reader detects."""
+    from .reader.dialects import DIALECTS
+
+    for dialect in DIALECTS:
+        print(f"{dialect.name:<18} {dialect.description}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--activity", metavar="NAME", help="the activity to start from (name or xmi:id)")
+    parser.add_argument(
+        "--sidecar", metavar="FILE.toml", help="costs and stereotypes by element name or id, for plain exports"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="uml2perf",
+        description="Predict the performance of parallel programs from UML activity diagrams.",
+    )
+    parser.add_argument("--version", action="version", version=f"uml2perf {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    convert = sub.add_parser("convert", help="convert an XMI export into a Python performance model (or dot/json)")
+    convert.add_argument("model", help="XMI export (.uml, .xmi, .mdxml, .emx...)")
+    convert.add_argument("-o", "--output", metavar="OUT", help="output file ('-' or absent: standard output)")
+    convert.add_argument("--handler", default="python", help="content handler: python, dot, json, or pkg.mod:Class")
+    _add_model_options(convert)
+    convert.set_defaults(func=cmd_convert)
+
+    run = sub.add_parser("run", help="simulate a model and print the predicted time and where it goes")
+    run.add_argument("model", help="XMI export or a generated model .py")
+    run.add_argument("--machine", metavar="FILE.toml", help="machine description (default: one node, 8 cores)")
+    run.add_argument("--procs", type=_positive, metavar="N", help="number of processes (default: all cores)")
+    run.add_argument("--nodes", type=_positive, metavar="N", help="number of nodes to use (default: machine's)")
+    run.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a model variable")
+    run.add_argument("--seed", type=int, default=0, help="seed of the random choices (default 0)")
+    run.add_argument("--placement", choices=("block", "round_robin"), help="process placement on nodes")
+    run.add_argument("--trace", metavar="FILE.json", help="write a Perfetto / chrome://tracing trace")
+    run.add_argument("--plot", metavar="FILE.png", help="write a timeline and profile plot (needs matplotlib)")
+    run.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    run.add_argument("--top", type=_positive, default=15, metavar="N", help="elements shown in the profile")
+    run.add_argument("--max-time", type=float, metavar="SECONDS", help="stop at this simulated time")
+    _add_model_options(run)
+    run.set_defaults(func=cmd_run)
+
+    check = sub.add_parser("check", help="list the problems of a model (file:line, element id and name)")
+    check.add_argument("model")
+    check.add_argument("-v", "--verbose", action="store_true", help="also show informational notes")
+    _add_model_options(check)
+    check.set_defaults(func=cmd_check)
+
+    activities = sub.add_parser("activities", help="list the activities of a file and the main one")
+    activities.add_argument("model")
+    activities.add_argument("--sidecar", metavar="FILE.toml")
+    activities.set_defaults(func=cmd_activities)
+
+    handlers = sub.add_parser("handlers", help="list the installed content handlers")
+    handlers.set_defaults(func=cmd_handlers)
+
+    dialects = sub.add_parser("dialects", help="list the UML tools whose exports are read")
+    dialects.set_defaults(func=cmd_dialects)
+
+    for register in EXTRA_COMMANDS:
+        register(sub)
+    return parser
+
+
+#: Functions that add further subcommands (kept separate so each lives with its feature).
+EXTRA_COMMANDS: list[Callable[[Any], None]] = []
+
+
+def _register_sweep(sub: Any) -> None:
+    try:
+        from .sweep import register_command
+    except ImportError:  # pragma: no cover - sweep is part of the package
+        return
+    register_command(sub)
+
+
+EXTRA_COMMANDS.append(_register_sweep)
+
+
+def _is_simulation_error(exc: BaseException) -> bool:
+    """True for the runtime's own errors (deadlock, limits, model faults), without importing it eagerly."""
+    errors = sys.modules.get("uml2perf_runtime.errors")
+    base = getattr(errors, "SimulationError", None)
+    return base is not None and isinstance(exc, base)
+
+
+def _report_error(exc: BaseException, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    message = str(exc)
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_PROBLEM
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``uml2perf`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    debug = args.debug or bool(os.environ.get("UML2PERF_DEBUG"))
+    try:
+        return int(args.func(args) or EXIT_OK)
+    except Uml2PerfError as exc:
+        return _report_error(exc, debug)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # an unexpected failure is a bug in uml2perf: say so plainly
+        if _is_simulation_error(exc):
+            return _report_error(exc, debug)
+        if debug:
+            traceback.print_exc()
+        print(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "  this is a bug in uml2perf; run again with --debug and report the traceback",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEM
+
+
+def console_main() -> None:  # pragma: no cover - thin wrapper
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""One exception tree and one diagnostic record for every stage.
+
+Every problem a user can cause points at a place in their file: the file name,
+the line, the XMI id and the name of the element, so that the message can be
+acted on without a debugger.  Stages raise a subclass of :class:`Uml2PerfError`
+for problems that stop the work, and collect :class:`Diagnostic` records for
+problems that ``uml2perf check`` reports all at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where an element or a problem sits in the user's input."""
+
+    file: str | None = None
+    line: int | None = None
+    element_id: str | None = None
+    name: str | None = None
+    uml_type: str | None = None
+
+    def __str__(self) -> str:
+        parts: list[str] = []
+        if self.file:
+            parts.append(f"{self.file}:{self.line}" if self.line else self.file)
+        what: list[str] = []
+        if self.element_id:
+            what.append(f"[xmi:id={self.element_id}]")
+        if self.uml_type:
+            what.append(self.uml_type)
+        if self.name:
+            what.append(repr(self.name))
+        if what:
+            parts.append(" ".join(what))
+        return ": ".join(parts) if parts else "<unknown location>"
+
+
+class Severity(str, Enum):
+    """How bad a diagnostic is; errors stop conversion, the rest are advice."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A problem found in a model, kept as data so all can be listed at once."""
+
+    severity: Severity
+    message: str
+    location: Location = Location()
+    hint: str | None = None
+    code: str | None = None
+
+    def __str__(self) -> str:
+        text = f"{self.location}: {self.severity.value}: {self.message}"
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+
+class Uml2PerfError(Exception):
+    """Base of every error meant for the user: printed once, exit status 1."""
+
+    def __init__(self, message: str, location: Location | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.location = location or Location()
+        self.hint = hint
+
+    def __str__(self) -> str:
+        text = f"{self.location}: {self.message}" if self.location != Location() else self.message
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class InputError(Uml2PerfError):
+    """The input file cannot be read as XML/XMI (missing, truncated, hostile, too big)."""
+
+
+class ModelError(Uml2PerfError):
+    """The model is readable but wrong or incomplete (dangling id, bad name, no activity...)."""
+
+
+class ExpressionError(ModelError):
+    """A cost function, guard, tag or code fragment lies outside the expression language."""
+
+
+class GenerationError(Uml2PerfError):
+    """A handler could not produce its output from a valid model."""
+
+
+class UsageError(Uml2PerfError):
+    """The command line was used wrongly (exit status 2)."""

@@ -1,0 +1,181 @@
+"""Run a content handler over a model, and write its output atomically.
+
+:func:`generate` is the one place where the pieces of Fig. 3.4 meet: it
+recovers the structured statement tree, picks the navigator the handler asks
+for, lets a :class:`~uml2perf.navigation.traversal.Traverser` drive the handler
+and collects every diagnostic (reader, recovery, handler) as data.
+:func:`write_output` never leaves a half-written file behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import Diagnostic, GenerationError, InputError, Location, ModelError, Severity
+
+if TYPE_CHECKING:  # pragma: no cover
+    import jinja2
+
+    from .handlers.base import ContentHandler
+    from .model import Activity, Model
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedOutput:
+    """What a handler produced: the text, a suggested file name and the diagnostics."""
+
+    text: str
+    filename: str
+    handler: str
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+def _main_activity(model: Model, activity: str | None, require: bool) -> tuple[Activity | None, list[Diagnostic]]:
+    from .profile import main_activity
+
+    if not model.activities:
+        if require or activity is not None:
+            main_activity(model, activity)  # raises the "no activity" message
+        return None, []
+    try:
+        return main_activity(model, activity), []
+    except ModelError as exc:
+        if require or activity is not None:
+            raise
+        note = Diagnostic(
+            Severity.INFO,
+            f"no main activity: {exc.message}; every activity is generated, MODEL.main stays None",
+            exc.location,
+            exc.hint,
+            "no-main",
+        )
+        return None, [note]
+
+
+def generate(
+    model: Model,
+    handler: str | type[ContentHandler] | ContentHandler = "python",
+    *,
+    activity: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> GeneratedOutput:
+    """Generate one representation of ``model`` with ``handler`` (a name, ``pkg.mod:Class``, class or instance).
+
+    ``activity`` names the main activity when the model cannot tell;
+    ``options["require_main"]`` makes a missing main an error (``run`` needs one).
+    """
+    from .handlers.base import GenerationJob
+    from .handlers.registry import create_handler
+    from .navigation.structure import recover_model
+    from .navigation.traversal import GraphNavigator, StructureNavigator, Traverser
+
+    opts = dict(options or {})
+    instance = create_handler(handler, opts)
+    main, notes = _main_activity(model, activity, bool(opts.get("require_main")))
+    wants = getattr(instance, "navigator", "structure")
+    needs_tree = wants == "structure" or getattr(instance, "needs_structure", False)
+    recovered = recover_model(model, main=main) if needs_tree else None
+    job = GenerationJob(model, recovered, main, opts)
+    instance.start(job)
+    if wants == "structure":
+        assert recovered is not None
+        navigator: Any = StructureNavigator(recovered)
+    elif wants == "graph":
+        navigator = GraphNavigator(model)
+    else:
+        raise GenerationError(
+            f"handler {getattr(instance, 'name', handler)!r} asks for an unknown navigator {wants!r}",
+            hint="use navigator = 'structure' or 'graph'",
+        )
+    Traverser(navigator, instance).run()
+    text = instance.finish()
+    diagnostics = (
+        *model.diagnostics,
+        *notes,
+        *(recovered.diagnostics if recovered is not None else ()),
+        *getattr(instance, "diagnostics", ()),
+    )
+    namer = getattr(instance, "output_name", None)
+    filename = namer(model) if callable(namer) else (Path(model.source).stem or "model") + ".txt"
+    return GeneratedOutput(text, filename, getattr(instance, "name", str(handler)), tuple(diagnostics))
+
+
+# ---------------------------------------------------------------------------- templates
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The one Jinja environment: templates from the installed ``uml2perf_templates`` package."""
+    import jinja2
+    import uml2perf_templates
+
+    folder = Path(uml2perf_templates.__file__).resolve().parent
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(folder)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def render(template: str, context: Mapping[str, Any]) -> str:
+    """Render one template; a template bug becomes a :class:`GenerationError`."""
+    import jinja2
+
+    try:
+        return environment().get_template(template).render(**context)
+    except jinja2.TemplateError as exc:
+        raise GenerationError(f"template {template} failed: {exc}", hint="this is a bug in uml2perf") from exc
+
+
+# ---------------------------------------------------------------------------- output
+
+
+def write_output(text: str, path: str | os.PathLike[str]) -> Path:
+    """Write ``text`` to ``path`` atomically: a temporary file in the same folder, then ``os.replace``.
+
+    On any error the target is unchanged and the temporary file is removed.
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError(
+            "the output folder does not exist",
+            Location(file=str(target)),
+            hint=f"create {folder} first, or choose another output path",
+        )
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        if target.exists():
+            try:
+                os.chmod(temp, target.stat().st_mode & 0o777)
+            except OSError:  # pragma: no cover - permissions we cannot copy are not fatal
+                pass
+        else:
+            os.chmod(temp, 0o644)
+        os.replace(temp, target)
+    except BaseException as exc:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+        if isinstance(exc, OSError):
+            raise InputError(
+                f"cannot write the output: {exc.strerror or exc}",
+                Location(file=str(target)),
+                hint="check the path and its permissions",
+            ) from exc
+        raise
+    return target

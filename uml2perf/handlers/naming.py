@@ -1,0 +1,102 @@
+"""The one identifier sanitiser of uml2perf.
+
+Every name that travels from a model into generated code goes through here, so
+that an element called ``class``, ``2nd step`` or ``A1; import os`` can only
+ever become a plain identifier.  Names are *stable* (the same input gives the
+same identifier on every run), *keyword-safe*, and *unique* inside one
+:class:`Namer`: collisions get ``_2``, ``_3``... suffixes in the order names
+are claimed, and callers claim in file order so the result is deterministic.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+import unicodedata
+from collections.abc import Hashable, Iterable
+
+_INVALID = re.compile(r"[^0-9A-Za-z_]+")
+_UNDERSCORES = re.compile(r"_{2,}")
+
+
+def sanitise(name: str, *, fallback: str = "unnamed") -> str:
+    """Turn arbitrary text into a valid, keyword-safe ASCII identifier.
+
+    Accents are folded (``é`` → ``e``) so that names stay readable; any other
+    character outside ``[0-9A-Za-z_]`` becomes ``_``.  A leading digit gets a
+    ``_`` prefix and Python keywords (``class``, ``None``...) get a ``_``
+    suffix.  Empty results fall back to ``fallback``.
+    """
+    if name.isidentifier() and name.isascii() and "__" not in name and not name.startswith("_") \
+            and not name.endswith("_") and not keyword.iskeyword(name) and not keyword.issoftkeyword(name):
+        return name  # already clean: the common case, kept fast
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    text = _UNDERSCORES.sub("_", _INVALID.sub("_", folded)).strip("_")
+    if not text:
+        text = fallback
+    if text[0].isdigit():
+        text = "_" + text
+    if keyword.iskeyword(text) or keyword.issoftkeyword(text):
+        text += "_"
+    return text
+
+
+def is_identifier(name: str) -> bool:
+    """True when ``name`` can be used verbatim as a Python name (not a keyword)."""
+    return name.isidentifier() and name.isascii() and not keyword.iskeyword(name)
+
+
+class Namer:
+    """Hands out unique identifiers inside one generated namespace.
+
+    ``reserve`` blocks names the generated module itself uses (``rt``,
+    ``MODEL``...).  ``claim(text, key)`` returns the sanitised identifier for
+    ``key``; asking again with the same key returns the same identifier, so a
+    handler can look names up wherever it needs them.
+    """
+
+    def __init__(self, reserved: Iterable[str] = ()) -> None:
+        self._taken: set[str] = set(reserved)
+        self._by_key: dict[Hashable, str] = {}
+
+    def reserve(self, *names: str) -> None:
+        """Mark names as used without binding them to a key."""
+        self._taken.update(names)
+
+    def is_taken(self, name: str) -> bool:
+        return name in self._taken
+
+    def claim(self, text: str, key: Hashable, *, prefix: str = "", fallback: str = "unnamed") -> str:
+        """The unique identifier for ``key``, built from ``prefix + sanitise(text)``."""
+        known = self._by_key.get(key)
+        if known is not None:
+            return known
+        base = prefix + sanitise(text, fallback=fallback) if prefix else sanitise(text, fallback=fallback)
+        if prefix and not base.isidentifier():  # pragma: no cover - prefixes are identifiers
+            base = sanitise(base)
+        candidate = base
+        counter = 2
+        while candidate in self._taken:
+            candidate = f"{base}_{counter}"
+            counter += 1
+        self._taken.add(candidate)
+        self._by_key[key] = candidate
+        return candidate
+
+    def claim_exact(self, name: str, key: Hashable) -> bool:
+        """Bind ``name`` itself to ``key``; False when it is taken by another key."""
+        known = self._by_key.get(key)
+        if known is not None:
+            return known == name
+        if name in self._taken:
+            return False
+        self._taken.add(name)
+        self._by_key[key] = name
+        return True
+
+    def get(self, key: Hashable) -> str | None:
+        return self._by_key.get(key)
+
+    def mapping(self) -> dict[Hashable, str]:
+        """Every key → identifier binding made so far (for reports and the json handler)."""
+        return dict(self._by_key)

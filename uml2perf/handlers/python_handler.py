@@ -1,0 +1,955 @@
+"""The ``python`` content handler: the executable performance-model module.
+
+The module has the shape fixed in ``docs/architecture.md``: globals in
+``init_globals``, one function per cost function, one ``rt.Element`` per
+element the code refers to, one generator function per activity, and
+``MODEL``.  Everything the module says about the model comes from two safe
+sources only: expressions and code fragments printed by
+:func:`uml2perf.expressions.to_python` from their validated trees, and names
+passed through :mod:`uml2perf.handlers.naming`.  Element names and ids appear
+as ``repr()`` string literals, comments escape their text.
+
+Statements are written while the traverser walks the recovered statement
+tree: ``visit_<Kind>`` opens a construct, ``leave_<Kind>`` closes it.  Names,
+imports and ordering are decided here; the Jinja template only lays out the
+sections.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import Location, ModelError
+from ..model import Activity, CostFunction, Model, Node, NodeKind, Role, Variable
+from ..navigation.structure import (
+    ActivityBody,
+    Block,
+    Branch,
+    Break,
+    Call,
+    CondKind,
+    Cond,
+    Continue,
+    Critical,
+    Exec,
+    For,
+    If,
+    Parallel,
+    ParallelRegion,
+    Pipeline,
+    RecoveredModel,
+    Repeat,
+    Return,
+    State,
+    StateMachine,
+    TaskPool,
+    While,
+    walk,
+)
+from ..navigation.traversal import Lane
+from .base import ContentHandler, GenerationJob
+from .naming import Namer, is_identifier
+
+#: names the module defines or imports itself; model names never take them
+RESERVED = frozenset({"rt", "p", "v", "MODEL", "ELEMENTS", "init_globals", "_u", "_reqs", "_state", "_"})
+
+_TYPE_DEFAULTS = {
+    "integer": "0",
+    "int": "0",
+    "long": "0",
+    "unlimitednatural": "0",
+    "real": "0.0",
+    "double": "0.0",
+    "float": "0.0",
+    "boolean": "False",
+    "bool": "False",
+}
+
+#: communication roles → runtime method and its (argument, tag, default) list; None = required
+_COMM: Mapping[Role, tuple[str, tuple[tuple[str, str | None], ...]]] = {
+    Role.SEND: ("send", (("dest", None), ("size", "0"), ("tag", "0"))),
+    Role.RECV: ("recv", (("source", "-1"), ("size", "0"), ("tag", "0"))),
+    Role.ISEND: ("isend", (("dest", None), ("size", "0"), ("tag", "0"))),
+    Role.IRECV: ("irecv", (("source", "-1"), ("size", "0"), ("tag", "0"))),
+    Role.WAIT: ("wait", ()),
+    Role.BARRIER: ("barrier", ()),
+    Role.BCAST: ("bcast", (("root", "0"), ("size", "0"))),
+    Role.REDUCE: ("reduce", (("root", "0"), ("size", "0"))),
+    Role.ALLREDUCE: ("allreduce", (("size", "0"),)),
+    Role.GATHER: ("gather", (("root", "0"), ("size", "0"))),
+    Role.SCATTER: ("scatter", (("root", "0"), ("size", "0"))),
+    Role.ALLGATHER: ("allgather", (("size", "0"),)),
+    Role.ALLTOALL: ("alltoall", (("size", "0"),)),
+}
+
+_KIND_OF_NODE = {
+    NodeKind.ACTION: "action",
+    NodeKind.CALL: "activity",
+    NodeKind.STRUCTURED: "structured",
+    NodeKind.LOOP: "loop",
+    NodeKind.CONDITIONAL: "conditional",
+    NodeKind.FORK: "fork",
+    NodeKind.DECISION: "loop",
+    NodeKind.MERGE: "loop",
+}
+
+
+def comment(text: str) -> str:
+    """Model text made safe for a ``#`` comment (no line breaks, no control characters)."""
+    return repr(str(text))[1:-1]
+
+
+def quote(text: str) -> str:
+    """A Python string literal for any text (JSON escaping is valid Python and ASCII only)."""
+    text = str(text)
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return json.dumps(text)
+
+
+def docstring(text: str) -> str:
+    """A one-line docstring literal; falls back to an escaped literal for unusual text."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"""{text}"""'
+    return quote(text)
+
+
+def describe(node: Node) -> str:
+    name = comment(node.name) if node.name else node.kind.value
+    return f"{name} (xmi:id={comment(node.id)})"
+
+
+def trace(node: Node) -> str:
+    """The short trailing comment of a one-line statement (its ``E_`` name already says the name)."""
+    return f"xmi:id={comment(node.id)}"
+
+
+# ---------------------------------------------------------------------------- expressions
+
+
+class ExpressionPrinter:
+    """Validates model expressions once and prints them as Python for this module."""
+
+    def __init__(self, model: Model, handler: PythonHandler) -> None:
+        from .. import expressions as ex
+
+        self.ex = ex
+        self.handler = handler
+        self.variables: dict[str, Variable] = {}
+        self.functions: dict[str, CostFunction] = {}
+        self.function_names: dict[str, str] = {}
+        self.builtins_used: set[str] = set()
+        self._parsed: dict[tuple[str, str], Any] = {}
+        self._printed: dict[tuple[str, str, tuple[str, ...]], str] = {}
+        self.rename: dict[str, str] = {n: f"p.{attr}" for n, attr in ex.SYSTEM_PARAMETERS.items()}
+
+    def add_variable(self, variable: Variable, what: str) -> None:
+        name = variable.name
+        ex = self.ex
+        problem = None
+        if not is_identifier(name):
+            problem = "is not a valid name for expressions"
+        elif name in ex.SYSTEM_PARAMETERS:
+            problem = "is the name of a system parameter"
+        elif name in ex.BUILTIN_FUNCTIONS or name in ex.CONSTANTS:
+            problem = "is the name of a built-in function or constant"
+        elif name.startswith("_"):
+            problem = "starts with '_', which generated code keeps for itself"
+        if problem is not None:
+            raise ModelError(
+                f"{what} {name!r} {problem}",
+                variable.location,
+                hint="rename it to letters, digits and '_' (not starting with a digit or '_'),"
+                " distinct from pid, nprocs, tid, nthreads, uid, node, nnodes, ppn and the functions",
+            )
+        self.variables.setdefault(name, variable)
+        self.rename[name] = f"v.{name}"
+
+    def parse(self, text: str, location: Location, what: str) -> Any:
+        key = (text, what)
+        found = self._parsed.get(key)
+        if found is None:
+            found = self.ex.parse_expression(text, location, what=what)
+            self._parsed[key] = found
+        return found
+
+    def check(self, names: Iterable[str], calls: Iterable[str], text: str, location: Location, what: str,
+              local: Iterable[str] = ()) -> None:
+        known_locals = set(local)
+        for name in sorted(names):
+            if name not in self.rename and name not in known_locals and name not in self.ex.CONSTANTS:
+                raise ModelError(
+                    f"{what} {text!r} uses {name!r}, which is neither a model variable nor a system parameter",
+                    location,
+                    hint="declare it as a global (an attribute of the main activity) or a local variable,"
+                    " or use pid, nprocs, tid, nthreads, uid, node, nnodes, ppn",
+                )
+        for call in sorted(calls):
+            if call in self.ex.BUILTIN_FUNCTIONS:
+                self.builtins_used.add(call)
+            elif call not in self.functions:
+                raise ModelError(
+                    f"{what} {text!r} calls {call}(), but no cost function of that name is defined",
+                    location,
+                    hint="define it as an OpaqueBehavior/FunctionBehavior with a body, or fix the name",
+                )
+
+    def _note_constants(self, tree: ast.AST) -> None:
+        """Record the library names (functions and constants) the module must import."""
+        for item in ast.walk(tree):
+            if isinstance(item, ast.Name) and (item.id in self.ex.CONSTANTS or item.id in self.ex.BUILTIN_FUNCTIONS):
+                self.builtins_used.add(item.id)
+
+    def expr(self, text: str, location: Location, what: str, params: Mapping[str, str] | None = None) -> str:
+        """Python for an expression text (validated, names mapped)."""
+        key = (text, what, tuple(sorted(params.items())) if params else ())
+        printed = self._printed.get(key)
+        if printed is not None:
+            return printed
+        parsed = self.parse(text, location, what)
+        self.check(parsed.names, parsed.calls, text, location, what, params or ())
+        self._note_constants(parsed.tree)
+        rename = self.rename if not params else {**self.rename, **params}
+        printed = self.ex.to_python(parsed, rename, self._leading(), function_names=self.function_names)
+        self._printed[key] = printed
+        return printed
+
+    def code(self, text: str, location: Location, indent: str) -> list[str]:
+        """Python statements for a code fragment."""
+        fragment = self.ex.parse_code(text, location)
+        self.check(fragment.names, fragment.calls, text, location, "code fragment", ())
+        self._note_constants(fragment.tree)
+        printed = self.ex.to_python(fragment, self.rename, self._leading(), indent,
+                                    function_names=self.function_names)
+        return printed.split("\n")
+
+    def _leading(self) -> dict[str, tuple[str, ...]]:
+        return {name: ("p", "v") for name in self.functions}
+
+
+# ---------------------------------------------------------------------------- writer
+
+
+@dataclass
+class _Scope:
+    """A function being written: its lines are shared, its generator-ness is tracked."""
+
+    indent: int
+    yielded: bool = False
+
+
+@dataclass
+class _Open:
+    """A block header written, waiting for its body."""
+
+    indent: int
+    line_count: int
+
+
+@dataclass
+class _IfState:
+    stmt: If | None
+    index: int = 0
+    cumulative: list[str] = field(default_factory=list)
+    opened: bool = False
+    uvar: str = "_u"
+
+
+@dataclass
+class _ActivityCode:
+    name: str
+    activity: Activity
+    lines: list[str]
+
+
+class PythonHandler(ContentHandler):
+    """Writes the executable model module (see ``docs/architecture.md``)."""
+
+    name = "python"
+    suffix = ".py"
+    navigator = "structure"
+    description = "executable Python performance model (imports only uml2perf_runtime)"
+
+    # -- life cycle ------------------------------------------------------------
+
+    def start(self, job: GenerationJob) -> None:
+        super().start(job)
+        if job.recovered is None:  # pragma: no cover - generation always recovers for this handler
+            raise ValueError("the python handler needs the recovered statement tree")
+        self.model = job.model
+        self.namer = Namer(RESERVED)
+        self.printer = ExpressionPrinter(self.model, self)
+        self.lines: list[str] = []
+        self.indent = 0
+        self.scopes: list[_Scope] = []
+        self.opens: list[_Open] = []
+        self.ifs: list[_IfState] = []
+        self.activities: list[_ActivityCode] = []
+        self.activity_names: dict[str, str] = {}
+        self.element_names: dict[str, str] = {}
+        self.element_kinds: dict[str, str] = {}
+        self.element_nodes: dict[str, Node] = {}
+        self.file_order: dict[str, int] = {}
+        self.counters: dict[str, int] = {}
+        self.lanes: list[list[str]] = []
+        self._prepare_names()
+        self.globals_lines, self.parameters = self._globals()
+        self.cost_functions = self._cost_functions()
+
+    def _prepare_names(self) -> None:
+        """Claim every module-level name up front, in file order, so names never depend on use."""
+        ex = self.printer.ex
+        self.namer.reserve(*ex.BUILTIN_FUNCTIONS, *ex.CONSTANTS)
+        for function in self.model.functions:
+            if not is_identifier(function.name):
+                raise ModelError(
+                    f"cost function name {function.name!r} is not a valid name",
+                    function.location,
+                    hint="rename it to letters, digits and '_', not starting with a digit",
+                )
+            if function.name in self.printer.functions:
+                raise ModelError(
+                    f"cost function {function.name!r} is defined twice",
+                    function.location,
+                    hint=f"the first definition is at {self.printer.functions[function.name].location}",
+                )
+            if not self.namer.claim_exact(function.name, ("function", function.name)):
+                raise ModelError(
+                    f"cost function name {function.name!r} is reserved in generated modules",
+                    function.location,
+                    hint="rename the cost function",
+                )
+            self.printer.functions[function.name] = function
+        for index, activity in enumerate(self.model.activities):
+            self.activity_names[activity.id] = self.namer.claim(activity.name, ("activity", activity.id),
+                                                                prefix="activity_", fallback=f"{index + 1}")
+        order = 0
+        for activity in self.model.activities:
+            self.file_order[activity.id] = order
+            order += 1
+            for node in activity.walk():
+                self.file_order[node.id] = order
+                order += 1
+
+    # -- globals and cost functions ----------------------------------------------------
+
+    def _all_variables(self) -> tuple[list[Variable], list[tuple[Activity, Variable]]]:
+        main = self.job.main if self.job else None
+        globals_: list[Variable] = list(self.model.globals)
+        if main is not None:
+            globals_.extend(main.attributes)
+        for activity in self.model.activities:
+            if activity is not main:
+                globals_.extend(activity.attributes)
+        seen: dict[str, Variable] = {}
+        unique: list[Variable] = []
+        for variable in globals_:
+            if variable.name in seen:
+                continue
+            seen[variable.name] = variable
+            unique.append(variable)
+        locals_ = [(a, var) for a in self.model.activities for var in a.variables]
+        return unique, locals_
+
+    def _globals(self) -> tuple[list[str], list[tuple[str, str]]]:
+        globals_, locals_ = self._all_variables()
+        for variable in globals_:
+            self.printer.add_variable(variable, "variable")
+        for _, variable in locals_:
+            self.printer.add_variable(variable, "local variable")
+        self._implicit_variables(globals_)
+        ordered = self._dependency_order(globals_)
+        lines: list[str] = []
+        parameters: list[tuple[str, str]] = []
+        for variable in ordered:
+            default = self._default(variable)
+            lines.append(f"v.{variable.name} = p.param({quote(variable.name)}, {default})")
+            parameters.append((variable.name, self._literal_default(variable)))
+        return lines, parameters
+
+    def _implicit_variables(self, globals_: list[Variable]) -> None:
+        """Names assigned by code fragments but never declared become globals (with a warning)."""
+        for activity in self.model.activities:
+            for node in activity.walk():
+                text = _code_text(node)
+                if text is None:
+                    continue
+                fragment = self.printer.ex.parse_code(text, node.location)
+                for name in fragment.assigned:
+                    if name in self.printer.rename:
+                        continue
+                    variable = Variable(name, node.location, None, None, None)
+                    self.printer.add_variable(variable, "variable")
+                    globals_.append(variable)
+                    self.warn(
+                        f"code of {node.name or node.id!r} assigns {name!r}, which is not declared:"
+                        " it becomes a global variable starting at 0",
+                        node.location,
+                        code="implicit-variable",
+                        hint="declare it as an attribute of the main activity or a local variable",
+                    )
+
+    def _dependency_order(self, variables: list[Variable]) -> list[Variable]:
+        by_name = {v.name: v for v in variables}
+        deps: dict[str, list[str]] = {}
+        for variable in variables:
+            if variable.default is None:
+                deps[variable.name] = []
+                continue
+            parsed = self.printer.parse(variable.default, variable.location, "default value")
+            deps[variable.name] = sorted(n for n in parsed.names if n in by_name and n != variable.name)
+            if variable.name in parsed.names:
+                raise ModelError(
+                    f"the default value of {variable.name!r} refers to itself",
+                    variable.location,
+                    hint="give it a value that uses only other variables and system parameters",
+                )
+        done: list[Variable] = []
+        state: dict[str, int] = {}
+
+        def visit(name: str, path: list[str]) -> None:
+            mark = state.get(name)
+            if mark == 2:
+                return
+            if mark == 1:
+                cycle = path[path.index(name):] + [name]
+                raise ModelError(
+                    "default values of variables depend on each other in a cycle: " + " -> ".join(cycle),
+                    by_name[name].location,
+                    hint="break the cycle by giving one of them a plain value",
+                )
+            state[name] = 1
+            for dep in deps[name]:
+                visit(dep, [*path, name])
+            state[name] = 2
+            done.append(by_name[name])
+
+        for variable in variables:
+            visit(variable.name, [])
+        return done
+
+    def _default(self, variable: Variable) -> str:
+        if variable.default is None or not variable.default.strip():
+            return _TYPE_DEFAULTS.get((variable.type_name or "").strip().lower(), "0")
+        return self.printer.expr(variable.default, variable.location, "default value")
+
+    def _literal_default(self, variable: Variable) -> str:
+        ex = self.printer.ex
+        if variable.default is not None and variable.default.strip():
+            parsed = self.printer.parse(variable.default, variable.location, "default value")
+            if ex.is_constant(parsed):
+                return repr(ex.constant_value(parsed))
+            return "None"
+        return _TYPE_DEFAULTS.get((variable.type_name or "").strip().lower(), "0")
+
+    def _cost_functions(self) -> list[dict[str, Any]]:
+        ex = self.printer.ex
+        out: list[dict[str, Any]] = []
+        calls: dict[str, set[str]] = {}
+        for function in self.model.functions:
+            parsed = ex.parse_function_body(function.body, function.parameters, function.location)
+            params: dict[str, str] = {}
+            local_namer = Namer({"p", "v", *RESERVED, *self.printer.functions, *ex.BUILTIN_FUNCTIONS, *ex.CONSTANTS})
+            for parameter in function.parameters:
+                params[parameter] = local_namer.claim(parameter, parameter)
+            key = (function.body, "cost function body", tuple(sorted(params.items())))
+            self.printer.check(parsed.names, parsed.calls, function.body, function.location,
+                               "cost function body", params)
+            self.printer._note_constants(parsed.tree)
+            rename = {**self.printer.rename, **params}
+            body = ex.to_python(parsed, rename, self.printer._leading(),
+                                function_names=self.printer.function_names)
+            self.printer._printed[key] = body
+            calls[function.name] = {c for c in parsed.calls if c in self.printer.functions}
+            signature = ", ".join(["p", "v", *params.values()])
+            out.append(
+                {
+                    "name": function.name,
+                    "signature": signature,
+                    "doc": docstring(f"Cost function {function.name} (xmi:id={comment(function.id or '')})."),
+                    "body": body,
+                }
+            )
+        self._check_recursion(calls)
+        return out
+
+    def _check_recursion(self, calls: Mapping[str, set[str]]) -> None:
+        state: dict[str, int] = {}
+
+        def visit(name: str, path: list[str]) -> None:
+            if state.get(name) == 2:
+                return
+            if state.get(name) == 1:
+                cycle = path[path.index(name):] + [name]
+                raise ModelError(
+                    "cost functions call each other in a cycle: " + " -> ".join(cycle),
+                    self.printer.functions[name].location,
+                    hint="cost functions cannot be recursive; write the cost in closed form",
+                )
+            state[name] = 1
+            for callee in sorted(calls.get(name, ())):
+                visit(callee, [*path, name])
+            state[name] = 2
+
+        for name in calls:
+            visit(name, [])
+
+    # -- elements ---------------------------------------------------------------
+
+    def element(self, node: Node, kind: str | None = None) -> str:
+        """The ``E_`` name of ``node``; the node becomes part of ``ELEMENTS``."""
+        name = self.element_names.get(node.id)
+        if name is None:
+            name = self.namer.claim(node.name or node.kind.value, ("element", node.id), prefix="E_")
+            self.element_names[node.id] = name
+            self.element_nodes[node.id] = node
+            if kind is None:
+                kind = node.perf.role.value if node.perf is not None else _KIND_OF_NODE.get(node.kind, "action")
+            self.element_kinds[node.id] = kind
+        return name
+
+    def activity_element(self, activity: Activity, kind: str) -> str:
+        pseudo = Node(activity.id, activity.name, NodeKind.FORK, "Activity", activity.location)
+        return self.element(pseudo, kind)
+
+    # -- writing helpers -----------------------------------------------------------
+
+    def emit(self, text: str) -> None:
+        self.lines.append("    " * self.indent + text)
+
+    def open(self, header: str) -> None:
+        self.emit(header)
+        self.indent += 1
+        self.opens.append(_Open(self.indent, len(self.lines)))
+
+    def close(self) -> None:
+        opened = self.opens.pop()
+        if len(self.lines) == opened.line_count:
+            self.emit("pass")
+        self.indent -= 1
+
+    def yield_from(self, text: str) -> None:
+        self.scopes[-1].yielded = True
+        self.emit("yield from " + text)
+
+    def open_function(self, header: str, doc: str | None = None) -> None:
+        self.open(header)
+        self.scopes.append(_Scope(self.indent))
+        if doc is not None:
+            self.emit(doc)
+
+    def close_function(self) -> None:
+        scope = self.scopes.pop()
+        if not scope.yielded:
+            self.emit("return")
+            self.emit("yield  # never reached: keeps this a generator function")
+        self.close()
+
+    def local_name(self, stem: str) -> str:
+        count = self.counters.get(stem, 0) + 1
+        self.counters[stem] = count
+        return f"_{stem}_{count}" if stem != "state" or count > 1 else "_state"
+
+    def expr(self, text: str, location: Location, what: str) -> str:
+        return self.printer.expr(text, location, what)
+
+    def tag(self, node: Node, name: str, default: str | None, what: str | None = None) -> str:
+        text = node.perf.get(name) if node.perf is not None else None
+        if text is None or not text.strip():
+            if default is None:
+                role = node.perf.role.value if node.perf is not None else "action"
+                raise ModelError(
+                    f"{role}+ element {node.name or node.id!r} has no {name!r} tag",
+                    node.location,
+                    hint=f"add the tag {name} to the {role}+ stereotype of this element",
+                )
+            return default
+        return self.expr(text, node.location, what or f"{name} tag")
+
+    # -- model and activities -----------------------------------------------------------
+
+    def visit_RecoveredModel(self, model: RecoveredModel) -> None:
+        self._uses_requests = {
+            body.activity.id
+            for body in model.activities
+            if any(
+                isinstance(s, Exec) and s.node.perf is not None
+                and s.node.perf.role in {Role.ISEND, Role.IRECV, Role.WAIT}
+                for s in walk(body)
+            )
+        }
+
+    def visit_ActivityBody(self, body: ActivityBody) -> None:
+        activity = body.activity
+        self._activity = activity
+        self.lines = []
+        self.indent = 0
+        self.counters = {}
+        name = self.activity_names[activity.id]
+        doc = docstring(f"Activity {comment(activity.name)} (xmi:id={comment(activity.id)}).")
+        self.open_function(f"def {name}(p, v):", doc)
+        if activity.id in self._uses_requests:
+            self.emit("_reqs = []  # requests of isend/irecv, completed by wait")
+        for variable in activity.variables:
+            value = self._default(variable)
+            self.emit(f"v.{variable.name} = {value}  # local variable")
+        if body.repeat is not None:
+            count = self.expr(body.repeat, activity.location, "repeat tag")
+            self.open(f"for _ in range(int({count})):")
+        self._activity_repeat = body.repeat is not None
+
+    def leave_ActivityBody(self, body: ActivityBody) -> None:
+        if self._activity_repeat:
+            self.close()
+        self.close_function()
+        self.activities.append(_ActivityCode(self.activity_names[body.activity.id], body.activity, self.lines))
+
+    # -- simple statements ------------------------------------------------------------
+
+    def visit_Exec(self, stmt: Exec) -> bool:
+        node = stmt.node
+        perf = node.perf
+        code = _code_text(node)
+        if code is not None:
+            self.emit(f"# {describe(node)}: code")
+            self.lines.extend(self.printer.code(code, node.location, "    " * self.indent))
+        role = perf.role if perf is not None else Role.ACTION
+        element = self.element(node)
+        cost = self._cost(node, stmt)
+        if role in _COMM:
+            method, args = _COMM[role]
+            values = [self.tag(node, arg, default) for arg, default in args]
+            if role is Role.WAIT:
+                values = ["_reqs"]
+            call = f"p.{method}({', '.join([element, *values, cost])})"
+            if role in {Role.ISEND, Role.IRECV}:
+                self.scopes[-1].yielded = True
+                self.emit(f"_reqs.append((yield from {call}))  # {trace(node)}")
+            else:
+                self.yield_from(f"{call}  # {trace(node)}")
+                if role is Role.WAIT:
+                    self.emit("_reqs.clear()")
+            return False
+        self.yield_from(f"p.compute({element}, {cost})  # {trace(node)}")
+        return False
+
+    def _cost(self, node: Node, stmt: Exec) -> str:
+        perf = node.perf
+        text = None
+        if perf is not None:
+            text = perf.get("cost") or perf.get("time")
+        if text is not None and text.strip():
+            return self.expr(text, node.location, "cost")
+        if stmt.function is not None:
+            if stmt.function.parameters:
+                raise ModelError(
+                    f"{node.name or node.id!r} calls cost function {stmt.function.name}, which needs"
+                    f" {len(stmt.function.parameters)} argument(s)",
+                    node.location,
+                    hint=f"give the action a cost tag such as {stmt.function.name}(...)",
+                )
+            return f"{stmt.function.name}(p, v)"
+        return "0"
+
+    def visit_Call(self, stmt: Call) -> bool:
+        element = self.element(stmt.node, "activity")
+        self.emit(f"# {describe(stmt.node)}: runs activity {comment(stmt.activity.name)}")
+        self.emit(f"p.enter({element})")
+        self.yield_from(f"{self.activity_names[stmt.activity.id]}(p, v)")
+        self.emit(f"p.leave({element})")
+        return False
+
+    def visit_Break(self, stmt: Break) -> bool:
+        self.emit("break")
+        return False
+
+    def visit_Continue(self, stmt: Continue) -> bool:
+        self.emit("continue")
+        return False
+
+    def visit_Return(self, stmt: Return) -> bool:
+        where = f"  # {describe(stmt.node)}" if stmt.node is not None else ""
+        self.emit("return" + where)
+        return False
+
+    # -- blocks -------------------------------------------------------------------
+
+    def visit_Block(self, stmt: Block) -> None:
+        element = self.element(stmt.node)
+        self.emit(f"# {describe(stmt.node)}: {stmt.node.kind.value} node")
+        if stmt.scoped:
+            name = self.local_name("block")
+            self.open_function(f"def {name}(p, v):")
+            self._block_names = getattr(self, "_block_names", [])
+            self._block_names.append(name)
+        else:
+            self.emit(f"p.enter({element})")
+
+    def leave_Block(self, stmt: Block) -> None:
+        element = self.element(stmt.node)
+        if stmt.scoped:
+            self.close_function()
+            name = self._block_names.pop()
+            self.emit(f"p.enter({element})")
+            self.yield_from(f"{name}(p, v)")
+        self.emit(f"p.leave({element})")
+
+    def visit_Repeat(self, stmt: Repeat) -> None:
+        location = stmt.node.location if stmt.node is not None else Location()
+        count = self.expr(stmt.count, location, "repeat tag")
+        self.open(f"for _ in range(int({count})):")
+
+    def leave_Repeat(self, stmt: Repeat) -> None:
+        self.close()
+
+    def visit_For(self, stmt: For) -> None:
+        element = self.element(stmt.node, "loop")
+        count = self.expr(stmt.count, stmt.node.location, "iterations tag")
+        self.emit(f"# {describe(stmt.node)}: loop")
+        self.emit(f"p.enter({element})")
+        self.open(f"for _ in range(int({count})):")
+
+    def leave_For(self, stmt: For) -> None:
+        self.close()
+        self.emit(f"p.leave({self.element(stmt.node)})")
+
+    def visit_While(self, stmt: While) -> None:
+        node = stmt.node
+        assert node is not None
+        element = self.element(node, "loop")
+        bracket = node.kind is NodeKind.LOOP or node.kind is NodeKind.STRUCTURED
+        self.emit(f"# {describe(node)}: loop")
+        if bracket:
+            self.emit(f"p.enter({element})")
+        condition = self.condition(stmt.cond) if stmt.cond is not None else "True"
+        self.open(f"while {condition}:")
+        self.emit(f"p.iteration({element})")
+
+    def leave_While(self, stmt: While) -> None:
+        self.close()
+        node = stmt.node
+        assert node is not None
+        if node.kind is NodeKind.LOOP or node.kind is NodeKind.STRUCTURED:
+            self.emit(f"p.leave({self.element(node)})")
+
+    # -- choices ---------------------------------------------------------------------
+
+    def condition(self, cond: Cond) -> str:
+        text = cond.text or "True"
+        printed = self.expr(text, cond.location, "guard" if cond.kind is CondKind.GUARD else "probability")
+        return f"not ({printed})" if cond.negate else printed
+
+    def visit_If(self, stmt: If) -> None:
+        if stmt.node is not None and stmt.node.kind is NodeKind.DECISION:
+            self.emit(f"# {describe(stmt.node)}: decision")
+        state = _IfState(stmt)
+        if stmt.is_random:
+            self.emit("_u = p.random()")
+        self.ifs.append(state)
+
+    def leave_If(self, stmt: If) -> None:
+        self.ifs.pop()
+
+    def visit_Branch(self, branch: Branch) -> bool:
+        state = self.ifs[-1]
+        assert state.stmt is not None
+        if branch.cond.kind is CondKind.ELSE and not branch.body.body and state.index > 0:
+            return False  # an empty else says nothing
+        self.open(self._branch_header(state, branch.cond, len(state.stmt.branches)))
+        return True
+
+    def _branch_header(self, state: _IfState, cond: Cond, count: int) -> str:
+        first = state.index == 0
+        last = state.index == count - 1
+        state.index += 1
+        keyword = "if" if first else "elif"
+        if cond.kind is CondKind.ELSE:
+            return "if True:" if first else "else:"
+        if cond.kind is CondKind.PROBABILITY:
+            share = self.expr(cond.text or "0", cond.location, "probability")
+            state.cumulative.append(share if _simple(share) else f"({share})")
+            if last and not first:
+                return "else:"
+            return f"{keyword} {state.uvar} < {' + '.join(state.cumulative)}:"
+        return f"{keyword} {self.condition(cond)}:"
+
+    def leave_Branch(self, branch: Branch) -> None:
+        self.close()
+
+    # -- state machines --------------------------------------------------------------
+
+    def visit_StateMachine(self, stmt: StateMachine) -> None:
+        var = self.local_name("state")
+        self._sm = getattr(self, "_sm", [])
+        self._sm.append((var, stmt, self.element(stmt.node, "loop")))
+        self.emit(f"# {describe(stmt.node)}: unstructured flow, run as a state machine")
+        self.emit(f"{var} = 0")
+        self.open(f"while {var} >= 0:")
+
+    def leave_StateMachine(self, stmt: StateMachine) -> None:
+        self.close()
+        self._sm.pop()
+
+    def visit_State(self, state: State) -> None:
+        var = self._sm[-1][0]
+        keyword = "if" if state.index == 0 else "elif"
+        names = ", ".join(comment(n.name or n.id) for n in state.nodes) or "start"
+        self.open(f"{keyword} {var} == {state.index}:  # {names}")
+
+    def leave_State(self, state: State) -> None:
+        var, _, element = self._sm[-1]
+        if state.body.body and isinstance(state.body.body[-1], Return):
+            self.close()
+            return
+
+        def goto(target: int) -> None:
+            if 0 <= target <= state.index:
+                self.emit(f"p.iteration({element})")
+            self.emit(f"{var} = {target}")
+
+        if len(state.transitions) == 1 and state.transitions[0].cond is None:
+            goto(state.transitions[0].target)
+        elif state.transitions:
+            if state.is_random:
+                self.emit("_u = p.random()")
+            ifs = _IfState(None)
+            has_else = False
+            for transition in state.transitions:
+                cond = transition.cond
+                assert cond is not None
+                has_else = has_else or cond.kind is CondKind.ELSE
+                self.open(self._branch_header(ifs, cond, len(state.transitions)))
+                goto(transition.target)
+                self.close()
+            if not has_else and not state.is_random:
+                self.open("else:")
+                self.emit(f"{var} = -1")
+                self.close()
+        else:
+            self.emit(f"{var} = -1")
+        self.close()
+
+    # -- concurrency ------------------------------------------------------------------
+
+    def visit_Parallel(self, stmt: Parallel) -> None:
+        stem = "fork"
+        base = self.local_name(stem)
+        self.lanes.append([f"{base}_{i + 1}" for i in range(len(stmt.branches))])
+        if stmt.node is not None:
+            self.emit(f"# {describe(stmt.node)}: fork, branches run concurrently")
+
+    def leave_Parallel(self, stmt: Parallel) -> None:
+        names = self.lanes.pop()
+        if stmt.node is not None:
+            element = self.element(stmt.node, "fork")
+        else:
+            element = self.activity_element(self._activity, "fork")
+        self.yield_from(f"p.fork({element}, ({', '.join(names)},))")
+
+    def visit_Pipeline(self, stmt: Pipeline) -> None:
+        base = self.local_name("stage")
+        self.lanes.append([f"{base}_{i + 1}" for i in range(len(stmt.stages))])
+        self.emit(f"# {describe(stmt.node)}: pipeline")
+
+    def leave_Pipeline(self, stmt: Pipeline) -> None:
+        names = self.lanes.pop()
+        element = self.element(stmt.node, "pipeline")
+        items = self.tag(stmt.node, "items", "1")
+        self.yield_from(f"p.pipeline({element}, {items}, ({', '.join(names)},))")
+
+    def visit_Lane(self, lane: Lane) -> None:
+        self.open_function(f"def {self.lanes[-1][lane.index]}(p, v):")
+
+    def leave_Lane(self, lane: Lane) -> None:
+        self.close_function()
+
+    def _body_function(self, stem: str, node: Node, what: str) -> None:
+        name = self.local_name(stem)
+        self.emit(f"# {describe(node)}: {what}")
+        self.lanes.append([name])
+        self.open_function(f"def {name}(p, v):")
+
+    def visit_ParallelRegion(self, stmt: ParallelRegion) -> None:
+        self._body_function("parallel", stmt.node, "parallel region")
+
+    def leave_ParallelRegion(self, stmt: ParallelRegion) -> None:
+        self.close_function()
+        name = self.lanes.pop()[0]
+        threads = self.tag(stmt.node, "threads", "p.nthreads")
+        self.yield_from(f"p.parallel({self.element(stmt.node, 'parallel')}, {threads}, {name})")
+
+    def visit_Critical(self, stmt: Critical) -> None:
+        self._body_function("critical", stmt.node, "critical section")
+
+    def leave_Critical(self, stmt: Critical) -> None:
+        self.close_function()
+        name = self.lanes.pop()[0]
+        self.yield_from(f"p.critical({self.element(stmt.node, 'critical')}, {quote(stmt.name)}, {name})")
+
+    def visit_TaskPool(self, stmt: TaskPool) -> None:
+        self._body_function("task", stmt.node, "task pool")
+
+    def leave_TaskPool(self, stmt: TaskPool) -> None:
+        self.close_function()
+        name = self.lanes.pop()[0]
+        threads = self.tag(stmt.node, "threads", "p.nthreads")
+        items = self.tag(stmt.node, "items", "1")
+        self.yield_from(f"p.taskpool({self.element(stmt.node, 'taskpool')}, {threads}, {items}, {name})")
+
+    # -- output ---------------------------------------------------------------------
+
+    def finish(self) -> str:
+        from ..generation import render
+
+        assert self.job is not None
+        file_order = self.file_order
+        order = sorted(self.element_names, key=lambda i: (file_order.get(i, 1 << 30), i))
+        elements = []
+        for index, node_id in enumerate(order):
+            node = self.element_nodes[node_id]
+            line = node.location.line
+            elements.append(
+                f"{self.element_names[node_id]} = rt.Element({index}, {quote(node.name or node.kind.value)}, "
+                f"{quote(self.element_kinds[node_id])}, {quote(node.id)}, {line!r})"
+            )
+        main = self.job.main
+        source = Path(self.model.source).name if self.model.source else ""
+        name = self.model.name or (Path(source).stem if source else "model")
+        activities_meta = [f"({quote(a.name)}, {quote(a.id)})," for a in self.model.activities]
+        context = {
+            "docstring": docstring(
+                f"Performance model {comment(repr(name))}, generated by uml2perf from {comment(source)}."
+                " Do not edit."
+            ),
+            "builtins": sorted(self.printer.builtins_used),
+            "globals": self.globals_lines,
+            "functions": self.cost_functions,
+            "elements": elements,
+            "element_names": [self.element_names[i] for i in order],
+            "activities": [{"lines": a.lines} for a in self.activities],
+            "model_name": quote(name),
+            "source": quote(source),
+            "main": self.activity_names[main.id] if main is not None else "None",
+            "parameters": self.parameters,
+            "activities_meta": activities_meta,
+        }
+        return render("model_module.py.jinja", context)
+
+
+def _code_text(node: Node) -> str | None:
+    text = node.perf.get("code") if node.perf is not None else None
+    if text is None or not text.strip():
+        text = node.code
+    return text if text is not None and text.strip() else None
+
+
+def _simple(text: str) -> bool:
+    return text.replace(".", "").replace("_", "").isalnum()
+
+
+__all__ = ["PythonHandler", "ExpressionPrinter", "comment", "RESERVED"]

@@ -1,0 +1,324 @@
+"""The neutral model: what every stage after the reader sees.
+
+The reader is the only code that knows XMI.  It turns any tool's export into
+these frozen dataclasses; navigation, handlers, generation and the checker work
+on them alone.  Everything is immutable and ordered as in the input file, so
+that generation is deterministic.
+
+Performance annotations (the uml2perf profile, MARTE, the TOML sidecar) are
+interpreted once, by :mod:`uml2perf.profile`, into a :class:`PerfSpec` per
+element, so later stages never look at raw stereotype names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .errors import Diagnostic, Location
+
+
+_NORMALISED: dict[str, str] = {}
+_IGNORED_IN_NAMES = str.maketrans("", "", "_- \t")
+
+
+def normalise_name(name: str) -> str:
+    """Normalise a stereotype or tag name for matching.
+
+    Matching ignores case, ``_``, ``-`` and spaces, and treats ``+`` and
+    ``Plus`` alike, because XML names cannot hold ``+``: ``action+``,
+    ``ActionPlus`` and ``action_plus`` all become ``action+``.  A model has a
+    handful of distinct names used thousands of times, so results are memoised.
+    """
+    key = _NORMALISED.get(name)
+    if key is None:
+        key = name.lower().translate(_IGNORED_IN_NAMES)
+        if key.endswith("plus") and len(key) > 4:
+            key = key[:-4] + "+"
+        if len(_NORMALISED) < 65536:
+            _NORMALISED[name] = key
+    return key
+
+
+class NodeKind(str, Enum):
+    """Coarse kind of an activity node, independent of the UML tool."""
+
+    ACTION = "action"  # any executable action (OpaqueAction, Action, CallOperationAction, ...)
+    CALL = "call"  # CallBehaviorAction / CallState / SubactivityState: runs another activity
+    STRUCTURED = "structured"  # StructuredActivityNode, ExpansionRegion: owns a nested region
+    LOOP = "loop"  # LoopNode: owns a region and a LoopSpec
+    CONDITIONAL = "conditional"  # ConditionalNode: owns a region and clauses
+    INITIAL = "initial"
+    ACTIVITY_FINAL = "activity_final"
+    FLOW_FINAL = "flow_final"
+    DECISION = "decision"
+    MERGE = "merge"
+    FORK = "fork"
+    JOIN = "join"
+    OBJECT = "object"  # object nodes, parameter nodes, central buffers: no cost, pass-through
+
+
+CONTROL_KINDS = frozenset(
+    {
+        NodeKind.INITIAL,
+        NodeKind.ACTIVITY_FINAL,
+        NodeKind.FLOW_FINAL,
+        NodeKind.DECISION,
+        NodeKind.MERGE,
+        NodeKind.FORK,
+        NodeKind.JOIN,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StereotypeApplication:
+    """A stereotype applied to an element, with its tagged values as written.
+
+    ``tags`` keeps the tool's tag names and raw string values in file order;
+    use :meth:`tag` to look one up by normalised name.
+    """
+
+    name: str
+    profile: str | None = None
+    tags: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def key(self) -> str:
+        """The normalised stereotype name (``action+``, ``pastep``...)."""
+        return normalise_name(self.name)
+
+    def tag(self, name: str) -> str | None:
+        """The value of the tag whose normalised name equals ``normalise_name(name)``."""
+        wanted = normalise_name(name)
+        for tag_name, value in self.tags:
+            if normalise_name(tag_name) == wanted:
+                return value
+        return None
+
+
+class Role(str, Enum):
+    """What an element means for performance, once the profile is interpreted."""
+
+    ACTION = "action"  # spends `cost` after running `code`
+    ACTIVITY = "activity"  # a sub-activity, inlined or called
+    SEND = "send"
+    RECV = "recv"
+    ISEND = "isend"
+    IRECV = "irecv"
+    WAIT = "wait"
+    BARRIER = "barrier"
+    BCAST = "bcast"
+    REDUCE = "reduce"
+    ALLREDUCE = "allreduce"
+    GATHER = "gather"
+    SCATTER = "scatter"
+    ALLGATHER = "allgather"
+    ALLTOALL = "alltoall"
+    PARALLEL = "parallel"  # OpenMP-style parallel region over `threads`
+    CRITICAL = "critical"  # critical section `name`
+    LOOP = "loop"  # `iterations` or `while`
+    PIPELINE = "pipeline"  # children in order are the stages; `items`
+    TASKPOOL = "taskpool"  # `threads`, `items`
+
+
+COMMUNICATION_ROLES = frozenset(
+    {
+        Role.SEND,
+        Role.RECV,
+        Role.ISEND,
+        Role.IRECV,
+        Role.WAIT,
+        Role.BARRIER,
+        Role.BCAST,
+        Role.REDUCE,
+        Role.ALLREDUCE,
+        Role.GATHER,
+        Role.SCATTER,
+        Role.ALLGATHER,
+        Role.ALLTOALL,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PerfSpec:
+    """The interpreted performance annotation of one element.
+
+    ``tags`` maps normalised tag names (``cost``, ``repeat``, ``code``, ``dest``,
+    ``source``, ``size``, ``tag``, ``root``, ``threads``, ``name``, ``items``,
+    ``iterations``, ``while``, ``probability``) to expression text in the
+    language of SPEC section 5; units are already converted to seconds and bytes.
+    ``origin`` says where the annotation came from (``profile``, ``marte``,
+    ``sidecar``, ``default``) so messages can point at the right file.
+    """
+
+    role: Role
+    tags: tuple[tuple[str, str], ...] = ()
+    origin: str = "profile"
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        for key, value in self.tags:
+            if key == name:
+                return value
+        return default
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A control or object flow between two nodes of the same region.
+
+    ``guard`` is the guard text as written (``None`` when absent or the
+    tool's default ``true``); ``else`` stays ``"else"``.  ``probability`` is an
+    expression text for a seeded random choice at a decision.
+    """
+
+    id: str
+    source: str
+    target: str
+    location: Location
+    name: str = ""
+    kind: str = "control"  # "control" or "object"
+    guard: str | None = None
+    probability: str | None = None
+    stereotypes: tuple[StereotypeApplication, ...] = ()  # raw; the profile reads `probability` from them
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """Nodes and edges that form one flow graph (an activity or a structured node)."""
+
+    nodes: tuple[Node, ...] = ()
+    edges: tuple[Edge, ...] = ()
+
+    def node(self, node_id: str) -> Node | None:
+        for node in self.nodes:
+            if node.id == node_id:
+                return node
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSpec:
+    """The parts of a UML LoopNode, as ids of nodes in the loop's region."""
+
+    setup: tuple[str, ...] = ()
+    test: tuple[str, ...] = ()
+    body: tuple[str, ...] = ()
+    tested_first: bool = True
+    decider: str | None = None  # text of the decider condition, when the tool gave one
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One clause of a UML ConditionalNode."""
+
+    test: tuple[str, ...] = ()
+    body: tuple[str, ...] = ()
+    guard: str | None = None  # a guard expression when the tool wrote one
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """An activity node of any kind.
+
+    ``behavior`` is the id of the activity a CALL node runs.  ``region`` is the
+    nested flow of STRUCTURED, LOOP and CONDITIONAL nodes.  ``code`` is an
+    OpaqueAction body written in ``python`` or ``uml2perf`` (other languages
+    are kept in ``body_text`` for reports but never run).
+    """
+
+    id: str
+    name: str
+    kind: NodeKind
+    uml_type: str
+    location: Location
+    stereotypes: tuple[StereotypeApplication, ...] = ()
+    perf: PerfSpec | None = None
+    code: str | None = None
+    body_text: str | None = None
+    body_language: str | None = None
+    behavior: str | None = None
+    region: Region | None = None
+    loop: LoopSpec | None = None
+    clauses: tuple[Clause, ...] = ()
+    partition: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    """A model variable: a global (activity attribute) or a local (UML Variable)."""
+
+    name: str
+    location: Location
+    type_name: str | None = None
+    default: str | None = None  # expression text, or None
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CostFunction:
+    """A named cost function (OpaqueBehavior / FunctionBehavior) callable from expressions."""
+
+    name: str
+    parameters: tuple[str, ...]
+    body: str  # an expression, or ``return <expression>``
+    location: Location
+    language: str | None = None
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """A UML activity (or UML 1.x ActivityGraph, or Umbrello activity diagram)."""
+
+    id: str
+    name: str
+    location: Location
+    region: Region = Region()
+    attributes: tuple[Variable, ...] = ()  # globals when this is the main activity
+    variables: tuple[Variable, ...] = ()  # locals
+    stereotypes: tuple[StereotypeApplication, ...] = ()
+    perf: PerfSpec | None = None
+    is_main: bool = False  # stereotyped main / model+
+
+    def walk(self) -> Iterator[Node]:
+        """Every node of the activity, nested regions included, in file order."""
+        yield from walk_region(self.region)
+
+
+def walk_region(region: Region) -> Iterator[Node]:
+    for node in region.nodes:
+        yield node
+        if node.region is not None:
+            yield from walk_region(node.region)
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """A whole input file, read into the neutral form.
+
+    ``contents`` counts what else the file holds (classes, state machines, use
+    cases...) so a file with no activity gets a message naming its contents.
+    ``diagnostics`` holds what the reader skipped or doubted; ``check`` prints it.
+    """
+
+    source: str
+    dialect: str
+    name: str = ""
+    activities: tuple[Activity, ...] = ()
+    functions: tuple[CostFunction, ...] = ()
+    globals: tuple[Variable, ...] = ()  # from a class named or stereotyped `globals`
+    contents: tuple[tuple[str, int], ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = field(default=())
+
+    def activity(self, key: str) -> Activity | None:
+        """Find an activity by id or by name."""
+        for activity in self.activities:
+            if activity.id == key:
+                return activity
+        for activity in self.activities:
+            if activity.name == key:
+                return activity
+        return None

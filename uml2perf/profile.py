@@ -1,0 +1,766 @@
+"""The performance profile: stereotypes, MARTE and the TOML sidecar, interpreted once.
+
+The reader leaves stereotype applications as written.  :func:`apply_profile`
+turns them into a :class:`~uml2perf.model.PerfSpec` per node and activity,
+so later stages never look at raw stereotype names:
+
+* the uml2perf profile (SPEC section 4): ``action+``, ``activity+``, the
+  communication stereotypes, ``parallel+``, ``critical+``, ``loop+``,
+  ``pipeline+``, ``taskpool+``; ``main``/``model+`` mark the main activity.
+  Names match case-insensitively ignoring ``_``, ``-`` and spaces, with
+  ``Plus`` for ``+`` (:func:`uml2perf.model.normalise_name`);
+* MARTE and profiles built on it: ``PaStep``/``GaStep`` (``hostDemand`` to
+  cost, ``rep`` to repeat, ``prob`` to the probability of the flow that enters
+  the step from a decision), ``PaCommStep.msgSize`` to size, GRM
+  ``ResourceUsage.execTime`` and DICE ``StormBolt.hostDemand`` to cost; VSL
+  values are converted to seconds and bytes (:func:`parse_vsl_duration`,
+  :func:`parse_vsl_size`);
+* a TOML sidecar for plain exports without any profile.
+
+The sidecar
+-----------
+::
+
+    [defaults]
+    cost = "0.001"            # cost of every action that has none (optional)
+
+    [elements."A1"]           # a node or flow, by name or xmi:id
+    cost = "121/P"            # tags of the element's role (action+ unless it has one)
+    code = "GV = 1"
+
+    [elements."_x8f"]
+    stereotype = "allreduce+" # give the element a role
+    size = "8"
+
+    [elements."to A2"]        # a flow: probability and guard
+    probability = "0.3"
+
+    [activities."MainActivity"]
+    main = true               # the main activity
+    repeat = "2"              # tags of activity+
+
+    [functions]               # cost functions the model lacks
+    FA1 = "121/P"
+    FA4 = { parameters = ["P"], body = "3.14 + 2.71*P" }
+
+    [globals]                 # global variables and their defaults
+    GV = "0"
+
+Values are expressions (strings; numbers are accepted).  Sidecar entries win
+over the model's own annotations.  A key naming no element, or a tag the role
+does not know, is an error naming the sidecar file and the key.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import lru_cache
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from .errors import Diagnostic, Location, ModelError, Severity
+from .model import (
+    Activity,
+    CostFunction,
+    Edge,
+    Model,
+    Node,
+    NodeKind,
+    PerfSpec,
+    Region,
+    Role,
+    StereotypeApplication,
+    Variable,
+    normalise_name,
+)
+from .reader.dialects.uml2 import describe_contents, plain_assignments
+
+#: ``normalise_name`` memoised: a big model repeats the same few stereotype and tag names.
+_norm = lru_cache(maxsize=4096)(normalise_name)
+
+# --------------------------------------------------------------------------- the uml2perf profile
+
+_COMM_P2P_SEND = ("dest", "size", "tag", "cost")
+_COMM_P2P_RECV = ("source", "size", "tag", "cost")
+_METADATA = ("id", "type")
+
+#: normalised stereotype name -> (role, tags it accepts)
+ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
+    "action+": (Role.ACTION, ("cost", "repeat", "code") + _METADATA),
+    "activity+": (Role.ACTIVITY, ("repeat", "cost") + _METADATA),
+    "send+": (Role.SEND, _COMM_P2P_SEND + _METADATA),
+    "recv+": (Role.RECV, _COMM_P2P_RECV + _METADATA),
+    "isend+": (Role.ISEND, _COMM_P2P_SEND + _METADATA),
+    "irecv+": (Role.IRECV, _COMM_P2P_RECV + _METADATA),
+    "wait+": (Role.WAIT, ("cost",) + _METADATA),
+    "barrier+": (Role.BARRIER, ("cost",) + _METADATA),
+    "bcast+": (Role.BCAST, ("root", "size", "cost") + _METADATA),
+    "reduce+": (Role.REDUCE, ("root", "size", "cost") + _METADATA),
+    "allreduce+": (Role.ALLREDUCE, ("size", "cost") + _METADATA),
+    "gather+": (Role.GATHER, ("root", "size", "cost") + _METADATA),
+    "scatter+": (Role.SCATTER, ("root", "size", "cost") + _METADATA),
+    "allgather+": (Role.ALLGATHER, ("size", "cost") + _METADATA),
+    "alltoall+": (Role.ALLTOALL, ("size", "cost") + _METADATA),
+    "parallel+": (Role.PARALLEL, ("threads",) + _METADATA),
+    "critical+": (Role.CRITICAL, ("name",) + _METADATA),
+    "loop+": (Role.LOOP, ("iterations", "while") + _METADATA),
+    "pipeline+": (Role.PIPELINE, ("items",) + _METADATA),
+    "taskpool+": (Role.TASKPOOL, ("threads", "items") + _METADATA),
+}
+#: Tag synonyms, by normalised name.
+TAG_SYNONYMS = {"time": "cost"}
+#: Stereotypes that make an activity the main one.
+MAIN_STEREOTYPES = frozenset({"main", "model+"})
+#: Tags on a flow that give its branch probability.
+PROBABILITY_TAGS = frozenset({"probability", "prob"})
+
+# --------------------------------------------------------------------------- MARTE VSL
+
+_DURATION_UNITS: dict[str, Decimal] = {
+    "s": Decimal(1),
+    "sec": Decimal(1),
+    "second": Decimal(1),
+    "seconds": Decimal(1),
+    "ms": Decimal("0.001"),
+    "us": Decimal("0.000001"),
+    "µs": Decimal("0.000001"),
+    "ns": Decimal("0.000000001"),
+    "min": Decimal(60),
+    "h": Decimal(3600),
+    "hr": Decimal(3600),
+    "hour": Decimal(3600),
+}
+#: MARTE's DataSizeUnitKind counts KB, MB and GB in powers of 1024 (like KiB...);
+#: ``b``/``bit`` are bits.  ``kB`` is the SI kilobyte.
+_SIZE_UNITS: dict[str, Decimal] = {
+    "B": Decimal(1),
+    "Byte": Decimal(1),
+    "byte": Decimal(1),
+    "bytes": Decimal(1),
+    "b": Decimal("0.125"),
+    "bit": Decimal("0.125"),
+    "bits": Decimal("0.125"),
+    "KB": Decimal(1024),
+    "KiB": Decimal(1024),
+    "kB": Decimal(1000),
+    "MB": Decimal(1024**2),
+    "MiB": Decimal(1024**2),
+    "GB": Decimal(1024**3),
+    "GiB": Decimal(1024**3),
+}
+_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_NUMBER_WITH_UNIT = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-zµ]+)$")
+_VSL_VARIABLE = re.compile(r"\$(?=[A-Za-z_])")
+_KEYED = re.compile(r"^([A-Za-z_]\w*)\s*=(?!=)\s*(.*)$", re.S)
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas outside parentheses: ``expr=max(a,b),unit=ms`` -> two parts."""
+    parts: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return [p.strip() for p in parts]
+
+
+def _unwrap(text: str) -> str:
+    text = text.strip()
+    while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        text = text[1:-1].strip()
+    return text
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _format_decimal(value: Decimal) -> str:
+    text = format(value.normalize(), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def _vsl_parts(text: str) -> tuple[str, str | None]:
+    """``(value-or-expression, unit)`` of a VSL value; the expression has ``$`` removed."""
+    body = _unwrap(text)
+    if not body:
+        raise ValueError("empty value")
+    match = _NUMBER_WITH_UNIT.match(body)
+    if match:
+        return match.group(1), match.group(2)
+    value: str | None = None
+    expr: str | None = None
+    unit: str | None = None
+    positional: list[str] = []
+    for part in _split_top_level(body):
+        keyed = _KEYED.match(part)
+        if keyed:
+            key, val = keyed.group(1).lower(), keyed.group(2).strip()
+            if key == "value":
+                value = val
+            elif key == "expr":
+                expr = val
+            elif key == "unit":
+                unit = val
+            continue  # source, statQ, dir, precision: metadata
+        if part:
+            positional.append(part)
+    for part in positional:
+        if value is None and expr is None:
+            value = part
+        elif unit is None:
+            unit = part
+    chosen = expr if expr is not None else value
+    if chosen is None or not chosen.strip():
+        raise ValueError(f"no value in {text!r}")
+    return _VSL_VARIABLE.sub("", chosen.strip()), unit
+
+
+def _scaled(text: str, units: dict[str, Decimal], default_unit: str, what: str) -> str:
+    number, unit = _vsl_parts(text)
+    unit = (unit or default_unit).strip()
+    factor = units.get(unit)
+    if factor is None:
+        factor = next((f for u, f in units.items() if u.lower() == unit.lower() and u != "b"), None)
+    if factor is None:
+        raise ValueError(f"unknown {what} unit {unit!r} (known: {', '.join(units)})")
+    if _NUMBER.match(number):
+        try:
+            return _format_decimal(Decimal(number) * factor)
+        except InvalidOperation as exc:  # pragma: no cover - guarded by the regex
+            raise ValueError(f"bad number {number!r}") from exc
+    if factor == 1:
+        return number
+    return f"({number})*{_format_decimal(factor)}"
+
+
+def parse_vsl_duration(text: str) -> str:
+    """A MARTE VSL duration as expression text in seconds.
+
+    ``(5,ms)`` -> ``0.005``; ``(value=5,unit=ms)``, ``5ms`` and ``4.5,ms`` alike;
+    ``(expr=$x,unit=s,source=est)`` -> ``x``; a unitless value is seconds.
+    Raises :class:`ValueError` for an unknown unit or an empty value.
+    """
+    return _scaled(text, _DURATION_UNITS, "s", "time")
+
+
+def parse_vsl_size(text: str) -> str:
+    """A MARTE VSL data size as expression text in bytes: ``(4,KB)`` -> ``4096``, ``(8,b)`` -> ``1``."""
+    return _scaled(text, _SIZE_UNITS, "B", "size")
+
+
+def parse_vsl_real(text: str) -> str:
+    """A unitless VSL value (``prob``, ``rep``) as expression text: ``(expr=1-$p,source=est)`` -> ``1-p``."""
+    number, _unit = _vsl_parts(text)
+    return number
+
+
+#: MARTE-family stereotypes -> {tag: (PerfSpec tag, converter)}
+MARTE: dict[str, dict[str, tuple[str, Callable[[str], str]]]] = {
+    "pastep": {"hostdemand": ("cost", parse_vsl_duration), "rep": ("repeat", parse_vsl_real),
+               "prob": ("probability", parse_vsl_real)},
+    "gastep": {"hostdemand": ("cost", parse_vsl_duration), "rep": ("repeat", parse_vsl_real),
+               "prob": ("probability", parse_vsl_real)},
+    "pacommstep": {"hostdemand": ("cost", parse_vsl_duration), "rep": ("repeat", parse_vsl_real),
+                   "prob": ("probability", parse_vsl_real), "msgsize": ("size", parse_vsl_size)},
+    "resourceusage": {"exectime": ("cost", parse_vsl_duration)},
+    "stormbolt": {"hostdemand": ("cost", parse_vsl_duration)},
+}
+
+# --------------------------------------------------------------------------- sidecar
+
+
+@dataclass
+class Sidecar:
+    """A parsed TOML sidecar; ``used`` records which element keys matched something."""
+
+    path: str
+    defaults: dict[str, str] = field(default_factory=dict)
+    elements: dict[str, dict[str, object]] = field(default_factory=dict)
+    activities: dict[str, dict[str, object]] = field(default_factory=dict)
+    functions: dict[str, object] = field(default_factory=dict)
+    globals: dict[str, object] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
+
+    def error(self, message: str, hint: str | None = None) -> ModelError:
+        return ModelError(message, Location(file=self.path), hint=hint)
+
+
+_SIDECAR_TABLES = ("defaults", "elements", "activities", "functions", "globals")
+
+
+def load_sidecar(path: str | Path) -> Sidecar:
+    """Read and check the shape of a sidecar file; :class:`ModelError` naming the file when wrong."""
+    shown = str(path)
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ModelError(f"cannot read sidecar file: {exc.strerror}", Location(file=shown)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelError(f"sidecar is not valid TOML: {exc}", Location(file=shown)) from None
+    car = Sidecar(path=shown)
+    for key, value in data.items():
+        if key not in _SIDECAR_TABLES:
+            raise car.error(f"unknown table [{key}] in sidecar", hint="known tables: " + ", ".join(_SIDECAR_TABLES))
+        if not isinstance(value, dict):
+            raise car.error(f"[{key}] must be a table")
+    defaults = data.get("defaults", {})
+    for key, value in defaults.items():
+        if key != "cost":
+            raise car.error(f"unknown key {key!r} in [defaults]", hint="known: cost")
+        car.defaults[key] = _expression_text(value, car, f"defaults.{key}")
+    for table in ("elements", "activities"):
+        for name, entry in data.get(table, {}).items():
+            if not isinstance(entry, dict):
+                raise car.error(f"[{table}.{name!r}] must be a table of tags")
+            getattr(car, table)[name] = entry
+    car.functions = dict(data.get("functions", {}))
+    car.globals = dict(data.get("globals", {}))
+    return car
+
+
+def _expression_text(value: object, car: Sidecar, key: str) -> str:
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return value.strip()
+    raise car.error(f"{key} must be an expression (a string or a number), not {type(value).__name__}")
+
+
+# --------------------------------------------------------------------------- interpretation
+
+
+class _Interpreter:
+    """Applies the profile and the sidecar to one model, collecting diagnostics."""
+
+    def __init__(self, model: Model, sidecar: Sidecar | None):
+        self.model = model
+        self.car = sidecar
+        self.diagnostics: list[Diagnostic] = []
+
+    def warn(self, message: str, location: Location, code: str, severity: Severity = Severity.WARNING) -> None:
+        self.diagnostics.append(Diagnostic(severity, message, location, code=code))
+
+    # ------------------------------------------------------------------ stereotypes -> PerfSpec
+
+    def own_spec(self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location) -> PerfSpec | None:
+        """The PerfSpec from our own profile, first role stereotype wins."""
+        for stereotype in stereotypes:
+            entry = ROLES.get(_norm(stereotype.name))
+            if entry is None:
+                continue
+            role, known = entry
+            tags: list[tuple[str, str]] = []
+            for name, value in stereotype.tags:
+                key = _norm(name)
+                key = TAG_SYNONYMS.get(key, key)
+                if key not in known:
+                    self.warn(
+                        f"unknown tag {name!r} on {_norm(stereotype.name)} of {owner!r}; known: {', '.join(known)}",
+                        location,
+                        "unknown-tag",
+                        Severity.ERROR,  # a misspelt tag would silently lose a cost: stop here
+                    )
+                    continue
+                value = value.strip()
+                if value and all(k != key for k, _ in tags):
+                    tags.append((key, value))
+            return PerfSpec(role=role, tags=tuple(tags), origin="profile")
+        return None
+
+    def marte_tags(self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location) -> list[tuple[str, str]]:
+        tags: list[tuple[str, str]] = []
+        for stereotype in stereotypes:
+            table = MARTE.get(_norm(stereotype.name))
+            if table is None:
+                continue
+            for name, value in stereotype.tags:
+                target = table.get(_norm(name))
+                if target is None or not value.strip():
+                    continue
+                key, convert = target
+                try:
+                    converted = convert(value)
+                except ValueError as exc:
+                    self.warn(f"{stereotype.name}.{name} of {owner!r}: {exc}; value {value!r} ignored", location, "bad-vsl")
+                    continue
+                if all(k != key for k, _ in tags):
+                    tags.append((key, converted))
+        return tags
+
+    def node_spec(self, node: Node) -> tuple[PerfSpec | None, str | None]:
+        """``(perf, marte_probability)`` for a node from its stereotypes."""
+        owner = node.name or node.id
+        spec = self.own_spec(node.stereotypes, owner, node.location)
+        marte = self.marte_tags(node.stereotypes, owner, node.location)
+        probability = next((v for k, v in marte if k == "probability"), None)
+        if spec is None:
+            tags = tuple((k, v) for k, v in marte if k != "probability")
+            if tags:
+                spec = PerfSpec(role=Role.ACTION, tags=tags, origin="marte")
+        return spec, probability
+
+    # ------------------------------------------------------------------ sidecar
+
+    def sidecar_entry(self, *keys: str) -> tuple[str, dict[str, object]] | None:
+        if self.car is None:
+            return None
+        for key in keys:
+            if key and key in self.car.elements:
+                self.car.used.add(key)
+                return key, self.car.elements[key]
+        return None
+
+    def apply_sidecar_node(self, node: Node, spec: PerfSpec | None) -> PerfSpec | None:
+        found = self.sidecar_entry(node.id, node.name)
+        if found is None:
+            return spec
+        key, entry = found
+        assert self.car is not None
+        role: Role | None = None
+        if "stereotype" in entry:
+            stereo = _norm(str(entry["stereotype"]))
+            if stereo not in ROLES:
+                raise self.car.error(
+                    f"[elements.{key!r}] stereotype {entry['stereotype']!r} is not a uml2perf stereotype",
+                    hint="known: " + ", ".join(ROLES),
+                )
+            role = ROLES[stereo][0]
+        if role is None:
+            role = spec.role if spec is not None else _default_role(node.kind)
+        known = next(k for r, k in ROLES.values() if r is role)
+        base = dict(spec.tags) if spec is not None and spec.role is role else {}
+        for name, value in entry.items():
+            if name == "stereotype":
+                continue
+            tag = TAG_SYNONYMS.get(_norm(name), _norm(name))
+            if tag not in known:
+                raise self.car.error(
+                    f"unknown key {name!r} in [elements.{key!r}] for role {role.value}",
+                    hint="known: stereotype, " + ", ".join(known),
+                )
+            base[tag] = _expression_text(value, self.car, f"elements.{key}.{name}")
+        return PerfSpec(role=role, tags=tuple(base.items()), origin="sidecar")
+
+    def apply_sidecar_edge(self, edge: Edge) -> Edge:
+        found = self.sidecar_entry(edge.id, edge.name)
+        if found is None:
+            return edge
+        key, entry = found
+        assert self.car is not None
+        changes: dict[str, str | None] = {}
+        for name, value in entry.items():
+            tag = _norm(name)
+            if tag in PROBABILITY_TAGS:
+                changes["probability"] = _expression_text(value, self.car, f"elements.{key}.{name}")
+            elif tag == "guard":
+                changes["guard"] = _expression_text(value, self.car, f"elements.{key}.{name}")
+            else:
+                raise self.car.error(f"unknown key {name!r} in [elements.{key!r}] for a flow", hint="known: probability, guard")
+        return replace(edge, **changes)
+
+    # ------------------------------------------------------------------ regions
+
+    def region(self, region: Region) -> Region:
+        nodes: list[Node] = []
+        node_probability: dict[str, tuple[str, Node]] = {}
+        for node in region.nodes:
+            new_node, probability = self.node(node)
+            nodes.append(new_node)
+            if probability is not None:
+                node_probability[node.id] = (probability, new_node)
+        kinds = {n.id: n.kind for n in nodes}
+        edges: list[Edge] = []
+        placed: set[str] = set()
+        for edge in region.edges:
+            probability = edge.probability or self.edge_probability(edge)
+            if probability is None and edge.target in node_probability and kinds.get(edge.source) is NodeKind.DECISION:
+                probability = node_probability[edge.target][0]
+                placed.add(edge.target)
+            edge = replace(edge, probability=probability) if probability != edge.probability else edge
+            edges.append(self.apply_sidecar_edge(edge))
+        for node_id, (_prob, node) in node_probability.items():
+            if node_id not in placed:
+                self.warn(
+                    f"branch probability on {node.name or node.id!r} ignored: no flow enters it from a decision",
+                    node.location,
+                    "unplaced-probability",
+                    Severity.INFO,
+                )
+        return Region(nodes=tuple(nodes), edges=tuple(edges))
+
+    def edge_probability(self, edge: Edge) -> str | None:
+        for stereotype in edge.stereotypes:
+            for name, value in stereotype.tags:
+                if _norm(name) in PROBABILITY_TAGS and value.strip():
+                    try:
+                        return parse_vsl_real(value)
+                    except ValueError:
+                        return value.strip()
+        return None
+
+    def node(self, node: Node) -> tuple[Node, str | None]:
+        spec, probability = self.node_spec(node)
+        spec = self.apply_sidecar_node(node, spec)
+        if spec is None and self.car is not None and "cost" in self.car.defaults and node.kind is NodeKind.ACTION:
+            spec = PerfSpec(role=Role.ACTION, tags=(("cost", self.car.defaults["cost"]),), origin="default")
+        elif spec is not None and spec.role is Role.ACTION and spec.get("cost") is None and self.car is not None:
+            if "cost" in self.car.defaults:
+                spec = replace(spec, tags=spec.tags + (("cost", self.car.defaults["cost"]),))
+        code = node.code
+        if spec is not None:
+            tag_code = spec.get("code")
+            if tag_code is not None and code is not None and (plain_assignments(tag_code) or tag_code) != code:
+                self.warn(
+                    f"{node.name or node.id!r} has both a code tag and an opaque body; the code tag is used",
+                    node.location,
+                    "code-conflict",
+                )
+            if tag_code is not None:
+                code = plain_assignments(tag_code) or tag_code
+                spec = replace(spec, tags=tuple((k, code if k == "code" else v) for k, v in spec.tags))
+            elif code is not None and spec.role is Role.ACTION:
+                spec = replace(spec, tags=spec.tags + (("code", code),))
+        region = self.region(node.region) if node.region is not None else None
+        if spec is node.perf and code == node.code and region is node.region:
+            return node, probability
+        return _rebuilt(node, spec, code, region), probability
+
+    # ------------------------------------------------------------------ activities
+
+    def activity(self, activity: Activity) -> Activity:
+        owner = activity.name or activity.id
+        spec = self.own_spec(activity.stereotypes, owner, activity.location)
+        is_main = activity.is_main or any(_norm(s.name) in MAIN_STEREOTYPES for s in activity.stereotypes)
+        entry = None
+        if self.car is not None:
+            for key in (activity.id, activity.name):
+                if key and key in self.car.activities:
+                    self.car.used.add("activities." + key)
+                    entry = (key, self.car.activities[key])
+                    break
+        if entry is not None:
+            assert self.car is not None
+            key, table = entry
+            known = ROLES["activity+"][1]
+            tags = dict(spec.tags) if spec is not None else {}
+            for name, value in table.items():
+                tag = _norm(name)
+                if tag == "main":
+                    is_main = bool(value)
+                elif tag in known:
+                    tags[tag] = _expression_text(value, self.car, f"activities.{key}.{name}")
+                else:
+                    raise self.car.error(
+                        f"unknown key {name!r} in [activities.{key!r}]", hint="known: main, " + ", ".join(known)
+                    )
+            spec = PerfSpec(role=Role.ACTIVITY, tags=tuple(tags.items()), origin="sidecar") if tags or spec else spec
+        return replace(activity, region=self.region(activity.region), perf=spec, is_main=is_main)
+
+    # ------------------------------------------------------------------ whole model
+
+    def run(self) -> Model:
+        activities = tuple(self.activity(a) for a in self.model.activities)
+        functions = self.model.functions
+        globals_ = self.model.globals
+        if self.car is not None:
+            self.check_unused()
+            functions = functions + self.sidecar_functions()
+            globals_ = globals_ + self.sidecar_globals()
+        return replace(
+            self.model,
+            activities=activities,
+            functions=functions,
+            globals=globals_,
+            diagnostics=self.model.diagnostics + tuple(self.diagnostics),
+        )
+
+    def check_unused(self) -> None:
+        assert self.car is not None
+        for key in self.car.elements:
+            if key not in self.car.used:
+                raise self.car.error(
+                    f"[elements.{key!r}] names no node or flow of {Path(self.model.source).name}",
+                    hint="use an element's name or xmi:id exactly as in the model",
+                )
+        for key in self.car.activities:
+            if "activities." + key not in self.car.used:
+                names = ", ".join(repr(a.name or a.id) for a in self.model.activities) or "none"
+                raise self.car.error(
+                    f"[activities.{key!r}] names no activity of {Path(self.model.source).name}",
+                    hint=f"activities: {names}",
+                )
+
+    def sidecar_functions(self) -> tuple[CostFunction, ...]:
+        assert self.car is not None
+        result: list[CostFunction] = []
+        where = Location(file=self.car.path)
+        for name, value in self.car.functions.items():
+            if isinstance(value, dict):
+                unknown = set(value) - {"parameters", "body"}
+                if unknown or "body" not in value:
+                    raise self.car.error(
+                        f"[functions] {name!r} needs 'body' (and optional 'parameters')",
+                        hint=f"unexpected: {', '.join(sorted(unknown))}" if unknown else None,
+                    )
+                params = value.get("parameters", [])
+                if not isinstance(params, list) or not all(isinstance(p, str) for p in params):
+                    raise self.car.error(f"[functions] {name!r}: parameters must be a list of names")
+                body = _expression_text(value["body"], self.car, f"functions.{name}.body")
+                result.append(CostFunction(name, tuple(params), body, where, "python"))
+            else:
+                result.append(CostFunction(name, (), _expression_text(value, self.car, f"functions.{name}"), where, "python"))
+        return tuple(result)
+
+    def sidecar_globals(self) -> tuple[Variable, ...]:
+        assert self.car is not None
+        where = Location(file=self.car.path)
+        return tuple(
+            Variable(name, where, None, _expression_text(value, self.car, f"globals.{name}"))
+            for name, value in self.car.globals.items()
+        )
+
+
+def _rebuilt(node: Node, perf: PerfSpec | None, code: str | None, region: Region | None) -> Node:
+    """``replace(node, perf=..., code=..., region=...)`` without its per-call field introspection."""
+    return Node(
+        node.id,
+        node.name,
+        node.kind,
+        node.uml_type,
+        node.location,
+        node.stereotypes,
+        perf,
+        code,
+        node.body_text,
+        node.body_language,
+        node.behavior,
+        region,
+        node.loop,
+        node.clauses,
+        node.partition,
+    )
+
+
+def _default_role(kind: NodeKind) -> Role:
+    if kind in (NodeKind.CALL, NodeKind.STRUCTURED, NodeKind.CONDITIONAL):
+        return Role.ACTIVITY
+    if kind is NodeKind.LOOP:
+        return Role.LOOP
+    return Role.ACTION
+
+
+def apply_profile(model: Model, sidecar: str | Path | None = None) -> Model:
+    """Interpret stereotypes (uml2perf, MARTE) and the optional TOML sidecar into ``PerfSpec``s.
+
+    Fills ``Node.perf``, ``Node.code`` (from a ``code`` tag), ``Edge.probability``,
+    ``Activity.perf`` and ``Activity.is_main``; appends warnings (unknown tags,
+    unreadable VSL values) to ``Model.diagnostics``.
+    """
+    car = load_sidecar(sidecar) if sidecar is not None else None
+    return _Interpreter(model, car).run()
+
+
+# --------------------------------------------------------------------------- main activity
+
+
+def no_activity_error(model: Model) -> ModelError:
+    """The error for a file without activities, naming what it holds instead."""
+    return ModelError(
+        f"no activity found; the file holds {describe_contents(model.contents)}",
+        Location(file=Path(model.source).name if model.source else None),
+        hint="uml2perf reads activity diagrams: add an activity to the model, or export the package that holds it",
+    )
+
+
+def _called_ids(model: Model) -> set[str]:
+    called: set[str] = set()
+    for activity in model.activities:
+        for node in activity.walk():
+            if node.behavior:
+                called.add(node.behavior)
+    return called
+
+
+def _describe(activities: Iterable[Activity]) -> str:
+    return ", ".join(f"{a.name or '<unnamed>'!r} [xmi:id={a.id}]" for a in activities)
+
+
+def main_activity(model: Model, name: str | None = None) -> Activity:
+    """The activity ``run`` executes (SPEC section 4).
+
+    In order: the one ``name`` gives (by name or id); the one stereotyped
+    ``main``/``model+``; the one named ``main``/``MainActivity``; the only
+    non-empty activity no other activity calls.  Otherwise a
+    :class:`ModelError` lists the candidates with their ids.
+    """
+    where = Location(file=Path(model.source).name if model.source else None)
+    if not model.activities:
+        raise no_activity_error(model)
+    if name is not None:
+        found = model.activity(name)
+        if found is None:
+            raise ModelError(
+                f"no activity named {name!r}",
+                where,
+                hint=f"activities in the file: {_describe(model.activities)}",
+            )
+        return found
+    marked = [a for a in model.activities if a.is_main]
+    if len(marked) == 1:
+        return marked[0]
+    if len(marked) > 1:
+        raise ModelError(
+            f"{len(marked)} activities are stereotyped main/model+: {_describe(marked)}",
+            where,
+            hint="keep the stereotype on one activity, or choose with --activity NAME",
+        )
+    named = [a for a in model.activities if a.name.strip().lower() in ("main", "mainactivity")]
+    if len(named) == 1:
+        return named[0]
+    called = _called_ids(model)
+    roots = [a for a in model.activities if a.id not in called and a.region.nodes]
+    if len(roots) == 1:
+        return roots[0]
+    candidates = named or roots or list(model.activities)
+    raise ModelError(
+        f"cannot tell which activity is the main one; candidates: {_describe(candidates)}",
+        where,
+        hint="stereotype one activity «main», name it MainActivity, or choose with --activity NAME",
+    )
+
+
+__all__ = [
+    "MARTE",
+    "ROLES",
+    "Sidecar",
+    "apply_profile",
+    "load_sidecar",
+    "main_activity",
+    "no_activity_error",
+    "parse_vsl_duration",
+    "parse_vsl_real",
+    "parse_vsl_size",
+]

@@ -1,0 +1,112 @@
+"""Readers for the XMI dialects of UML tools.
+
+``read_model`` is the one call the rest of uml2perf makes: hardened loading
+(:mod:`uml2perf.reader.xml`), dialect detection over
+:data:`uml2perf.reader.dialects.DIALECTS`, reading into the neutral model, and
+interpretation of the performance profile (:func:`uml2perf.profile.apply_profile`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import InputError, Location
+from ..model import Model
+from .dialects import DIALECTS, by_name
+from .dialects.base import Dialect
+from .dialects.uml2 import exporter_info
+from .xml import XmiDocument, load_bytes, load_file, local_name
+
+
+def detect_dialect(doc: XmiDocument) -> Dialect:
+    """The registered dialect that scores highest on ``doc``; :class:`InputError` when none fits."""
+    best: Dialect | None = None
+    best_score = 0
+    for dialect in DIALECTS:
+        score = dialect.detect(doc)
+        if score > best_score:
+            best, best_score = dialect, score
+    if best is None:
+        raise InputError(
+            f"not a UML export uml2perf can read: {_describe_document(doc)}",
+            Location(file=doc.display_name, line=doc.root.sourceline),
+            hint="export the model as XMI (UML 2 or UML 1.4) from the UML tool; supported: "
+            + ", ".join(d.name for d in DIALECTS),
+        )
+    return best
+
+
+def _describe_document(doc: XmiDocument) -> str:
+    """What the file looks like, for the message when no dialect fits."""
+    root = doc.root
+    text = f"root element <{local_name(root.tag)}>"
+    exporter, extender = exporter_info(doc)
+    if exporter or extender:
+        text += f", exported by {exporter or extender!r}"
+    namespaces = sorted(doc.namespaces)
+    if namespaces:
+        shown = ", ".join(namespaces[:4]) + (", ..." if len(namespaces) > 4 else "")
+        text += f", namespaces {shown}"
+    else:
+        text += ", no XML namespaces (XMI declares at least the xmi namespace)"
+    return text
+
+
+def read_document(
+    doc: XmiDocument,
+    *,
+    sidecar: str | os.PathLike[str] | None = None,
+    dialect: str | None = None,
+    require_activity: bool = True,
+) -> Model:
+    """Read a loaded document: detect (or take) the dialect, read, apply the profile."""
+    from ..profile import apply_profile, no_activity_error
+
+    if dialect is not None:
+        chosen = by_name(dialect)
+        if chosen is None:
+            raise InputError(
+                f"unknown dialect {dialect!r}",
+                Location(file=doc.display_name),
+                hint="known dialects: " + ", ".join(d.name for d in DIALECTS),
+            )
+    else:
+        chosen = detect_dialect(doc)
+    model = chosen.read(doc)
+    if require_activity and not model.activities:
+        raise no_activity_error(model)
+    return apply_profile(model, sidecar)
+
+
+def read_model(
+    path: str | os.PathLike[str],
+    *,
+    sidecar: str | os.PathLike[str] | None = None,
+    dialect: str | None = None,
+    require_activity: bool = True,
+) -> Model:
+    """Read an XMI file into the neutral model with the performance profile applied.
+
+    ``sidecar`` is an optional TOML file of costs and stereotypes (see
+    :mod:`uml2perf.profile`); ``dialect`` forces a dialect by name instead of
+    detecting it.  A file without any activity raises :class:`ModelError`
+    naming what the file holds, unless ``require_activity`` is false.
+    """
+    return read_document(load_file(path), sidecar=sidecar, dialect=dialect, require_activity=require_activity)
+
+
+def read_bytes(
+    data: bytes,
+    path: str | os.PathLike[str] = "<input>",
+    *,
+    sidecar: str | os.PathLike[str] | None = None,
+    dialect: str | None = None,
+    require_activity: bool = True,
+) -> Model:
+    """Like :func:`read_model` for bytes already in memory; ``path`` names them in messages."""
+    return read_document(
+        load_bytes(data, str(path)), sidecar=sidecar, dialect=dialect, require_activity=require_activity
+    )
+
+
+__all__ = ["DIALECTS", "detect_dialect", "read_bytes", "read_document", "read_model"]

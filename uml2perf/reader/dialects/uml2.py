@@ -1,0 +1,1144 @@
+"""Reading UML 2 activity models from XMI, shared by every UML 2 tool.
+
+Eclipse UML2 (Papyrus, RSA, Modelio), MagicDraw/Cameo, Enterprise Architect
+and Visual Paradigm all serialise the same UML 2 metamodel; they differ in
+namespaces, in which attributes they omit and in a handful of habits.  This
+module holds what they share: :class:`Uml2Reader` reads one document into the
+neutral model, and the tool modules subclass it to override a few hooks
+(where activity nodes live, what an edge to an element outside the activity
+means, where stereotypes are stored).  This module also defines the Eclipse
+UML2 / Papyrus dialect and the generic fallback for UML 2 files whose
+exporter is not recognised.
+
+The reader is O(n): one pass over the tree builds the id index and finds
+activities, behaviours and classes; each activity is then read once, from its
+own subtree, without any XPath over the whole document.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from lxml import etree
+
+from ...errors import Diagnostic, Location, ModelError, Severity
+from ...model import (
+    Activity,
+    Clause,
+    CostFunction,
+    Edge,
+    LoopSpec,
+    Model,
+    Node,
+    NodeKind,
+    Region,
+    StereotypeApplication,
+    Variable,
+    normalise_name,
+)
+from ..xml import XSI_NAMESPACE, XmiDocument, local_name
+
+# --------------------------------------------------------------------------- namespaces
+
+_ECLIPSE_UML = re.compile(r"^https?://www\.eclipse\.org/uml2/(\d+)\.\d+\.\d+/UML$")
+_OMG_UML = re.compile(r"^https?://www\.omg\.org/spec/UML/(20\d{6})$")
+_SCHEMA_OMG_UML = re.compile(r"^https?://schema\.omg\.org/spec/UML/(2\.[\d.]+)$")
+
+
+def uml2_namespace(doc: XmiDocument) -> str | None:
+    """The UML 2 metamodel namespace the file declares, or ``None`` (UML 1.x, not UML at all)."""
+    for uri in sorted(doc.namespaces):
+        if _ECLIPSE_UML.match(uri) or _OMG_UML.match(uri) or _SCHEMA_OMG_UML.match(uri):
+            return uri
+    return None
+
+
+def is_eclipse_uml2(doc: XmiDocument) -> bool:
+    """True when the file is an Eclipse UML2 (EMF) serialisation."""
+    return any(_ECLIPSE_UML.match(uri) for uri in doc.namespaces)
+
+
+def is_omg_uml2(doc: XmiDocument) -> bool:
+    """True when the file uses an OMG UML 2 namespace (MagicDraw, EA, VP, Umbrello 2...)."""
+    return any(_OMG_UML.match(uri) or _SCHEMA_OMG_UML.match(uri) for uri in doc.namespaces)
+
+
+def exporter_info(doc: XmiDocument) -> tuple[str, str]:
+    """``(exporter, extender)`` from ``xmi:Documentation`` and the root ``xmi:Extension``.
+
+    Both are empty strings when absent.  Only the root's direct children are
+    looked at, so the cost does not depend on the file size.
+    """
+    exporter = ""
+    extender = ""
+    for child in doc.root:
+        tag = child.tag
+        if not isinstance(tag, str):
+            continue
+        name = local_name(tag)
+        if name == "Documentation" and not exporter:
+            exporter = child.get("exporter") or ""
+            if not exporter:
+                for sub in child:
+                    if isinstance(sub.tag, str) and local_name(sub.tag) == "exporter":
+                        exporter = (sub.text or "").strip()
+                        break
+            if not extender:
+                for sub in child:
+                    if isinstance(sub.tag, str) and local_name(sub.tag) == "Extension":
+                        extender = sub.get("extender") or ""
+        elif name == "Extension" and not extender:
+            extender = child.get("extender") or ""
+    return exporter, extender
+
+
+def head_contains(doc: XmiDocument, needle: bytes, limit: int = 8192) -> bool:
+    """Whether the first ``limit`` bytes of the raw file contain ``needle``.
+
+    Processing instructions and comments are dropped by the hardened parser,
+    so tool signatures written there (RSA) are only visible in the bytes.
+    """
+    return needle in doc.data[:limit]
+
+
+# --------------------------------------------------------------------------- metaclass tables
+
+CONTROL_NODE_KINDS: dict[str, NodeKind] = {
+    "InitialNode": NodeKind.INITIAL,
+    "ActivityFinalNode": NodeKind.ACTIVITY_FINAL,
+    "FlowFinalNode": NodeKind.FLOW_FINAL,
+    "DecisionNode": NodeKind.DECISION,
+    "MergeNode": NodeKind.MERGE,
+    "ForkNode": NodeKind.FORK,
+    "JoinNode": NodeKind.JOIN,
+}
+OBJECT_NODE_TYPES = frozenset(
+    {
+        "ActivityParameterNode",
+        "CentralBufferNode",
+        "DataStoreNode",
+        "ExpansionNode",
+        "ObjectNode",
+    }
+)
+STRUCTURED_TYPES = frozenset({"StructuredActivityNode", "ExpansionRegion", "SequenceNode"})
+PIN_TYPES = frozenset({"InputPin", "OutputPin", "ValuePin", "ActionInputPin", "Pin"})
+#: Features under which UML 2 actions own pins; EMF omits ``xmi:type`` when the
+#: pin has the feature's declared type, so the tag alone must identify them.
+PIN_FEATURES = frozenset(
+    {
+        "input",
+        "output",
+        "argument",
+        "result",
+        "structuredNodeInput",
+        "structuredNodeOutput",
+        "loopVariableInput",
+        "loopVariable",
+        "inputValue",
+        "object",
+        "target",
+        "first",
+        "second",
+        "insertAt",
+        "removeAt",
+        "request",
+        "collection",
+        "replyValue",
+        "returnInformation",
+        "exception",
+        "replacement",
+        "unmarshallResult",
+    }
+)
+NODE_FEATURES = frozenset({"node", "ownedNode", "structuredNode", "containedNode"})
+EDGE_FEATURES = frozenset({"edge", "ownedEdge", "containedEdge"})
+#: Metaclass of an element written without ``xmi:type``, by its feature name.
+IMPLICIT_TYPES = {
+    "structuredNode": "StructuredActivityNode",
+    "clause": "Clause",
+    "ownedComment": "Comment",
+    "ownedAttribute": "Property",
+    "ownedParameter": "Parameter",
+    "variable": "Variable",
+    "profileApplication": "ProfileApplication",
+}
+#: What ``Model.contents`` reports, in this order, with singular and plural labels.
+CONTENT_LABELS: dict[str, tuple[str, str]] = {
+    "Activity": ("activity", "activities"),
+    "Class": ("class", "classes"),
+    "Interface": ("interface", "interfaces"),
+    "Enumeration": ("enumeration", "enumerations"),
+    "DataType": ("data type", "data types"),
+    "Signal": ("signal", "signals"),
+    "Component": ("component", "components"),
+    "Package": ("package", "packages"),
+    "UseCase": ("use case", "use cases"),
+    "Actor": ("actor", "actors"),
+    "StateMachine": ("state machine", "state machines"),
+    "Interaction": ("interaction", "interactions"),
+    "OpaqueBehavior": ("opaque behavior", "opaque behaviors"),
+    "FunctionBehavior": ("function behavior", "function behaviors"),
+    "Collaboration": ("collaboration", "collaborations"),
+    "Association": ("association", "associations"),
+    "Dependency": ("dependency", "dependencies"),
+    "Abstraction": ("abstraction", "abstractions"),
+    "InstanceSpecification": ("instance", "instances"),
+    "Node": ("deployment node", "deployment nodes"),
+    "Device": ("device", "devices"),
+    "ExecutionEnvironment": ("execution environment", "execution environments"),
+    "Artifact": ("artifact", "artifacts"),
+}
+#: Label used in ``Model.contents`` for stereotype applications.
+STEREOTYPE_LABEL = "stereotype applications"
+#: Languages whose OpaqueBehavior bodies can be cost-function expressions.
+FUNCTION_LANGUAGES = frozenset({"", "python", "uml2perf", "c", "c++", "cpp", "expression", "java"})
+#: Languages whose OpaqueAction bodies are code fragments (SPEC section 5).
+CODE_LANGUAGES = frozenset({"python", "uml2perf"})
+#: Languages whose bodies become code fragments when they are plain assignments.
+ASSIGNMENT_LANGUAGES = frozenset({"", "c", "c++", "cpp"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*\s*(?:[-+*/%]|//|\*\*)?=(?!=)\s*[^;{}]+$")
+_SKIPPED_WRAPPERS = frozenset({"Extension", "eAnnotations", "XMI.extension"})
+
+
+def plural(count: int, singular: str, plural_form: str) -> str:
+    return f"{count} {singular if count == 1 else plural_form}"
+
+
+def describe_contents(contents: Iterable[tuple[str, int]]) -> str:
+    """``12 classes, 2 state machines`` from ``Model.contents``; ``nothing UML`` when empty."""
+    singulars = {plural_form: singular for singular, plural_form in CONTENT_LABELS.values()}
+    singulars[STEREOTYPE_LABEL] = "stereotype application"
+    parts = [plural(n, singulars.get(label, label), label) for label, n in contents if n]
+    return ", ".join(parts) if parts else "no UML elements at all"
+
+
+def plain_assignments(text: str) -> str | None:
+    """The statements of a C-style body made only of ``name = expr;`` lines, else ``None``.
+
+    Performance Prophet stored code fragments as C++ (``GV = 1; P = 3.14;``).
+    Such bodies are accepted as code fragments, one assignment per line; any
+    body with braces, calls as statements, declarations or comments is not.
+    """
+    statements = [part.strip() for chunk in text.splitlines() for part in chunk.split(";")]
+    statements = [s for s in statements if s]
+    if not statements or not all(_ASSIGNMENT.match(s) for s in statements):
+        return None
+    return "\n".join(statements)
+
+
+# --------------------------------------------------------------------------- reader state
+
+
+@dataclass
+class RegionState:
+    """The region being built: its container id, nodes so far and their ids."""
+
+    container: str
+    nodes: list[Node] = field(default_factory=list)
+    ids: set[str] = field(default_factory=set)
+    parent: RegionState | None = None
+
+    def add(self, node: Node) -> None:
+        self.nodes.append(node)
+        self.ids.add(node.id)
+
+
+class Uml2Reader:
+    """Reads one UML 2 XMI document into a :class:`Model`.
+
+    One instance per read: it owns the id index, the stereotype table and the
+    diagnostics.  Tool dialects subclass it and override the hooks
+    (``node_kind``, ``outside_endpoint``, ``adjust_edges``,
+    ``extra_stereotypes``, ``finish``) rather than adding special cases here.
+    """
+
+    dialect_name = "uml2"
+
+    def __init__(self, doc: XmiDocument):
+        self.doc = doc
+        self.file = doc.display_name
+        self.diagnostics: list[Diagnostic] = []
+        xmi_ns = doc.xmi_namespace or "http://www.omg.org/XMI"
+        self.k_id = f"{{{xmi_ns}}}id"
+        self.k_idref = f"{{{xmi_ns}}}idref"
+        self.k_type = f"{{{xmi_ns}}}type"
+        self.k_xsi_type = f"{{{XSI_NAMESPACE}}}type"
+        self.xmi_ns = xmi_ns
+        self.uml_ns = uml2_namespace(doc)
+        self._index: dict[str, etree._Element] | None = None
+        self._roots: list[etree._Element] | None = None
+        self.stereotypes: dict[str, list[StereotypeApplication]] = {}
+        self.pending_bases: list[tuple[str, str, etree._Element]] = []  # (base id, label, application)
+        self.used_bases: set[str] = set()
+        self.partition_names: dict[str, str] = {}
+        self.stereotype_count = 0
+        self.pin_owner: dict[str, str] = {}
+        self.region_of: dict[str, str] = {}  # node id -> container id
+        self.parent_region: dict[str, str | None] = {}  # container id -> its own container
+        self.partition_of: dict[str, str] = {}
+        self.activity_elements: list[etree._Element] = []
+        self.behavior_elements: list[etree._Element] = []
+        self.class_elements: list[etree._Element] = []
+        self.orphan_edges: list[etree._Element] = []
+        self.counts: Counter[str] = Counter()
+        self.comment_count = 0
+
+    # ------------------------------------------------------------------ entry point
+
+    @property
+    def index(self) -> dict[str, etree._Element]:
+        """xmi:id -> element over the whole file, built on first use (one C-level walk).
+
+        Plain files never need it: nodes, pins and edges are resolved from the
+        activity being read.  Stereotypes on other elements, tool quirks and
+        error messages build it.
+        """
+        if self._index is None:
+            k_id = self.k_id
+            index: dict[str, etree._Element] = {}
+            for element in self.doc.root.iter():
+                ident = element.get(k_id)
+                if ident is not None and ident not in index:
+                    index[ident] = element
+            self._index = index
+        return self._index
+
+    def read(self) -> Model:
+        self.scan()
+        self.read_stereotypes()
+        self.extra_stereotypes()
+        self.stereotypes = {k: tuple(v) for k, v in self.stereotypes.items()}  # type: ignore[misc]
+        self.prepare()
+        activities = tuple(self.read_activity(el) for el in self.activity_elements)
+        functions = tuple(f for f in (self.read_function(el) for el in self.behavior_elements) if f)
+        globals_ = tuple(v for el in self.class_elements for v in self.read_globals(el))
+        self.check_stereotype_bases()
+        self.report_skipped()
+        self.finish()
+        contents = [
+            (plural_form, self.counts[metaclass])
+            for metaclass, (_, plural_form) in CONTENT_LABELS.items()
+            if self.counts[metaclass]
+        ]
+        if self.stereotype_count:
+            contents.append((STEREOTYPE_LABEL, self.stereotype_count))
+        return Model(
+            source=self.doc.path,
+            dialect=self.dialect_name,
+            name=self.model_name(),
+            activities=activities,
+            functions=functions,
+            globals=globals_,
+            contents=tuple(contents),
+            diagnostics=tuple(self.diagnostics),
+        )
+
+    # ------------------------------------------------------------------ hooks
+
+    def prepare(self) -> None:
+        """Called after the scan, before activities are read (dialects rearrange here)."""
+
+    def finish(self) -> None:
+        """Called after everything is read (dialects add their diagnostics here)."""
+
+    def extra_stereotypes(self) -> None:
+        """Add stereotype applications stored outside the root (EA keeps them in xmi:Extension)."""
+
+    def adjust_edges(self, container: str, edges: list[etree._Element]) -> list[etree._Element]:
+        """The edge elements of a region; Visual Paradigm moves some between activities."""
+        return edges
+
+    def outside_endpoint(self, element: etree._Element, ref: str, region: RegionState) -> str | None:
+        """An edge end that exists in the file but not in the region being read.
+
+        Return the id of a node of ``region`` that stands for it (creating it
+        if needed), or ``None`` to drop the edge with a diagnostic.  Tools
+        that keep nodes outside their activity override this.
+        """
+        return None
+
+    def node_kind(self, element: etree._Element, metaclass: str) -> NodeKind | None:
+        """The neutral kind of an activity node, ``None`` for pins and non-nodes."""
+        kind = CONTROL_NODE_KINDS.get(metaclass)
+        if kind is not None:
+            return kind
+        if metaclass in PIN_TYPES:
+            return None
+        if metaclass in OBJECT_NODE_TYPES:
+            return NodeKind.OBJECT
+        if metaclass == "CallBehaviorAction":
+            return NodeKind.CALL
+        if metaclass in STRUCTURED_TYPES:
+            return NodeKind.STRUCTURED
+        if metaclass == "LoopNode":
+            return NodeKind.LOOP
+        if metaclass == "ConditionalNode":
+            return NodeKind.CONDITIONAL
+        if metaclass.endswith("Action") or metaclass == "Action":
+            return NodeKind.ACTION
+        return None
+
+    # ------------------------------------------------------------------ small helpers
+
+    def metaclass(self, element: etree._Element) -> str:
+        """``xmi:type``/``xsi:type`` without prefix, else the implicit type of the feature, else the tag."""
+        value = element.get(self.k_type) or element.get(self.k_xsi_type)
+        if value:
+            return value.rpartition(":")[2]
+        tag = element.tag
+        if not isinstance(tag, str):
+            return ""
+        name = tag.rpartition("}")[2]
+        return IMPLICIT_TYPES.get(name, name)
+
+    def typed_uml(self, element: etree._Element) -> str | None:
+        """The metaclass when the element is explicitly typed as a UML element, else ``None``."""
+        value = element.get(self.k_type) or element.get(self.k_xsi_type)
+        if not value:
+            return None
+        prefix, _, name = value.rpartition(":")
+        if prefix and element.nsmap.get(prefix) != self.uml_ns:
+            return None
+        return name
+
+    def eid(self, element: etree._Element) -> str | None:
+        return element.get(self.k_id)
+
+    def location(self, element: etree._Element | None, name: str | None = None, uml_type: str | None = None) -> Location:
+        if element is None:
+            return Location(file=self.file)
+        return Location(
+            file=self.file,
+            line=element.sourceline,
+            element_id=element.get(self.k_id),
+            name=name if name is not None else (element.get("name") or None),
+            uml_type=uml_type or self.metaclass(element),
+        )
+
+    def diag(
+        self,
+        severity: Severity,
+        message: str,
+        element: etree._Element | None = None,
+        hint: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        self.diagnostics.append(Diagnostic(severity, message, self.location(element), hint, code))
+
+    def name_of(self, element: etree._Element) -> str:
+        name = element.get("name")
+        if name is not None:
+            return name
+        for child in element:
+            if child.tag == "name":
+                return (child.text or "").strip()
+        return ""
+
+    def refs(self, element: etree._Element, feature: str) -> list[str]:
+        """Ids an element refers to through ``feature``: attribute list, ``xmi:idref`` or ``href`` children."""
+        value = element.get(feature)
+        if not len(element):
+            return value.split() if value else []
+        found: list[str] = value.split() if value else []
+        for child in element:
+            if child.tag == feature:
+                ref = child.get(self.k_idref) or child.get(self.k_id)
+                if ref:
+                    found.append(ref)
+                else:
+                    href = child.get("href")
+                    if href:
+                        found.append(href.rpartition("#")[2])
+        return found
+
+    def ref(self, element: etree._Element, feature: str) -> str | None:
+        value = element.get(feature)
+        if value:
+            return value.split(None, 1)[0]
+        found = self.refs(element, feature)
+        return found[0] if found else None
+
+    def children(self, element: etree._Element, feature: str) -> Iterator[etree._Element]:
+        for child in element:
+            if child.tag == feature:
+                yield child
+
+    def in_skipped_wrapper(self, element: etree._Element) -> bool:
+        """Whether the element sits in a tool extension or annotation (diagrams, EA tables...)."""
+        for ancestor in element.iterancestors():
+            tag = ancestor.tag
+            if isinstance(tag, str) and tag.rpartition("}")[2] in _SKIPPED_WRAPPERS:
+                return True
+        return False
+
+    def model_name(self) -> str:
+        for element in self.model_roots():
+            name = element.get("name")
+            if name:
+                return name
+        return ""
+
+    def model_roots(self) -> list[etree._Element]:
+        """The UML top-level elements: the root itself, or the root's children in the UML namespace."""
+        if self._roots is None:
+            root = self.doc.root
+            prefix = f"{{{self.uml_ns}}}"
+            if isinstance(root.tag, str) and root.tag.startswith(prefix):
+                self._roots = [root]
+            else:
+                self._roots = [c for c in root if isinstance(c.tag, str) and c.tag.startswith(prefix)]
+        return self._roots
+
+    # ------------------------------------------------------------------ the global pass
+
+    #: Features under which UML owns the classifiers, packages and behaviours the scan looks for.
+    SCAN_FEATURES = (
+        "packagedElement",
+        "ownedMember",
+        "nestedClassifier",
+        "ownedBehavior",
+        "ownedUseCase",
+        "ownedComment",
+        "nestedPackage",
+        "ownedType",
+        "entry",
+        "exit",
+        "doActivity",
+        "effect",
+        "method",
+    )
+
+    def scan(self) -> None:
+        """One pass over the owning features: activities, behaviours, classes, content counts.
+
+        Only elements under :data:`SCAN_FEATURES` are visited (lxml filters
+        the tags in C), so the thousands of nodes, pins and edges of a big
+        activity cost nothing here.
+        """
+        counts = self.counts
+        interesting = CONTENT_LABELS.keys() | {"Comment", "Model"}
+        roots = self.model_roots()
+        candidates: list[etree._Element] = list(roots)
+        for root in roots:
+            candidates.extend(root.iter(*self.SCAN_FEATURES))
+        for element in candidates:
+            typed = element.get(self.k_type) or element.get(self.k_xsi_type)
+            if typed is None:
+                if element.tag == "ownedComment":
+                    typed = "uml:Comment"
+                elif element in roots:
+                    typed = "uml:" + local_name(element.tag)
+                else:
+                    continue
+            metaclass = typed.rpartition(":")[2]
+            if metaclass not in interesting or element.get("href") is not None:
+                continue  # not counted, or a proxy for an element of another file
+            if element.tag != "ownedComment" and element not in roots and self.typed_uml(element) is None:
+                continue
+            if self.in_skipped_wrapper(element):
+                continue
+            if metaclass == "Comment":
+                self.comment_count += 1
+                continue
+            if metaclass in ("Package", "Model"):
+                self.orphan_edges.extend(c for c in element if c.tag in EDGE_FEATURES)
+                if metaclass == "Model":
+                    continue
+            counts[metaclass] += 1
+            if metaclass == "Activity":
+                self.activity_elements.append(element)
+            elif metaclass in ("OpaqueBehavior", "FunctionBehavior"):
+                self.behavior_elements.append(element)
+            elif metaclass == "Class":
+                self.class_elements.append(element)
+
+    # ------------------------------------------------------------------ stereotypes
+
+    def read_stereotypes(self) -> None:
+        """Root-level stereotype applications: ``<Profile:Stereo base_X="id" tag="v"/>``."""
+        skip = tuple(
+            f"{{{ns}}}"
+            for ns in (self.xmi_ns, self.uml_ns, "http://www.eclipse.org/emf/2002/Ecore", XSI_NAMESPACE)
+            if ns
+        ) + ("{http://www.omg.org/spec/XMI", "{http://schema.omg.org/spec/XMI")
+        for element in self.doc.root:
+            tag = element.tag
+            if isinstance(tag, str) and not tag.startswith(skip):
+                self.read_application(element)
+
+    def read_application(self, element: etree._Element) -> None:
+        bases: list[str] = []
+        tags: list[tuple[str, str]] = []
+        for key, value in element.items():
+            if key[0] == "{":
+                continue
+            if key.startswith("base_"):
+                for ref in value.split():
+                    if ref not in bases:
+                        bases.append(ref)
+            else:
+                tags.append((key, value))
+        for child in element if len(element) else ():
+            ctag = child.tag
+            if not isinstance(ctag, str):
+                continue
+            name = local_name(ctag)
+            if name.startswith("base_"):
+                ref = child.get(self.k_idref) or (child.get("href") or "").rpartition("#")[2]
+                if ref and ref not in bases:
+                    bases.append(ref)
+                continue
+            if len(child):
+                continue  # a structured value (a data-type instance): not a tag we interpret
+            ref = child.get(self.k_idref)
+            tags.append((name, ref if ref else (child.text or "").strip()))
+        namespace, _, name = element.tag[1:].partition("}") if element.tag[0] == "{" else ("", "", element.tag)
+        stereotype = StereotypeApplication(name, element.prefix or namespace or None, tuple(tags))
+        self.stereotype_count += 1
+        label = f"{stereotype.profile}:{stereotype.name}" if stereotype.profile else stereotype.name
+        if not bases:
+            self.diag(
+                Severity.WARNING,
+                f"stereotype application {label} is applied to no element (no base_* reference); ignored",
+                element,
+                code="orphan-stereotype",
+            )
+            return
+        for base in bases:
+            self.pending_bases.append((base, label, element))
+            self.add_stereotype(base, stereotype)
+
+    def check_stereotype_bases(self) -> None:
+        """Warn about applications whose base element is not in the file.
+
+        Checked after reading, so the id index is only built when some
+        application points at something other than a node, flow or activity.
+        """
+        for base, label, element in self.pending_bases:
+            if base in self.used_bases or base in self.index:
+                continue
+            self.diag(
+                Severity.WARNING,
+                f"stereotype application {label} refers to element id {base!r}, which is not in the file",
+                element,
+                hint="the model may have been exported partially; re-export it with its profiles",
+                code="dangling-stereotype",
+            )
+
+    def add_stereotype(self, element_id: str, stereotype: StereotypeApplication) -> None:
+        """Attach an application, merging tags into an existing one of the same name."""
+        existing = self.stereotypes.setdefault(element_id, [])
+        for position, old in enumerate(existing):
+            if old.key == stereotype.key:
+                known = {normalise_name(n) for n, _ in old.tags}
+                extra = tuple((n, v) for n, v in stereotype.tags if normalise_name(n) not in known)
+                existing[position] = StereotypeApplication(old.name, old.profile, old.tags + extra)
+                return
+        existing.append(stereotype)
+
+    def stereotypes_of(self, element_id: str | None) -> tuple[StereotypeApplication, ...]:
+        if element_id is None:
+            return ()
+        found = self.stereotypes.get(element_id)
+        if not found:
+            return ()
+        self.used_bases.add(element_id)
+        return found if isinstance(found, tuple) else tuple(found)
+
+    # ------------------------------------------------------------------ value specifications
+
+    def bodies(self, element: etree._Element) -> list[tuple[str, str]]:
+        """``(language, body)`` pairs of an opaque element; ``body``/``language`` as children or attributes."""
+        body_list: list[str] = []
+        lang_list: list[str] = []
+        for child in element if len(element) else ():
+            tag = child.tag
+            if tag == "body":
+                body_list.append(child.text or "")
+            elif tag == "language":
+                lang_list.append((child.text or "").strip())
+        if not body_list and element.get("body") is not None:
+            body_list = [element.get("body") or ""]
+        if not lang_list and element.get("language") is not None:
+            lang_list = (element.get("language") or "").split(",") if len(body_list) > 1 else [element.get("language") or ""]
+        return [(lang_list[i] if i < len(lang_list) else "", body) for i, body in enumerate(body_list)]
+
+    def value_text(self, spec: etree._Element, guard: bool = False) -> str | None:
+        """The text of a ValueSpecification as an expression, following UML defaults.
+
+        For guards, the tools' default ``true`` (and an empty body) means no guard.
+        """
+        metaclass = self.metaclass(spec)
+        value = spec.get("value")
+        if metaclass == "LiteralBoolean":
+            if guard:
+                return None if value in (None, "", "true") else "False"
+            return "True" if value == "true" else "False"
+        if metaclass == "LiteralInteger":
+            return value if value not in (None, "") else "0"
+        if metaclass == "LiteralReal":
+            return value if value not in (None, "") else "0.0"
+        if metaclass == "LiteralUnlimitedNatural":
+            return value if value not in (None, "") else "0"
+        if metaclass == "LiteralString":
+            text = value if value is not None else (spec.findtext("value") or "")
+            return self._clean_guard(text) if guard else text
+        if metaclass == "LiteralNull":
+            return None
+        if metaclass in ("OpaqueExpression", "Expression", "TimeExpression", "Duration"):
+            pairs = self.bodies(spec)
+            if not pairs:
+                symbol = spec.get("symbol")
+                return symbol if symbol else None
+            text = self.pick_body(pairs)[1].strip()
+            return self._clean_guard(text) if guard else text
+        if metaclass == "InstanceValue":
+            target = self.index.get(self.ref(spec, "instance") or "")
+            return self.name_of(target) if target is not None else None
+        return value
+
+    @staticmethod
+    def _clean_guard(text: str) -> str | None:
+        text = text.strip()
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1].strip()
+        if not text or text.lower() == "true":
+            return None
+        return text
+
+    @staticmethod
+    def pick_body(pairs: list[tuple[str, str]]) -> tuple[str, str]:
+        """Prefer a body in our own languages, then one in no language, then the first."""
+        for preferred in (CODE_LANGUAGES, {""}):
+            for language, body in pairs:
+                if language.strip().lower() in preferred:
+                    return language, body
+        return pairs[0]
+
+    # ------------------------------------------------------------------ activities
+
+    def read_activity(self, element: etree._Element) -> Activity:
+        aid = self.eid(element) or f"activity@{element.sourceline}"
+        name = self.name_of(element)
+        self.read_partitions(element)
+        state = RegionState(aid)
+        self.parent_region[aid] = None
+        region = self.read_region(element, state)
+        return Activity(
+            id=aid,
+            name=name,
+            location=self.location(element, name, "Activity"),
+            region=region,
+            attributes=tuple(self.read_variable(a) for a in self.children(element, "ownedAttribute")),
+            variables=tuple(self.read_variable(v) for v in self.children(element, "variable")),
+            stereotypes=self.stereotypes_of(aid),
+        )
+
+    def read_partitions(self, activity: etree._Element) -> None:
+        """Map node ids to partition names, from ``group``/``partition`` and their ``node`` lists."""
+        stack = [g for g in activity if g.tag in ("group", "partition", "ownedGroup")]
+        while stack:
+            group = stack.pop()
+            metaclass = self.metaclass(group)
+            if metaclass == "InterruptibleActivityRegion":
+                self.diag(
+                    Severity.INFO,
+                    "interruptible region read as plain flow: its interrupting edges are ordinary flows here",
+                    group,
+                    code="interruptible-region",
+                )
+                continue
+            if metaclass != "ActivityPartition" and group.tag != "partition":
+                continue
+            name = self.name_of(group)
+            group_id = self.eid(group)
+            if group_id is not None:
+                self.partition_names[group_id] = name
+            for node_id in self.refs(group, "node") + self.refs(group, "containedNode"):
+                self.partition_of.setdefault(node_id, name)
+            stack.extend(g for g in group if g.tag in ("subpartition", "group"))
+
+    def read_region(self, container: etree._Element, state: RegionState) -> Region:
+        edge_elements: list[etree._Element] = []
+        for child in container:
+            tag = child.tag
+            if tag in NODE_FEATURES:
+                if child.get(self.k_id) is None:
+                    continue  # a reference (partition membership), not a definition
+                node = self.read_node(child, state)
+                if node is not None:
+                    state.add(node)
+            elif tag in EDGE_FEATURES:
+                if child.get(self.k_id) is not None:
+                    edge_elements.append(child)
+        edges = [
+            edge
+            for edge in (self.read_edge(e, state) for e in self.adjust_edges(state.container, edge_elements))
+            if edge is not None
+        ]
+        return Region(nodes=tuple(state.nodes), edges=tuple(edges))
+
+    def read_node(self, element: etree._Element, state: RegionState) -> Node | None:
+        nid = element.get(self.k_id) or ""
+        metaclass = self.metaclass(element)
+        kind = self.node_kind(element, metaclass)
+        if kind is None:
+            if metaclass in PIN_TYPES:
+                return None
+            self.diag(
+                Severity.WARNING,
+                f"unknown activity node type {metaclass!r} read as a plain action",
+                element,
+                code="unknown-node",
+            )
+            kind = NodeKind.ACTION
+        name = self.name_of(element)
+        self.region_of[nid] = state.container
+        self.register_pins(element, nid)
+        extra: dict[str, object] = {}
+        if kind is NodeKind.CALL:
+            extra["behavior"] = self.ref(element, "behavior")
+        elif kind in (NodeKind.STRUCTURED, NodeKind.LOOP, NodeKind.CONDITIONAL):
+            self.parent_region[nid] = state.container
+            extra["region"] = self.read_region(element, RegionState(nid, parent=state))
+            if kind is NodeKind.LOOP:
+                extra["loop"] = self.read_loop(element)
+            elif kind is NodeKind.CONDITIONAL:
+                extra["clauses"] = tuple(self.read_clause(c) for c in self.children(element, "clause"))
+        elif kind is NodeKind.ACTION and metaclass == "OpaqueAction":
+            extra.update(self.read_action_body(element))
+        partition = self.partition_of.get(nid)
+        if partition is None:
+            in_partition = self.ref(element, "inPartition")
+            if in_partition is not None:
+                partition = self.partition_names.get(in_partition)
+                if partition is None:
+                    group = self.index.get(in_partition)
+                    partition = self.name_of(group) if group is not None else None
+        return Node(
+            id=nid,
+            name=name,
+            kind=kind,
+            uml_type=metaclass,
+            location=Location(self.file, element.sourceline, nid, name or None, metaclass),
+            stereotypes=self.stereotypes_of(nid),
+            partition=partition,
+            **extra,  # type: ignore[arg-type]
+        )
+
+    def register_pins(self, element: etree._Element, owner: str) -> None:
+        if not len(element):
+            return
+        for child in element:
+            tag = child.tag
+            if not isinstance(tag, str):
+                continue
+            pin_id = child.get(self.k_id)
+            if pin_id is None:
+                continue
+            typed = child.get(self.k_type) or child.get(self.k_xsi_type)
+            if typed is not None:
+                is_pin = typed.rpartition(":")[2] in PIN_TYPES
+            else:
+                is_pin = tag in PIN_FEATURES
+            if is_pin:
+                self.pin_owner[pin_id] = owner
+                self.register_pins(child, owner)  # ActionInputPin owns pins of its own
+
+    def read_action_body(self, element: etree._Element) -> dict[str, object]:
+        pairs = self.bodies(element)
+        if not pairs:
+            return {}
+        language, body = self.pick_body(pairs)
+        lang = language.strip().lower()
+        result: dict[str, object] = {"body_text": body, "body_language": language or None}
+        if lang in CODE_LANGUAGES:
+            result["code"] = body.strip()
+        elif lang in ASSIGNMENT_LANGUAGES:
+            code = plain_assignments(body)
+            if code is not None:
+                result["code"] = code
+        return result
+
+    def read_loop(self, element: etree._Element) -> LoopSpec:
+        tested = element.get("isTestedFirst")
+        return LoopSpec(
+            setup=tuple(self.refs(element, "setupPart")),
+            test=tuple(self.refs(element, "test")),
+            body=tuple(self.refs(element, "bodyPart")),
+            tested_first=tested == "true",
+        )
+
+    def read_clause(self, element: etree._Element) -> Clause:
+        return Clause(test=tuple(self.refs(element, "test")), body=tuple(self.refs(element, "body")))
+
+    # ------------------------------------------------------------------ edges
+
+    def read_edge(self, element: etree._Element, state: RegionState) -> Edge | None:
+        eid = element.get(self.k_id) or ""
+        metaclass = self.metaclass(element)
+        name = self.name_of(element)
+        ends: list[str] = []
+        raw_source = self.ref(element, "source")
+        for feature, raw in (("source", raw_source), ("target", self.ref(element, "target"))):
+            if raw is None:
+                raise ModelError(
+                    f"flow has no {feature}",
+                    self.location(element, name, metaclass),
+                    hint="every control/object flow needs a source and a target; fix or delete it in the UML tool",
+                )
+            end = self.resolve_end(element, raw, feature, state)
+            if end is None:
+                return None
+            ends.append(end)
+        source, target = ends
+        if source == target and raw_source in self.pin_owner:
+            self.diag(
+                Severity.INFO,
+                "object flow between two pins of the same action dropped (it would be a self-loop)",
+                element,
+                code="dropped-flow",
+            )
+            return None
+        return Edge(
+            id=eid,
+            source=source,
+            target=target,
+            location=Location(self.file, element.sourceline, eid, name or None, metaclass),
+            name=name,
+            kind=self.edge_kind(element, metaclass),
+            guard=self.guard_of(element),
+            stereotypes=self.stereotypes_of(eid),
+        )
+
+    def edge_kind(self, element: etree._Element, metaclass: str) -> str:
+        return "object" if metaclass == "ObjectFlow" else "control"
+
+    def guard_of(self, element: etree._Element) -> str | None:
+        """The guard text of a flow: an owned ``guard`` ValueSpecification, or one referenced by id."""
+        for child in element:
+            if child.tag == "guard":
+                return self.value_text(child, guard=True)
+        guard_ref = element.get("guard")
+        if guard_ref and guard_ref in self.index:
+            return self.value_text(self.index[guard_ref], guard=True)
+        return None
+
+    def resolve_end(self, edge: etree._Element, raw: str, feature: str, state: RegionState) -> str | None:
+        """Map an edge end to a node id of the region; pins map to their owning action."""
+        node_id = self.pin_owner.get(raw, raw)
+        if node_id in state.ids:
+            return node_id
+        element = self.index.get(raw)
+        if element is None:
+            raise ModelError(
+                f"flow {feature} refers to id {raw!r}, which is not in the file (dangling id)",
+                self.location(edge),
+                hint="the export is incomplete or was edited by hand; re-export the model",
+            )
+        if node_id == state.container or self.is_ancestor_region(node_id, state):
+            self.diag(
+                Severity.INFO,
+                f"flow {feature} is a pin of the enclosing node {node_id!r}: data entering or leaving the region "
+                "has no control meaning and the flow is dropped",
+                edge,
+                code="dropped-flow",
+            )
+            return None
+        if node_id not in self.region_of:
+            substitute = self.outside_endpoint(element, raw, state)
+            if substitute is not None:
+                return substitute
+        self.diag(
+            Severity.WARNING,
+            f"flow {feature} {self.describe(element)} lies outside the region that owns the flow; flow dropped",
+            edge,
+            hint="draw the flow inside one activity or structured node",
+            code="dropped-flow",
+        )
+        return None
+
+    def is_ancestor_region(self, node_id: str, state: RegionState) -> bool:
+        """Whether ``node_id`` is a node of a region enclosing ``state`` (a boundary such as an ExpansionNode)."""
+        home = self.region_of.get(node_id)
+        if home is None:
+            return False
+        outer = state.parent
+        while outer is not None:
+            if outer.container == home:
+                return True
+            outer = outer.parent
+        return False
+
+    def describe(self, element: etree._Element) -> str:
+        name = self.name_of(element)
+        ident = element.get(self.k_id)
+        text = self.metaclass(element)
+        if name:
+            text += f" {name!r}"
+        if ident:
+            text += f" [xmi:id={ident}]"
+        return text
+
+    # ------------------------------------------------------------------ variables, functions, globals
+
+    def read_variable(self, element: etree._Element) -> Variable:
+        name = self.name_of(element)
+        default = None
+        for child in element:
+            if child.tag == "defaultValue":
+                default = self.value_text(child)
+                break
+        else:
+            default = element.get("default")
+        return Variable(
+            name=name,
+            location=self.location(element, name),
+            type_name=self.type_name(element),
+            default=default,
+            id=self.eid(element),
+        )
+
+    def type_name(self, element: etree._Element) -> str | None:
+        """The name of an element's type: a local classifier, or the tail of a library href."""
+        type_ref = element.get("type")
+        if type_ref:
+            target = self.index.get(type_ref)
+            return self.name_of(target) if target is not None else type_ref
+        for child in element:
+            if child.tag == "type":
+                ref = child.get(self.k_idref)
+                if ref:
+                    target = self.index.get(ref)
+                    return self.name_of(target) if target is not None else ref
+                href = child.get("href")
+                if href:
+                    return href.rpartition("#")[2].rpartition("/")[2] or None
+        return None
+
+    def read_function(self, element: etree._Element) -> CostFunction | None:
+        """An OpaqueBehavior/FunctionBehavior whose body may be a cost-function expression."""
+        name = self.name_of(element)
+        pairs = [(lang, body) for lang, body in self.bodies(element) if body.strip()]
+        usable = [(lang, body) for lang, body in pairs if lang.strip().lower() in FUNCTION_LANGUAGES]
+        if not usable:
+            if pairs:
+                languages = ", ".join(sorted({lang or "none" for lang, _ in pairs}))
+                self.diag(
+                    Severity.INFO,
+                    f"behavior body in {languages} is not a cost-function expression; not used as a cost function",
+                    element,
+                    code="not-a-function",
+                )
+            return None
+        language, body = self.pick_body(usable)
+        parameters = tuple(
+            self.name_of(p)
+            for p in self.children(element, "ownedParameter")
+            if (p.get("direction") or "in") != "return"
+        )
+        return CostFunction(
+            name=name,
+            parameters=parameters,
+            body=body.strip(),
+            location=self.location(element, name),
+            language=language or None,
+            id=self.eid(element),
+        )
+
+    def read_globals(self, element: etree._Element) -> list[Variable]:
+        """Attributes of a class named or stereotyped ``globals``."""
+        is_globals = self.name_of(element).strip().lower() == "globals" or any(
+            s.key == "globals" for s in self.stereotypes_of(self.eid(element))
+        )
+        if not is_globals:
+            return []
+        return [self.read_variable(a) for a in self.children(element, "ownedAttribute")]
+
+    # ------------------------------------------------------------------ skipped material
+
+    def report_skipped(self) -> None:
+        root = self.doc.root
+        diagrams = sum(1 for _ in root.iter("{*}Diagram", "diagram", "{*}diagram", "{*}diagramRepresentation"))
+        diagrams += sum(
+            1
+            for el in root.iter("contents")
+            if (el.get(self.k_type) or "").endswith(":Diagram")
+        )
+        if diagrams:
+            self.diag(
+                Severity.INFO,
+                f"skipped {plural(diagrams, 'diagram', 'diagrams')}: layout is not part of the performance model",
+                code="skipped-diagrams",
+            )
+        if self.comment_count:
+            self.diag(
+                Severity.INFO,
+                f"skipped {plural(self.comment_count, 'comment', 'comments')}: comments are not part of the "
+                "performance model",
+                code="skipped-comments",
+            )
+        for edge in self.orphan_edges:
+            self.diag(
+                Severity.WARNING,
+                "flow owned by a package, outside any activity; ignored",
+                edge,
+                hint="move the flow into the activity whose nodes it connects",
+                code="orphan-flow",
+            )
+
+
+# --------------------------------------------------------------------------- dialects
+
+
+class Uml2Dialect:
+    """Generic UML 2: any exporter not recognised; read with the shared rules and a warning."""
+
+    name = "uml2"
+    description = "generic UML 2 XMI from an exporter not recognised (read with the standard rules)"
+    reader_class: type[Uml2Reader] = Uml2Reader
+
+    def detect(self, doc: XmiDocument) -> int:
+        return 10 if uml2_namespace(doc) else 0
+
+    def read(self, doc: XmiDocument) -> Model:
+        reader = self.reader_class(doc)
+        reader.dialect_name = self.name
+        model = reader.read()
+        if self.name == "uml2":
+            exporter, extender = exporter_info(doc)
+            said = exporter or extender or "no exporter named"
+            warning = Diagnostic(
+                Severity.WARNING,
+                f"UML 2 file from an exporter uml2perf does not know ({said}); read with the generic UML 2 rules",
+                Location(file=doc.display_name),
+                hint="check the result with `uml2perf check`; tool quirks may be missed",
+                code="unknown-exporter",
+            )
+            model = _with_diagnostics(model, (warning,))
+        return model
+
+
+def _with_diagnostics(model: Model, extra: tuple[Diagnostic, ...]) -> Model:
+    from dataclasses import replace
+
+    return replace(model, diagnostics=model.diagnostics + extra)
+
+
+class PapyrusDialect(Uml2Dialect):
+    """Eclipse UML2 serialisations: Papyrus, Moka, Alf, and any EMF-based tool."""
+
+    name = "papyrus"
+    description = "Eclipse UML2 / Papyrus (.uml; UML2 namespaces 2.x-5.x, XMI 2.0 and 20131001)"
+
+    def detect(self, doc: XmiDocument) -> int:
+        return 80 if is_eclipse_uml2(doc) else 0
+
+
+GENERIC = Uml2Dialect()
+PAPYRUS = PapyrusDialect()
+DIALECT = PAPYRUS

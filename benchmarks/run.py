@@ -2,7 +2,7 @@
 
 Every number is the wall-clock time of a whole child process (interpreter
 start, imports, work, exit), best of ``--repeat`` runs, because that is what a
-user waits for.  Four measurements, in one run:
+user waits for.  Five measurements, in one run:
 
 (a) ``uml2perf convert`` of a generated 20,000-action Papyrus model, against a
     bare hardened ``lxml`` parse of the same file (target: at most 3x);
@@ -15,7 +15,9 @@ user waits for.  Four measurements, in one run:
     of the event loop (the runtime reports its event count and loop time in
     ``run --json``) and time per process (and per process x round for the
     ring), to show that the cost grows no worse than linearly;
-(d) peak resident memory (``ru_maxrss``) of every child process.
+(d) peak resident memory (``ru_maxrss``) of every child process;
+(e) ``uml2perf sweep`` of a bulk-synchronous model over the same process counts x
+    two problem sizes: the analytic fast path against simulating every point.
 
 uml2perf's own modules are byte-compiled first (``compileall`` into
 ``__pycache__``), as ``pip install`` does for an installed package: with
@@ -58,7 +60,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from uml2perf.synthetic import chain_model, ring_model, write_model  # noqa: E402
+from uml2perf.synthetic import bsp_model, chain_model, ring_model, write_model  # noqa: E402
 
 #: Targets of the ratios (uml2perf time / floor time).
 CONVERT_TARGET = 3.0
@@ -324,6 +326,29 @@ def bench_scaling(work: Path, sizes: Sizes, repeat: int) -> dict[str, Any]:
     }
 
 
+def bench_sweep(work: Path, sizes: Sizes, repeat: int) -> dict[str, Any]:
+    """(e) ``uml2perf sweep`` of a bulk-synchronous model: analytic fast path vs simulating every point."""
+    model = write_model(work / "bsp_sweep.uml", bsp_model(steps=20, collectives=("allreduce", "barrier")))
+    procs = ",".join(str(p) for p in sizes.scaling_procs)
+    machine = write_machine(work / "sweep_machine.toml", nodes_for(max(sizes.scaling_procs)))
+    base = [*uml2perf_command(), "sweep", str(model), "--machine", str(machine), "--grid", f"procs={procs}",
+            "--grid", "NAT=32,64", "--json", "-"]
+    fast = measure("sweep analytic", base, repeat, work)
+    slow = measure("sweep simulated", [*base, "--no-analytic", "--workers", "1"], repeat, work)
+    agree = None
+    if fast.ok and slow.ok:
+        a, b = _json_from(fast.stdout)["rows"], _json_from(slow.stdout)["rows"]
+        agree = all(abs(x["time"] - y["time"]) <= 1e-9 * abs(y["time"]) for x, y in zip(a, b)) and len(a) == len(b)
+    return {
+        "points": len(sizes.scaling_procs) * 2,
+        "procs": list(sizes.scaling_procs),
+        "analytic": fast.summary(),
+        "simulated": slow.summary(),
+        "speedup": _ratio(slow, fast),
+        "same_times": agree,
+    }
+
+
 def profile_commands(work: Path, sizes: Sizes, out_dir: Path) -> dict[str, str]:
     """cProfile statistics and ``-X importtime`` logs of convert and run (for finding hot spots)."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -452,6 +477,20 @@ def render(report: dict[str, Any]) -> str:
             )
         lines.append("")
         lines.append(f"Growth no worse than linear in processes: {'yes' if s['linear_or_better'] else 'NO'}.")
+    if "sweep" in report:
+        w = report["sweep"]
+        lines += [
+            "",
+            f"(e) `uml2perf sweep` of a bulk-synchronous model (20 supersteps, allreduce + barrier), "
+            f"procs = {', '.join(map(str, w['procs']))} x NAT = 32, 64 ({w['points']} points):",
+            "",
+            "| evaluation | wall [s] | CPU [s] | same predictions |",
+            "|---|---|---|---|",
+            f"| analytic fast path | {_fmt(w['analytic']['best'])} | {_fmt(w['analytic']['best_cpu'])} "
+            f"| {'yes (1e-9)' if w['same_times'] else 'NO' if w['same_times'] is False else 'n/a'} |",
+            f"| simulation of every point (1 worker) | {_fmt(w['simulated']['best'])} "
+            f"| {_fmt(w['simulated']['best_cpu'])} | |",
+        ]
     failures = [
         f"{name}: exit {part['returncode']}: {part['stderr'].strip().splitlines()[-1] if part['stderr'].strip() else ''}"
         for name, part in _commands(report)
@@ -469,6 +508,8 @@ def _commands(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
             found += [(f"{key}/{k}", report[key][k]) for k in ("floor", "uml2perf")]
     for row in report.get("scaling", {}).get("rows", []):
         found.append((f"scaling/P={row['procs']}", row["measurement"]))
+    if "sweep" in report:
+        found += [(f"sweep/{k}", report["sweep"][k]) for k in ("analytic", "simulated")]
     return found
 
 
@@ -482,8 +523,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run in seconds")
     parser.add_argument("--repeat", "-k", type=int, default=3, metavar="K", help="best of K runs (default 3)")
     parser.add_argument("--json", metavar="FILE", help="write every number as JSON")
-    parser.add_argument("--only", default="convert,ring,scaling",
-                        help="comma-separated parts to run: convert, ring, scaling (default: all)")
+    parser.add_argument("--only", default="convert,ring,scaling,sweep",
+                        help="comma-separated parts to run: convert, ring, scaling, sweep (default: all)")
     parser.add_argument("--workdir", metavar="DIR", help="keep generated models here (default: a temporary dir)")
     parser.add_argument("--profile", metavar="DIR", help="also write cProfile and -X importtime logs here")
     parser.add_argument("--no-compile", action="store_true",
@@ -510,7 +551,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     sizes = sizes_from(args)
     parts = {p.strip() for p in args.only.split(",") if p.strip()}
-    unknown = parts - {"convert", "ring", "scaling"}
+    unknown = parts - {"convert", "ring", "scaling", "sweep"}
     if unknown:
         print(f"error: unknown part(s) {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
@@ -532,6 +573,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             report["ring"] = bench_ring(work, sizes, args.repeat)
         if "scaling" in parts:
             report["scaling"] = bench_scaling(work, sizes, args.repeat)
+        if "sweep" in parts:
+            report["sweep"] = bench_sweep(work, sizes, args.repeat)
         if args.profile and {"convert", "ring"} <= parts:
             report["profile"] = profile_commands(work, sizes, Path(args.profile))
     finally:

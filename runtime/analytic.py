@@ -594,7 +594,7 @@ def _evaluate_shape(
                           "needs the simulator)")
     machine = plan.machine
     try:
-        collectives = CollectiveModel(node_of, machine.link, getattr(machine, "collectives", None))
+        collectives = CollectiveModel.for_machine(machine, node_of)
     except ValueError as exc:
         where = getattr(machine, "source", None) or f"machine '{machine.name}'"
         raise MachineError(f"{where}: [collectives] {exc}") from None

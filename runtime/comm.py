@@ -201,8 +201,7 @@ class CommState:
         model = self._collectives
         if model is None:
             try:
-                model = CollectiveModel(self.node_of, self.machine.link,
-                                        getattr(self.machine, "collectives", None))
+                model = CollectiveModel.for_machine(self.machine, self.node_of)
             except ValueError as exc:
                 where = getattr(self.machine, "source", None) or f"machine '{self.machine.name}'"
                 raise MachineError(f"{where}: [collectives] {exc}") from None

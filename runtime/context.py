@@ -165,8 +165,11 @@ class Context:
         n = len(sim.elements)
         self.calls = [0] * n
         self.incl = [0.0] * n
-        self.child = [0.0] * n
-        self.iters = [0] * n
+        # Composites and loops are rarer than leaves: their lists are allocated on
+        # first use (see _child_list / iteration), which halves the memory of
+        # runs with thousands of processes and large models.
+        self.child: list[float] | None = None
+        self.iters: list[int] | None = None
         self.totals = [0.0, 0.0, 0.0]
         self.thread_totals = [0.0, 0.0, 0.0]
         self.covered = 0.0
@@ -208,8 +211,8 @@ class Context:
         t.conv = None
         t.calls = proc.calls
         t.incl = proc.incl
-        t.child = proc.child
-        t.iters = proc.iters
+        t.child = None  # threads use their process's lists (see _child_list)
+        t.iters = None
         t.totals = proc.thread_totals
         t.thread_totals = proc.thread_totals
         t.covered = 0.0
@@ -395,13 +398,25 @@ class Context:
         i = elem.index
         self.calls[i] += 1
         self.incl[i] += incl
-        self.child[i] += self.covered - covered0
+        child = self.process.child
+        if child is None:
+            child = self._child_list()
+        child[i] += self.covered - covered0
         self.covered = covered0 + incl
+
+    def _child_list(self) -> list[float]:
+        """The process's per-element children time, allocated on first use."""
+        proc = self.process
+        if proc.child is None:
+            proc.child = [0.0] * len(proc.incl)
+        return proc.child
 
     def iteration(self, elem: Element) -> None:
         """Count one iteration of loop ``elem``; raise LimitError past the limit."""
         i = elem.index
-        iters = self.iters
+        iters = self.process.iters
+        if iters is None:
+            iters = self.process.iters = [0] * len(self.incl)
         iters[i] += 1
         if iters[i] > self.sim.max_iterations:
             raise LimitError(
@@ -502,10 +517,13 @@ class Context:
         i = elem.index
         self.calls[i] += 1
         self.incl[i] += d
-        self.child[i] += d
+        child = self.process.child
+        if child is None:
+            child = self._child_list()
+        child[i] += d
         self.covered += d
         self.totals[COMPUTE] += d
-        self._note(elem, COMPUTE, start, start + d)
+        self._note(elem, -1, start, start + d)
 
     def parallel(self, elem: Element, threads: int, body: Callable[[Context, Any], Any]) -> Any:
         """OpenMP-style region: ``body(t, v)`` once per thread ``t.tid`` in 0..threads-1."""

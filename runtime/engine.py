@@ -45,7 +45,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 import simpy
-from simpy.core import EmptySchedule, StopSimulation
+from simpy.core import StopSimulation
 from simpy.events import Event, Timeout
 
 from .context import Context, TracingContext, Variables
@@ -295,32 +295,33 @@ class Simulation:
         return Results.from_simulation(self)
 
     def _loop(self) -> str | None:
-        """Process events; returns ``"time"``/``"events"`` if a limit stopped the run."""
+        """Process events; returns ``"time"``/``"events"`` if a limit stopped the run.
+
+        Without limits this is SimPy's own loop.  With a limit, each event is
+        checked first, so the clock never passes ``max_time`` and a deadlock is
+        reported at the time of the last event that really happened.
+        """
         env = self.env
-        max_time = self.max_time
-        if self.max_events is None:
-            if max_time is None:
-                env.run()
-                return None
-            if max_time > env.now:
-                env.run(until=max_time)
-            # events at exactly max_time still belong to the run
-            try:
-                while self.error is None and env.peek() <= max_time:
-                    env.step()
-            except (EmptySchedule, StopSimulation):
-                pass
-            return "time" if env.peek() < math.inf else None
-        limit = max_time if max_time is not None else math.inf
-        step = env.step
-        try:
-            for _ in range(self.max_events):
-                if env.peek() > limit:
-                    return "time"
-                step()
-        except (EmptySchedule, StopSimulation):
+        if self.max_time is None and self.max_events is None:
+            env.run()
             return None
-        return "events" if env.peek() < math.inf else None
+        limit = self.max_time if self.max_time is not None else math.inf
+        budget = self.max_events if self.max_events is not None else -1
+        step = env.step
+        peek = env.peek
+        try:
+            while True:
+                upcoming = peek()
+                if upcoming == math.inf:
+                    return None
+                if upcoming > limit:
+                    return "time"
+                if budget == 0:
+                    return "events"
+                budget -= 1
+                step()
+        except StopSimulation:
+            return None
 
     # -- reports ----------------------------------------------------------------------------
 

@@ -108,7 +108,9 @@ def build_parser(spec: ModelSpec) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=f"python {spec.name}.py",
         description=f"Evaluate the performance model '{spec.name}' (from {spec.source}).")
-    parser.add_argument("--machine", metavar="FILE", help="machine file (TOML); default: a small built-in machine")
+    parser.add_argument("--machine", metavar="FILE",
+                        help="machine file (TOML) or the name of a bundled machine (gescher, laptop, "
+                             "cluster-modern); default: 1 node x 4 cores")
     parser.add_argument("--procs", type=int, metavar="N", help="number of processes (default: nodes x cores)")
     parser.add_argument("--nodes", type=int, metavar="N", help="override the machine's node count")
     parser.add_argument("--set", action="append", default=[], metavar="K=V", dest="overrides",
@@ -117,6 +119,8 @@ def build_parser(spec: ModelSpec) -> argparse.ArgumentParser:
     parser.add_argument("--placement", choices=("block", "round_robin"), help="process placement")
     parser.add_argument("--trace", metavar="FILE", help="write a Chrome/Perfetto trace (JSON)")
     parser.add_argument("--max-time", type=float, metavar="SECONDS", help="stop at this simulated time")
+    parser.add_argument("--max-iterations", type=int, metavar="N",
+                        help="stop a loop after N iterations per process (default 10,000,000)")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     return parser
 
@@ -145,10 +149,11 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
     except argparse.ArgumentTypeError as exc:
         parser.error(str(exc))
     try:
-        machine = Machine.from_toml(args.machine) if args.machine else None
+        machine = Machine.load(args.machine) if args.machine else None
         results = simulate(spec, machine=machine, procs=args.procs, nodes=args.nodes,
                            overrides=overrides, seed=args.seed, placement=args.placement,
-                           trace=args.trace, max_time=args.max_time)
+                           trace=args.trace, max_time=args.max_time,
+                           max_iterations=args.max_iterations)
     except SimulationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -41,7 +41,11 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
     """Save atomically: render to a temporary file, then rename it into place."""
     target = Path(path)
     suffix = target.suffix or ".png"
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=suffix, dir=target.parent or Path("."))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=suffix, dir=target.parent or Path("."))
+    except OSError as exc:
+        raise SimulationError(f"cannot write the plot '{target}': {exc.strerror or exc}",
+                              hint="check that its folder exists and is writable") from None
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=120, bbox_inches="tight", format=suffix.lstrip("."),

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .engine import Simulation
 
 
-@dataclass
+@dataclass(repr=False)
 class Results:
     """What :func:`~uml2perf_runtime.simulate` returns."""
 
@@ -100,6 +100,10 @@ class Results:
             timeline=timeline,
         )
 
+    def __repr__(self) -> str:
+        return (f"Results(model={self.model!r}, time={self.time!r}, processes={self.processes}, "
+                f"nodes={self.nodes}, machine={self.machine.get('name')!r})")
+
     # -- queries -------------------------------------------------------------------------
 
     def element(self, name: str) -> dict[str, Any]:
@@ -137,11 +141,12 @@ class Results:
         shows min/mean/max instead of one row per process.  Ends with a newline.
         """
         m = self.machine
+        used = len({row["node"] for row in self.per_process})
         lines = [
-            f"Model '{self.model}' ({self.source}) on machine '{m.get('name')}': "
-            f"{self.processes} process{'es' if self.processes != 1 else ''} on {self.nodes} "
-            f"node{'s' if self.nodes != 1 else ''} x {m.get('cores_per_node')} cores, "
-            f"placement {self.placement}, seed {self.seed}",
+            f"Model '{self.model}' ({self.source}) on machine '{m.get('name')}' "
+            f"({self.nodes} node{'s' if self.nodes != 1 else ''} x {m.get('cores_per_node')} cores): "
+            f"{self.processes} process{'es' if self.processes != 1 else ''} on {used} "
+            f"node{'s' if used != 1 else ''}, placement {self.placement}, seed {self.seed}",
             f"Predicted time: {self.time:.9g} s"
             + (f" ({format_time(self.time)})" if 0 < self.time < 1 else ""),
             f"({self.events:,} events simulated in {self.wall_time:.3f} s)",
@@ -195,33 +200,45 @@ def _element_rows(sim: Simulation) -> list[dict[str, Any]]:
     contexts = sim.contexts
     calls = np.array([ctx.calls for ctx in contexts], dtype=np.int64)
     incl = np.array([ctx.incl for ctx in contexts], dtype=np.float64)
-    child = np.array([ctx.child for ctx in contexts], dtype=np.float64)
+    child = np.zeros_like(incl)
+    for row, ctx in enumerate(contexts):
+        if ctx.child is not None:
+            child[row] = ctx.child
     excl = incl - child
     # Rounding can leave a composite a hair below zero exclusive time.
     excl[np.abs(excl) <= 1e-12 * np.maximum(1.0, np.abs(incl))] = 0.0
     total_excl = float(excl.sum())
+    # Spread over the processes that executed each element (vectorised over elements).
+    executed = calls > 0
+    count = executed.sum(axis=0)
+    safe = np.maximum(count, 1)
+    mean = np.where(executed, incl, 0.0).sum(axis=0) / safe
+    std = np.sqrt(np.where(executed, (incl - mean) ** 2, 0.0).sum(axis=0) / safe)
+    # Equal values summed in another order differ in the last bits: no spread.
+    std[std <= 1e-12 * np.abs(mean)] = 0.0
+    low = np.where(executed, incl, np.inf).min(axis=0)
+    high = np.where(executed, incl, -np.inf).max(axis=0)
+    inclusive = incl.sum(axis=0)
+    exclusive = excl.sum(axis=0)
+    total_calls = calls.sum(axis=0)
     rows = []
     for elem in sim.elements:
         i = elem.index
-        executed = calls[:, i] > 0
-        count = int(executed.sum())
-        values = incl[executed, i]
-        inclusive = float(incl[:, i].sum())
-        exclusive = float(excl[:, i].sum())
+        ran = int(count[i])
         rows.append({
             "name": elem.name,
             "id": elem.xmi_id,
             "kind": elem.kind,
             "line": elem.line,
-            "calls": int(calls[:, i].sum()),
-            "inclusive": inclusive,
-            "exclusive": exclusive,
-            "percent": 100.0 * exclusive / total_excl if total_excl > 0 else 0.0,
-            "processes": count,
-            "mean": float(values.mean()) if count else 0.0,
-            "min": float(values.min()) if count else 0.0,
-            "max": float(values.max()) if count else 0.0,
-            "std": float(values.std()) if count else 0.0,
+            "calls": int(total_calls[i]),
+            "inclusive": float(inclusive[i]),
+            "exclusive": float(exclusive[i]),
+            "percent": 100.0 * float(exclusive[i]) / total_excl if total_excl > 0 else 0.0,
+            "processes": ran,
+            "mean": float(mean[i]) if ran else 0.0,
+            "min": float(low[i]) if ran else 0.0,
+            "max": float(high[i]) if ran else 0.0,
+            "std": float(std[i]) if ran else 0.0,
         })
     rows.sort(key=lambda r: -r["inclusive"])
     return rows

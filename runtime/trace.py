@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .context import CATEGORY_NAMES
+from .errors import SimulationError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Simulation
@@ -94,7 +95,11 @@ def write_trace(path: str | os.PathLike[str], sim: Simulation) -> Path:
     target = Path(path)
     data = build_trace(sim)
     directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise SimulationError(f"cannot write the trace file '{target}': {exc.strerror or exc}",
+                              hint="check that its folder exists and is writable") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle, separators=(",", ":"))

@@ -31,6 +31,8 @@ def test_quick_benchmark_reports_every_part(tmp_path: Path) -> None:
     for row in scaling["rows"]:
         assert row["events"] > 0 and row["events_per_s"] > 0 and row["simulated_time"] > 0
         assert row["measurement"]["best_cpu"] > 0
+    sweep = report["sweep"]
+    assert sweep["points"] == 4 and sweep["same_times"] is True
     assert "| (a) convert 40-action model" in proc.stdout
     assert "Ring simulated time" in proc.stdout and "identical" in proc.stdout
 

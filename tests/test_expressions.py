@@ -107,6 +107,7 @@ def test_expression_error_is_a_model_error() -> None:
         ("True", set(), set()),
         ("ceil(n / p) * floor(m) + round(x, 2) + int(y) + float(z)", {"n", "p", "m", "x", "y", "z"}, set()),
         ("match + case + type", {"match", "case", "type"}, set()),  # soft keywords are ordinary names
+        ("mod + div", {"mod", "div"}, set()),  # OCL operators only between operands  # soft keywords are ordinary names
         ("Größe * 2", {"Größe"}, set()),
     ],
 )
@@ -131,6 +132,12 @@ def test_names_and_calls(text: str, names: set[str], calls: set[str]) -> None:
         ("x <= 1", "x <= 1"),
         ("true", "True"),
         ("false or flag", "False or flag"),
+        ("n mod 2 = 0", "n % 2 == 0"),
+        ("n div p + 1", "n // p + 1"),
+        ("x.abs() < 1", "abs(x) < 1"),
+        ("x.max(y).floor()", "floor(max(x, y))"),
+        ("(n + 1).mod(p) <> 0", "(n + 1) % p != 0"),
+        ("x.round() + y.min(2)", "round(x) + min(y, 2)"),
         # C / C++, as in the paper's generated code
         ("a && b", "a and b"),
         ("a || b", "a or b"),
@@ -245,6 +252,10 @@ def test_location_is_kept() -> None:
         ("min(x)", ["min() takes at least 2 arguments, 1 given"]),
         ("pow(2, 3, 5)", ["pow() takes 2 arguments"]),
         ("a ? b : c", ["'? :'"]),
+        ("if x > 0 then 1 else 2 endif", ["'if c then a else b endif'"]),
+        ("x.abs(1)", ["'abs' takes 0 arguments"]),
+        ("x.sqrt()", ["method call 'x.sqrt()' is not allowed"]),
+        ("x.__class__()", ["method call"]),
         ("x if y", ["syntax error at column 1"]),
         ("1 +* 2", ["syntax error at column 4"]),
         ("(a + b", ["syntax error", "never closed"]),

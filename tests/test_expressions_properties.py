@@ -279,9 +279,7 @@ def test_to_python_is_a_fixed_point(tree: tuple, style: str) -> None:
     identity = {name: name for name in expr.names}
     once = to_python(expr, identity)
     again = parse_expression(once)
-    assert ast.dump(again.tree) == ast.dump(expr.tree, include_attributes=False) or ast.dump(
-        again.tree
-    ) == ast.dump(expr.tree)
+    assert ast.dump(again.tree) == ast.dump(expr.tree)
     assert to_python(again, identity) == once
     assert again.names == expr.names and again.calls == expr.calls
 
@@ -449,20 +447,21 @@ def test_repeated_fragments_never_hang(unit: str, times: int) -> None:
 def test_names_and_calls_match_the_tree(tree: tuple) -> None:
     expr = parse_expression(render(tree, "python"))
 
-    def collect(t: tuple, kind: str) -> set[str]:
+    kinds = {"num", "var", "const", "bin", "neg", "pos", "not", "cmp", "and", "or", "ifexp", "call"}
+
+    def collect(root: tuple, kind: str) -> set[str]:
         found: set[str] = set()
-        if t[0] == kind:
-            found.add(t[1])
-        for part in t[1:]:
-            if isinstance(part, tuple):
-                if part and isinstance(part[0], str) and part[0] in (
-                    "num", "var", "const", "bin", "neg", "pos", "not", "cmp", "and", "or", "ifexp", "call"
-                ):
-                    found |= collect(part, kind)
-                else:
-                    for sub in part:
-                        if isinstance(sub, tuple):
-                            found |= collect(sub, kind)
+        stack: list[Any] = [root]
+        while stack:
+            item = stack.pop()
+            if not isinstance(item, tuple):
+                continue
+            if item and isinstance(item[0], str) and item[0] in kinds:
+                if item[0] == kind:
+                    found.add(item[1])
+                stack.extend(item[1:])
+            else:
+                stack.extend(item)
         return found
 
     assert expr.names == collect(tree, "var")

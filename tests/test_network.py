@@ -267,3 +267,35 @@ def test_schedules_only_use_valid_ranks() -> None:
                         assert np.all((step.src >= 0) & (step.src < p)), (kind, algorithm, p)
                         assert np.all((step.dst >= 0) & (step.dst < p)), (kind, algorithm, p)
                         assert not np.any(step.src == step.dst), (kind, algorithm, p)
+
+
+def test_two_level_fast_path_agrees_with_the_general_lookup() -> None:
+    from uml2perf_runtime.machine import Link as MachineLink
+    from uml2perf_runtime.machine import Machine
+
+    mach = Machine(nodes=4, cores_per_node=4, intra_node=MachineLink(A_IN, 1 / B_IN),
+                   inter_node=MachineLink(A_EX, 1 / B_EX))
+    placement = [r % 4 for r in range(13)]     # round robin, p not a power of two
+    fast = CollectiveModel.for_machine(mach, placement)
+    general = CollectiveModel(placement, mach.link)
+    assert fast._costs.levels is not None and general._costs.levels is None
+    for kind, algorithms in ALGORITHMS.items():
+        for algorithm in algorithms:
+            fast.algorithms[kind] = general.algorithms[kind] = algorithm
+            assert fast.offsets(kind, 3, N) == pytest.approx(general.offsets(kind, 3, N)), (kind, algorithm)
+            fast._cache.clear()
+            general._cache.clear()
+
+
+def test_machine_with_its_own_link_rule_gets_the_general_lookup() -> None:
+    from uml2perf_runtime.machine import Machine
+
+    class Torus(Machine):
+        def link(self, node_a: int, node_b: int) -> Link:  # type: ignore[override]
+            hops = min(abs(node_a - node_b), 4 - abs(node_a - node_b))
+            return Link(A_IN + hops * A_EX, 1 / B_IN)
+
+    model = CollectiveModel.for_machine(Torus(nodes=4, cores_per_node=1), [0, 1, 2, 3])
+    assert model._costs.levels is None
+    # binomial bcast: 0->1 (one hop), then 0->2 (two hops) and 1->3 (two hops)
+    assert model.duration("bcast", 0, 0.0) == pytest.approx((A_IN + A_EX) + (A_IN + 2 * A_EX))

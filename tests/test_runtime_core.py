@@ -12,6 +12,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from runtime_helpers import elements, finish_times, machine, spec
 
 import uml2perf_runtime as rt
@@ -670,3 +672,77 @@ def test_standalone_main(capsys):
     with pytest.raises(SystemExit) as info:
         rt.main(model, ["--procs", "1"])
     assert info.value.code == 0
+
+
+def test_deadlock_time_is_the_last_real_event_even_with_a_time_limit():
+    a, r = elements("A", "R")
+
+    def main(p, v):
+        yield from p.compute(a, 2.0)
+        p.block(r, "recv from 1 tag 0")
+        yield p.env.event()
+
+    with pytest.raises(DeadlockError) as info:
+        simulate(spec(main, [a, r]), machine=machine(), procs=1, max_time=100.0)
+    assert info.value.time == pytest.approx(2.0)
+    assert "deadlock at simulated time 2 s" in info.value.message
+
+
+def test_standalone_main_with_bundled_machine_and_trace(tmp_path, capsys):
+    (a,) = elements("A")
+    model = spec(lambda p, v: p.compute(a, 1.0), [a])
+    trace = tmp_path / "t.json"
+    code = rt.main(model, ["--machine", "laptop", "--trace", str(trace)], exit=False)
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "machine 'laptop' (1 node x 8 cores): 8 processes on 1 node" in out and "Predicted time: 1 s" in out
+    assert json.loads(trace.read_text())["otherData"]["processes"] == 8
+
+
+# -- processor sharing against a reference ---------------------------------------------------------
+
+def _reference_ps(jobs, cores):
+    """Exact processor sharing, step by step: jobs are lists of ("sleep"|"work", seconds)."""
+    now = 0.0
+    state = [[0, None] for _ in jobs]  # (phase index, remaining of the phase)
+    finish = [0.0] * len(jobs)
+    for i, job in enumerate(jobs):
+        state[i][1] = job[0][1] if job else None
+    while True:
+        active = [i for i, (k, _) in enumerate(state) if k < len(jobs[i])]
+        if not active:
+            return finish
+        working = [i for i in active if jobs[i][state[i][0]][0] == "work"]
+        rate = min(1.0, cores / len(working)) if working else 1.0
+        dt = min(state[i][1] / (rate if i in working else 1.0) for i in active)
+        now += dt
+        for i in active:
+            r = rate if i in working else 1.0
+            state[i][1] -= dt * r
+            if state[i][1] <= 1e-12:
+                state[i][0] += 1
+                k = state[i][0]
+                if k < len(jobs[i]):
+                    state[i][1] = jobs[i][k][1]
+                else:
+                    finish[i] = now
+
+
+_phase = st.tuples(st.sampled_from(["sleep", "work"]), st.integers(1, 8).map(lambda x: x / 4))
+
+
+@settings(max_examples=60, deadline=None)
+@given(jobs=st.lists(st.lists(_phase, min_size=1, max_size=4), min_size=1, max_size=6),
+       cores=st.integers(1, 3))
+def test_processor_sharing_matches_reference(jobs, cores):
+    (a,) = elements("A")
+
+    def main(p, v):
+        for kind, seconds in jobs[p.pid]:
+            if kind == "sleep":
+                yield p.env.timeout(seconds)
+            else:
+                yield from p.compute(a, seconds)
+
+    res = simulate(spec(main, [a]), machine=machine(cores=cores), procs=len(jobs))
+    assert finish_times(res) == pytest.approx(_reference_ps(jobs, cores), abs=1e-9)

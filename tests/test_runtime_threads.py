@@ -372,3 +372,32 @@ def test_taskpool_without_threads_is_an_error():
 
     with pytest.raises(ModelRuntimeError, match="no threads"):
         _run(main, [task, pool])
+
+
+def test_threads_arriving_convert_a_running_process_segment():
+    a, par = elements("A", "PAR")
+
+    def main(p, v):
+        if p.pid == 0:
+            yield from p.compute(a, 4.0)
+        else:
+            yield p.env.timeout(1.0)
+            yield from p.parallel(par, 2, lambda t, v: t.compute(a, 1.0))
+
+    res = _run(main, [a, par], cores=2, procs=2)
+    # t=1: P0 has 3 left; two threads arrive: 3 on 2 cores at 2/3.
+    # threads done after 1.5 (t=2.5); P0 then has 3 - 1 = 2 left alone -> 4.5
+    assert finish_times(res) == pytest.approx([4.5, 2.5])
+
+
+def test_patterns_of_two_processes_share_their_node():
+    task, pool = elements("TASK", "POOL")
+
+    def main(p, v):
+        yield from p.taskpool(pool, 2, 4, lambda t, v: t.compute(task, 1.0))
+
+    # alone: ceil(4/2) = 2; two processes on one 2-core node: 4 workers share 2 cores -> 4
+    assert _run(main, [task, pool], cores=2, procs=1).time == pytest.approx(2.0)
+    assert _run(main, [task, pool], cores=2, procs=2).time == pytest.approx(4.0)
+    assert _run(main, [task, pool], cores=2, procs=2, nodes=2, placement="round_robin").time \
+        == pytest.approx(2.0)

@@ -153,3 +153,12 @@ def test_dask_local_cluster(ring: str, capsys: pytest.CaptureFixture[str]) -> No
         data = sweep_json(capsys, ring, "--machine", GESCHER, "--grid", "procs=2,3", "--dask", cluster.scheduler_address)
     assert [r["procs"] for r in data["rows"]] == [2, 3]
     assert {r["method"] for r in data["rows"]} == {"simulation"}
+
+
+def test_generated_module_can_be_swept(bsp: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    module = tmp_path / "bsp_model.py"
+    assert main(["convert", bsp, "-o", str(module)]) == 0
+    capsys.readouterr()
+    from_py = sweep_json(capsys, str(module), "--machine", GESCHER, "--grid", "procs=3,5")
+    from_uml = sweep_json(capsys, bsp, "--machine", GESCHER, "--grid", "procs=3,5")
+    assert [r["time"] for r in from_py["rows"]] == [r["time"] for r in from_uml["rows"]]

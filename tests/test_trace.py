@@ -159,3 +159,10 @@ def test_timeline_plot_needs_a_timeline(tmp_path):
     plain = simulate(_model(), machine=machine(nodes=2, cores=4), procs=2)
     with pytest.raises(SimulationError, match="no timeline"):
         plot_timeline(plain, tmp_path / "t.png")
+
+
+def test_trace_into_missing_folder_is_a_clear_error(tmp_path):
+    from uml2perf_runtime import SimulationError
+
+    with pytest.raises(SimulationError, match="cannot write the trace file"):
+        simulate(_model(), machine=machine(nodes=2, cores=4), procs=2, trace=tmp_path / "no" / "t.json")

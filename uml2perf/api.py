@@ -153,16 +153,21 @@ def predict(
     overrides: Mapping[str, Any] | None = None,
     seed: int = 0,
     placement: str | None = None,
-    trace: str | Path | None = None,
+    trace: str | Path | bool | None = None,
     activity: str | None = None,
     sidecar: str | Path | None = None,
     max_time: float | None = None,
 ) -> Any:
-    """Read (or import) a model and simulate it; returns the runtime's ``Results``."""
+    """Read (or import) a model and simulate it; returns the runtime's ``Results``.
+
+    ``machine`` is a TOML file or the name of a bundled machine (``gescher``,
+    ``laptop``, ``cluster-modern``); ``trace`` is a trace file to write, or
+    ``True`` to keep the timeline in memory (for plots).
+    """
     from uml2perf_runtime import Machine, simulate
 
     spec = load_spec(path, activity=activity, sidecar=sidecar)
-    machine_obj = Machine.from_toml(machine) if machine else None
+    machine_obj = Machine.load(machine) if machine else None
     return simulate(
         spec,
         machine=machine_obj,
@@ -171,6 +176,6 @@ def predict(
         overrides=dict(overrides or {}),
         seed=seed,
         placement=placement,
-        trace=str(trace) if trace else None,
+        trace=trace if isinstance(trace, bool) or trace is None else str(trace),
         max_time=max_time,
     )

@@ -107,7 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         overrides=_overrides(args.set),
         seed=args.seed,
         placement=args.placement,
-        trace=args.trace,
+        trace=args.trace or (True if args.plot else None),
         activity=args.activity,
         sidecar=args.sidecar,
         max_time=args.max_time,
@@ -207,7 +207,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="simulate a model and print the predicted time and where it goes")
     run.add_argument("model", help="XMI export or a generated model .py")
-    run.add_argument("--machine", metavar="FILE.toml", help="machine description (default: one node, 8 cores)")
+    run.add_argument(
+        "--machine",
+        metavar="FILE.toml|NAME",
+        help="machine file, or a bundled machine: gescher, laptop, cluster-modern (default: 1 node x 4 cores)",
+    )
     run.add_argument("--procs", type=_positive, metavar="N", help="number of processes (default: all cores)")
     run.add_argument("--nodes", type=_positive, metavar="N", help="number of nodes to use (default: machine's)")
     run.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a model variable")

@@ -442,6 +442,13 @@ def _normalise_tokens(source: _Source, ctx: _Context, *, code: bool) -> _Source:
         if kind == tokenize.NAME:
             if s == "true" or s == "false":
                 edits.append((at(tok.start), at(tok.end), s.capitalize()))
+            elif s in _OCL_INFIX and _ends_operand(prev) and _starts_operand(nxt):
+                edits.append((at(tok.start), at(tok.end), _OCL_INFIX[s]))  # OCL: a mod b, a div b
+            elif s in ("then", "endif") and _ends_operand(prev):
+                raise ctx.error(
+                    "the OCL form 'if c then a else b endif' is not supported",
+                    "write a conditional as 'a if c else b'",
+                )
             elif keyword.iskeyword(s) and s not in allowed_keywords:
                 raise ctx.error(_keyword_problem(s, code), _keyword_hint(s, code))
         elif kind == tokenize.OP:
@@ -472,6 +479,25 @@ def _normalise_tokens(source: _Source, ctx: _Context, *, code: bool) -> _Source:
                     "write a conditional as 'a if c else b'",
                 )
     return source.rewrite([_pad(text, edit) for edit in edits]) if edits else source
+
+
+_OCL_INFIX: Mapping[str, str] = MappingProxyType({"mod": "%", "div": "//"})
+
+
+def _ends_operand(tok: tokenize.TokenInfo | None) -> bool:
+    if tok is None:
+        return False
+    if tok.type == tokenize.NAME:
+        return not keyword.iskeyword(tok.string) or tok.string in ("True", "False")
+    return tok.type == tokenize.NUMBER or tok.string in (")", "]")
+
+
+def _starts_operand(tok: tokenize.TokenInfo | None) -> bool:
+    if tok is None:
+        return False
+    if tok.type == tokenize.NAME:
+        return not keyword.iskeyword(tok.string) or tok.string in ("True", "False", "not")
+    return tok.type == tokenize.NUMBER or tok.string in ("(", "-", "+")
 
 
 def _pad(text: str, edit: tuple[int, int, str]) -> tuple[int, int, str]:
@@ -821,6 +847,11 @@ _REJECTED_STATEMENTS: Mapping[type, str] = MappingProxyType({
 if hasattr(ast, "TryStar"):  # Python 3.11+
     _REJECTED_STATEMENTS = MappingProxyType({**_REJECTED_STATEMENTS, ast.TryStar: "'try' is not part of code fragments"})
 
+#: OCL operations on Real/Integer written as method calls -> number of arguments.
+_OCL_METHODS: Mapping[str, int] = MappingProxyType({
+    "abs": 0, "floor": 0, "round": 0, "max": 1, "min": 1, "mod": 1, "div": 1,
+})
+
 #: Largest literal number accepted: a performance model counts bytes, flops and
 #: seconds, never anything near 10**308; bigger literals are typing mistakes.
 _MAX_LITERAL = 10**308
@@ -969,6 +1000,13 @@ class _Validator:
 
     def call(self, node: ast.Call, d: int, reads: list[str]) -> ast.expr:
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _OCL_METHODS and not node.keywords:
+            return self.expr(self.ocl_method(node, func), d, reads)
+        if isinstance(func, ast.Attribute):
+            raise self.fail(
+                f"method call {self.src(node)} is not allowed",
+                f"call functions by name, e.g. {func.attr}(x)" if func.attr in BUILTIN_FUNCTIONS else _LANGUAGE_HINT,
+            )
         if not isinstance(func, ast.Name):
             raise self.fail(
                 f"call {self.src(node)} is not allowed: only named functions can be called",
@@ -1005,6 +1043,20 @@ class _Validator:
             self.calls.add(ident)
         node.args = [self.expr(a, d, reads) for a in node.args]
         return node
+
+    def ocl_method(self, node: ast.Call, func: ast.Attribute) -> ast.expr:
+        """OCL's operations on numbers (``x.abs()``, ``x.max(y)``, ``i.mod(2)``) as plain calls and operators."""
+        name, arity = func.attr, _OCL_METHODS[func.attr]
+        if len(node.args) != arity:
+            raise self.fail(
+                f"{self.src(node)}: the OCL operation '{name}' takes {arity} argument{'s' if arity != 1 else ''}",
+                None,
+            )
+        if name in ("mod", "div"):
+            op: ast.operator = ast.Mod() if name == "mod" else ast.FloorDiv()
+            return ast.copy_location(ast.BinOp(left=func.value, op=op, right=node.args[0]), node)
+        call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[func.value, *node.args], keywords=[])
+        return ast.copy_location(call, node)
 
     # -- statements -------------------------------------------------------
     def statements(self, body: list[ast.stmt], depth: int, state: _Flow) -> list[ast.stmt]:

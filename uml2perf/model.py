@@ -255,6 +255,10 @@ class Variable:
     type_name: str | None = None
     default: str | None = None  # expression text, or None
     id: str | None = None
+    #: True when the model declares the variable but gives it no value (a MARTE
+    #: analysis-context parameter such as ``in$timeUpdate``): ``run`` needs one
+    #: from ``--set NAME=VALUE`` or the sidecar's ``[variables]`` table.
+    required: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +300,23 @@ def walk_region(region: Region) -> Iterator[Node]:
 
 
 @dataclass(frozen=True, slots=True)
+class ElementAnnotations:
+    """Stereotype applications on an element that is neither an activity, a node nor a flow.
+
+    The model itself, its packages and classes can carry annotations that
+    matter to every activity (a MARTE ``GaAnalysisContext`` on the model
+    declares the parameters of the analysis); the reader keeps them here so
+    the profile can interpret them without knowing XMI.
+    """
+
+    element_id: str
+    metaclass: str
+    name: str
+    location: Location
+    stereotypes: tuple[StereotypeApplication, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Model:
     """A whole input file, read into the neutral form.
 
@@ -312,6 +333,7 @@ class Model:
     globals: tuple[Variable, ...] = ()  # from a class named or stereotyped `globals`
     contents: tuple[tuple[str, int], ...] = ()
     diagnostics: tuple[Diagnostic, ...] = field(default=())
+    annotations: tuple[ElementAnnotations, ...] = ()  # stereotypes of the model, packages, classes
 
     def activity(self, key: str) -> Activity | None:
         """Find an activity by id or by name."""

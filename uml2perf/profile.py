@@ -15,6 +15,16 @@ so later stages never look at raw stereotype names:
   ``ResourceUsage.execTime`` and DICE ``StormBolt.hostDemand`` to cost; VSL
   values are converted to seconds and bytes (:func:`parse_vsl_duration`,
   :func:`parse_vsl_size`);
+* MARTE analysis contexts: ``GaAnalysisContext.context`` / ``contextParams``
+  (``in$timeUpdate``, ``in$n=4``) declare variables of the activity the context
+  is applied to (of every activity when it is applied to the model, a package
+  or a class).  A parameter without a value is *required*: ``run`` stops and
+  names it until ``--set`` or the sidecar's ``[variables]`` gives one.  VSL
+  variables (``$x``) used in a MARTE value but declared nowhere are declared
+  the same way, with a note;
+* guards written as prose (``[Petición aceptada]``), which no expression reads,
+  are kept as text for reports and the branch becomes a random choice, with a
+  warning; a guard that looks like an expression but is wrong stays an error;
 * a TOML sidecar for plain exports without any profile.
 
 The sidecar
@@ -46,8 +56,14 @@ The sidecar
     [globals]                 # global variables and their defaults
     GV = "0"
 
+    [variables]               # values of model variables (wins over the model's own)
+    timeUpdate = "0.02"       # e.g. a MARTE analysis-context parameter in$timeUpdate
+
 Values are expressions (strings; numbers are accepted).  Sidecar entries win
-over the model's own annotations.  A key naming no element, or a tag the role
+over the model's own annotations.  ``[variables]`` sets the value of a variable
+the model declares (an activity attribute, a global, a MARTE context
+parameter) and declares it when the model does not; ``--set NAME=VALUE`` on the
+command line wins over both.  A key naming no element, or a tag the role
 does not know, is an error naming the sidecar file and the key.
 """
 
@@ -300,13 +316,14 @@ class Sidecar:
     activities: dict[str, dict[str, object]] = field(default_factory=dict)
     functions: dict[str, object] = field(default_factory=dict)
     globals: dict[str, object] = field(default_factory=dict)
+    variables: dict[str, object] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)
 
     def error(self, message: str, hint: str | None = None) -> ModelError:
         return ModelError(message, Location(file=self.path), hint=hint)
 
 
-_SIDECAR_TABLES = ("defaults", "elements", "activities", "functions", "globals")
+_SIDECAR_TABLES = ("defaults", "elements", "activities", "functions", "globals", "variables")
 
 
 def load_sidecar(path: str | Path) -> Sidecar:
@@ -336,6 +353,10 @@ def load_sidecar(path: str | Path) -> Sidecar:
             getattr(car, table)[name] = entry
     car.functions = dict(data.get("functions", {}))
     car.globals = dict(data.get("globals", {}))
+    car.variables = dict(data.get("variables", {}))
+    for name in car.variables:
+        if not name.isidentifier():
+            raise car.error(f"[variables] key {name!r} is not a variable name", hint="use letters, digits and '_'")
     return car
 
 

@@ -10,6 +10,7 @@ are sorted and lists keep file order, so the same input gives the same bytes.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from ..errors import Diagnostic, Location
@@ -172,7 +173,7 @@ class JsonHandler(ContentHandler):
     def visit_Model(self, model: Model) -> None:
         self.root = {
             "format_version": FORMAT_VERSION,
-            "source": model.source,
+            "source": Path(model.source).name if model.source else "",
             "dialect": model.dialect,
             "name": model.name,
             "main": self.job.main.id if self.job and self.job.main else None,

@@ -600,7 +600,7 @@ class PythonHandler(ContentHandler):
             self.emit(f"v.{variable.name} = {value}  # local variable")
         if body.repeat is not None:
             count = self.expr(body.repeat, activity.location, "repeat tag")
-            self.open(f"for _ in range(int({count})):")
+            self.open(f"for _ in {count_range(count)}:")
         self._activity_repeat = body.repeat is not None
 
     def leave_ActivityBody(self, body: ActivityBody) -> None:
@@ -702,7 +702,7 @@ class PythonHandler(ContentHandler):
     def visit_Repeat(self, stmt: Repeat) -> None:
         location = stmt.node.location if stmt.node is not None else Location()
         count = self.expr(stmt.count, location, "repeat tag")
-        self.open(f"for _ in range(int({count})):")
+        self.open(f"for _ in {count_range(count)}:")
 
     def leave_Repeat(self, stmt: Repeat) -> None:
         self.close()
@@ -712,7 +712,7 @@ class PythonHandler(ContentHandler):
         count = self.expr(stmt.count, stmt.node.location, "iterations tag")
         self.emit(f"# {describe(stmt.node)}: loop")
         self.emit(f"p.enter({element})")
-        self.open(f"for _ in range(int({count})):")
+        self.open(f"for _ in {count_range(count)}:")
 
     def leave_For(self, stmt: For) -> None:
         self.close()
@@ -946,6 +946,11 @@ def _code_text(node: Node) -> str | None:
     if text is None or not text.strip():
         text = node.code
     return text if text is not None and text.strip() else None
+
+
+def count_range(printed: str) -> str:
+    """``range(...)`` over a count expression; whole-number literals need no ``int()``."""
+    return f"range({printed})" if printed.isdigit() else f"range(int({printed}))"
 
 
 def _simple(text: str) -> bool:

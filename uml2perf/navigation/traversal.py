@@ -23,7 +23,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..model import Activity, Edge, Model, Node, Region
 from .structure import (
@@ -52,8 +52,7 @@ class Lane:
         return "Lane"
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(NamedTuple):
     """One navigation step: ``entering`` an element (visit) or leaving it after its children."""
 
     element: Any
@@ -179,6 +178,9 @@ class Traverser:
 
     def run(self) -> None:
         """Walk to the end.  A handler whose ``visit`` returns False misses that subtree."""
+        if len(self.handlers) == 1:
+            self._run_one()
+            return
         muted: dict[int, int] = {}  # handler index -> depth at which it pruned
         for step in self.navigator:
             if step.entering:
@@ -199,3 +201,18 @@ class Traverser:
                         handler.leave(step.element)
                     elif depth == step.depth:
                         del muted[index]
+
+    def _run_one(self) -> None:
+        """The same walk for a single handler, without the bookkeeping for several."""
+        navigator = self.navigator
+        visit, leave = self.handlers[0].visit, self.handlers[0].leave
+        pruned = -1
+        for element, entering, depth, _ in navigator:
+            if entering:
+                if visit(element) is False:
+                    navigator.prune()
+                    pruned = depth
+            elif depth == pruned:
+                pruned = -1
+            else:
+                leave(element)

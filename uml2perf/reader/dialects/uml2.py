@@ -30,6 +30,7 @@ from ...model import (
     Clause,
     CostFunction,
     Edge,
+    ElementAnnotations,
     LoopSpec,
     Model,
     Node,
@@ -202,6 +203,11 @@ CODE_LANGUAGES = frozenset({"python", "uml2perf"})
 ASSIGNMENT_LANGUAGES = frozenset({"", "c", "c++", "cpp"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*\s*(?:[-+*/%]|//|\*\*)?=(?!=)\s*[^;{}]+$")
 _SKIPPED_WRAPPERS = frozenset({"Extension", "eAnnotations", "XMI.extension"})
+#: Metaclasses whose stereotype applications are kept in ``Model.annotations``: the
+#: containers an annotation of the whole analysis (MARTE GaAnalysisContext) is applied to.
+ANNOTATED_CONTAINERS = frozenset(
+    {"Model", "Package", "Class", "Component", "Collaboration", "Interaction", "StateMachine"}
+)
 
 
 def plural(count: int, singular: str, plural_form: str) -> str:
@@ -317,6 +323,7 @@ class Uml2Reader:
         functions = tuple(f for f in (self.read_function(el) for el in self.behavior_elements) if f)
         globals_ = tuple(v for el in self.class_elements for v in self.read_globals(el))
         self.check_stereotype_bases()
+        annotations = self.container_annotations()
         self.report_skipped()
         self.finish()
         contents = [
@@ -335,7 +342,29 @@ class Uml2Reader:
             globals=globals_,
             contents=tuple(contents),
             diagnostics=tuple(self.diagnostics),
+            annotations=annotations,
         )
+
+    def container_annotations(self) -> tuple[ElementAnnotations, ...]:
+        """Applications on the model, packages and classes (not on activities, nodes or flows)."""
+        found: list[ElementAnnotations] = []
+        seen: set[str] = set()
+        for base, _label, _application in self.pending_bases:
+            if base in self.used_bases or base in seen:
+                continue
+            seen.add(base)
+            element = self.index.get(base)
+            if element is None:
+                continue
+            metaclass = self.metaclass(element)
+            if metaclass not in ANNOTATED_CONTAINERS:
+                continue
+            name = self.name_of(element)
+            found.append(
+                ElementAnnotations(base, metaclass, name, self.location(element, name or None, metaclass),
+                                   self.stereotypes_of(base))
+            )
+        return tuple(found)
 
     # ------------------------------------------------------------------ hooks
 
@@ -1024,6 +1053,14 @@ class Uml2Reader:
         """An OpaqueBehavior/FunctionBehavior whose body may be a cost-function expression."""
         name = self.name_of(element)
         pairs = [(lang, body) for lang, body in self.bodies(element) if body.strip()]
+        if pairs and not name.strip():
+            self.diag(
+                Severity.INFO,
+                "behavior without a name cannot be called from an expression; not used as a cost function",
+                element,
+                code="not-a-function",
+            )
+            return None
         usable = [(lang, body) for lang, body in pairs if lang.strip().lower() in FUNCTION_LANGUAGES]
         if not usable:
             if pairs:

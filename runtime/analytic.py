@@ -19,16 +19,20 @@ per-rank completion offsets, exactly as ``comm.py`` does.
 Control flow must be uniform across a batch: ``if v.N > 40`` or
 ``range(int(v.STEPS))`` on an array whose values differ cannot take one path
 for all of them.  :class:`Batch` converts to ``bool``/``int``/``float`` only
-when all its elements are equal and raises :class:`NonUniform` otherwise.  The
-evaluation then narrows the batch, in three levels:
+when all its elements are equal and raises :class:`NonUniform` otherwise,
+saying along which axis the value differs.  The evaluation then narrows the
+batch and tries again:
 
-1. *vector*: one run, ``pid`` an array over all processes, parameters arrays
-   over all grid points (the fast case: 4,096 processes cost one run);
-2. *per process*: one run per process (``pid`` a plain int), still
-   vectorised over the grid points, stepped in lock-step from one collective
-   to the next (handles ``if pid == 0``);
-3. *per point*: level 2 with plain Python scalars for one grid point at a
-   time (handles control flow that depends on a swept parameter).
+* first one run for all processes and all grid points (``pid`` an array over
+  the processes, parameters arrays over the points): 4,096 processes cost
+  one run;
+* when a value differs between processes (``if pid == 0``), one run per
+  process with ``pid`` a plain int, stepped in lock-step from one collective
+  to the next, still batched over the grid points;
+* when a value differs between grid points, the points are split into groups
+  that agree on it, and each group is tried again; a single point with one
+  process per run is plain Python arithmetic, exactly what the simulator
+  does, so the narrowing always ends.
 
 Anything that needs real simulation raises :class:`NotAnalytic`:
 point-to-point messages, threads and patterns, ``p.random()`` (the
@@ -74,9 +78,6 @@ SYSTEM_KEYS = ("procs", "nodes")
 
 #: Up to this many grid points, per-process runs go point by point on plain floats.
 _SCALAR_POINTS = 16
-
-_COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall")
-
 
 class NotAnalytic(Exception):
     """The model (or this point of it) cannot be evaluated analytically; simulate it instead."""

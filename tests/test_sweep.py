@@ -162,3 +162,29 @@ def test_generated_module_can_be_swept(bsp: str, tmp_path: Path, capsys: pytest.
     from_py = sweep_json(capsys, str(module), "--machine", GESCHER, "--grid", "procs=3,5")
     from_uml = sweep_json(capsys, bsp, "--machine", GESCHER, "--grid", "procs=3,5")
     assert [r["time"] for r in from_py["rows"]] == [r["time"] for r in from_uml["rows"]]
+
+
+def test_zipped_axes_move_together(capsys):
+    """``nodes:procs=1:4,2:8`` is one axis: the paper's N1P4 and N2P8, not their product."""
+    from pathlib import Path
+
+    from uml2perf.cli import main
+
+    lapw0 = Path(__file__).resolve().parents[1] / "samples" / "lapw0.uml"
+    code = main(["sweep", str(lapw0), "--machine", "gescher", "--grid", "nodes:procs=1:4,2:8",
+                 "--grid", "NAT=32,64", "--workers", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = [line.split() for line in out.strip().splitlines()[1:]]
+    assert [(r[0], r[1], r[2]) for r in rows] == [("1", "4", "32"), ("1", "4", "64"), ("2", "8", "32"),
+                                                   ("2", "8", "64")]
+
+
+def test_zipped_axis_values_must_match_the_names(capsys):
+    from pathlib import Path
+
+    from uml2perf.cli import main
+
+    lapw0 = Path(__file__).resolve().parents[1] / "samples" / "lapw0.uml"
+    assert main(["sweep", str(lapw0), "--grid", "nodes:procs=1:4,2"]) == 2
+    assert "must give 2 values" in capsys.readouterr().err

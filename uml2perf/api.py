@@ -121,8 +121,14 @@ def load_spec(
     *,
     activity: str | None = None,
     sidecar: str | Path | None = None,
+    given: Iterable[str] | None = None,
 ) -> Any:
-    """Return the runtime ``ModelSpec`` of an XMI export or of a generated ``.py`` module."""
+    """Return the runtime ``ModelSpec`` of an XMI export or of a generated ``.py`` module.
+
+    With ``given`` (the names ``--set`` assigns), an XMI model that declares
+    variables without a value (MARTE analysis-context parameters) and leaves
+    some of them unassigned is an error naming them and how to set them.
+    """
     p = Path(path)
     if not p.exists():
         raise InputError("no such file", Location(file=str(path)), hint="check the path")
@@ -133,6 +139,8 @@ def load_spec(
 
         model = read(p, sidecar=sidecar)
         result = generate(model, "python", activity=activity, options={"require_main": True})
+        if given is not None:
+            _require_values(model, activity, given)
         module = _module_from_source(result.text, "uml2perf_model", f"<generated from {p.name}>")
     spec = getattr(module, "MODEL", None)
     if spec is None:
@@ -142,6 +150,15 @@ def load_spec(
             hint="pass an XMI export or a module written by 'uml2perf convert'",
         )
     return spec
+
+
+def _require_values(model: Model, activity: str | None, given: Iterable[str]) -> None:
+    """Stop before simulating when a variable the model leaves without a value is not set."""
+    from .profile import main_activity, unset_variables, unset_variables_error
+
+    missing = unset_variables(model, main_activity(model, activity), given)
+    if missing:
+        raise unset_variables_error(model, missing)
 
 
 def predict(
@@ -166,7 +183,7 @@ def predict(
     """
     from uml2perf_runtime import Machine, simulate
 
-    spec = load_spec(path, activity=activity, sidecar=sidecar)
+    spec = load_spec(path, activity=activity, sidecar=sidecar, given=tuple(overrides or ()))
     machine_obj = Machine.load(machine) if machine else None
     return simulate(
         spec,

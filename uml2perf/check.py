@@ -38,13 +38,15 @@ class CheckReport:
     def count(self, severity: Severity) -> int:
         return sum(1 for d in self.diagnostics if d.severity == severity)
 
-    def summary(self) -> str:
+    def summary(self, notes_hidden: bool = False) -> str:
+        """One line of counts; ``notes_hidden`` says the notes were not printed (``check`` without -v)."""
         errors, warnings = self.count(Severity.ERROR), self.count(Severity.WARNING)
         notes = self.count(Severity.INFO)
         verdict = "problems found" if errors else "ok"
         costed = self.actions - self.actions_without_cost
+        shown = " (--verbose lists them: skipped or reinterpreted material)" if notes_hidden and notes else ""
         return (
-            f"{self.source}: {verdict}: {errors} error(s), {warnings} warning(s), {notes} note(s); "
+            f"{self.source}: {verdict}: {errors} error(s), {warnings} warning(s), {notes} note(s){shown}; "
             f"{costed} of {self.actions} actions have a cost"
         )
 
@@ -73,13 +75,26 @@ def check_file(path: str | Path, *, sidecar: str | Path | None = None, activity:
         return report
     report.diagnostics.extend(model.diagnostics)
     report.diagnostics.extend(check_model(model, activity=activity, report=report))
+    report.diagnostics = _unique(report.diagnostics)
     return report
+
+
+def _unique(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Each finding once: the generator repeats the reader's notes in its own list."""
+    seen: set[Diagnostic] = set()
+    result: list[Diagnostic] = []
+    for diagnostic in diagnostics:
+        if diagnostic not in seen:
+            seen.add(diagnostic)
+            result.append(diagnostic)
+    return result
 
 
 def check_model(model: Model, *, activity: str | None = None, report: CheckReport | None = None) -> list[Diagnostic]:
     """Every problem of a read model, errors first per element, in file order."""
     findings: list[Diagnostic] = []
     findings.extend(_check_main(model, activity))
+    findings.extend(_check_unset_variables(model, activity))
     known = _known_names(model)
     functions = {f.name: f for f in model.functions}
     findings.extend(_check_functions(model))
@@ -123,6 +138,24 @@ def _check_main(model: Model, activity: str | None) -> Iterator[Diagnostic]:
     except Uml2PerfError as exc:
         severity = Severity.ERROR if not model.activities or activity else Severity.WARNING
         yield Diagnostic(severity, exc.message, exc.location, exc.hint or "pass --activity NAME to 'run'")
+
+
+def _check_unset_variables(model: Model, activity: str | None) -> Iterator[Diagnostic]:
+    """Variables declared without a value: ``run`` will ask for them, so say so now."""
+    from .profile import main_activity, unset_variables
+
+    try:
+        main = main_activity(model, activity) if model.activities else None
+    except Uml2PerfError:
+        main = None
+    for variable in unset_variables(model, main):
+        yield Diagnostic(
+            Severity.WARNING,
+            f"variable {variable.name!r} has no value; 'run' needs one",
+            variable.location,
+            f"pass --set {variable.name}=VALUE, or add it to the [variables] table of a --sidecar file",
+            "unset-variable",
+        )
 
 
 def _known_names(model: Model) -> set[str]:

@@ -135,7 +135,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     report = check_file(args.model, sidecar=args.sidecar, activity=args.activity)
     shown = [d for d in report.diagnostics if args.verbose or d.severity != Severity.INFO]
     _print_diagnostics(shown, sys.stdout)
-    print(report.summary())
+    print(report.summary(notes_hidden=not args.verbose))
     return EXIT_PROBLEM if report.has_errors else EXIT_OK
 
 

@@ -130,6 +130,10 @@ ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
 TAG_SYNONYMS = {"time": "cost"}
 #: Stereotypes that make an activity the main one.
 MAIN_STEREOTYPES = frozenset({"main", "model+"})
+#: Guards that mean "otherwise".
+_ELSE_WORDS = frozenset({"else", "[else]", "otherwise"})
+#: Characters that make a guard an attempted expression rather than prose.
+_OPERATOR_CHARACTERS = re.compile(r"[=<>!+*/%()&|^~\-]")
 #: Tags on a flow that give its branch probability.
 PROBABILITY_TAGS = frozenset({"probability", "prob"})
 
@@ -303,6 +307,60 @@ MARTE: dict[str, dict[str, tuple[str, Callable[[str], str]]]] = {
     "stormbolt": {"hostdemand": ("cost", parse_vsl_duration)},
 }
 
+#: MARTE stereotypes whose context parameters declare the variables of an analysis.
+ANALYSIS_CONTEXTS = frozenset({"gaanalysiscontext", "paanalysiscontext", "analysiscontext"})
+#: Their tags that list parameters (MARTE 1.0 beta ``context``, MARTE 1.1+ ``contextParams``).
+CONTEXT_TAGS = frozenset({"context", "contextparams", "contextparam", "parameters"})
+#: Metaclasses whose analysis context applies to every activity of the file.
+_FILE_WIDE_CONTEXTS = frozenset({"Model", "Package", "Class", "Component"})
+_CONTEXT_PARAMETER = re.compile(
+    r"^(?:(in|out|inout)\s*)?\$\s*([A-Za-z_]\w*)\s*(?::\s*[\w:]+\s*)?(?:=\s*(.*?))?$", re.S | re.I
+)
+_VSL_NAME = re.compile(r"\$([A-Za-z_]\w*)")
+
+
+@dataclass(frozen=True, slots=True)
+class ContextParameter:
+    """One parameter of a MARTE analysis context: ``in$timeUpdate`` or ``in$n=4``."""
+
+    name: str
+    direction: str  # "in", "out" or "inout"
+    value: str | None  # expression text (seconds / bytes when the value had a unit), None when absent
+
+
+def _context_value(text: str) -> str:
+    """The value of ``in$x=...``: a number, a VSL value with a unit, or an expression over ``$`` names."""
+    _number, unit = _vsl_parts(text)
+    if unit is None:
+        return _number
+    if unit in _DURATION_UNITS or unit.lower() in {u.lower() for u in _DURATION_UNITS}:
+        return parse_vsl_duration(text)
+    return parse_vsl_size(text)
+
+
+def parse_context_parameters(text: str) -> list[ContextParameter]:
+    """The parameters a ``context``/``contextParams`` value declares.
+
+    Accepts one parameter per value (Papyrus writes one ``<context>`` element
+    each) or a list (``[in$a, out$b, in$c=(5,ms)]``).  A direction-less
+    ``$x`` is an input.  Raises :class:`ValueError` naming the part it cannot read.
+    """
+    body = text.strip()
+    if len(body) >= 2 and body[0] + body[-1] in ("[]", "{}"):
+        body = body[1:-1]
+    found: list[ContextParameter] = []
+    for part in _split_top_level(body):
+        if not part:
+            continue
+        match = _CONTEXT_PARAMETER.match(part)
+        if match is None:
+            raise ValueError(f"{part!r} is not a context parameter (write in$name or in$name=value)")
+        direction = (match.group(1) or "in").lower()
+        raw = (match.group(3) or "").strip()
+        found.append(ContextParameter(match.group(2), direction, _context_value(raw) if raw else None))
+    return found
+
+
 # --------------------------------------------------------------------------- sidecar
 
 
@@ -380,6 +438,9 @@ class _Interpreter:
         self.model = model
         self.car = sidecar
         self.diagnostics: list[Diagnostic] = []
+        #: VSL variables (``$x``) used by the activity being interpreted -> where first seen
+        self.vsl_used: dict[str, Location] = {}
+        self.vsl_by_activity: list[tuple[str, dict[str, Location]]] = []
 
     def warn(self, message: str, location: Location, code: str, severity: Severity = Severity.WARNING) -> None:
         self.diagnostics.append(Diagnostic(severity, message, location, code=code))
@@ -422,6 +483,9 @@ class _Interpreter:
                 if target is None or not value.strip():
                     continue
                 key, convert = target
+                if "$" in value:
+                    for name in _VSL_NAME.findall(value):
+                        self.vsl_used.setdefault(name, location)
                 try:
                     converted = convert(value)
                 except ValueError as exc:
@@ -521,6 +585,8 @@ class _Interpreter:
                 probability = node_probability[edge.target][0]
                 placed.add(edge.target)
             edge = replace(edge, probability=probability) if probability != edge.probability else edge
+            if edge.guard is not None:
+                edge = self.prose_guard(edge)
             edges.append(self.apply_sidecar_edge(edge))
         for node_id, (_prob, node) in node_probability.items():
             if node_id not in placed:
@@ -532,10 +598,36 @@ class _Interpreter:
                 )
         return Region(nodes=tuple(nodes), edges=tuple(edges))
 
+    def prose_guard(self, edge: Edge) -> Edge:
+        """Drop a guard written as prose (``[Petición aceptada]``), with a warning; keep every other guard.
+
+        Only text without any operator character counts as prose, so a
+        mistyped expression (``x => 1``) still stops conversion with its error.
+        """
+        text = edge.guard.strip() if edge.guard else ""
+        if not text or text.lower() in _ELSE_WORDS or _OPERATOR_CHARACTERS.search(text):
+            return edge
+        from .errors import ExpressionError
+        from .expressions import parse_expression
+
+        try:
+            parse_expression(text, edge.location, what="guard")
+        except ExpressionError:
+            self.warn(
+                f"guard {text!r} is prose, not an expression: the branch is chosen at random "
+                "(write the guard as an expression over model variables, or give the flow a probability)",
+                edge.location,
+                "prose-guard",
+            )
+            return replace(edge, guard=None)
+        return edge
+
     def edge_probability(self, edge: Edge) -> str | None:
         for stereotype in edge.stereotypes:
             for name, value in stereotype.tags:
                 if _norm(name) in PROBABILITY_TAGS and value.strip():
+                    for variable in _VSL_NAME.findall(value):
+                        self.vsl_used.setdefault(variable, edge.location)
                     try:
                         return parse_vsl_real(value)
                     except ValueError:
@@ -598,21 +690,139 @@ class _Interpreter:
                         f"unknown key {name!r} in [activities.{key!r}]", hint="known: main, " + ", ".join(known)
                     )
             spec = PerfSpec(role=Role.ACTIVITY, tags=tuple(tags.items()), origin="sidecar") if tags or spec else spec
-        return replace(activity, region=self.region(activity.region), perf=spec, is_main=is_main)
+        self.vsl_used = {}
+        region = self.region(activity.region)
+        self.vsl_by_activity.append((activity.id, self.vsl_used))
+        declared = {v.name for v in activity.attributes}
+        extra = _unique(
+            v for v in self.context_variables(activity.stereotypes, owner, activity.location) if v.name not in declared
+        )
+        attributes = activity.attributes + extra
+        return replace(activity, region=region, perf=spec, is_main=is_main, attributes=attributes)
+
+    # ------------------------------------------------------------------ variables
+
+    def context_variables(
+        self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location
+    ) -> list[Variable]:
+        """Variables declared by the input parameters of MARTE analysis contexts."""
+        found: list[Variable] = []
+        for stereotype in stereotypes:
+            if _norm(stereotype.name) not in ANALYSIS_CONTEXTS:
+                continue
+            for tag, value in stereotype.tags:
+                if _norm(tag) not in CONTEXT_TAGS or not value.strip():
+                    continue
+                try:
+                    parameters = parse_context_parameters(value)
+                except ValueError as exc:
+                    self.warn(f"{stereotype.name}.{tag} of {owner!r}: {exc}; ignored", location, "bad-context")
+                    continue
+                for parameter in parameters:
+                    if parameter.direction == "out":
+                        continue  # a result the analysis computes, not an input of the model
+                    found.append(
+                        Variable(parameter.name, location, None, parameter.value, None, parameter.value is None)
+                    )
+        return found
+
+    def file_wide_variables(self) -> tuple[Variable, ...]:
+        """Parameters of analysis contexts applied to the model, a package or a class."""
+        found: list[Variable] = []
+        for element in self.model.annotations:
+            if not any(_norm(s.name) in ANALYSIS_CONTEXTS for s in element.stereotypes):
+                continue
+            owner = element.name or element.element_id
+            if element.metaclass not in _FILE_WIDE_CONTEXTS:
+                self.warn(
+                    f"analysis context on {element.metaclass} {owner!r}, which is not an activity: "
+                    "its parameters are not used",
+                    element.location,
+                    "unused-context",
+                    Severity.INFO,
+                )
+                continue
+            found.extend(self.context_variables(element.stereotypes, owner, element.location))
+        return _unique(found)
+
+    def declare_vsl_variables(self, activities: list[Activity], declared: set[str]) -> None:
+        """Declare ``$x`` names used in MARTE values but declared nowhere, as variables without a value."""
+        position = {a.id: i for i, a in enumerate(activities)}
+        for activity_id, used in self.vsl_by_activity:
+            missing = [name for name in used if name not in declared]
+            if not missing:
+                continue
+            index = position[activity_id]
+            activity = activities[index]
+            added = tuple(Variable(name, used[name], None, None, None, True) for name in missing)
+            declared.update(missing)
+            activities[index] = replace(activity, attributes=activity.attributes + added)
+            self.warn(
+                "VSL variable(s) " + ", ".join(f"${n}" for n in missing)
+                + f" used in {activity.name or activity.id!r} but declared by no analysis context: "
+                "they become variables without a value",
+                used[missing[0]],
+                "vsl-variable",
+                Severity.INFO,
+            )
+
+    def apply_variables(
+        self, activities: list[Activity], globals_: tuple[Variable, ...]
+    ) -> tuple[Variable, ...]:
+        """Give the sidecar's ``[variables]`` values to the variables of those names (declaring the others)."""
+        assert self.car is not None
+        values = {
+            name: _expression_text(value, self.car, f"variables.{name}") for name, value in self.car.variables.items()
+        }
+        if not values:
+            return globals_
+        matched: set[str] = set()
+
+        def give(variables: tuple[Variable, ...]) -> tuple[Variable, ...]:
+            if not any(v.name in values for v in variables):
+                return variables
+            result = []
+            for variable in variables:
+                if variable.name in values:
+                    matched.add(variable.name)
+                    variable = replace(variable, default=values[variable.name], required=False)
+                result.append(variable)
+            return tuple(result)
+
+        for index, activity in enumerate(activities):
+            attributes, local = give(activity.attributes), give(activity.variables)
+            if attributes is not activity.attributes or local is not activity.variables:
+                activities[index] = replace(activity, attributes=attributes, variables=local)
+        globals_ = give(globals_)
+        where = Location(file=self.car.path)
+        return globals_ + tuple(
+            Variable(name, where, None, value) for name, value in values.items() if name not in matched
+        )
 
     # ------------------------------------------------------------------ whole model
 
     def run(self) -> Model:
-        activities = tuple(self.activity(a) for a in self.model.activities)
+        activities = [self.activity(a) for a in self.model.activities]
         functions = self.model.functions
-        globals_ = self.model.globals
+        known = {v.name for v in self.model.globals}
+        globals_ = self.model.globals + tuple(v for v in self.file_wide_variables() if v.name not in known)
         if self.car is not None:
             self.check_unused()
             functions = functions + self.sidecar_functions()
             globals_ = globals_ + self.sidecar_globals()
+        if any(used for _, used in self.vsl_by_activity):
+            declared = {v.name for v in globals_}
+            for activity in activities:
+                declared.update(v.name for v in activity.attributes)
+                declared.update(v.name for v in activity.variables)
+            if self.car is not None:
+                declared.update(self.car.variables)
+            self.declare_vsl_variables(activities, declared)
+        if self.car is not None:
+            globals_ = self.apply_variables(activities, globals_)
         return replace(
             self.model,
-            activities=activities,
+            activities=tuple(activities),
             functions=functions,
             globals=globals_,
             diagnostics=self.model.diagnostics + tuple(self.diagnostics),
@@ -682,6 +892,54 @@ def _rebuilt(node: Node, perf: PerfSpec | None, code: str | None, region: Region
         node.loop,
         node.clauses,
         node.partition,
+    )
+
+
+def _unique(variables: Iterable[Variable]) -> tuple[Variable, ...]:
+    """Variables with the first of each name kept, in order."""
+    seen: set[str] = set()
+    result: list[Variable] = []
+    for variable in variables:
+        if variable.name not in seen:
+            seen.add(variable.name)
+            result.append(variable)
+    return tuple(result)
+
+
+def effective_variables(model: Model, main: Activity | None = None) -> tuple[Variable, ...]:
+    """The global variables of a run, one per name, as generated code declares them.
+
+    Model globals (a ``globals`` class, the sidecar, file-wide analysis contexts)
+    come first, then the main activity's attributes, then the other activities';
+    the first declaration of a name wins.
+    """
+    ordered: list[Variable] = list(model.globals)
+    if main is not None:
+        ordered.extend(main.attributes)
+    for activity in model.activities:
+        if activity is not main:
+            ordered.extend(activity.attributes)
+    return _unique(ordered)
+
+
+def unset_variables(model: Model, main: Activity | None = None, given: Iterable[str] = ()) -> list[Variable]:
+    """Variables the model declares without a value (see :attr:`Variable.required`) and ``given`` lacks."""
+    supplied = set(given)
+    return [v for v in effective_variables(model, main) if v.required and v.name not in supplied]
+
+
+def unset_variables_error(model: Model, missing: list[Variable]) -> ModelError:
+    """The error ``run`` gives before simulating when variables have no value."""
+    names = [v.name for v in missing]
+    shown = ", ".join(names)
+    settings = " ".join(f"--set {n}=VALUE" for n in names[:6]) + (" ..." if len(names) > 6 else "")
+    table = "\n".join(f'    {n} = "VALUE"' for n in names[:6]) + ("\n    ..." if len(names) > 6 else "")
+    return ModelError(
+        f"{len(names)} variable{'s' if len(names) > 1 else ''} without a value: {shown} "
+        "(declared by a MARTE analysis context or used as $name in a MARTE value, with no value given)",
+        missing[0].location,
+        hint=f"give each a value on the command line: {settings}\n"
+        f"  or in a sidecar file passed with --sidecar FILE.toml:\n    [variables]\n{table}",
     )
 
 
@@ -777,11 +1035,16 @@ __all__ = [
     "MARTE",
     "ROLES",
     "Sidecar",
+    "ContextParameter",
     "apply_profile",
+    "effective_variables",
     "load_sidecar",
     "main_activity",
     "no_activity_error",
+    "parse_context_parameters",
     "parse_vsl_duration",
     "parse_vsl_real",
     "parse_vsl_size",
+    "unset_variables",
+    "unset_variables_error",
 ]

@@ -46,27 +46,51 @@ DASK_CONNECT_TIMEOUT = "10s"
 
 
 def parse_grid_item(text: str) -> tuple[str, list[str]]:
-    """``NAME=V1,V2,...`` -> (name, raw values); a usage error names what is wrong."""
+    """``NAME=V1,V2,...`` -> (name, raw values); a usage error names what is wrong.
+
+    Several names joined by ``:`` make one *zipped* axis whose values move
+    together, e.g. ``nodes:procs=1:4,2:8,4:16`` (the paper's N1P4, N2P8, N4P16).
+    """
     name, sep, raw = text.partition("=")
     name = name.strip()
     if not sep or not name:
-        raise UsageError(f"--grid expects NAME=V1,V2,..., got {text!r}")
-    if not name.isidentifier():
-        raise UsageError(f"--grid: {name!r} is not a parameter name")
+        raise UsageError(f"--grid expects NAME=V1,V2,... (or A:B=a1:b1,a2:b2,...), got {text!r}")
+    names = axis_names(name)
+    for part in names:
+        if not part.isidentifier():
+            raise UsageError(f"--grid: {part!r} is not a parameter name")
+    if len(set(names)) != len(names):
+        raise UsageError(f"--grid {name}: a name appears twice in one axis")
     values = [v.strip() for v in raw.split(",")]
     if not raw.strip() or any(not v for v in values):
         raise UsageError(f"--grid {name}: expected a comma-separated list of values, got {raw!r}")
+    if len(names) > 1:
+        for value in values:
+            parts = value.split(":")
+            if len(parts) != len(names) or any(not p.strip() for p in parts):
+                raise UsageError(
+                    f"--grid {name}: value {value!r} must give {len(names)} values joined by ':', "
+                    f"e.g. {':'.join('1' for _ in names)}"
+                )
     return name, values
+
+
+def axis_names(key: str) -> list[str]:
+    """The parameter names of one grid axis (one name, or several zipped with ``:``)."""
+    return [part.strip() for part in key.split(":")]
 
 
 def parse_grid(items: Sequence[str]) -> dict[str, list[str]]:
     """Every ``--grid`` option, in command-line order; a name given twice is a usage error."""
     grid: dict[str, list[str]] = {}
+    seen: set[str] = set()
     for item in items:
-        name, values = parse_grid_item(item)
-        if name in grid:
-            raise UsageError(f"--grid {name} is given twice; list all its values in one option")
-        grid[name] = values
+        key, values = parse_grid_item(item)
+        for name in axis_names(key):
+            if name in seen:
+                raise UsageError(f"--grid {name} is given twice; list all its values in one option")
+            seen.add(name)
+        grid[key] = values
     return grid
 
 
@@ -91,7 +115,8 @@ def typed_grid(grid: Mapping[str, Sequence[str]], spec: Any, fixed: Mapping[str,
     from uml2perf_runtime.engine import coerce_value
 
     defaults = dict(spec.parameters)
-    unknown = [name for name in grid if name not in SYSTEM_PARAMETERS and name not in defaults]
+    names = [name for key in grid for name in axis_names(key)]
+    unknown = [name for name in names if name not in SYSTEM_PARAMETERS and name not in defaults]
     if unknown:
         known = ", ".join(defaults) if defaults else "(none)"
         raise ModelError(
@@ -100,23 +125,50 @@ def typed_grid(grid: Mapping[str, Sequence[str]], spec: Any, fixed: Mapping[str,
             Location(file=spec.source),
             hint="sweep a model variable by its name, e.g. --grid NAT=32,64",
         )
-    clash = [name for name in grid if name in fixed]
+    clash = [name for name in names if name in fixed]
     if clash:
         raise UsageError(f"{clash[0]} is both swept (--grid) and fixed (--set); give it once")
-    typed: dict[str, list[Any]] = {}
-    for name, values in grid.items():
+
+    def convert(name: str, raw: str) -> Any:
         if name in SYSTEM_PARAMETERS:
-            typed[name] = [_positive_int(name, v) for v in values]
+            return _positive_int(name, raw)
+        return coerce_value(name, raw, defaults[name])
+
+    typed: dict[str, list[Any]] = {}
+    for key, values in grid.items():
+        parts = axis_names(key)
+        if len(parts) == 1:
+            typed[key] = [convert(key, v) for v in values]
         else:
-            typed[name] = [coerce_value(name, v, defaults[name]) for v in values]
+            typed[key] = [
+                tuple(convert(n, r.strip()) for n, r in zip(parts, v.split(":"), strict=True)) for v in values
+            ]
     return typed
 
 
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
-    """The Cartesian product in option order, the last option varying fastest."""
+    """The Cartesian product of the axes in option order, the last option varying fastest.
+
+    A zipped axis (``nodes:procs``) contributes its names together, value tuple by value tuple.
+    """
     from uml2perf_runtime.analytic import grid_points as product
 
-    return product(grid)
+    points: list[dict[str, Any]] = []
+    for point in product(grid):
+        flat: dict[str, Any] = {}
+        for key, value in point.items():
+            parts = axis_names(key)
+            if len(parts) == 1:
+                flat[key] = value
+            else:
+                flat.update(zip(parts, value, strict=True))
+        points.append(flat)
+    return points
+
+
+def grid_parameters(grid: Mapping[str, Sequence[Any]]) -> tuple[str, ...]:
+    """The column names of a grid, zipped axes split into their parameters."""
+    return tuple(name for key in grid for name in axis_names(key))
 
 
 # ------------------------------------------------------------------------------------- the model
@@ -300,7 +352,7 @@ def run_sweep(
     spec = load_spec(source)
     fixed = dict(fixed or {})
     points = grid_points(grid) if grid else [{}]
-    result = SweepResult(tuple(grid))
+    result = SweepResult(grid_parameters(grid))
     rows: list[dict[str, Any] | None] = [None] * len(points)
     progress = progress or Progress(len(points), sys.stderr, False)
     if analytic:
@@ -453,7 +505,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     fixed = validate_overrides(spec, fixed_raw)
     grid = typed_grid(grid_text, spec, fixed)
-    machine = Machine.from_toml(args.machine) if args.machine else Machine.default()
+    machine = Machine.load(args.machine) if args.machine else Machine.default()
     show = args.progress or sys.stderr.isatty()
     total = 1
     for values in grid.values():
@@ -469,6 +521,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _write(to_json(result, str(args.model), machine), args.json)
     if args.csv != "-" and args.json != "-":
         sys.stdout.write(format_table(result))
+    sys.stdout.flush()
     for note in dict.fromkeys(result.notes):
         print(f"note: {note}", file=sys.stderr)
     return EXIT_OK
@@ -495,8 +548,10 @@ def register_command(sub: Any) -> None:
     )
     sweep.add_argument("model", help="XMI export or a generated model .py")
     sweep.add_argument("--grid", action="append", metavar="NAME=V1,V2,...",
-                       help="values of procs, nodes or a model variable (repeat for more axes)")
-    sweep.add_argument("--machine", metavar="FILE.toml", help="machine description (default: built-in)")
+                       help="values of procs, nodes or a model variable (repeat for more axes); "
+                       "A:B=a1:b1,a2:b2 moves several together, e.g. nodes:procs=1:4,2:8")
+    sweep.add_argument("--machine", metavar="FILE.toml|NAME",
+                       help="machine file or bundled machine name (default: 1 node x 4 cores)")
     sweep.add_argument("--procs", type=_positive, metavar="N", help="processes when procs is not swept")
     sweep.add_argument("--nodes", type=_positive, metavar="N", help="nodes when nodes is not swept")
     sweep.add_argument("--set", action="append", metavar="NAME=VALUE", help="fix a model variable")

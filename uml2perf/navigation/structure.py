@@ -583,7 +583,39 @@ class RegionRecovery:
     # ------------------------------------------------------------------ entry point
 
     def recover(self) -> Sequence:
-        """The whole region as a statement sequence (tail returns removed)."""
+        """The whole region as a statement sequence (tail returns removed).
+
+        Object flows carry data; where they also order the flow with a
+        structured (or state-machine) form they are kept.  fUML-style data
+        flow through forks into loops has neither, so such a region is
+        recovered once more from its control flows alone, with a note.
+        """
+        mark = len(self.shared.diagnostics)
+        try:
+            return self._recover()
+        except (Unstructured, RecursionError):
+            control = tuple(e for e in self.region.edges if e.kind != "object")
+            if len(control) == len(self.region.edges):
+                raise ModelError(
+                    "this flow has no form uml2perf can generate (a fork whose branches loop back before it)",
+                    self.owner,
+                    hint="draw concurrent branches that end in a join, and loops through a decision and a merge",
+                ) from None
+        del self.shared.diagnostics[mark:]
+        body = RegionRecovery(Region(self.region.nodes, control), self.owner, self.shared)._recover()
+        dropped = len(self.region.edges) - len(control)
+        self.shared.diagnostics.append(
+            Diagnostic(
+                Severity.INFO,
+                f"{dropped} object flow{'s' if dropped != 1 else ''} ignored: this data flow has no structured form, "
+                "so the control flows alone order the region",
+                self.owner,
+                code="object-flows-ignored",
+            )
+        )
+        return body
+
+    def _recover(self) -> Sequence:
         try:
             body = self._seq(ENTRY, EXIT, ())
         except Unstructured:

@@ -77,7 +77,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from lxml import etree
@@ -686,7 +686,7 @@ class Uml14Reader:
         for vertex in vertices:
             nodes.extend(self._nodes(vertex, partitions, context_graphs, split))
         kinds = {node.id: node.kind for node in nodes}
-        edges = [self._edge(flow, kinds, split) for flow in flows]
+        edges = self._state_choices([self._edge(flow, kinds, split) for flow in flows], kinds, by_id)
         for vertex in vertices:
             if vertex.id not in split:
                 continue
@@ -709,6 +709,38 @@ class Uml14Reader:
             stereotypes=stereotypes,
             is_main=self.has_stereotype(stereotypes, "main", "model+"),
         )
+
+    def _state_choices(
+        self, edges: list[Edge], kinds: dict[str, NodeKind], vertices: dict[str, _Vertex]
+    ) -> list[Edge]:
+        """Give the unguarded transitions leaving one action state equal probabilities.
+
+        UML 1.x activity graphs are state machines: a state with several
+        outgoing transitions takes exactly one of them (the one whose trigger
+        fires); concurrency is drawn with fork pseudostates only.  Read as they
+        are, such transitions would look like UML 2's implicit fork.
+        """
+        leaving: dict[str, list[int]] = {}
+        for position, edge in enumerate(edges):
+            if kinds.get(edge.source) in (NodeKind.ACTION, NodeKind.CALL):
+                leaving.setdefault(edge.source, []).append(position)
+        for source, positions in leaving.items():
+            if len(positions) < 2 or any(
+                edges[i].guard is not None or edges[i].probability is not None for i in positions
+            ):
+                continue
+            share = f"1/{len(positions)}"
+            for i in positions:
+                edges[i] = replace(edges[i], probability=share)
+            vertex = vertices.get(source)
+            self.info(
+                f"state has {len(positions)} outgoing transitions without guards: one is taken, "
+                f"each with probability {share}",
+                vertex.element if vertex is not None else None,
+                code="uml14.state-choice",
+                hint="give the transitions guards or probability tagged values",
+            )
+        return edges
 
     def _vertices(self, graph: Element) -> list[_Vertex]:
         top = self.owned(graph, "top")

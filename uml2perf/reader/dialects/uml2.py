@@ -594,9 +594,13 @@ class Uml2Reader:
             for ns in (self.xmi_ns, self.uml_ns, "http://www.eclipse.org/emf/2002/Ecore", XSI_NAMESPACE)
             if ns
         ) + ("{http://www.omg.org/spec/XMI", "{http://schema.omg.org/spec/XMI")
-        for element in self.doc.root:
+        root = self.doc.root
+        if self.uml_ns and root.tag == f"{{{self.uml_ns}}}Model":
+            return  # the file is the model itself (no xmi:XMI wrapper): it holds no applications
+        for element in root:
             tag = element.tag
-            if isinstance(tag, str) and not tag.startswith(skip):
+            # applications always live in a profile's namespace; un-namespaced tags are UML features
+            if isinstance(tag, str) and tag[0] == "{" and not tag.startswith(skip):
                 self.read_application(element)
 
     def read_application(self, element: etree._Element) -> None:
@@ -1111,6 +1115,20 @@ class Uml2Reader:
                 Severity.INFO,
                 f"skipped {plural(diagrams, 'diagram', 'diagrams')}: layout is not part of the performance model",
                 code="skipped-diagrams",
+            )
+        if self.pin_owner:
+            self.diag(
+                Severity.INFO,
+                f"{plural(len(self.pin_owner), 'pin', 'pins')} read as part of their actions: "
+                "a flow to or from a pin connects its action",
+                code="skipped-pins",
+            )
+        if self.partition_names:
+            self.diag(
+                Severity.INFO,
+                f"{plural(len(self.partition_names), 'partition', 'partitions')} (swimlanes) kept as the "
+                "partition name of their nodes, for reports; they do not change the timing",
+                code="partitions",
             )
         if self.comment_count:
             self.diag(

@@ -120,7 +120,9 @@ def test_visual_paradigm_nodes_outside_the_activity_are_found() -> None:
     call = next(n for n in diagram.walk() if n.uml_type == "Activity")
     assert call.behavior == call.id and model.activity(call.id) is not None
     guards = [e.guard for a in model.activities for e in a.region.edges if e.guard]
-    assert guards == ["This is guard"]
+    assert guards == []  # the only guard is prose: read, reported, and the branch left to chance
+    prose = [d for d in model.diagnostics if d.code == "prose-guard"]
+    assert len(prose) == 1 and "'This is guard'" in prose[0].message
 
 
 def test_calls_to_library_activities_keep_the_referenced_id() -> None:

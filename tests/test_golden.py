@@ -69,3 +69,12 @@ def test_golden_module_runs(case: str) -> None:
         return
     if recorded.exists():
         assert result.time == pytest.approx(float(recorded.read_text()), rel=1e-12)
+
+
+def test_every_sample_has_a_golden_case() -> None:
+    """Each bundled sample's generated code is pinned by a golden case holding an exact copy of it."""
+    samples = Path(__file__).resolve().parents[1] / "samples"
+    inputs = {p.read_bytes() for p in GOLDEN.glob("*/input.*")}
+    missing = [p.name for p in sorted(samples.iterdir()) if p.is_file() and p.suffix in (".uml", ".xmi")
+               and p.read_bytes() not in inputs]
+    assert not missing, f"samples without an up-to-date golden case: {missing}"

@@ -441,6 +441,7 @@ class _Interpreter:
         #: VSL variables (``$x``) used by the activity being interpreted -> where first seen
         self.vsl_used: dict[str, Location] = {}
         self.vsl_by_activity: list[tuple[str, dict[str, Location]]] = []
+        self.activity_ids: frozenset[str] | None = None
 
     def warn(self, message: str, location: Location, code: str, severity: Severity = Severity.WARNING) -> None:
         self.diagnostics.append(Diagnostic(severity, message, location, code=code))
@@ -549,6 +550,16 @@ class _Interpreter:
             base[tag] = _expression_text(value, self.car, f"elements.{key}.{name}")
         return PerfSpec(role=role, tags=tuple(base.items()), origin="sidecar")
 
+    def runs_as_action(self, node: Node) -> bool:
+        """Actions, and calls of behaviours this file does not hold (they run as plain actions)."""
+        if node.kind is NodeKind.ACTION:
+            return True
+        if node.kind is NodeKind.CALL:
+            if self.activity_ids is None:
+                self.activity_ids = frozenset(a.id for a in self.model.activities)
+            return node.behavior not in self.activity_ids
+        return False
+
     def apply_sidecar_edge(self, edge: Edge) -> Edge:
         found = self.sidecar_entry(edge.id, edge.name)
         if found is None:
@@ -637,7 +648,7 @@ class _Interpreter:
     def node(self, node: Node) -> tuple[Node, str | None]:
         spec, probability = self.node_spec(node)
         spec = self.apply_sidecar_node(node, spec)
-        if spec is None and self.car is not None and "cost" in self.car.defaults and node.kind is NodeKind.ACTION:
+        if spec is None and self.car is not None and "cost" in self.car.defaults and self.runs_as_action(node):
             spec = PerfSpec(role=Role.ACTION, tags=(("cost", self.car.defaults["cost"]),), origin="default")
         elif spec is not None and spec.role is Role.ACTION and spec.get("cost") is None and self.car is not None:
             if "cost" in self.car.defaults:
@@ -922,10 +933,70 @@ def effective_variables(model: Model, main: Activity | None = None) -> tuple[Var
     return _unique(ordered)
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+#: PerfSpec tags whose values are plain text, not expressions.
+_TEXT_TAGS = frozenset({"name", "id", "type"})
+
+
+def _reachable_activities(model: Model, main: Activity | None) -> list[Activity]:
+    """``main`` and every activity it calls, directly or not; every activity when there is no main."""
+    if main is None:
+        return list(model.activities)
+    by_id = {a.id: a for a in model.activities}
+    found: dict[str, Activity] = {main.id: main}
+    stack = [main]
+    while stack:
+        for node in stack.pop().walk():
+            callee = by_id.get(node.behavior) if node.behavior else None
+            if callee is not None and callee.id not in found:
+                found[callee.id] = callee
+                stack.append(callee)
+    return list(found.values())
+
+
+def used_names(model: Model, main: Activity | None = None) -> set[str]:
+    """Every identifier the texts of a run may read: tags, code, guards, probabilities, defaults, functions.
+
+    A cheap superset (identifiers found by a regular expression), used to ask
+    only for the variables a run needs.
+    """
+    texts: list[str] = [f.body for f in model.functions]
+    for activity in _reachable_activities(model, main):
+        if activity.perf is not None:
+            texts.extend(v for k, v in activity.perf.tags if k not in _TEXT_TAGS)
+        for node in activity.walk():
+            if node.perf is not None:
+                texts.extend(v for k, v in node.perf.tags if k not in _TEXT_TAGS)
+            if node.code:
+                texts.append(node.code)
+            for clause in node.clauses:
+                if clause.guard:
+                    texts.append(clause.guard)
+            if node.loop is not None and node.loop.decider:
+                texts.append(node.loop.decider)
+        regions = [activity.region] + [n.region for n in activity.walk() if n.region is not None]
+        for region in regions:
+            for edge in region.edges:
+                texts.extend(t for t in (edge.guard, edge.probability) if t)
+    texts.extend(v.default for v in effective_variables(model, main) if v.default)
+    names: set[str] = set()
+    for text in texts:
+        names.update(_IDENTIFIER.findall(text))
+    return names
+
+
 def unset_variables(model: Model, main: Activity | None = None, given: Iterable[str] = ()) -> list[Variable]:
-    """Variables the model declares without a value (see :attr:`Variable.required`) and ``given`` lacks."""
+    """Variables a run of ``main`` reads that have no value (see :attr:`Variable.required`) and ``given`` lacks.
+
+    Parameters of an analysis context that nothing in the run reads are not
+    asked for: a value for them could not change the prediction.
+    """
     supplied = set(given)
-    return [v for v in effective_variables(model, main) if v.required and v.name not in supplied]
+    missing = [v for v in effective_variables(model, main) if v.required and v.name not in supplied]
+    if not missing:
+        return []
+    used = used_names(model, main)
+    return [v for v in missing if v.name in used]
 
 
 def unset_variables_error(model: Model, missing: list[Variable]) -> ModelError:

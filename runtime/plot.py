@@ -15,11 +15,11 @@ non-interactive Agg backend, so the runtime itself never depends on it.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from .errors import SimulationError
+from .files import write_atomically
 from .results import Results
 
 _COLOURS = {"compute": "#4c72b0", "comm": "#dd8452", "wait": "#c44e52", "composite": "#cccccc"}
@@ -39,25 +39,13 @@ def _pyplot() -> Any:
 
 def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
     """Save atomically: render to a temporary file, then rename it into place."""
-    target = Path(path)
-    suffix = target.suffix or ".png"
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=suffix, dir=target.parent or Path("."))
-    except OSError as exc:
-        raise SimulationError(f"cannot write the plot '{target}': {exc.strerror or exc}",
-                              hint="check that its folder exists and is writable") from None
-    os.close(fd)
-    try:
+    suffix = Path(path).suffix or ".png"
+
+    def render(tmp: str) -> None:
         fig.savefig(tmp, dpi=120, bbox_inches="tight", format=suffix.lstrip("."),
                     metadata={"Software": None} if suffix == ".png" else None)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return target
+
+    return write_atomically(path, "plot", render)
 
 
 def _draw_timeline(ax: Any, results: Results) -> None:

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .context import CATEGORY_NAMES
-from .errors import SimulationError
+from .files import write_atomically
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Simulation
@@ -92,26 +91,14 @@ def build_trace(sim: Simulation) -> dict[str, Any]:
 
 def write_trace(path: str | os.PathLike[str], sim: Simulation) -> Path:
     """Write the trace atomically (a temporary file renamed into place)."""
-    target = Path(path)
     data = build_trace(sim)
-    directory = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise SimulationError(f"cannot write the trace file '{target}': {exc.strerror or exc}",
-                              hint="check that its folder exists and is writable") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+
+    def dump(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as handle:
             json.dump(data, handle, separators=(",", ":"))
             handle.write("\n")
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return target
+
+    return write_atomically(path, "trace file", dump)
 
 
 __all__ = ["build_trace", "write_trace"]

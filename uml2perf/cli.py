@@ -14,7 +14,6 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from . import __version__
@@ -60,7 +59,8 @@ def _overrides(items: Sequence[str] | None) -> dict[str, Any]:
     return values
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
+    """An argparse type for counts (processes, nodes...): a whole number of at least 1."""
     try:
         value = int(text)
     except ValueError:
@@ -212,15 +212,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE.toml|NAME",
         help="machine file, or a bundled machine: gescher, laptop, cluster-modern (default: 1 node x 4 cores)",
     )
-    run.add_argument("--procs", type=_positive, metavar="N", help="number of processes (default: all cores)")
-    run.add_argument("--nodes", type=_positive, metavar="N", help="number of nodes to use (default: machine's)")
+    run.add_argument("--procs", type=positive_int, metavar="N", help="number of processes (default: all cores)")
+    run.add_argument("--nodes", type=positive_int, metavar="N", help="number of nodes to use (default: machine's)")
     run.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a model variable")
     run.add_argument("--seed", type=int, default=0, help="seed of the random choices (default 0)")
     run.add_argument("--placement", choices=("block", "round_robin"), help="process placement on nodes")
     run.add_argument("--trace", metavar="FILE.json", help="write a Perfetto / chrome://tracing trace")
     run.add_argument("--plot", metavar="FILE.png", help="write a timeline and profile plot (needs matplotlib)")
     run.add_argument("--json", action="store_true", help="print the results as one JSON object")
-    run.add_argument("--top", type=_positive, default=15, metavar="N", help="elements shown in the profile")
+    run.add_argument("--top", type=positive_int, default=15, metavar="N", help="elements shown in the profile")
     run.add_argument("--max-time", type=float, metavar="SECONDS", help="stop at this simulated time")
     _add_model_options(run)
     run.set_defaults(func=cmd_run)

@@ -527,18 +527,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
-
-
 def register_command(sub: Any) -> None:
     """Add ``sweep`` to the subcommands of the ``uml2perf`` parser."""
+    from .cli import positive_int as _positive
+
     sweep = sub.add_parser(
         "sweep",
         help="predict a model over a grid of processes, nodes and parameter values",

@@ -162,7 +162,7 @@ class Gathering:
 class CommState:
     """Per-simulation state of the communication layer (``sim.comm_state``)."""
 
-    __slots__ = ("env", "nprocs", "mail", "posted", "wild", "seq", "pair", "node_of", "machine",
+    __slots__ = ("env", "nprocs", "mail", "posted", "wild", "pending", "seq", "pair", "node_of", "machine",
                  "eager_limit", "coll_calls", "open", "_collectives")
 
     def __init__(self, sim: Any) -> None:
@@ -175,6 +175,8 @@ class CommState:
         self.posted: list[dict[tuple[int, int], deque[Request]]] = [{} for _ in range(n)]
         #: per destination: posted receives with a wildcard source or tag, in post order
         self.wild: list[list[Request]] = [[] for _ in range(n)]
+        #: per process: requests of isend/irecv that ``wait(E, None)`` has not yet seen complete
+        self.pending: list[list[Request]] = [[] for _ in range(n)]
         self.seq = 0
         self.pair: dict[int, tuple[float, float]] = {}
         self.node_of = [sim.node_of(pid) for pid in range(n)]
@@ -506,6 +508,7 @@ def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: f
         req.start = req.done = now
     else:
         _post_send(ctx, st, dest, size, tag, req)
+        _keep_pending(st.pending[ctx.pid], req, now)
     if not counted:
         ctx.record(elem, "comm", now, now)
     return req
@@ -525,16 +528,29 @@ def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost:
         _match(ctx, st, msg, req)
     else:
         _post_receive(st, req)
+    if req.done is None or req.done > now:
+        _keep_pending(st.pending[ctx.pid], req, now)
     if not counted:
         ctx.record(elem, "comm", now, now)
     return req
+
+
+def _keep_pending(pending: list[Request], req: Request, now: float) -> None:
+    """Remember an unfinished request of a process for ``wait(E, None)``.
+
+    Finished requests are dropped now and then, so a model that posts without
+    ever waiting does not keep them all.
+    """
+    pending.append(req)
+    if len(pending) % 64 == 0:
+        pending[:] = [r for r in pending if r.done is None or r.done > now]
 
 
 def _requests(ctx: Context, elem: Element, requests: Any) -> list[Request]:
     if isinstance(requests, Request):
         return [requests]
     if requests is None:
-        return []
+        return list(state(ctx.sim).pending[ctx.pid])
     if isinstance(requests, Iterable):
         reqs = list(requests)
         if all(isinstance(r, Request) for r in reqs):
@@ -547,9 +563,14 @@ def _requests(ctx: Context, elem: Element, requests: Any) -> list[Request]:
 def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
     """Wait until every given request is complete (``MPI_Waitall``; one request also works).
 
+    ``requests`` None means every request this process posted with isend/irecv
+    and no ``wait(E, None)`` has seen complete yet (what generated code passes:
+    a UML wait action names no requests).  The threads of a process share that
+    set, so a thread may wait for a request another thread posted.
     The blocked time is ``comm`` from the start of the last-finishing transfer on, ``wait``
     before it.
     """
+    everything = requests is None
     reqs = _requests(ctx, elem, requests)
     counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
     env = ctx.env
@@ -559,10 +580,17 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
             raise _error(ctx, elem, f"waits for a request of process {req.pid}",
                          "a process can only wait for its own isend/irecv requests")
         if req.done is None:
-            req.event = ev = Event(env)
+            ev = req.event  # another thread of this process may wait for it already
+            if ev is None:
+                req.event = ev = Event(env)
             ctx.block(elem, req)
             yield ev
             ctx.unblock()
+    if everything:
+        pending = state(ctx.sim).pending[ctx.pid]
+        now = env._now
+        seen = set(map(id, reqs))
+        pending[:] = [r for r in pending if id(r) not in seen and (r.done is None or r.done > now)]
     if not reqs:
         if not counted:
             ctx.record(elem, "comm", posted, posted)

@@ -176,8 +176,9 @@ def test_communication_defaults_and_requests():
     main.chain(main.initial(), r, i, w, main.final())
     text = generate(b.build()).text
     assert "yield from p.recv(E_Recv, -1, 0, 0, 0)" in text
-    assert "_reqs.append((yield from p.isend(E_ISend, (p.pid + 1) % p.nprocs, 1024, 0, 0)))" in text
-    assert "yield from p.wait(E_Wait, _reqs, 0)" in text
+    assert "yield from p.isend(E_ISend, (p.pid + 1) % p.nprocs, 1024, 0, 0)" in text
+    assert "yield from p.wait(E_Wait, None, 0)" in text  # None: every pending request of the process
+    assert "_reqs" not in text
     assert run_module(load_module(text)).trace == ["Recv", "ISend", "Wait"]
 
 

@@ -18,6 +18,13 @@ never executed, and never pasted into generated code.  Instead it is
    :func:`compile_expression` compiles it into a plain Python function whose
    globals hold nothing but the function library.
 
+A model of thousands of elements repeats a handful of texts, so parsing is
+memoised per text (each caller still gets its own location, in results and in
+errors alike), text that is plain Python already skips the tokenizer (step 1
+would leave it unchanged), and :func:`to_python` prints each tree once and
+only substitutes names afterwards.  None of this changes what is accepted,
+refused or emitted; the tests compare the fast paths with the slow one.
+
 Powers are the one construct of the subset that can hang Python (``9**9**9`` is
 computed exactly).  Literal exponents beyond :data:`MAX_EXPONENT` and power
 towers are rejected here; every other power is normalised into a call of the
@@ -30,18 +37,21 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import functools
 import io
 import keyword
 import math
 import re
+import sys
 import textwrap
 import tokenize
 import unicodedata
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import CodeType, MappingProxyType
-from typing import Any
+from typing import Any, ClassVar, NoReturn
 
 from uml2perf.errors import ExpressionError, Location
 from uml2perf_runtime import functions as _library
@@ -50,7 +60,7 @@ from uml2perf_runtime.functions import MAX_EXPONENT
 __all__ = [
     "SYSTEM_PARAMETERS", "BUILTIN_FUNCTIONS", "CONSTANTS", "MAX_EXPONENT", "MAX_TEXT_LENGTH", "MAX_DEPTH",
     "Expression", "CodeFragment", "parse_expression", "parse_code", "parse_function_body", "to_python",
-    "compile_expression", "evaluate", "is_constant", "constant_value",
+    "compile_expression", "evaluate", "is_constant", "constant_value", "library_names",
 ]
 
 # ---------------------------------------------------------------------------
@@ -732,14 +742,21 @@ def _is_c_style(source: _Source) -> bool:
 # ---------------------------------------------------------------------------
 
 
+def _ast_parse(text: str, mode: str) -> ast.AST:
+    """:func:`ast.parse` with Python's syntax warnings turned into errors.
+
+    Python still accepts some sloppy spellings ("1if x else 2") with a warning;
+    in model text they are typing mistakes, reported as such.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(text, filename="<uml2perf>", mode=mode)
+
+
 def _parse(source: _Source, ctx: _Context, mode: str, hint: str) -> ast.AST:
     try:
-        with warnings.catch_warnings():
-            # Python still accepts some sloppy spellings ("1if x else 2") with a
-            # warning; in model text they are typing mistakes, reported as such.
-            warnings.simplefilter("error", SyntaxWarning)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            return ast.parse(source.text, filename="<uml2perf>", mode=mode)
+        return _ast_parse(source.text, mode)
     except SyntaxError as exc:
         problem = (exc.msg or "invalid syntax").replace("<uml2perf>", "").strip()
         if problem.startswith("invalid syntax. Perhaps you forgot a comma"):
@@ -758,17 +775,18 @@ def _parse(source: _Source, ctx: _Context, mode: str, hint: str) -> ast.AST:
         raise ctx.error(str(exc), hint) from None
 
 
-def _prepare_expression(text: str, ctx: _Context) -> _Source:
+def _expression_text(text: str, ctx: _Context) -> str:
+    """The text of an expression as the tokenizer sees it: bounded, unbracketed, on one line."""
     text = _precheck(text, ctx)
     stripped = text.strip()
     # UML diagrams display guards in brackets ("[x > 0]"); people copy them.
     if stripped.startswith("[") and stripped.endswith("]") and _single_bracket_group(stripped):
         stripped = stripped[1:-1].strip()
     # An expression is one logical line: fold line breaks of multi-line tag values.
-    source = _Source.of(stripped.replace("\n", " ").replace("\t", " "))
-    if not source.text:
+    folded = stripped.replace("\n", " ").replace("\t", " ")
+    if not folded:
         raise ctx.error("empty text", f"write a {ctx.what}, e.g. '2 * n'")
-    return _normalise_tokens(source, ctx, code=False)
+    return folded
 
 
 def _single_bracket_group(text: str) -> bool:
@@ -779,6 +797,89 @@ def _single_bracket_group(text: str) -> bool:
         if depth == 0 and i < len(text) - 1:
             return False
     return depth == 0
+
+
+# ---------------------------------------------------------------------------
+# Fast path: text that token-level normalisation would leave alone
+# ---------------------------------------------------------------------------
+#
+# Tokenizing with :mod:`tokenize` costs more than parsing and validating
+# together, and most model text (``3e-6 * W``, ``(pid + 1) % nprocs``,
+# ``NAT > 40``) is already plain Python that :func:`_normalise_tokens` would
+# return unchanged.  :func:`_needs_normalising` recognises such text from its
+# characters and words alone; it may say "yes" when the answer is "no" (the
+# slow path then runs, as before), never the other way round.  Each rule below
+# names the rewrite or refusal of :func:`_normalise_tokens` it rules out.  The
+# fast path also requires Python to parse the text as it is: where it does
+# not, the slow path runs from scratch, so every syntax error is reported
+# exactly as the slow path reports it.
+
+#: ASCII letters, digits, ``_``, spaces and the operators of plain formulas.
+#: Anything else (quotes, ``#``, brackets other than ``()``, ``&``, ``|``,
+#: ``?``, ``~``, non-ASCII lookalikes...) takes the slow path.
+_PLAIN_EXPRESSION = re.compile(r"[A-Za-z0-9_ .+\-*/%()<>,=!]*")
+#: Code fragments may also span lines and end statements with ``;``.
+_PLAIN_CODE = re.compile(r"[A-Za-z0-9_ \t\n.+\-*/%()<>,=!;]*")
+#: Comparison operators holding ``=`` or ``!``, matched left to right as the tokenizer does.
+_PAIRED_EQUALS = re.compile(r"[=!<>]=")
+#: An empty statement (``;`` at the start, after a line break or after ``;``), which code fragments drop.
+_EMPTY_STATEMENT = re.compile(r"(?:^|[;\n])[ \t]*;")
+_WORD = re.compile(r"\w+")
+#: A run of word characters starting with a digit that is one number token and hides no word.
+_PLAIN_NUMBER = re.compile(r"[0-9_]+(?:[eE][0-9_]*)?")
+#: Words the normaliser rewrites (``true``, ``mod``...) or refuses (keywords outside the language).
+_OCL_WORDS = frozenset({"true", "false", "mod", "div", "then", "endif"})
+_SPECIAL_IN_EXPRESSIONS = (frozenset(keyword.kwlist) - _KEYWORDS_IN_EXPRESSIONS) | _OCL_WORDS
+#: In code fragments ``if``/``elif``/``else`` also count: conditions turn ``=`` into ``==``,
+#: and C-style blocks are rebuilt.
+_SPECIAL_IN_CODE = (frozenset(keyword.kwlist) - _KEYWORDS_IN_CODE) | _OCL_WORDS | {"if", "elif", "else"}
+
+
+def _needs_normalising(text: str, *, code: bool) -> bool:
+    """Whether :func:`_normalise_tokens` (and, for code, comment and block rewriting) might change or refuse ``text``.
+
+    ``False`` is a promise: the token-level pass would return ``text``
+    unchanged and raise nothing, so it can be skipped.
+    """
+    # Characters: no lookalikes, strings, comments, braces, '&&', '||', '?'.
+    if not (_PLAIN_CODE if code else _PLAIN_EXPRESSION).fullmatch(text):
+        return True
+    # OCL inequality.
+    if "<>" in text:
+        return True
+    # A '!' that is not part of '!=' (C negation); in expressions, an '=' that
+    # is not part of a comparison (OCL equality, or a keyword argument).
+    if "!" in text or (not code and "=" in text):
+        rest = _PAIRED_EQUALS.sub("", text)
+        if "!" in rest or (not code and "=" in rest):
+            return True
+    # Code: C++ comments, increments, empty statements.
+    if code and ("//" in text or "++" in text or "--" in text or _EMPTY_STATEMENT.search(text)):
+        return True
+    # Bounds on bracket nesting and on runs of prefix operators: counting every
+    # occurrence overestimates both.
+    if text.count("(") > _MAX_BRACKET_DEPTH or (
+        text.count("+") + text.count("-") + text.count("not") > _MAX_PREFIX_RUN
+    ):
+        return True
+    # Words: OCL spellings, keywords outside the language, and (in code)
+    # conditions.  A run that starts with a digit is a number; unless it is a
+    # plain decimal one, a word might hide in it ("1e5true").
+    special = _SPECIAL_IN_CODE if code else _SPECIAL_IN_EXPRESSIONS
+    for word in _WORD.findall(text):
+        if word in special or (word[0].isdigit() and not _PLAIN_NUMBER.fullmatch(word)):
+            return True
+    return False
+
+
+def _parse_plain(text: str, mode: str, *, code: bool) -> ast.AST | None:
+    """The syntax tree of ``text`` if it needs no normalisation and Python parses it as it is; else None."""
+    if _needs_normalising(text, code=code):
+        return None
+    try:
+        return _ast_parse(text, mode)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None  # the slow path reports it, with the user's columns
 
 
 # ---------------------------------------------------------------------------
@@ -861,13 +962,20 @@ class _Validator:
     """Walk a parsed tree, refuse everything outside the language, collect names and calls.
 
     The walk stops at :data:`MAX_DEPTH`, so its own recursion stays far below
-    Python's limit whatever the parser accepted.
+    Python's limit whatever the parser accepted.  Each node costs one lookup of
+    its type in :data:`_Validator.HANDLERS`.
     """
+
+    #: Node type -> method validating it (filled in below the class).
+    HANDLERS: ClassVar[dict[type, Callable[[_Validator, Any, int, list[str]], ast.expr]]] = {}
 
     def __init__(self, ctx: _Context, source: _Source) -> None:
         self.ctx = ctx
         self.source = source
         self.calls: set[str] = set()
+        #: Whether nodes without source positions were added (pow() calls,
+        #: OCL operations); only then must positions be filled in.
+        self.synthesised = False
 
     def fail(self, problem: str, hint: str | None = _LANGUAGE_HINT) -> ExpressionError:
         return self.ctx.error(problem, hint)
@@ -881,44 +989,48 @@ class _Validator:
         """Validate ``node``; append free names read to ``reads``; return the normalised node."""
         if depth > MAX_DEPTH:
             raise self.fail(f"nested too deeply (more than {MAX_DEPTH} levels)", "split it into named cost functions")
-        d = depth + 1
-        if isinstance(node, ast.Constant):
-            return self.constant(node)
-        if isinstance(node, ast.Name):
-            self.name(node, reads)
-            return node
-        if isinstance(node, ast.BinOp):
-            return self.binop(node, d, reads)
-        if isinstance(node, ast.UnaryOp):
-            if isinstance(node.op, ast.Invert):
-                sym, hint = _REJECTED_OPERATORS[ast.Invert]
-                raise self.fail(f"operator '{sym}' in {self.src(node)} is not allowed", hint)
-            node.operand = self.expr(node.operand, d, reads)
-            return node
-        if isinstance(node, ast.BoolOp):
-            node.values = [self.expr(v, d, reads) for v in node.values]
-            return node
-        if isinstance(node, ast.Compare):
-            for op in node.ops:
-                if type(op) not in _COMPARISONS:
-                    word = {ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}.get(type(op), "?")
-                    raise self.fail(
-                        f"operator '{word}' in {self.src(node)} is not allowed", "compare numbers with == != < <= > >="
-                    )
-            node.left = self.expr(node.left, d, reads)
-            node.comparators = [self.expr(c, d, reads) for c in node.comparators]
-            return node
-        if isinstance(node, ast.IfExp):
-            node.test = self.expr(node.test, d, reads)
-            node.body = self.expr(node.body, d, reads)
-            node.orelse = self.expr(node.orelse, d, reads)
-            return node
-        if isinstance(node, ast.Call):
-            return self.call(node, d, reads)
+        handler = self.HANDLERS.get(type(node))
+        if handler is not None:
+            return handler(self, node, depth + 1, reads)
         template = _REJECTED_NODES.get(type(node))
         if template is not None:
             raise self.fail(template.format(src=self.src(node)))
         raise self.fail(f"{self.src(node)} is not part of the expression language")
+
+    def _constant(self, node: ast.Constant, d: int, reads: list[str]) -> ast.expr:
+        return self.constant(node)
+
+    def _name(self, node: ast.Name, d: int, reads: list[str]) -> ast.expr:
+        self.name(node, reads)
+        return node
+
+    def _unary(self, node: ast.UnaryOp, d: int, reads: list[str]) -> ast.expr:
+        if type(node.op) is ast.Invert:
+            sym, hint = _REJECTED_OPERATORS[ast.Invert]
+            raise self.fail(f"operator '{sym}' in {self.src(node)} is not allowed", hint)
+        node.operand = self.expr(node.operand, d, reads)
+        return node
+
+    def _boolean(self, node: ast.BoolOp, d: int, reads: list[str]) -> ast.expr:
+        node.values = [self.expr(v, d, reads) for v in node.values]
+        return node
+
+    def _compare(self, node: ast.Compare, d: int, reads: list[str]) -> ast.expr:
+        for op in node.ops:
+            if type(op) not in _COMPARISONS:
+                word = {ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}.get(type(op), "?")
+                raise self.fail(
+                    f"operator '{word}' in {self.src(node)} is not allowed", "compare numbers with == != < <= > >="
+                )
+        node.left = self.expr(node.left, d, reads)
+        node.comparators = [self.expr(c, d, reads) for c in node.comparators]
+        return node
+
+    def _conditional(self, node: ast.IfExp, d: int, reads: list[str]) -> ast.expr:
+        node.test = self.expr(node.test, d, reads)
+        node.body = self.expr(node.body, d, reads)
+        node.orelse = self.expr(node.orelse, d, reads)
+        return node
 
     def constant(self, node: ast.Constant) -> ast.expr:
         value = node.value
@@ -995,6 +1107,7 @@ class _Validator:
                     "use a float base (e.g. 10.0 instead of 10) or a smaller exponent",
                 )
             return node
+        self.synthesised = True
         call = ast.Call(func=ast.Name(id="pow", ctx=ast.Load()), args=[node.left, node.right], keywords=[])
         return ast.copy_location(call, node)
 
@@ -1047,6 +1160,7 @@ class _Validator:
     def ocl_method(self, node: ast.Call, func: ast.Attribute) -> ast.expr:
         """OCL's operations on numbers (``x.abs()``, ``x.max(y)``, ``i.mod(2)``) as plain calls and operators."""
         name, arity = func.attr, _OCL_METHODS[func.attr]
+        self.synthesised = True
         if len(node.args) != arity:
             raise self.fail(
                 f"{self.src(node)}: the OCL operation '{name}' takes {arity} argument{'s' if arity != 1 else ''}",
@@ -1127,6 +1241,7 @@ class _Validator:
         state.assign(target.id)
         if isinstance(value, ast.BinOp):
             return node  # small literal exponent: keep the augmented form
+        self.synthesised = True
         assign = ast.Assign(targets=[ast.Name(id=target.id, ctx=ast.Store())], value=value)
         return ast.copy_location(assign, node)
 
@@ -1146,6 +1261,18 @@ class _Validator:
         if ident in BUILTIN_FUNCTIONS or ident in CONSTANTS:
             kind = "function" if ident in BUILTIN_FUNCTIONS else "constant"
             raise self.fail(f"cannot assign to built-in {kind} {ident!r} in {self.src(stmt)}", "rename the variable")
+
+
+_Validator.HANDLERS.update({
+    ast.Constant: _Validator._constant,
+    ast.Name: _Validator._name,
+    ast.BinOp: _Validator.binop,
+    ast.UnaryOp: _Validator._unary,
+    ast.BoolOp: _Validator._boolean,
+    ast.Compare: _Validator._compare,
+    ast.IfExp: _Validator._conditional,
+    ast.Call: _Validator.call,
+})
 
 
 class _Flow:
@@ -1260,20 +1387,85 @@ def _fold(node: ast.expr) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def _validate_expression(source: _Source, ctx: _Context) -> Expression:
-    tree = _parse(source, ctx, "eval", _LANGUAGE_HINT)
+# Parsing is memoised on the text (and the role or parameters that appear in
+# messages): a model repeats the same costs, guards and tags across thousands
+# of elements.  The cache holds results without a location and refusals as
+# message and hint; each call attaches its own location, so every error names
+# the element that asked, whether or not the text was seen before.  Parsed
+# trees are shared between callers and must not be modified (to_python and
+# compile_expression build new trees).
+
+#: Distinct texts remembered per kind of text.
+_MEMO_SIZE = 4096
+#: Longer texts are parsed every time: they are rare, and the memo should not hold megabytes.
+_MEMO_MAX_TEXT = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    """A remembered :class:`ExpressionError`: the location belongs to each caller, not to the text."""
+
+    message: str
+    hint: str | None
+
+    def raise_at(self, location: Location | None) -> NoReturn:
+        raise ExpressionError(self.message, location, self.hint)
+
+
+def _memo_key(text: object) -> str | None:
+    """``text`` as a plain ``str`` if it may be memoised, else None.
+
+    Strings read from XML may be ``str`` subclasses that keep their whole
+    document alive; the memo keeps plain copies only.
+    """
+    if not isinstance(text, str) or len(text) > _MEMO_MAX_TEXT:
+        return None
+    return text if type(text) is str else str(text)
+
+
+def _expression_from_text(text: str, what: str, location: Location | None, *, fast: bool = True) -> Expression:
+    """Parse and validate one expression, without the memo.
+
+    ``fast=False`` always takes the token-level path; the result is the same
+    either way (the fast path only skips work that would change nothing).
+    """
+    ctx = _Context(what, text if isinstance(text, str) else repr(text), location)
+    folded = _expression_text(text, ctx)
+    source = _Source.of(folded)
+    tree = _parse_plain(folded, "eval", code=False) if fast else None
+    if tree is None:
+        source = _normalise_tokens(source, ctx, code=False)
+        tree = _parse(source, ctx, "eval", _LANGUAGE_HINT)
     assert isinstance(tree, ast.Expression)
     validator = _Validator(ctx, source)
     reads: list[str] = []
     tree.body = validator.expr(tree.body, 0, reads)
-    ast.fix_missing_locations(tree)
+    if validator.synthesised:
+        ast.fix_missing_locations(tree)
     return Expression(
         text=ctx.text,
         tree=tree,
         names=frozenset(reads),
         calls=frozenset(validator.calls),
-        location=ctx.location,
+        location=location,
     )
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _memo_expression(text: str, what: str) -> Expression | _Refusal:
+    try:
+        return _expression_from_text(text, what, None)
+    except ExpressionError as exc:
+        return _Refusal(exc.message, exc.hint)
+
+
+def _expression_at(found: Expression | _Refusal, location: Location | None) -> Expression:
+    if type(found) is _Refusal:
+        found.raise_at(location)
+    assert isinstance(found, Expression)
+    if location is None:
+        return found
+    return Expression(found.text, found.tree, found.names, found.calls, location)
 
 
 def parse_expression(text: str, location: Location | None = None, *, what: str = "expression") -> Expression:
@@ -1282,10 +1474,12 @@ def parse_expression(text: str, location: Location | None = None, *, what: str =
     ``what`` names the role of the text in error messages ("guard", "cost",
     "repeat", ...).  OCL and C spellings are accepted (``x = 1``, ``x <> 1``,
     ``a && !b``, ``true``); the returned tree holds their Python form.
+    Results are memoised: parsing a text seen before costs a dictionary lookup.
     """
-    ctx = _Context(what, text if isinstance(text, str) else repr(text), location)
-    source = _prepare_expression(text, ctx)
-    return _validate_expression(source, ctx)
+    key = _memo_key(text)
+    if key is None or type(what) is not str:
+        return _expression_from_text(text, what, location)
+    return _expression_at(_memo_expression(key, what), location)
 
 
 _RETURN_PREFIX = re.compile(r"return\b")
@@ -1298,6 +1492,25 @@ def parse_function_body(text: str, parameters: Sequence[str], location: Location
     library; the body may read them and any model variable or system parameter
     (all of which appear in :attr:`Expression.names`).
     """
+    key = _memo_key(text)
+    params = tuple(parameters)
+    if key is None or not all(isinstance(p, str) for p in params):
+        return _function_body_from_text(text, params, location)
+    return _expression_at(_memo_function_body(key, tuple(str(p) for p in params)), location)
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _memo_function_body(text: str, parameters: tuple[str, ...]) -> Expression | _Refusal:
+    try:
+        return _function_body_from_text(text, parameters, None)
+    except ExpressionError as exc:
+        return _Refusal(exc.message, exc.hint)
+
+
+def _function_body_from_text(
+    text: str, parameters: Sequence[str], location: Location | None, *, fast: bool = True
+) -> Expression:
+    """Parse a cost function body without the memo (``fast`` as in :func:`_expression_from_text`)."""
     ctx = _Context("cost function body", text if isinstance(text, str) else repr(text), location)
     for parameter in parameters:
         _check_parameter_name(parameter, ctx)
@@ -1317,7 +1530,7 @@ def parse_function_body(text: str, parameters: Sequence[str], location: Location
             break
     if not body:
         raise ctx.error("empty function body", "write the cost as an expression over the parameters, e.g. 'return 2 * n'")
-    return parse_expression(body, location, what="cost function body")
+    return _expression_from_text(body, "cost function body", location, fast=fast)
 
 
 def _check_parameter_name(name: str, ctx: _Context) -> None:
@@ -1335,12 +1548,35 @@ def parse_code(text: str, location: Location | None = None) -> CodeFragment:
     Statements are assignments (plain, augmented, chained ``a = b = 1``) and
     ``if``/``elif``/``else`` over them, in Python syntax or C syntax
     (``if (c) { x = 1; } else { x = 2; }``), separated by newlines or ``;``.
-    ``//`` and ``#`` comments are ignored.
+    ``//`` and ``#`` comments are ignored.  Results are memoised like those of
+    :func:`parse_expression`.
     """
+    key = _memo_key(text)
+    if key is None:
+        return _code_from_text(text, location)
+    found = _memo_code(key)
+    if type(found) is _Refusal:
+        found.raise_at(location)
+    assert isinstance(found, CodeFragment)
+    if location is None:
+        return found
+    return CodeFragment(found.text, found.tree, found.assigned, found.names, found.calls, location)
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _memo_code(text: str) -> CodeFragment | _Refusal:
+    try:
+        return _code_from_text(text, None)
+    except ExpressionError as exc:
+        return _Refusal(exc.message, exc.hint)
+
+
+def _code_from_text(text: str, location: Location | None, *, fast: bool = True) -> CodeFragment:
+    """Parse and validate a code fragment, without the memo (``fast`` as in :func:`_expression_from_text`)."""
     ctx = _Context("code fragment", text if isinstance(text, str) else repr(text), location)
     cleaned = textwrap.dedent(_precheck(text, ctx)).strip("\n")
     try:
-        return _parse_code(cleaned, ctx)
+        return _parse_code(cleaned, ctx, fast=fast)
     except ExpressionError:
         # Text pasted from a UML tool is often indented unevenly line by line;
         # without block structure, indentation carries no meaning: retry flat.
@@ -1348,23 +1584,27 @@ def parse_code(text: str, location: Location | None = None) -> CodeFragment:
         if flat == cleaned or any(line.rstrip().endswith(":") for line in flat.split("\n")):
             raise
         try:
-            return _parse_code(flat, ctx)
+            return _parse_code(flat, ctx, fast=fast)
         except ExpressionError:
             pass
         raise
 
 
-def _parse_code(text: str, ctx: _Context) -> CodeFragment:
-    source = _strip_c_comments(_Source.of(text))
-    source = _normalise_tokens(source, ctx, code=True)
-    if _is_c_style(source):
-        source = _CBlocks(source, ctx).run()
-    tree = _parse(source, ctx, "exec", _CODE_HINT)
+def _parse_code(text: str, ctx: _Context, *, fast: bool) -> CodeFragment:
+    source = _Source.of(text)
+    tree = _parse_plain(text, "exec", code=True) if fast else None
+    if tree is None:
+        source = _strip_c_comments(source)
+        source = _normalise_tokens(source, ctx, code=True)
+        if _is_c_style(source):
+            source = _CBlocks(source, ctx).run()
+        tree = _parse(source, ctx, "exec", _CODE_HINT)
     assert isinstance(tree, ast.Module)
     validator = _Validator(ctx, source)
     flow = _Flow({}, set(), {})
     tree.body = validator.statements(tree.body, 0, flow)
-    ast.fix_missing_locations(tree)
+    if validator.synthesised:
+        ast.fix_missing_locations(tree)
     return CodeFragment(
         text=ctx.text,
         tree=tree,
@@ -1375,38 +1615,253 @@ def _parse_code(text: str, ctx: _Context) -> CodeFragment:
     )
 
 
+def _clear_memo() -> None:
+    """Forget every memoised parse (for measurements and tests)."""
+    _memo_expression.cache_clear()
+    _memo_code.cache_clear()
+    _memo_function_body.cache_clear()
+
+
 # ---------------------------------------------------------------------------
 # Emitting Python source for generated modules
 # ---------------------------------------------------------------------------
 
 
-class _Renamer(ast.NodeTransformer):
-    """Copy of a validated tree with names and calls rewritten for generated code."""
+# Printing goes through a template made once per parsed tree: the tree is
+# printed with every renamable name, every called cost function and the place
+# of every call's leading arguments marked by control characters, which no
+# validated name can contain; each call of to_python only fills the marks in.
+# A replacement is a name or a dotted name, which is atomic wherever a name
+# is, so filling in never changes precedence.
+#
+# The printer below covers exactly the validated language and prints what
+# ast.unparse prints (same parentheses, spacing and 'elif' folding; the tests
+# compare the two on random trees) at a fraction of its cost: ast.unparse's
+# generic machinery costs about 2 us per node, far more than parsing.
 
-    def __init__(
-        self,
-        rename: Mapping[str, str],
-        leading_args: Mapping[str, Sequence[str]],
-        function_names: Mapping[str, str],
-    ) -> None:
-        self.rename = rename
-        self.leading = leading_args
-        self.function_names = function_names
+_MARKS = re.compile("\x00([^\x00]*)\x00|\x01([^\x01]*)\x01|\x02([^\x02]*)\x02(, )?")
 
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id in CONSTANTS and isinstance(node.ctx, ast.Load):
-            return ast.Name(id=node.id, ctx=node.ctx)
-        return ast.Name(id=_checked_reference(self.rename[node.id], node.id), ctx=node.ctx)
 
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        assert isinstance(node.func, ast.Name)
-        args = [self.visit(a) for a in node.args]
-        name = node.func.id
-        if name in BUILTIN_FUNCTIONS:
-            return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=args, keywords=[])
-        target = _checked_reference(self.function_names.get(name, name), name)
-        leading = [ast.Name(id=_checked_reference(a, name), ctx=ast.Load()) for a in self.leading.get(name, ())]
-        return ast.Call(func=ast.Name(id=target, ctx=ast.Load()), args=leading + args, keywords=[])
+@dataclass(frozen=True, slots=True)
+class _Template:
+    """Marked source of a validated tree, and the library names it uses as they are."""
+
+    text: str
+    library: frozenset[str]
+
+
+_TEMPLATES: weakref.WeakKeyDictionary[ast.AST, _Template] = weakref.WeakKeyDictionary()
+
+
+def _template(tree: ast.Expression | ast.Module) -> _Template:
+    """The template of a validated tree, made on first use and kept as long as the tree lives."""
+    found = _TEMPLATES.get(tree)
+    if found is None:
+        printer = _Printer()
+        text = printer.expression(tree.body) if isinstance(tree, ast.Expression) else printer.module(tree)
+        found = _Template(text, frozenset(printer.library))
+        _TEMPLATES[tree] = found
+    return found
+
+
+# Binding strength, numbered as in Python's grammar (and ast.unparse): a
+# subexpression is put in parentheses when its context binds more tightly.
+_TEST, _OR, _AND, _NOT, _CMP, _EXPR = 4, 5, 6, 7, 8, 9
+_ARITH, _TERM, _FACTOR, _POWER, _ATOM = 13, 14, 15, 16, 18
+
+_BINARY_FORMS: Mapping[type, tuple[str, int]] = MappingProxyType({
+    ast.Add: (" + ", _ARITH), ast.Sub: (" - ", _ARITH), ast.Mult: (" * ", _TERM), ast.Div: (" / ", _TERM),
+    ast.FloorDiv: (" // ", _TERM), ast.Mod: (" % ", _TERM), ast.Pow: (" ** ", _POWER),
+})
+_UNARY_FORMS: Mapping[type, tuple[str, int]] = MappingProxyType({
+    ast.Not: ("not ", _NOT), ast.USub: ("-", _FACTOR), ast.UAdd: ("+", _FACTOR),
+})
+_COMPARISON_FORMS: Mapping[type, str] = MappingProxyType({op: f" {sym} " for op, sym in _COMPARISONS.items()})
+_BOOLEAN_FORMS: Mapping[type, tuple[str, int]] = MappingProxyType({ast.And: (" and ", _AND), ast.Or: (" or ", _OR)})
+_INFINITY = "1e" + repr(sys.float_info.max_10_exp + 1)
+
+
+class _Printer:
+    """Source text of validated trees, with names and cost function calls marked for :func:`_fill`."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.library: set[str] = set()  # library functions and constants, printed as they are
+
+    # -- expressions ------------------------------------------------------
+    def expression(self, node: ast.expr) -> str:
+        self.expr(node, _TEST)
+        return "".join(self.out)
+
+    def expr(self, node: ast.expr, context: int) -> None:
+        """Write ``node`` where the surrounding text binds with strength ``context``."""
+        out = self.out
+        kind = type(node)
+        if kind is ast.Name:
+            assert isinstance(node, ast.Name)
+            if node.id in CONSTANTS and isinstance(node.ctx, ast.Load):
+                self.library.add(node.id)
+                out.append(node.id)
+            else:
+                out.append(f"\x00{node.id}\x00")
+        elif kind is ast.Constant:
+            assert isinstance(node, ast.Constant)
+            value = node.value
+            if isinstance(value, float):
+                out.append(repr(value).replace("inf", _INFINITY).replace("nan", f"({_INFINITY}-{_INFINITY})"))
+            else:
+                out.append(repr(value))
+        elif kind is ast.BinOp:
+            assert isinstance(node, ast.BinOp)
+            symbol, strength = _BINARY_FORMS[type(node.op)]
+            # '**' groups to the right, the others to the left
+            left, right = (strength + 1, strength) if strength == _POWER else (strength, strength + 1)
+            self.open(context > strength)
+            self.expr(node.left, left)
+            out.append(symbol)
+            self.expr(node.right, right)
+            self.close(context > strength)
+        elif kind is ast.UnaryOp:
+            assert isinstance(node, ast.UnaryOp)
+            symbol, strength = _UNARY_FORMS[type(node.op)]
+            self.open(context > strength)
+            out.append(symbol)
+            self.expr(node.operand, strength)
+            self.close(context > strength)
+        elif kind is ast.Compare:
+            assert isinstance(node, ast.Compare)
+            self.open(context > _CMP)
+            self.expr(node.left, _EXPR)
+            for op, operand in zip(node.ops, node.comparators):
+                out.append(_COMPARISON_FORMS[type(op)])
+                self.expr(operand, _EXPR)
+            self.close(context > _CMP)
+        elif kind is ast.BoolOp:
+            assert isinstance(node, ast.BoolOp)
+            symbol, strength = _BOOLEAN_FORMS[type(node.op)]
+            self.open(context > strength)
+            for index, value in enumerate(node.values):
+                if index:
+                    out.append(symbol)
+                # as ast.unparse: each further operand binds one level more tightly
+                self.expr(value, min(strength + index + 1, _ATOM))
+            self.close(context > strength)
+        elif kind is ast.IfExp:
+            assert isinstance(node, ast.IfExp)
+            self.open(context > _TEST)
+            self.expr(node.body, _OR)
+            out.append(" if ")
+            self.expr(node.test, _OR)
+            out.append(" else ")
+            self.expr(node.orelse, _TEST)
+            self.close(context > _TEST)
+        elif kind is ast.Call:
+            assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            name = node.func.id
+            if name in BUILTIN_FUNCTIONS:
+                self.library.add(name)
+                out.append(name + "(")
+                first = True
+            else:
+                out.append(f"\x01{name}\x01(\x02{name}\x02")
+                first = False
+            for arg in node.args:
+                if not first:
+                    out.append(", ")
+                first = False
+                self.expr(arg, _TEST)
+            out.append(")")
+        else:  # pragma: no cover - the validator lets nothing else through
+            raise TypeError(f"cannot print {kind.__name__}: not part of the expression language")
+
+    def open(self, needed: bool) -> None:
+        if needed:
+            self.out.append("(")
+
+    def close(self, needed: bool) -> None:
+        if needed:
+            self.out.append(")")
+
+    # -- statements -------------------------------------------------------
+    def module(self, tree: ast.Module) -> str:
+        if not tree.body:
+            return "pass"
+        self.statements(tree.body, 0)
+        return "".join(self.out)
+
+    def statements(self, body: list[ast.stmt], level: int) -> None:
+        for stmt in body:
+            self.statement(stmt, level)
+
+    def line(self, level: int, text: str = "") -> None:
+        if self.out:
+            self.out.append("\n")
+        self.out.append("    " * level + text)
+
+    def statement(self, node: ast.stmt, level: int) -> None:
+        kind = type(node)
+        if kind is ast.Assign:
+            assert isinstance(node, ast.Assign)
+            self.line(level)
+            for target in node.targets:
+                self.expr(target, _ATOM)
+                self.out.append(" = ")
+            self.expr(node.value, _TEST)
+        elif kind is ast.AugAssign:
+            assert isinstance(node, ast.AugAssign)
+            self.line(level)
+            self.expr(node.target, _ATOM)
+            self.out.append(_BINARY_FORMS[type(node.op)][0].rstrip() + "= ")
+            self.expr(node.value, _TEST)
+        elif kind is ast.If:
+            assert isinstance(node, ast.If)
+            self.line(level, "if ")
+            self.expr(node.test, _TEST)
+            self.out.append(":")
+            self.statements(node.body, level + 1)
+            # an 'else' holding a single 'if' is printed as 'elif'
+            while len(node.orelse) == 1 and type(node.orelse[0]) is ast.If:
+                node = node.orelse[0]
+                assert isinstance(node, ast.If)
+                self.line(level, "elif ")
+                self.expr(node.test, _TEST)
+                self.out.append(":")
+                self.statements(node.body, level + 1)
+            if node.orelse:
+                self.line(level, "else:")
+                self.statements(node.orelse, level + 1)
+        elif kind is ast.Pass:
+            self.line(level, "pass")
+        else:  # pragma: no cover - the validator lets nothing else through
+            raise TypeError(f"cannot print {kind.__name__}: not part of code fragments")
+
+
+def _fill(
+    template: str,
+    rename: Mapping[str, str],
+    leading_args: Mapping[str, Sequence[str]],
+    function_names: Mapping[str, str],
+) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name, function, caller, comma = match.groups()
+        if name is not None:
+            return _checked_reference(rename[name], name)
+        if function is not None:
+            return _checked_reference(function_names.get(function, function), function)
+        leading = [_checked_reference(a, caller) for a in leading_args.get(caller, ())]
+        return ", ".join(leading) + (comma or "") if leading else ""
+
+    return _MARKS.sub(replace, template)
+
+
+def library_names(node: Expression | CodeFragment) -> frozenset[str]:
+    """Library functions and constants that :func:`to_python` prints for ``node`` (what a module must import).
+
+    Computed once per parsed tree, together with its printed form.
+    """
+    if not isinstance(node, (Expression, CodeFragment)):
+        raise TypeError(f"library_names() needs an Expression or CodeFragment, not {type(node).__name__}")
+    return _template(node.tree).library
 
 
 def _checked_reference(reference: str, name: str) -> str:
@@ -1434,18 +1889,17 @@ def to_python(
     becomes ``F(*leading_args[F], *args)`` (``FSA2(pid)`` -> ``FSA2(p, v, p.pid)``);
     ``function_names`` may rename the function itself.  Built-in functions and
     constants keep their names.  A code fragment comes out as one statement per
-    line, each prefixed by ``indent``; an expression as one line.
+    line, each prefixed by ``indent``; an expression as one line.  The tree is
+    printed once; later calls with other names only substitute them.
     """
-    renamer = _Renamer(rename, leading_args or {}, function_names or {})
-    # NodeTransformer edits nodes in place: work on a copy, the parsed form is shared.
+    if not isinstance(node, (Expression, CodeFragment)):
+        raise TypeError(f"to_python() needs an Expression or CodeFragment, not {type(node).__name__}")
+    source = _fill(_template(node.tree).text, rename, leading_args or {}, function_names or {})
     if isinstance(node, Expression):
-        body = renamer.visit(copy.deepcopy(node.tree.body))
-        return indent + ast.unparse(body)
-    if isinstance(node, CodeFragment):
-        statements = [renamer.visit(stmt) for stmt in copy.deepcopy(node.tree.body)]
-        source = ast.unparse(ast.Module(body=statements, type_ignores=[])) if statements else "pass"
-        return "\n".join(indent + line for line in source.split("\n"))
-    raise TypeError(f"to_python() needs an Expression or CodeFragment, not {type(node).__name__}")
+        return indent + source
+    if not indent:
+        return source
+    return "\n".join(indent + line for line in source.split("\n"))
 
 
 # ---------------------------------------------------------------------------
@@ -1486,10 +1940,25 @@ class _CompileTransformer(ast.NodeTransformer):
         return _call(prefix + name, [self.visit(a) for a in node.args])
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        left, right = self.visit(node.left), self.visit(node.right)
+        left, right = self.operand(node.left), self.operand(node.right)
         if self.vectorised and isinstance(node.op, ast.Pow):
             return _call("_b_pow", [left, right])
         return ast.BinOp(left=left, op=node.op, right=right)
+
+    def operand(self, node: ast.expr) -> ast.expr:
+        """An operand of arithmetic; in vectorised form, truth values become numbers.
+
+        Python counts ``True + True`` as 2, numpy's boolean arrays as a logical
+        or (and refuse ``-``), so comparisons and logic feeding arithmetic are
+        converted to floats first.
+        """
+        visited = self.visit(node)
+        if self.vectorised and (
+            isinstance(node, (ast.Compare, ast.BoolOp, ast.IfExp))
+            or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))
+        ):
+            return _call("_b_asfloat", [visited])
+        return visited
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
         test, body, orelse = self.visit(node.test), self.visit(node.body), self.visit(node.orelse)
@@ -1511,10 +1980,12 @@ class _CompileTransformer(ast.NodeTransformer):
         return result
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
-        operand = self.visit(node.operand)
-        if self.vectorised and isinstance(node.op, ast.Not):
-            return _call("_b_logical_not", [operand])
-        return ast.UnaryOp(op=node.op, operand=operand)
+        if isinstance(node.op, ast.Not):
+            operand = self.visit(node.operand)
+            if self.vectorised:
+                return _call("_b_logical_not", [operand])
+            return ast.UnaryOp(op=node.op, operand=operand)
+        return ast.UnaryOp(op=node.op, operand=self.operand(node.operand))
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         left = self.visit(node.left)

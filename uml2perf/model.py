@@ -12,9 +12,10 @@ element, so later stages never look at raw stereotype names.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields
 from enum import Enum
+from typing import Any
 
 from .errors import Diagnostic, Location
 
@@ -344,3 +345,39 @@ class Model:
             if activity.name == key:
                 return activity
         return None
+
+
+# --------------------------------------------------------------------------- fast construction
+
+
+def positional_builder(cls: type) -> Callable[..., Any]:
+    """A function building ``cls`` from every field, positionally, without the frozen ``__init__``.
+
+    A frozen dataclass's ``__init__`` assigns each field through
+    ``object.__setattr__``, a generic call per field; reading a 20,000-action
+    model builds ~100,000 records and spends a third of its time there.  The
+    builder made here writes each slot with the slot's own descriptor, unrolled,
+    which is about three times faster.  Instances are the ordinary frozen
+    dataclass objects (equal, hashable, immutable); only construction differs,
+    so callers must pass every field, in declaration order, with no defaults.
+    """
+    names = [f.name for f in fields(cls)]
+    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    lines = [f"def build({', '.join(names)}):", "    obj = _new(_cls)"]
+    for position, name in enumerate(names):
+        scope[f"_set{position}"] = cls.__dict__[name].__set__
+        lines.append(f"    _set{position}(obj, {name})")
+    lines.append("    return obj")
+    exec("\n".join(lines), scope)  # noqa: S102 - source built from the dataclass's own field names
+    build = scope["build"]
+    build.__name__ = build.__qualname__ = f"build_{cls.__name__}"
+    build.__doc__ = f"Build a {cls.__name__} from its {len(names)} fields in order ({', '.join(names)})."
+    return build
+
+
+#: Fast positional constructors for the records a reader makes by the thousand.
+build_node: Callable[..., Node] = positional_builder(Node)
+build_edge: Callable[..., Edge] = positional_builder(Edge)
+build_location: Callable[..., Location] = positional_builder(Location)
+build_stereotype: Callable[..., StereotypeApplication] = positional_builder(StereotypeApplication)
+build_perf: Callable[..., PerfSpec] = positional_builder(PerfSpec)

@@ -47,16 +47,46 @@ from ..navigation.structure import (
     Return,
     State,
     StateMachine,
+    Statement,
     TaskPool,
     While,
-    walk,
 )
 from ..navigation.traversal import Lane
 from .base import ContentHandler, GenerationJob
 from .naming import Namer, is_identifier
+from .python_views import (
+    BREAK,
+    CONTINUE,
+    PASS,
+    ActivityView,
+    BlockView,
+    BranchView,
+    CallView,
+    CodeView,
+    CommView,
+    ComputeView,
+    ForkView,
+    ForView,
+    FunctionView,
+    GotoView,
+    IfView,
+    PipelineView,
+    RepeatView,
+    ReturnView,
+    StateMachineView,
+    StateView,
+    StopView,
+    ThreadsView,
+    TransitionView,
+    View,
+    WhileView,
+)
 
 #: names the module defines or imports itself; model names never take them
-RESERVED = frozenset({"rt", "p", "v", "MODEL", "ELEMENTS", "init_globals", "_u", "_reqs", "_state", "_"})
+RESERVED = frozenset({"rt", "p", "v", "MODEL", "ELEMENTS", "init_globals", "_u", "_reqs", "_state", "_ended", "_"})
+
+#: the flag an activity final in a fork branch sets to end its whole scope (activity or structured node)
+ENDED = "_ended"
 
 _TYPE_DEFAULTS = {
     "integer": "0",
@@ -237,34 +267,31 @@ class ExpressionPrinter:
 
 @dataclass
 class _Scope:
-    """A function being written: its lines are shared, its generator-ness is tracked."""
+    """A function being written: tracks whether it calls the runtime (is a generator already)."""
 
-    indent: int
     yielded: bool = False
-
-
-@dataclass
-class _Open:
-    """A block header written, waiting for its body."""
-
-    indent: int
-    line_count: int
 
 
 @dataclass
 class _IfState:
     stmt: If | None
+    view: IfView | None = None
     index: int = 0
     cumulative: list[str] = field(default_factory=list)
-    opened: bool = False
     uvar: str = "_u"
 
 
 @dataclass
-class _ActivityCode:
-    name: str
-    activity: Activity
-    lines: list[str]
+class _Endings:
+    """Where an activity final inside a fork branch must end its whole scope (see ``_mark_endings``).
+
+    Keys are ``id()`` of statements of the recovered tree, which lives for the whole walk.
+    """
+
+    returns: set[int] = field(default_factory=set)  # Return statements that end their scope
+    owners: set[int] = field(default_factory=set)  # constructs whose functions may end the scope
+    setters: set[tuple[int, int]] = field(default_factory=set)  # (owner, function index) that set the flag
+    scopes: set[int] = field(default_factory=set)  # ActivityBody / scoped Block defining the flag
 
 
 class PythonHandler(ContentHandler):
@@ -284,19 +311,24 @@ class PythonHandler(ContentHandler):
         self.model = job.model
         self.namer = Namer(RESERVED)
         self.printer = ExpressionPrinter(self.model, self)
-        self.lines: list[str] = []
-        self.indent = 0
+        self.body: list[View] = []
+        self.bodies: list[list[View]] = []
         self.scopes: list[_Scope] = []
-        self.opens: list[_Open] = []
         self.ifs: list[_IfState] = []
-        self.activities: list[_ActivityCode] = []
+        self.activities: list[ActivityView] = []
         self.activity_names: dict[str, str] = {}
         self.element_names: dict[str, str] = {}
         self.element_kinds: dict[str, str] = {}
         self.element_nodes: dict[str, Node] = {}
         self.file_order: dict[str, int] = {}
         self.counters: dict[str, int] = {}
-        self.lanes: list[list[str]] = []
+        self.owners: list[ForkView | PipelineView] = []
+        self.bracketed: list[str] = []
+        self.blocks: list[BlockView] = []
+        self.machines: list[tuple[StateMachineView, str]] = []
+        self.endings = _Endings()
+        self.owners_threads: list[ThreadsView] = []
+        self._warned_finals: set[str] = set()
         self._prepare_names()
         self.globals_lines, self.parameters = self._globals()
         self.cost_functions = self._cost_functions()
@@ -518,37 +550,37 @@ class PythonHandler(ContentHandler):
         return self.element(pseudo, kind)
 
     # -- writing helpers -----------------------------------------------------------
+    # Statements become views (uml2perf/handlers/python_views.py) appended to the
+    # body being written; a compound statement opens a nested body and closes it
+    # when the walk leaves it.  templates/_statements.py.jinja prints them.
 
-    def emit(self, text: str) -> None:
-        self.lines.append("    " * self.indent + text)
+    def emit(self, view: View) -> None:
+        self.body.append(view)
 
-    def open(self, header: str) -> None:
-        self.emit(header)
-        self.indent += 1
-        self.opens.append(_Open(self.indent, len(self.lines)))
+    def open_body(self, body: list[View]) -> None:
+        """Write the following statements into ``body`` (a compound statement's block)."""
+        self.bodies.append(self.body)
+        self.body = body
 
-    def close(self) -> None:
-        opened = self.opens.pop()
-        if len(self.lines) == opened.line_count:
-            self.emit("pass")
-        self.indent -= 1
+    def close_body(self, *, pad: bool = True) -> None:
+        """Back to the enclosing body; ``pad`` gives a block that stayed empty its ``pass``."""
+        if pad and not self.body:
+            self.body.append(PASS)
+        self.body = self.bodies.pop()
 
-    def yield_from(self, text: str) -> None:
+    def called(self) -> None:
+        """The function being written calls the runtime: it is a generator already."""
         self.scopes[-1].yielded = True
-        self.emit("yield from " + text)
 
-    def open_function(self, header: str, doc: str | None = None) -> None:
-        self.open(header)
-        self.scopes.append(_Scope(self.indent))
-        if doc is not None:
-            self.emit(doc)
+    def open_function(self, function: FunctionView) -> None:
+        self.open_body(function.body)
+        self.scopes.append(_Scope())
 
-    def close_function(self) -> None:
-        scope = self.scopes.pop()
-        if not scope.yielded:
-            self.emit("return")
-            self.emit("yield  # never reached: keeps this a generator function")
-        self.close()
+    def close_function(self, function: FunctionView) -> None:
+        function.guard = not self.scopes.pop().yielded
+        function.returns = bool(function.body) and isinstance(function.body[-1], ReturnView)
+        _drop_last_check(function.body)
+        self.close_body(pad=False)
 
     def local_name(self, stem: str) -> str:
         count = self.counters.get(stem, 0) + 1
@@ -574,68 +606,60 @@ class PythonHandler(ContentHandler):
     # -- model and activities -----------------------------------------------------------
 
     def visit_RecoveredModel(self, model: RecoveredModel) -> None:
-        self._uses_requests = {
-            body.activity.id
-            for body in model.activities
-            if any(
-                isinstance(s, Exec) and s.node.perf is not None
-                and s.node.perf.role in {Role.ISEND, Role.IRECV, Role.WAIT}
-                for s in walk(body)
-            )
-        }
+        for body in model.activities:
+            _mark_endings(body.body, body, (), self.endings)
 
     def visit_ActivityBody(self, body: ActivityBody) -> None:
         activity = body.activity
         self._activity = activity
-        self.lines = []
-        self.indent = 0
         self.counters = {}
-        name = self.activity_names[activity.id]
-        doc = docstring(f"Activity {comment(activity.name)} (xmi:id={comment(activity.id)}).")
-        self.open_function(f"def {name}(p, v):", doc)
-        if activity.id in self._uses_requests:
-            self.emit("_reqs = []  # requests of isend/irecv, completed by wait")
-        for variable in activity.variables:
-            value = self._default(variable)
-            self.emit(f"v.{variable.name} = {value}  # local variable")
+        locals_ = [(variable.name, self._default(variable)) for variable in activity.variables]
+        repeat = None
         if body.repeat is not None:
-            count = self.expr(body.repeat, activity.location, "repeat tag")
-            self.open(f"for _ in {count_range(count)}:")
-        self._activity_repeat = body.repeat is not None
+            repeat = count_range(self.expr(body.repeat, activity.location, "repeat tag"))
+        view = ActivityView(
+            self.activity_names[activity.id],
+            docstring(f"Activity {comment(activity.name)} (xmi:id={comment(activity.id)})."),
+            locals_,
+            repeat,
+            flag=ENDED if id(body) in self.endings.scopes else None,
+        )
+        self.activities.append(view)
+        self.body = []
+        self.bodies = []
+        self.scopes = [_Scope()]
+        self.open_body(view.body)
 
     def leave_ActivityBody(self, body: ActivityBody) -> None:
-        if self._activity_repeat:
-            self.close()
-        self.close_function()
-        self.activities.append(_ActivityCode(self.activity_names[body.activity.id], body.activity, self.lines))
+        view = self.activities[-1]
+        if view.repeat is None:
+            _drop_last_check(view.body)
+        self.close_body(pad=view.repeat is not None)
+        view.guard = not self.scopes.pop().yielded
 
     # -- simple statements ------------------------------------------------------------
 
     def visit_Exec(self, stmt: Exec) -> bool:
         node = stmt.node
         perf = node.perf
-        code = _code_text(node)
-        if code is not None:
-            self.emit(f"# {describe(node)}: code")
-            self.lines.extend(self.printer.code(code, node.location, "    " * self.indent))
+        text = _code_text(node)
+        code = None
+        if text is not None:
+            code = CodeView(describe(node), self.printer.code(text, node.location, ""))
         role = perf.role if perf is not None else Role.ACTION
         element = self.element(node)
         cost = self._cost(node, stmt)
+        self.called()
         if role in _COMM:
             method, args = _COMM[role]
-            values = [self.tag(node, arg, default) for arg, default in args]
             if role is Role.WAIT:
-                values = ["_reqs"]
-            call = f"p.{method}({', '.join([element, *values, cost])})"
-            if role in {Role.ISEND, Role.IRECV}:
-                self.scopes[-1].yielded = True
-                self.emit(f"_reqs.append((yield from {call}))  # {trace(node)}")
+                values = ["None"]  # every pending request of this process (see runtime/comm.py)
             else:
-                self.yield_from(f"{call}  # {trace(node)}")
-                if role is Role.WAIT:
-                    self.emit("_reqs.clear()")
-            return False
-        self.yield_from(f"p.compute({element}, {cost})  # {trace(node)}")
+                values = [self.tag(node, arg, default) for arg, default in args]
+            arguments = ", ".join([element, *values, cost])
+            self.emit(CommView(method, arguments, comment(node.id), code))
+        else:
+            self.emit(ComputeView(element, cost, comment(node.id), code))
         return False
 
     def _cost(self, node: Node, stmt: Exec) -> str:
@@ -658,84 +682,102 @@ class PythonHandler(ContentHandler):
 
     def visit_Call(self, stmt: Call) -> bool:
         element = self.element(stmt.node, "activity")
-        self.emit(f"# {describe(stmt.node)}: runs activity {comment(stmt.activity.name)}")
-        self.emit(f"p.enter({element})")
-        self.yield_from(f"{self.activity_names[stmt.activity.id]}(p, v)")
-        self.emit(f"p.leave({element})")
+        self.called()
+        self.emit(CallView(describe(stmt.node), comment(stmt.activity.name), element,
+                           self.activity_names[stmt.activity.id]))
         return False
 
     def visit_Break(self, stmt: Break) -> bool:
-        self.emit("break")
+        self.emit(BREAK)
         return False
 
     def visit_Continue(self, stmt: Continue) -> bool:
-        self.emit("continue")
+        self.emit(CONTINUE)
         return False
 
     def visit_Return(self, stmt: Return) -> bool:
-        where = f"  # {describe(stmt.node)}" if stmt.node is not None else ""
-        self.emit("return" + where)
+        node = stmt.node
+        where = describe(node) if node is not None else None
+        ends_all = id(stmt) in self.endings.returns
+        if ends_all and node is not None and node.id not in self._warned_finals:
+            self._warned_finals.add(node.id)
+            self.warn(
+                "activity final in a concurrent branch: reaching it ends the whole activity (or the structured"
+                " node that holds it), and the other branches stop at their next step",
+                node.location,
+                code="final-ends-branches",
+                hint="use a flow final node where only this branch should end",
+            )
+        self.emit(ReturnView(where, ENDED if ends_all else None))
         return False
 
     # -- blocks -------------------------------------------------------------------
 
     def visit_Block(self, stmt: Block) -> None:
-        element = self.element(stmt.node)
-        self.emit(f"# {describe(stmt.node)}: {stmt.node.kind.value} node")
-        if stmt.scoped:
-            name = self.local_name("block")
-            self.open_function(f"def {name}(p, v):")
-            self._block_names = getattr(self, "_block_names", [])
-            self._block_names.append(name)
+        node = stmt.node
+        element = self.element(node)
+        if self._bracket(node):
+            view = BlockView(describe(node), f"{node.kind.value} node", element)
         else:
-            self.emit(f"p.enter({element})")
+            view = BlockView(describe(node), "one iteration (a final node ends it)", element, bracket=False)
+        self.emit(view)
+        self.blocks.append(view)
+        self.bracketed.append(node.id)
+        if stmt.scoped:
+            view.function = FunctionView(self.local_name("block"),
+                                         flag=ENDED if id(stmt) in self.endings.scopes else None)
+            self.open_function(view.function)
+        else:
+            self.open_body(view.body)
 
     def leave_Block(self, stmt: Block) -> None:
-        element = self.element(stmt.node)
-        if stmt.scoped:
-            self.close_function()
-            name = self._block_names.pop()
-            self.emit(f"p.enter({element})")
-            self.yield_from(f"{name}(p, v)")
-        self.emit(f"p.leave({element})")
+        view = self.blocks.pop()
+        self.bracketed.pop()
+        if view.function is not None:
+            self.close_function(view.function)
+            self.called()
+        else:
+            self.close_body(pad=False)
 
     def visit_Repeat(self, stmt: Repeat) -> None:
         location = stmt.node.location if stmt.node is not None else Location()
-        count = self.expr(stmt.count, location, "repeat tag")
-        self.open(f"for _ in {count_range(count)}:")
+        view = RepeatView(count_range(self.expr(stmt.count, location, "repeat tag")))
+        self.emit(view)
+        self.open_body(view.body)
 
     def leave_Repeat(self, stmt: Repeat) -> None:
-        self.close()
+        self.close_body()
+
+    def _bracket(self, node: Node) -> bool:
+        """A block or loop enters/leaves its element unless the construct around it, of the same node, does."""
+        return not self.bracketed or self.bracketed[-1] != node.id
 
     def visit_For(self, stmt: For) -> None:
         element = self.element(stmt.node, "loop")
         count = self.expr(stmt.count, stmt.node.location, "iterations tag")
-        self.emit(f"# {describe(stmt.node)}: loop")
-        self.emit(f"p.enter({element})")
-        self.open(f"for _ in {count_range(count)}:")
+        view = ForView(describe(stmt.node), element, self._bracket(stmt.node), count_range(count))
+        self.emit(view)
+        self.bracketed.append(stmt.node.id)
+        self.open_body(view.body)
 
     def leave_For(self, stmt: For) -> None:
-        self.close()
-        self.emit(f"p.leave({self.element(stmt.node)})")
+        self.close_body()
+        self.bracketed.pop()
 
     def visit_While(self, stmt: While) -> None:
         node = stmt.node
         assert node is not None
         element = self.element(node, "loop")
-        bracket = node.kind is NodeKind.LOOP or node.kind is NodeKind.STRUCTURED
-        self.emit(f"# {describe(node)}: loop")
-        if bracket:
-            self.emit(f"p.enter({element})")
+        bracket = (node.kind is NodeKind.LOOP or node.kind is NodeKind.STRUCTURED) and self._bracket(node)
         condition = self.condition(stmt.cond) if stmt.cond is not None else "True"
-        self.open(f"while {condition}:")
-        self.emit(f"p.iteration({element})")
+        view = WhileView(describe(node), element, bracket, condition)
+        self.emit(view)
+        self.bracketed.append(node.id)
+        self.open_body(view.body)
 
     def leave_While(self, stmt: While) -> None:
-        self.close()
-        node = stmt.node
-        assert node is not None
-        if node.kind is NodeKind.LOOP or node.kind is NodeKind.STRUCTURED:
-            self.emit(f"p.leave({self.element(node)})")
+        self.close_body(pad=False)  # never empty: the template counts each iteration first
+        self.bracketed.pop()
 
     # -- choices ---------------------------------------------------------------------
 
@@ -745,161 +787,178 @@ class PythonHandler(ContentHandler):
         return f"not ({printed})" if cond.negate else printed
 
     def visit_If(self, stmt: If) -> None:
-        if stmt.node is not None and stmt.node.kind is NodeKind.DECISION:
-            self.emit(f"# {describe(stmt.node)}: decision")
+        comment_ = describe(stmt.node) if stmt.node is not None and stmt.node.kind is NodeKind.DECISION else None
         state = _IfState(stmt)
-        if stmt.is_random:
-            self.emit("_u = p.random()")
+        state.view = IfView(comment_, state.uvar if stmt.is_random else None)
+        self.emit(state.view)
         self.ifs.append(state)
 
     def leave_If(self, stmt: If) -> None:
-        self.ifs.pop()
+        state = self.ifs.pop()
+        if state.view is not None and state.view.empty and self.body and self.body[-1] is state.view:
+            self.body.pop()  # nothing to say: no comment, no draw, no branch
 
     def visit_Branch(self, branch: Branch) -> bool:
         state = self.ifs[-1]
-        assert state.stmt is not None
+        assert state.stmt is not None and state.view is not None
         if branch.cond.kind is CondKind.ELSE and not branch.body.body and state.index > 0:
             return False  # an empty else says nothing
-        self.open(self._branch_header(state, branch.cond, len(state.stmt.branches)))
+        keyword, condition = self._branch_header(state, branch.cond, len(state.stmt.branches))
+        view = BranchView(keyword, condition)
+        state.view.branches.append(view)
+        self.open_body(view.body)
         return True
 
-    def _branch_header(self, state: _IfState, cond: Cond, count: int) -> str:
+    def _branch_header(self, state: _IfState, cond: Cond, count: int) -> tuple[str, str]:
+        """``(keyword, condition)`` of the next branch; the condition is empty for ``else``."""
         first = state.index == 0
         last = state.index == count - 1
         state.index += 1
         keyword = "if" if first else "elif"
         if cond.kind is CondKind.ELSE:
-            return "if True:" if first else "else:"
+            return ("if", "True") if first else ("else", "")
         if cond.kind is CondKind.PROBABILITY:
             share = self.expr(cond.text or "0", cond.location, "probability")
             state.cumulative.append(share if _simple(share) else f"({share})")
             if last and not first:
-                return "else:"
-            return f"{keyword} {state.uvar} < {' + '.join(state.cumulative)}:"
-        return f"{keyword} {self.condition(cond)}:"
+                return "else", ""
+            return keyword, f"{state.uvar} < {' + '.join(state.cumulative)}"
+        return keyword, self.condition(cond)
 
     def leave_Branch(self, branch: Branch) -> None:
-        self.close()
+        self.close_body()
 
     # -- state machines --------------------------------------------------------------
 
     def visit_StateMachine(self, stmt: StateMachine) -> None:
         var = self.local_name("state")
-        self._sm = getattr(self, "_sm", [])
-        self._sm.append((var, stmt, self.element(stmt.node, "loop")))
-        self.emit(f"# {describe(stmt.node)}: unstructured flow, run as a state machine")
-        self.emit(f"{var} = 0")
-        self.open(f"while {var} >= 0:")
+        view = StateMachineView(describe(stmt.node), var)
+        self.machines.append((view, self.element(stmt.node, "loop")))
+        self.emit(view)
 
     def leave_StateMachine(self, stmt: StateMachine) -> None:
-        self.close()
-        self._sm.pop()
+        self.machines.pop()
 
     def visit_State(self, state: State) -> None:
-        var = self._sm[-1][0]
-        keyword = "if" if state.index == 0 else "elif"
+        machine = self.machines[-1][0]
         names = ", ".join(comment(n.name or n.id) for n in state.nodes) or "start"
-        self.open(f"{keyword} {var} == {state.index}:  # {names}")
+        view = StateView("if" if state.index == 0 else "elif", state.index, names)
+        machine.states.append(view)
+        self.open_body(view.body)
 
     def leave_State(self, state: State) -> None:
-        var, _, element = self._sm[-1]
+        view = self.machines[-1][0].states[-1]
+        element = self.machines[-1][1]
+        self.close_body(pad=False)  # a state always ends with a return or a move
+
+        def goto(target: int) -> GotoView:
+            return GotoView(target, element if 0 <= target <= state.index else None)
+
         if state.body.body and isinstance(state.body.body[-1], Return):
-            self.close()
             return
-
-        def goto(target: int) -> None:
-            if 0 <= target <= state.index:
-                self.emit(f"p.iteration({element})")
-            self.emit(f"{var} = {target}")
-
         if len(state.transitions) == 1 and state.transitions[0].cond is None:
-            goto(state.transitions[0].target)
+            view.goto = goto(state.transitions[0].target)
         elif state.transitions:
             if state.is_random:
-                self.emit("_u = p.random()")
+                view.draw = "_u"
             ifs = _IfState(None)
             has_else = False
             for transition in state.transitions:
                 cond = transition.cond
                 assert cond is not None
                 has_else = has_else or cond.kind is CondKind.ELSE
-                self.open(self._branch_header(ifs, cond, len(state.transitions)))
-                goto(transition.target)
-                self.close()
+                keyword, condition = self._branch_header(ifs, cond, len(state.transitions))
+                view.transitions.append(TransitionView(keyword, condition, goto(transition.target)))
             if not has_else and not state.is_random:
-                self.open("else:")
-                self.emit(f"{var} = -1")
-                self.close()
+                view.transitions.append(TransitionView("else", "", GotoView(-1)))
         else:
-            self.emit(f"{var} = -1")
-        self.close()
+            view.goto = GotoView(-1)
 
     # -- concurrency ------------------------------------------------------------------
 
+    def _ended(self, stmt: Statement) -> str | None:
+        return ENDED if id(stmt) in self.endings.owners else None
+
     def visit_Parallel(self, stmt: Parallel) -> None:
-        stem = "fork"
-        base = self.local_name(stem)
-        self.lanes.append([f"{base}_{i + 1}" for i in range(len(stmt.branches))])
-        if stmt.node is not None:
-            self.emit(f"# {describe(stmt.node)}: fork, branches run concurrently")
+        base = self.local_name("fork")
+        names = [f"{base}_{i + 1}" for i in range(len(stmt.branches))]
+        view = ForkView(describe(stmt.node) if stmt.node is not None else None, names, flag=self._ended(stmt))
+        self.emit(view)
+        self.owners.append(view)
 
     def leave_Parallel(self, stmt: Parallel) -> None:
-        names = self.lanes.pop()
+        view = self.owners.pop()
         if stmt.node is not None:
-            element = self.element(stmt.node, "fork")
+            view.element = self.element(stmt.node, "fork")
         else:
-            element = self.activity_element(self._activity, "fork")
-        self.yield_from(f"p.fork({element}, ({', '.join(names)},))")
+            view.element = self.activity_element(self._activity, "fork")
+        self.called()
 
     def visit_Pipeline(self, stmt: Pipeline) -> None:
         base = self.local_name("stage")
-        self.lanes.append([f"{base}_{i + 1}" for i in range(len(stmt.stages))])
-        self.emit(f"# {describe(stmt.node)}: pipeline")
+        names = [f"{base}_{i + 1}" for i in range(len(stmt.stages))]
+        view = PipelineView(describe(stmt.node), names, flag=self._ended(stmt))
+        self.emit(view)
+        self.owners.append(view)
 
     def leave_Pipeline(self, stmt: Pipeline) -> None:
-        names = self.lanes.pop()
-        element = self.element(stmt.node, "pipeline")
-        items = self.tag(stmt.node, "items", "1")
-        self.yield_from(f"p.pipeline({element}, {items}, ({', '.join(names)},))")
+        view = self.owners.pop()
+        assert isinstance(view, PipelineView)
+        view.element = self.element(stmt.node, "pipeline")
+        view.items = self.tag(stmt.node, "items", "1")
+        self.called()
 
     def visit_Lane(self, lane: Lane) -> None:
-        self.open_function(f"def {self.lanes[-1][lane.index]}(p, v):")
+        owner = self.owners[-1]
+        setter = (id(lane.owner), lane.index) in self.endings.setters
+        function = FunctionView(owner.names[lane.index], nonlocal_flag=ENDED if setter else None)
+        owner.lanes.append(function)
+        self.open_function(function)
 
     def leave_Lane(self, lane: Lane) -> None:
-        self.close_function()
+        function = self.owners[-1].lanes[-1]
+        self.close_function(function)
+        if isinstance(lane.owner, Parallel) and id(lane.owner) in self.endings.owners:
+            function.body[:] = _with_stops(function.body)
 
-    def _body_function(self, stem: str, node: Node, what: str) -> None:
-        name = self.local_name(stem)
-        self.emit(f"# {describe(node)}: {what}")
-        self.lanes.append([name])
-        self.open_function(f"def {name}(p, v):")
+    def _threads(self, kind: str, stem: str, stmt: ParallelRegion | Critical | TaskPool) -> None:
+        function = FunctionView(self.local_name(stem), nonlocal_flag=ENDED if (id(stmt), 0) in self.endings.setters
+                                else None)
+        view = ThreadsView(kind, describe(stmt.node), function, flag=self._ended(stmt))
+        self.emit(view)
+        self.owners_threads.append(view)
+        self.open_function(function)
+
+    def _threads_done(self) -> ThreadsView:
+        view = self.owners_threads.pop()
+        self.close_function(view.function)
+        self.called()
+        return view
 
     def visit_ParallelRegion(self, stmt: ParallelRegion) -> None:
-        self._body_function("parallel", stmt.node, "parallel region")
+        self._threads("parallel", "parallel", stmt)
 
     def leave_ParallelRegion(self, stmt: ParallelRegion) -> None:
-        self.close_function()
-        name = self.lanes.pop()[0]
-        threads = self.tag(stmt.node, "threads", "p.nthreads")
-        self.yield_from(f"p.parallel({self.element(stmt.node, 'parallel')}, {threads}, {name})")
+        view = self._threads_done()
+        view.threads = self.tag(stmt.node, "threads", "p.nthreads")
+        view.element = self.element(stmt.node, "parallel")
 
     def visit_Critical(self, stmt: Critical) -> None:
-        self._body_function("critical", stmt.node, "critical section")
+        self._threads("critical", "critical", stmt)
 
     def leave_Critical(self, stmt: Critical) -> None:
-        self.close_function()
-        name = self.lanes.pop()[0]
-        self.yield_from(f"p.critical({self.element(stmt.node, 'critical')}, {quote(stmt.name)}, {name})")
+        view = self._threads_done()
+        view.element = self.element(stmt.node, "critical")
+        view.lock = quote(stmt.name)
 
     def visit_TaskPool(self, stmt: TaskPool) -> None:
-        self._body_function("task", stmt.node, "task pool")
+        self._threads("taskpool", "task", stmt)
 
     def leave_TaskPool(self, stmt: TaskPool) -> None:
-        self.close_function()
-        name = self.lanes.pop()[0]
-        threads = self.tag(stmt.node, "threads", "p.nthreads")
-        items = self.tag(stmt.node, "items", "1")
-        self.yield_from(f"p.taskpool({self.element(stmt.node, 'taskpool')}, {threads}, {items}, {name})")
+        view = self._threads_done()
+        view.threads = self.tag(stmt.node, "threads", "p.nthreads")
+        view.items = self.tag(stmt.node, "items", "1")
+        view.element = self.element(stmt.node, "taskpool")
 
     # -- output ---------------------------------------------------------------------
 
@@ -931,7 +990,7 @@ class PythonHandler(ContentHandler):
             "functions": self.cost_functions,
             "elements": elements,
             "element_names": [self.element_names[i] for i in order],
-            "activities": [{"lines": a.lines} for a in self.activities],
+            "activities": self.activities,
             "model_name": quote(name),
             "source": quote(source),
             "main": self.activity_names[main.id] if main is not None else "None",
@@ -955,6 +1014,62 @@ def count_range(printed: str) -> str:
 
 def _simple(text: str) -> bool:
     return text.replace(".", "").replace("_", "").isalnum()
+
+
+_FUNCTION_OWNERS = (ParallelRegion, Critical, TaskPool)
+
+
+def _mark_endings(stmt: Statement, scope: Statement, path: tuple[tuple[Statement, int], ...],
+                  found: _Endings) -> None:
+    """Find the activity finals that sit inside nested functions (fork branches, thread bodies).
+
+    UML ends the whole activity at an ActivityFinal (a structured node, when the
+    final belongs to it), every concurrent branch included.  In generated code a
+    fork branch is a nested function whose ``return`` ends that branch alone, so
+    such a final sets the scope's ``_ended`` flag before it returns; every
+    construct on the way out checks the flag after its runtime call and returns
+    too, and the sibling branches check it between their statements.  ``path``
+    holds the (construct, function index) pairs between ``stmt`` and ``scope``.
+    """
+    if isinstance(stmt, Return):
+        node = stmt.node
+        if path and node is not None and node.kind is NodeKind.ACTIVITY_FINAL:
+            found.returns.add(id(stmt))
+            found.scopes.add(id(scope))
+            found.setters.add((id(path[-1][0]), path[-1][1]))
+            found.owners.update(id(owner) for owner, _ in path)
+        return
+    if isinstance(stmt, Block) and stmt.scoped:
+        _mark_endings(stmt.body, stmt, (), found)
+        return
+    if isinstance(stmt, (Parallel, Pipeline)):
+        for index, lane in enumerate(stmt.children()):
+            _mark_endings(lane, scope, (*path, (stmt, index)), found)
+        return
+    if isinstance(stmt, _FUNCTION_OWNERS):
+        _mark_endings(stmt.body, scope, (*path, (stmt, 0)), found)
+        return
+    for child in stmt.children():
+        _mark_endings(child, scope, path, found)
+
+
+def _drop_last_check(body: list[View]) -> None:
+    """A flag check as the last statement of a function has nothing left to skip."""
+    if body and isinstance(body[-1], (ForkView, PipelineView, ThreadsView)):
+        body[-1].flag = None
+
+
+def _with_stops(body: list[View]) -> list[View]:
+    """A fork branch of a construct that may end its scope: check the flag between its statements."""
+    if len(body) < 2:
+        return body
+    stop = StopView(ENDED)
+    out: list[View] = [body[0]]
+    for view in body[1:]:
+        if not isinstance(view, ReturnView):  # a return ends the branch anyway
+            out.append(stop)
+        out.append(view)
+    return out
 
 
 __all__ = ["PythonHandler", "ExpressionPrinter", "comment", "RESERVED"]

@@ -437,7 +437,8 @@ class RegionRecovery:
     def _setup_entry(self) -> None:
         initials = [n.id for n in self.region.nodes if n.kind is NodeKind.INITIAL]
         if not initials:
-            initials = [n.id for n in self.region.nodes if not self.pred[n.id]]
+            # nodes no flow reaches start the flow, except final nodes: no token ever gets there
+            initials = [n.id for n in self.region.nodes if not self.pred[n.id] and n.kind not in FINAL_KINDS]
             if self.region.nodes:
                 if not initials:
                     initials = [self.region.nodes[0].id]
@@ -582,8 +583,11 @@ class RegionRecovery:
 
     # ------------------------------------------------------------------ entry point
 
-    def recover(self) -> Sequence:
+    def recover(self, *, keep_final: bool = False) -> Sequence:
         """The whole region as a statement sequence (tail returns removed).
+
+        ``keep_final`` keeps the return of an activity final at the end: a loop
+        node's section ends there, but a final node ends the whole loop node.
 
         Object flows carry data; where they also order the flow with a
         structured (or state-machine) form they are kept.  fUML-style data
@@ -592,7 +596,7 @@ class RegionRecovery:
         """
         mark = len(self.shared.diagnostics)
         try:
-            return self._recover()
+            return self._recover(keep_final)
         except (Unstructured, RecursionError):
             control = tuple(e for e in self.region.edges if e.kind != "object")
             if len(control) == len(self.region.edges):
@@ -602,7 +606,7 @@ class RegionRecovery:
                     hint="draw concurrent branches that end in a join, and loops through a decision and a merge",
                 ) from None
         del self.shared.diagnostics[mark:]
-        body = RegionRecovery(Region(self.region.nodes, control), self.owner, self.shared)._recover()
+        body = RegionRecovery(Region(self.region.nodes, control), self.owner, self.shared)._recover(keep_final)
         dropped = len(self.region.edges) - len(control)
         self.shared.diagnostics.append(
             Diagnostic(
@@ -615,13 +619,13 @@ class RegionRecovery:
         )
         return body
 
-    def _recover(self) -> Sequence:
+    def _recover(self, keep_final: bool = False) -> Sequence:
         try:
             body = self._seq(ENTRY, EXIT, ())
         except Unstructured:
             self._emitted = 0
             body = [self._state_machine(ENTRY, (), follow=EXIT)]
-        return Sequence(tuple(_strip_tail(body)))
+        return Sequence(tuple(_strip_tail(body, keep_final=keep_final)))
 
     # ------------------------------------------------------------------ the walk
 
@@ -734,7 +738,8 @@ class RegionRecovery:
                 headers = frozenset(c.header for c in ctx if isinstance(c, _LoopCtx))
                 inner_ctx = (_Barrier(loop.body, headers),)
             branches = tuple(
-                Sequence(tuple(_strip_tail(self._seq(target, follow, inner_ctx)))) for _, target in outs
+                Sequence(tuple(_strip_tail(self._seq(target, follow, inner_ctx), keep_final=True)))
+                for _, target in outs
             )
             return Parallel(node, branches), follow
         if ctx and isinstance(ctx[-1], _LoopCtx):
@@ -950,7 +955,8 @@ class RegionRecovery:
                 join = self.ipdom.get(last, EXIT)
                 barrier = _Barrier(frozenset(member_set), frozenset())
                 branches = tuple(
-                    Sequence(tuple(_strip_tail(self._seq(t, join, (barrier,))))) for _, t in self.succ[last]
+                    Sequence(tuple(_strip_tail(self._seq(t, join, (barrier,)), keep_final=True)))
+                    for _, t in self.succ[last]
                 )
                 body.append(Parallel(last_node, branches))
                 transitions.append(Transition(None, index.get(join, -1)))
@@ -1007,27 +1013,68 @@ def _only(seq: Sequence, kind: type) -> bool:
     return len(seq.body) == 1 and isinstance(seq.body[0], kind)
 
 
-def _strip_tail(body: list[Statement]) -> list[Statement]:
-    """Drop a ``return`` that ends its scope anyway (also inside tail if-branches)."""
+def _strip_tail(body: list[Statement], *, keep_final: bool = False) -> list[Statement]:
+    """Drop a ``return`` that ends its scope anyway (also inside tail if-branches).
+
+    ``keep_final`` keeps the return of an activity final: at the end of a fork
+    branch it ends more than the branch (the whole activity, every branch).
+    """
     if not body:
         return body
     last = body[-1]
     if isinstance(last, Return):
+        if keep_final and _is_activity_final(last):
+            return body
         return body[:-1]
     if isinstance(last, If):
         branches = tuple(
-            Branch(b.cond, Sequence(tuple(_strip_tail(list(b.body.body))))) for b in last.branches
+            Branch(b.cond, Sequence(tuple(_strip_tail(list(b.body.body), keep_final=keep_final))))
+            for b in last.branches
         )
         return [*body[:-1], If(last.node, branches)]
     return body
 
 
+def _is_activity_final(stmt: Return) -> bool:
+    return stmt.node is not None and stmt.node.kind is NodeKind.ACTIVITY_FINAL
+
+
+#: statements whose bodies the handlers write as nested functions run by the runtime
+_THREAD_BODIES = (ParallelRegion, Critical, TaskPool, Pipeline)
+
+
 def _has_return(statement: Statement) -> bool:
-    """A return that would leave more than the current scope (not inside a nested function)."""
-    for item in walk(statement):
+    """A return that would leave more than the current scope.
+
+    Returns inside nested functions (scoped blocks, thread bodies) end only
+    those; inside fork branches only an activity final ends more than its branch.
+    """
+    stack: list[tuple[Statement, bool]] = [(statement, False)]
+    while stack:
+        item, in_branch = stack.pop()
         if isinstance(item, Return):
-            return True
+            if not in_branch or _is_activity_final(item):
+                return True
+        elif isinstance(item, Block) and item.scoped or isinstance(item, _THREAD_BODIES):
+            continue
+        else:
+            branch = in_branch or isinstance(item, Parallel)
+            stack.extend((child, branch) for child in item.children())
     return False
+
+
+def _own_scope(node: Node, stmt: Statement) -> Statement:
+    """A region-owning node (loop, conditional) whose flow ends early somewhere gets its own scope.
+
+    A final node inside it ends the node only (UML), and its enter/leave
+    bracket must hold on every way out: the returns then leave a nested
+    function, and the bracket stays around its call.
+    """
+    if not _has_return(stmt):
+        return stmt
+    if isinstance(stmt, Block) and stmt.node is node:
+        return Block(node, stmt.body, scoped=True)  # a loop node's setup block: scope it, do not nest it
+    return Block(node, Sequence((stmt,)), scoped=True)
 
 
 # --------------------------------------------------------------------------- node statements
@@ -1065,13 +1112,13 @@ def _core_statement(node: Node, shared: _Shared) -> Statement | None:
     if kind is NodeKind.CALL:
         stmt = _call_statement(node, shared)
     elif kind is NodeKind.LOOP:
-        return _loop_node(node, shared)
+        return _own_scope(node, _loop_node(node, shared))
     elif kind is NodeKind.CONDITIONAL:
-        return _conditional_node(node, shared)
+        return _own_scope(node, _conditional_node(node, shared))
     elif kind is NodeKind.STRUCTURED and node.region is not None:
         body, scoped = _recover_nested(node, node.region, shared)
         if role is Role.LOOP:
-            return _tagged_loop(node, body)
+            return _tagged_loop(node, _iteration(node, body))
         if role is Role.PIPELINE:
             return Pipeline(node, _tag(node, "items"), tuple(Sequence((s,)) for s in body.body))
         stmt = Block(node, body, scoped)
@@ -1139,6 +1186,17 @@ def _tagged_loop(node: Node, body: Sequence) -> Statement:
     return While(node, None, body)
 
 
+def _iteration(node: Node, body: Sequence) -> Sequence:
+    """The region of a loop whose region is its body: one run of the region is one iteration.
+
+    A final node ends the run of the region it belongs to, so a final before
+    the end of the region ends that iteration: the body gets its own scope.
+    """
+    if _has_return(body):
+        return Sequence((Block(node, body, scoped=True),))
+    return body
+
+
 def _with_setup(node: Node, setup: Sequence, loop: Statement) -> Statement:
     """A loop node's setup section runs once, before the loop, inside the node's bracket."""
     if not setup.body:
@@ -1153,11 +1211,13 @@ def _loop_node(node: Node, shared: _Shared) -> Statement:
     if spec is None or not (spec.setup or spec.test or spec.body):
         body, _ = _recover_nested(node, region, shared)
         if role is Role.LOOP:
-            return _tagged_loop(node, body)
-        return _endless(node, body, shared)
-    setup = RegionRecovery(_subset_region(region, spec.setup), node.location, shared).recover()
-    test = RegionRecovery(_subset_region(region, spec.test), node.location, shared).recover()
-    body = RegionRecovery(_subset_region(region, spec.body), node.location, shared).recover()
+            return _tagged_loop(node, _iteration(node, body))
+        return _endless(node, _iteration(node, body), shared)
+    # a final node in a section ends the whole loop node (see _own_scope), not just its section
+    setup, test, body = (
+        RegionRecovery(_subset_region(region, part), node.location, shared).recover(keep_final=True)
+        for part in _with_control_nodes(region, (spec.setup, spec.test, spec.body))
+    )
     if role is Role.LOOP and (_tag(node, "iterations") or _tag(node, "while")):
         return _with_setup(node, setup, _tagged_loop(node, Sequence(test.body + body.body)))
     if spec.decider is None:
@@ -1171,6 +1231,34 @@ def _loop_node(node: Node, shared: _Shared) -> Statement:
     else:
         loop = While(node, None, Sequence((*body.body, *test.body, leave)))
     return _with_setup(node, setup, loop)
+
+
+def _with_control_nodes(region: Region, parts: tuple[tuple[str, ...], ...]) -> list[tuple[str, ...]]:
+    """Loop node sections with the control nodes their flows reach.
+
+    UML sections list executable nodes only; the decisions, merges and final
+    nodes between them belong to the loop node's region and to no section.
+    Each section takes the ones connected to it through control nodes alone.
+    """
+    listed = {node_id for part in parts for node_id in part}
+    free = {n.id for n in region.nodes if n.id not in listed and n.kind in CONTROL_NO_STATEMENT}
+    if not free:
+        return list(parts)
+    links: dict[str, list[str]] = {}
+    for edge in region.edges:
+        links.setdefault(edge.source, []).append(edge.target)
+        links.setdefault(edge.target, []).append(edge.source)
+    out = []
+    for part in parts:
+        wanted = set(part)
+        stack = list(part)
+        while stack:
+            for other in links.get(stack.pop(), ()):
+                if other in free and other not in wanted:
+                    wanted.add(other)
+                    stack.append(other)
+        out.append((*part, *sorted(wanted - set(part))))
+    return out
 
 
 def _endless(node: Node, body: Sequence, shared: _Shared) -> Statement:

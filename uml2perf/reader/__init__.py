@@ -75,7 +75,7 @@ def read_document(
     model = chosen.read(doc)
     if require_activity and not model.activities:
         raise no_activity_error(model)
-    return apply_profile(model, sidecar)
+    return apply_profile(model, sidecar, fresh=True)  # nobody else holds the model just read
 
 
 def read_model(

@@ -38,6 +38,10 @@ from ...model import (
     Region,
     StereotypeApplication,
     Variable,
+    build_edge,
+    build_location,
+    build_node,
+    build_stereotype,
     normalise_name,
 )
 from ..xml import XSI_NAMESPACE, XmiDocument, local_name
@@ -75,7 +79,8 @@ def exporter_info(doc: XmiDocument) -> tuple[str, str]:
     """
     exporter = ""
     extender = ""
-    for child in doc.root:
+    # lxml filters the tags in C: a file with 20,000 root-level stereotype applications costs nothing here
+    for child in doc.root.iterchildren("{*}Documentation", "{*}Extension"):
         tag = child.tag
         if not isinstance(tag, str):
             continue
@@ -210,6 +215,11 @@ ANNOTATED_CONTAINERS = frozenset(
 )
 
 
+def _label(stereotype: StereotypeApplication) -> str:
+    """``Profile:Stereotype`` as the file wrote it, for messages."""
+    return f"{stereotype.profile}:{stereotype.name}" if stereotype.profile else stereotype.name
+
+
 def plural(count: int, singular: str, plural_form: str) -> str:
     return f"{count} {singular if count == 1 else plural_form}"
 
@@ -278,7 +288,7 @@ class Uml2Reader:
         self._index: dict[str, etree._Element] | None = None
         self._roots: list[etree._Element] | None = None
         self.stereotypes: dict[str, list[StereotypeApplication]] = {}
-        self.pending_bases: list[tuple[str, str, etree._Element]] = []  # (base id, label, application)
+        self.pending_bases: list[tuple[str, StereotypeApplication, etree._Element]] = []  # (base id, applied, element)
         self.used_bases: set[str] = set()
         self.partition_names: dict[str, str] = {}
         self.stereotype_count = 0
@@ -349,7 +359,7 @@ class Uml2Reader:
         """Applications on the model, packages and classes (not on activities, nodes or flows)."""
         found: list[ElementAnnotations] = []
         seen: set[str] = set()
-        for base, _label, _application in self.pending_bases:
+        for base, _stereotype, _application in self.pending_bases:
             if base in self.used_bases or base in seen:
                 continue
             seen.add(base)
@@ -597,11 +607,36 @@ class Uml2Reader:
         root = self.doc.root
         if self.uml_ns and root.tag == f"{{{self.uml_ns}}}Model":
             return  # the file is the model itself (no xmi:XMI wrapper): it holds no applications
+        stereotypes, pending = self.stereotypes, self.pending_bases
+        read_application = self.read_application
         for element in root:
             tag = element.tag
             # applications always live in a profile's namespace; un-namespaced tags are UML features
-            if isinstance(tag, str) and tag[0] == "{" and not tag.startswith(skip):
-                self.read_application(element)
+            if not isinstance(tag, str) or tag[0] != "{" or tag.startswith(skip):
+                continue
+            if len(element):
+                read_application(element)
+                continue
+            # the common case, inlined: attributes only, one base, applied to an element not seen before
+            base = None
+            tags: list[tuple[str, str]] = []
+            for key, value in element.items():
+                if key[0] == "{":
+                    continue
+                if key.startswith("base_"):
+                    if base is None and " " not in value:
+                        base = value
+                    elif value != base:
+                        base = ""  # several bases: the general path
+                else:
+                    tags.append((key, value))
+            if not base or base in stereotypes:
+                read_application(element)
+                continue
+            stereotype = build_stereotype(tag[tag.index("}") + 1 :], element.prefix or tag[1 : tag.index("}")], tuple(tags))
+            self.stereotype_count += 1
+            stereotypes[base] = [stereotype]
+            pending.append((base, stereotype, element))
 
     def read_application(self, element: etree._Element) -> None:
         bases: list[str] = []
@@ -630,20 +665,20 @@ class Uml2Reader:
             ref = child.get(self.k_idref)
             tags.append((name, ref if ref else (child.text or "").strip()))
         namespace, _, name = element.tag[1:].partition("}") if element.tag[0] == "{" else ("", "", element.tag)
-        stereotype = StereotypeApplication(name, element.prefix or namespace or None, tuple(tags))
+        stereotype = build_stereotype(name, element.prefix or namespace or None, tuple(tags))
         self.stereotype_count += 1
-        label = f"{stereotype.profile}:{stereotype.name}" if stereotype.profile else stereotype.name
         if not bases:
             self.diag(
                 Severity.WARNING,
-                f"stereotype application {label} is applied to no element (no base_* reference); ignored",
+                f"stereotype application {_label(stereotype)} is applied to no element (no base_* reference); ignored",
                 element,
                 code="orphan-stereotype",
             )
             return
+        pending, add = self.pending_bases, self.add_stereotype
         for base in bases:
-            self.pending_bases.append((base, label, element))
-            self.add_stereotype(base, stereotype)
+            pending.append((base, stereotype, element))
+            add(base, stereotype)
 
     def check_stereotype_bases(self) -> None:
         """Warn about applications whose base element is not in the file.
@@ -651,12 +686,12 @@ class Uml2Reader:
         Checked after reading, so the id index is only built when some
         application points at something other than a node, flow or activity.
         """
-        for base, label, element in self.pending_bases:
+        for base, stereotype, element in self.pending_bases:
             if base in self.used_bases or base in self.index:
                 continue
             self.diag(
                 Severity.WARNING,
-                f"stereotype application {label} refers to element id {base!r}, which is not in the file",
+                f"stereotype application {_label(stereotype)} refers to element id {base!r}, which is not in the file",
                 element,
                 hint="the model may have been exported partially; re-export it with its profiles",
                 code="dangling-stereotype",
@@ -664,7 +699,10 @@ class Uml2Reader:
 
     def add_stereotype(self, element_id: str, stereotype: StereotypeApplication) -> None:
         """Attach an application, merging tags into an existing one of the same name."""
-        existing = self.stereotypes.setdefault(element_id, [])
+        existing = self.stereotypes.get(element_id)
+        if existing is None:
+            self.stereotypes[element_id] = [stereotype]
+            return
         for position, old in enumerate(existing):
             if old.key == stereotype.key:
                 known = {normalise_name(n) for n, _ in old.tags}
@@ -797,28 +835,33 @@ class Uml2Reader:
 
     def read_region(self, container: etree._Element, state: RegionState) -> Region:
         edge_elements: list[etree._Element] = []
+        k_id, read_node, add = self.k_id, self.read_node, state.add
         for child in container:
             tag = child.tag
             if tag in NODE_FEATURES:
-                if child.get(self.k_id) is None:
+                nid = child.get(k_id)
+                if nid is None:
                     continue  # a reference (partition membership), not a definition
-                node = self.read_node(child, state)
+                node = read_node(child, state, nid)
                 if node is not None:
-                    state.add(node)
+                    add(node)
             elif tag in EDGE_FEATURES:
-                if child.get(self.k_id) is not None:
+                if child.get(k_id) is not None:
                     edge_elements.append(child)
+        read_edge = self.read_edge
         edges = [
             edge
-            for edge in (self.read_edge(e, state) for e in self.adjust_edges(state.container, edge_elements))
+            for edge in (read_edge(e, state) for e in self.adjust_edges(state.container, edge_elements))
             if edge is not None
         ]
         return Region(nodes=tuple(state.nodes), edges=tuple(edges))
 
-    def read_node(self, element: etree._Element, state: RegionState) -> Node | None:
-        nid = element.get(self.k_id) or ""
+    def read_node(self, element: etree._Element, state: RegionState, nid: str | None = None) -> Node | None:
+        """One activity node (``nid``: its xmi:id when the caller has it).  Hot path: kept flat."""
+        if nid is None:
+            nid = element.get(self.k_id) or ""
         metaclass = self.metaclass(element)
-        kind = self.node_kind(element, metaclass)
+        kind = CONTROL_NODE_KINDS.get(metaclass) or self.node_kind(element, metaclass)
         if kind is None:
             if metaclass in PIN_TYPES:
                 return None
@@ -829,38 +872,52 @@ class Uml2Reader:
                 code="unknown-node",
             )
             kind = NodeKind.ACTION
-        name = self.name_of(element)
+        name = element.get("name")
+        if name is None:
+            name = self.name_of(element)
         self.region_of[nid] = state.container
-        self.register_pins(element, nid)
-        extra: dict[str, object] = {}
+        has_children = len(element) > 0
+        if has_children:
+            self.register_pins(element, nid)
+        behavior = region = loop = None
+        clauses: tuple[Clause, ...] = ()
+        code = body_text = body_language = None
         if kind is NodeKind.CALL:
-            extra["behavior"] = self.ref(element, "behavior")
-        elif kind in (NodeKind.STRUCTURED, NodeKind.LOOP, NodeKind.CONDITIONAL):
+            behavior = self.ref(element, "behavior")
+        elif kind is NodeKind.STRUCTURED or kind is NodeKind.LOOP or kind is NodeKind.CONDITIONAL:
             self.parent_region[nid] = state.container
-            extra["region"] = self.read_region(element, RegionState(nid, parent=state))
+            region = self.read_region(element, RegionState(nid, parent=state))
             if kind is NodeKind.LOOP:
-                extra["loop"] = self.read_loop(element)
+                loop = self.read_loop(element)
             elif kind is NodeKind.CONDITIONAL:
-                extra["clauses"] = tuple(self.read_clause(c) for c in self.children(element, "clause"))
-        elif kind is NodeKind.ACTION and metaclass == "OpaqueAction":
-            extra.update(self.read_action_body(element))
-        partition = self.partition_of.get(nid)
-        if partition is None:
+                clauses = tuple(self.read_clause(c) for c in self.children(element, "clause"))
+        elif metaclass == "OpaqueAction" and (has_children or element.get("body") is not None):
+            body = self.read_action_body(element)
+            code, body_text, body_language = body.get("code"), body.get("body_text"), body.get("body_language")
+        partition = self.partition_of.get(nid) if self.partition_of else None
+        if partition is None and (has_children or element.get("inPartition") is not None):
             in_partition = self.ref(element, "inPartition")
             if in_partition is not None:
                 partition = self.partition_names.get(in_partition)
                 if partition is None:
                     group = self.index.get(in_partition)
                     partition = self.name_of(group) if group is not None else None
-        return Node(
-            id=nid,
-            name=name,
-            kind=kind,
-            uml_type=metaclass,
-            location=Location(self.file, element.sourceline, nid, name or None, metaclass),
-            stereotypes=self.stereotypes_of(nid),
-            partition=partition,
-            **extra,  # type: ignore[arg-type]
+        return build_node(
+            nid,
+            name,
+            kind,
+            metaclass,
+            build_location(self.file, element.sourceline, nid, name or None, metaclass),
+            self.stereotypes_of(nid),
+            None,
+            code,  # type: ignore[arg-type]
+            body_text,  # type: ignore[arg-type]
+            body_language,  # type: ignore[arg-type]
+            behavior,
+            region,
+            loop,
+            clauses,
+            partition,
         )
 
     def register_pins(self, element: etree._Element, owner: str) -> None:
@@ -912,24 +969,29 @@ class Uml2Reader:
     # ------------------------------------------------------------------ edges
 
     def read_edge(self, element: etree._Element, state: RegionState) -> Edge | None:
+        """One flow; ends that are pins map to their actions.  Hot path: kept flat."""
         eid = element.get(self.k_id) or ""
         metaclass = self.metaclass(element)
-        name = self.name_of(element)
-        ends: list[str] = []
-        raw_source = self.ref(element, "source")
-        for feature, raw in (("source", raw_source), ("target", self.ref(element, "target"))):
-            if raw is None:
-                raise ModelError(
-                    f"flow has no {feature}",
-                    self.location(element, name, metaclass),
-                    hint="every control/object flow needs a source and a target; fix or delete it in the UML tool",
-                )
-            end = self.resolve_end(element, raw, feature, state)
-            if end is None:
+        name = element.get("name")
+        if name is None:
+            name = self.name_of(element)
+        has_children = len(element) > 0
+        raw_source = element.get("source")
+        raw_target = element.get("target")
+        if has_children or raw_source is None or raw_target is None or " " in raw_source or " " in raw_target:
+            raw_source, raw_target = self.ref(element, "source"), self.ref(element, "target")
+        ids, pin_owner = state.ids, self.pin_owner
+        source = pin_owner.get(raw_source, raw_source) if raw_source is not None else None
+        if source is None or source not in ids:
+            source = self._edge_end(element, raw_source, "source", state, name, metaclass)
+            if source is None:
                 return None
-            ends.append(end)
-        source, target = ends
-        if source == target and raw_source in self.pin_owner:
+        target = pin_owner.get(raw_target, raw_target) if raw_target is not None else None
+        if target is None or target not in ids:
+            target = self._edge_end(element, raw_target, "target", state, name, metaclass)
+            if target is None:
+                return None
+        if source == target and raw_source in pin_owner:
             self.diag(
                 Severity.INFO,
                 "object flow between two pins of the same action dropped (it would be a self-loop)",
@@ -937,16 +999,30 @@ class Uml2Reader:
                 code="dropped-flow",
             )
             return None
-        return Edge(
-            id=eid,
-            source=source,
-            target=target,
-            location=Location(self.file, element.sourceline, eid, name or None, metaclass),
-            name=name,
-            kind=self.edge_kind(element, metaclass),
-            guard=self.guard_of(element),
-            stereotypes=self.stereotypes_of(eid),
+        guard = self.guard_of(element) if has_children or element.get("guard") is not None else None
+        return build_edge(
+            eid,
+            source,
+            target,
+            build_location(self.file, element.sourceline, eid, name or None, metaclass),
+            name,
+            self.edge_kind(element, metaclass),
+            guard,
+            None,
+            self.stereotypes_of(eid),
         )
+
+    def _edge_end(
+        self, element: etree._Element, raw: str | None, feature: str, state: RegionState, name: str, metaclass: str
+    ) -> str | None:
+        """The slow path of an edge end: missing, a pin of an outer node, or outside the region."""
+        if raw is None:
+            raise ModelError(
+                f"flow has no {feature}",
+                self.location(element, name, metaclass),
+                hint="every control/object flow needs a source and a target; fix or delete it in the UML tool",
+            )
+        return self.resolve_end(element, raw, feature, state)
 
     def edge_kind(self, element: etree._Element, metaclass: str) -> str:
         return "object" if metaclass == "ObjectFlow" else "control"

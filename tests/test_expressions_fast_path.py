@@ -317,7 +317,11 @@ def test_printing_code_matches_the_reference(body: list[tuple], style: str) -> N
 @pytest.mark.parametrize(
     "text",
     ["F() + G(x) * H(F(y), 2)", "-(x ** 2) if c else F(G(x), 1)", "x ** y + 2 ** -1 + pi * e", "x.max(y).floor()",
-     "not (a < b < c) or a and b", "F(x) if F(x) > 0 else -F(-x)", "min(a, b, F()) // 2 % 3"],
+     "not (a < b < c) or a and b", "F(x) if F(x) > 0 else -F(-x)", "min(a, b, F()) // 2 % 3",
+     "(a if b else c) if (d if e else f) else (g if h else k)", "-(-x) + +(+x) - (not not a)", "(a < b) < c",
+     "(x ** 2) ** 3", "-x ** 2 + (-x) ** 2", "a - (b - c) - d", "a / (b * c) // (d % f)", "(a and b) or c",
+     "a and (b or c) and (not d) and e", "not (a and b) == (not a)", "pow(x, y ** 2) ** 2", "2 ** -1 * 1.5e-300",
+     "true or false", "1e308 * 10.0", "round(x, 2) + abs(-3) + int(1.0) + float(True)"],
 )
 def test_printing_chosen_expressions_matches_the_reference(text: str) -> None:
     expr = ex.parse_expression(text)

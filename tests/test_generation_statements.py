@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from builders import ModelBuilder
 from stubs import load_module, run_module
+from uml2perf_runtime import Element, Link, Machine, ModelSpec, simulate
 
 from uml2perf.generation import generate
 from uml2perf.handlers import python_views
 from uml2perf.model import Model, Role
-from uml2perf_runtime import Element, Link, Machine, ModelSpec, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "templates" / "_statements.py.jinja"
@@ -323,3 +323,16 @@ def test_final_node_in_the_region_of_a_counted_loop_ends_one_iteration():
     rounds = element(result, "Rounds")
     assert rounds["calls"] == 1 and rounds["inclusive"] == pytest.approx(6)
     assert element(result, "Quick")["calls"] == 3 and element(result, "Slow2")["calls"] == 0
+
+
+def test_final_node_no_flow_reaches_does_not_start_a_branch():
+    """Without an initial node the flow starts at nodes no flow reaches, but a final node never runs."""
+    b = ModelBuilder()
+    main = b.activity("main", main=True)
+    first, second = main.action("First", 1), main.action("Second", 2)
+    main.chain(first, second)
+    main.final("Orphan")
+    out = generate(b.build())
+    assert "p.fork(" not in out.text and "_ended" not in out.text
+    assert run_module(load_module(out.text)).trace == ["First", "Second"]
+    assert any(d.code == "unreachable" and d.location.name == "Orphan" for d in out.diagnostics)

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import functools
 import io
 import keyword
@@ -1453,6 +1452,7 @@ def _expression_from_text(text: str, what: str, location: Location | None, *, fa
 
 @functools.lru_cache(maxsize=_MEMO_SIZE)
 def _memo_expression(text: str, what: str) -> Expression | _Refusal:
+    """The location-free outcome of parsing ``text`` in the role ``what``, computed once."""
     try:
         return _expression_from_text(text, what, None)
     except ExpressionError as exc:
@@ -1460,6 +1460,7 @@ def _memo_expression(text: str, what: str) -> Expression | _Refusal:
 
 
 def _expression_at(found: Expression | _Refusal, location: Location | None) -> Expression:
+    """A remembered outcome as seen from ``location``: the expression placed there, or its error raised there."""
     if type(found) is _Refusal:
         found.raise_at(location)
     assert isinstance(found, Expression)
@@ -1501,6 +1502,7 @@ def parse_function_body(text: str, parameters: Sequence[str], location: Location
 
 @functools.lru_cache(maxsize=_MEMO_SIZE)
 def _memo_function_body(text: str, parameters: tuple[str, ...]) -> Expression | _Refusal:
+    """The location-free outcome of parsing a cost function body, computed once per text and parameters."""
     try:
         return _function_body_from_text(text, parameters, None)
     except ExpressionError as exc:
@@ -1565,6 +1567,7 @@ def parse_code(text: str, location: Location | None = None) -> CodeFragment:
 
 @functools.lru_cache(maxsize=_MEMO_SIZE)
 def _memo_code(text: str) -> CodeFragment | _Refusal:
+    """The location-free outcome of parsing a code fragment, computed once per text."""
     try:
         return _code_from_text(text, None)
     except ExpressionError as exc:
@@ -1842,6 +1845,7 @@ def _fill(
     leading_args: Mapping[str, Sequence[str]],
     function_names: Mapping[str, str],
 ) -> str:
+    """Replace the marks of a template; every replacement is checked to be a (dotted) name, on every call."""
     def replace(match: re.Match[str]) -> str:
         name, function, caller, comma = match.groups()
         if name is not None:

@@ -9,10 +9,13 @@ sources only: expressions and code fragments printed by
 passed through :mod:`uml2perf.handlers.naming`.  Element names and ids appear
 as ``repr()`` string literals, comments escape their text.
 
-Statements are written while the traverser walks the recovered statement
-tree: ``visit_<Kind>`` opens a construct, ``leave_<Kind>`` closes it.  Names,
-imports and ordering are decided here; the Jinja template only lays out the
-sections.
+Statements are built while the traverser walks the recovered statement
+tree: ``visit_<Kind>`` opens a construct, ``leave_<Kind>`` closes it.  Each
+becomes a plain view object (:mod:`uml2perf.handlers.python_views`) holding
+what this handler computed: names, printed expressions, comment text,
+ordering, where an empty block needs ``pass``.  The templates print them:
+``templates/_statements.py.jinja`` has one section per statement kind, so the
+shape of all generated code is read there, not here.
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ from ..navigation.structure import (
     Branch,
     Break,
     Call,
-    CondKind,
     Cond,
+    CondKind,
     Continue,
     Critical,
     Exec,
@@ -83,7 +86,7 @@ from .python_views import (
 )
 
 #: names the module defines or imports itself; model names never take them
-RESERVED = frozenset({"rt", "p", "v", "MODEL", "ELEMENTS", "init_globals", "_u", "_reqs", "_state", "_ended", "_"})
+RESERVED = frozenset({"rt", "p", "v", "MODEL", "ELEMENTS", "init_globals", "_u", "_state", "_ended", "_"})
 
 #: the flag an activity final in a fork branch sets to end its whole scope (activity or structured node)
 ENDED = "_ended"
@@ -607,7 +610,7 @@ class PythonHandler(ContentHandler):
 
     def visit_RecoveredModel(self, model: RecoveredModel) -> None:
         for body in model.activities:
-            _mark_endings(body.body, body, (), self.endings)
+            _mark_endings(body.body, body, self.endings)
 
     def visit_ActivityBody(self, body: ActivityBody) -> None:
         activity = body.activity
@@ -1016,11 +1019,11 @@ def _simple(text: str) -> bool:
     return text.replace(".", "").replace("_", "").isalnum()
 
 
-_FUNCTION_OWNERS = (ParallelRegion, Critical, TaskPool)
+_FUNCTION_OWNERS = frozenset({ParallelRegion, Critical, TaskPool})
+_Path = tuple[tuple[Statement, int], ...]  # (construct, function index) from a statement out to its scope
 
 
-def _mark_endings(stmt: Statement, scope: Statement, path: tuple[tuple[Statement, int], ...],
-                  found: _Endings) -> None:
+def _mark_endings(root: Statement, root_scope: Statement, found: _Endings) -> None:
     """Find the activity finals that sit inside nested functions (fork branches, thread bodies).
 
     UML ends the whole activity at an ActivityFinal (a structured node, when the
@@ -1029,28 +1032,29 @@ def _mark_endings(stmt: Statement, scope: Statement, path: tuple[tuple[Statement
     such a final sets the scope's ``_ended`` flag before it returns; every
     construct on the way out checks the flag after its runtime call and returns
     too, and the sibling branches check it between their statements.  ``path``
-    holds the (construct, function index) pairs between ``stmt`` and ``scope``.
+    holds the (construct, function index) pairs between a statement and its scope.
     """
-    if isinstance(stmt, Return):
-        node = stmt.node
-        if path and node is not None and node.kind is NodeKind.ACTIVITY_FINAL:
-            found.returns.add(id(stmt))
-            found.scopes.add(id(scope))
-            found.setters.add((id(path[-1][0]), path[-1][1]))
-            found.owners.update(id(owner) for owner, _ in path)
-        return
-    if isinstance(stmt, Block) and stmt.scoped:
-        _mark_endings(stmt.body, stmt, (), found)
-        return
-    if isinstance(stmt, (Parallel, Pipeline)):
-        for index, lane in enumerate(stmt.children()):
-            _mark_endings(lane, scope, (*path, (stmt, index)), found)
-        return
-    if isinstance(stmt, _FUNCTION_OWNERS):
-        _mark_endings(stmt.body, scope, (*path, (stmt, 0)), found)
-        return
-    for child in stmt.children():
-        _mark_endings(child, scope, path, found)
+    stack: list[tuple[Statement, Statement, _Path]] = [(root, root_scope, ())]
+    while stack:
+        stmt, scope, path = stack.pop()
+        kind = type(stmt)
+        if kind is Exec or kind is Call:
+            continue  # the common leaves first: a large model is mostly these
+        if kind is Return:
+            node = stmt.node  # type: ignore[attr-defined]
+            if path and node is not None and node.kind is NodeKind.ACTIVITY_FINAL:
+                found.returns.add(id(stmt))
+                found.scopes.add(id(scope))
+                found.setters.add((id(path[-1][0]), path[-1][1]))
+                found.owners.update(id(owner) for owner, _ in path)
+        elif kind is Block and stmt.scoped:  # type: ignore[attr-defined]
+            stack.append((stmt.body, stmt, ()))  # type: ignore[attr-defined]
+        elif kind is Parallel or kind is Pipeline:
+            stack.extend((lane, scope, (*path, (stmt, index))) for index, lane in enumerate(stmt.children()))
+        elif kind in _FUNCTION_OWNERS:
+            stack.append((stmt.body, scope, (*path, (stmt, 0))))  # type: ignore[attr-defined]
+        else:
+            stack.extend((child, scope, path) for child in stmt.children())
 
 
 def _drop_last_check(body: list[View]) -> None:
@@ -1072,4 +1076,4 @@ def _with_stops(body: list[View]) -> list[View]:
     return out
 
 
-__all__ = ["PythonHandler", "ExpressionPrinter", "comment", "RESERVED"]
+__all__ = ["RESERVED", "ExpressionPrinter", "PythonHandler", "comment"]

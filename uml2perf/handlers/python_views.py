@@ -12,7 +12,7 @@ model renders tens of thousands of them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Union
+from typing import ClassVar
 
 
 @dataclass(slots=True)
@@ -269,18 +269,40 @@ class ActivityView:
     flag: str | None = None
 
 
-View = Union[
-    ComputeView, CommView, CallView, KeywordView, ReturnView, StopView, BlockView, RepeatView, ForView,
-    WhileView, IfView, StateMachineView, ForkView, PipelineView, ThreadsView,
-]
+View = (
+    ComputeView | CommView | CallView | KeywordView | ReturnView | StopView | BlockView | RepeatView | ForView
+    | WhileView | IfView | StateMachineView | ForkView | PipelineView | ThreadsView
+)
 
 PASS = KeywordView("pass")
 BREAK = KeywordView("break")
 CONTINUE = KeywordView("continue")
 
 __all__ = [
-    "ActivityView", "BlockView", "BranchView", "CallView", "CodeView", "CommView", "ComputeView", "ForView",
-    "ForkView", "FunctionView", "GotoView", "IfView", "KeywordView", "PipelineView", "RepeatView", "ReturnView",
-    "StateMachineView", "StateView", "StopView", "ThreadsView", "TransitionView", "View", "WhileView",
-    "PASS", "BREAK", "CONTINUE",
+    "BREAK",
+    "CONTINUE",
+    "PASS",
+    "ActivityView",
+    "BlockView",
+    "BranchView",
+    "CallView",
+    "CodeView",
+    "CommView",
+    "ComputeView",
+    "ForView",
+    "ForkView",
+    "FunctionView",
+    "GotoView",
+    "IfView",
+    "KeywordView",
+    "PipelineView",
+    "RepeatView",
+    "ReturnView",
+    "StateMachineView",
+    "StateView",
+    "StopView",
+    "ThreadsView",
+    "TransitionView",
+    "View",
+    "WhileView",
 ]

@@ -49,6 +49,7 @@ from simpy.core import StopSimulation
 from simpy.events import Event, Timeout
 
 from .context import Context, TracingContext, Variables
+from .progress import progress_line
 from .errors import DeadlockError, LimitError, ModelRuntimeError, ParameterError, SimulationError
 from .machine import PLACEMENTS, Machine
 from .model import Element, ModelSpec
@@ -149,7 +150,7 @@ class Simulation:
                  overrides: Mapping[str, Any] | None = None, seed: int = 0,
                  placement: str = "block", tracing: bool = False,
                  max_time: float | None = None, max_iterations: int = DEFAULT_MAX_ITERATIONS,
-                 max_events: int | None = None) -> None:
+                 max_events: int | None = None, progress: bool = False) -> None:
         if placement not in PLACEMENTS:
             raise SimulationError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
         self.spec = spec
@@ -163,6 +164,7 @@ class Simulation:
         self.max_time = max_time
         self.max_iterations = max_iterations
         self.max_events = max_events
+        self.progress = progress
         self.overrides: dict[str, Any] = validate_overrides(spec, overrides or {})
         self.env = simpy.Environment()
         self.comm_state: Any = None
@@ -270,7 +272,8 @@ class Simulation:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            stopped_by_limit = self._loop()
+            with progress_line(self._progress_sample, self.progress):
+                stopped_by_limit = self._loop()
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -293,6 +296,14 @@ class Simulation:
                     hint="raise max_time, or check the costs and loop counts of the model")
             raise self._deadlock()
         return Results.from_simulation(self)
+
+    def _progress_sample(self) -> tuple[float, int, int]:
+        """Simulated time, processes still running, processes in all (read by the progress line)."""
+        try:
+            running = len({ctx.pid for ctx in tuple(self.live)})
+        except RuntimeError:  # the event loop changed the set while we read it: sample again later
+            running = self.nprocs
+        return self.env.now, running, self.nprocs
 
     def _loop(self) -> str | None:
         """Process events; returns ``"time"``/``"events"`` if a limit stopped the run.
@@ -519,8 +530,10 @@ def simulate(spec: ModelSpec, machine: Machine | None = None, procs: int | None 
              nodes: int | None = None, overrides: Mapping[str, Any] | None = None, seed: int = 0,
              placement: str | None = None, trace: str | Path | None = None,
              max_time: float | None = None, max_iterations: int | None = None,
-             max_events: int | None = None) -> Any:
+             max_events: int | None = None, progress: bool = False) -> Any:
     """Evaluate ``spec`` on ``machine`` and return its :class:`~uml2perf_runtime.results.Results`.
+
+    ``progress`` shows a status line on standard error during runs longer than a second.
 
     ``procs`` defaults to every core of the machine (``nodes`` × ``cores_per_node``);
     ``nodes`` overrides the machine's node count; ``placement`` (``"block"`` or
@@ -545,7 +558,7 @@ def simulate(spec: ModelSpec, machine: Machine | None = None, procs: int | None 
                      tracing=trace is not None and trace is not False,
                      max_time=max_time,
                      max_iterations=max_iterations or DEFAULT_MAX_ITERATIONS,
-                     max_events=max_events)
+                     max_events=max_events, progress=progress)
     results = sim.run()
     if isinstance(trace, (str, os.PathLike)):
         from .trace import write_trace

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import hashlib
-import importlib.util
 import sys
 import types
 from collections.abc import Iterable, Iterator, Mapping
@@ -104,9 +102,11 @@ def convert(
 
 def _module_from_source(source: str, name: str, filename: str) -> types.ModuleType:
     """Execute generated (trusted, validated) source as a fresh module object."""
+    from .cache import compile_cached
+
     module = types.ModuleType(name)
     module.__file__ = filename
-    code = compile(source, filename, "exec")
+    code = compile_cached(source, filename)
     sys.modules[name] = module
     try:
         exec(code, module.__dict__)  # noqa: S102 - our own generated code, never model text
@@ -117,6 +117,9 @@ def _module_from_source(source: str, name: str, filename: str) -> types.ModuleTy
 
 def _module_from_file(path: Path) -> types.ModuleType:
     """Import a generated model module from a ``.py`` file."""
+    import hashlib
+    import importlib.util
+
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
     name = f"uml2perf_model_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -196,6 +199,7 @@ def predict(
     activity: str | None = None,
     sidecar: str | Path | None = None,
     max_time: float | None = None,
+    progress: bool = False,
 ) -> Any:
     """Read (or import) a model and simulate it; returns the runtime's ``Results``.
 
@@ -217,4 +221,5 @@ def predict(
         placement=placement,
         trace=trace if isinstance(trace, bool) or trace is None else str(trace),
         max_time=max_time,
+        progress=progress,
     )

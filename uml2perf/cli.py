@@ -111,6 +111,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         activity=args.activity,
         sidecar=args.sidecar,
         max_time=args.max_time,
+        progress=args.progress if args.progress is not None else sys.stderr.isatty(),
     )
     if args.plot:
         from uml2perf_runtime.plot import plot_results
@@ -222,6 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the results as one JSON object")
     run.add_argument("--top", type=positive_int, default=15, metavar="N", help="elements shown in the profile")
     run.add_argument("--max-time", type=float, metavar="SECONDS", help="stop at this simulated time")
+    run.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a status line during long runs (default: when standard error is a terminal)",
+    )
     _add_model_options(run)
     run.set_defaults(func=cmd_run)
 

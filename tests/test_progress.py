@@ -1,0 +1,45 @@
+"""The progress line of long simulations."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from uml2perf_runtime import progress
+from uml2perf_runtime.progress import progress_line
+
+
+def test_quiet_for_short_runs() -> None:
+    out = io.StringIO()
+    with progress_line(lambda: (1.0, 1, 2), True, out):
+        pass
+    assert out.getvalue() == ""
+
+
+def test_status_line_for_long_runs(monkeypatch) -> None:
+    monkeypatch.setattr(progress, "QUIET_SECONDS", 0.01)
+    monkeypatch.setattr(progress, "INTERVAL", 0.01)
+    out = io.StringIO()
+    with progress_line(lambda: (2.5, 3, 8), True, out):
+        time.sleep(0.1)
+    text = out.getvalue()
+    assert "t = 2.5 s simulated" in text and "5/8 processes finished" in text
+    assert text.endswith("\r\x1b[K"), "the status line is cleared at the end"
+
+
+def test_disabled_prints_nothing(monkeypatch) -> None:
+    monkeypatch.setattr(progress, "QUIET_SECONDS", 0.0)
+    out = io.StringIO()
+    with progress_line(lambda: (0.0, 0, 1), False, out):
+        time.sleep(0.02)
+    assert out.getvalue() == ""
+
+
+def test_cli_accepts_progress_flags(capsys) -> None:
+    from pathlib import Path
+
+    from uml2perf.cli import main
+
+    sample = Path(__file__).resolve().parents[1] / "samples" / "prophet.uml"
+    assert main(["run", str(sample), "--procs", "1", "--progress", "--json"]) == 0
+    assert main(["run", str(sample), "--procs", "1", "--no-progress", "--json"]) == 0

@@ -117,12 +117,16 @@ def test_loop_node_conditional_node_partitions_and_interruptible_region() -> Non
     partitions = {n.name: n.partition for n in model.activities[0].region.nodes}
     assert partitions["Prepare"] == "Rank0" and partitions["Report"] == "Others"
 
+    assert "clauses 1 (test 'TestSmall'), 2 (test 'TestLarge') have no condition" in out
+
     result = _run("papyrus-structured.uml")
-    # Prepare 0.05; loop+ iterations=4 of Relax 0.1; the first clause (test 0.01, body 0.2)
-    # of the conditional node; Report 0.02
-    assert result["time"] == pytest.approx(0.05 + 4 * 0.1 + 0.01 + 0.2 + 0.02)
+    # Prepare 0.05; loop+ iterations=4 of Relax 0.1; the clauses have no conditions, so both
+    # tests run (0.01 + 1) and a seeded draw picks one body (0.2 or 5); Report 0.02
     calls = _calls(result)
-    assert calls["Relax"] == 4 and calls["SmallCase"] == 1 and calls.get("LargeCase", 0) == 0
+    assert calls["Relax"] == 4 and calls["TestSmall"] == calls["TestLarge"] == 1
+    assert calls.get("SmallCase", 0) + calls.get("LargeCase", 0) == 1
+    body = 0.2 if calls.get("SmallCase") else 5
+    assert result["time"] == pytest.approx(0.05 + 4 * 0.1 + 0.01 + 1 + body + 0.02)
 
 
 # --------------------------------------------------------------------------- main activity

@@ -109,9 +109,22 @@ def generate(
 # ---------------------------------------------------------------------------- templates
 
 
+#: Options of the one Jinja environment (they shape the compiled templates, so they key the cache too).
+_JINJA_OPTIONS: dict[str, Any] = {
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+    "keep_trailing_newline": True,
+    "autoescape": False,
+}
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    """The one Jinja environment: templates from the installed ``uml2perf_templates`` package."""
+    """The one Jinja environment: templates from the installed ``uml2perf_templates`` package.
+
+    Compiling the templates costs tens of milliseconds per command; their
+    compiled code is kept in uml2perf's private cache (:mod:`uml2perf.cache`).
+    """
     import jinja2
     import uml2perf_templates
 
@@ -119,11 +132,43 @@ def environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(folder)),
         undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
+        bytecode_cache=_template_cache(),
+        **_JINJA_OPTIONS,
     )
+
+
+def _template_cache() -> jinja2.BytecodeCache | None:
+    """Jinja's own file cache, in uml2perf's cache folder, keyed by everything compiled code depends on.
+
+    Jinja keys an entry by template name and checks the template's source;
+    the environment's options and Jinja's version shape the code as well,
+    so they name the entries (``jinja-<digest>-<key>.cache``).
+    """
+    import jinja2
+
+    from . import __version__
+    from .cache import cache_dir, key_of
+
+    folder = cache_dir()
+    if folder is None:
+        return None
+    class QuietCache(jinja2.FileSystemBytecodeCache):
+        """A damaged entry or a failed write means compiling the template, never failing the command."""
+
+        def load_bytecode(self, bucket: Any) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # noqa: BLE001 - unreadable entry (truncated, foreign): compile instead
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: Any) -> None:
+            try:
+                super().dump_bytecode(bucket)
+            except OSError:
+                pass
+
+    fingerprint = key_of(jinja2.__version__, __version__, repr(sorted(_JINJA_OPTIONS.items())), "StrictUndefined")
+    return QuietCache(str(folder), f"jinja-{fingerprint[:16]}-%s.cache")
 
 
 def render(template: str, context: Mapping[str, Any]) -> str:

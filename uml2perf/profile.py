@@ -7,11 +7,17 @@ so later stages never look at raw stereotype names:
 * the uml2perf profile (SPEC section 4): ``action+``, ``activity+``, the
   communication stereotypes, ``parallel+``, ``critical+``, ``loop+``,
   ``pipeline+``, ``taskpool+``; ``main``/``model+`` mark the main activity.
+  ``clause+`` (``guard``, synonym ``condition``; ``probability``) goes on the
+  test action of a ConditionalNode clause (or a body action of a clause
+  without tests); it is an ``action+`` too (``cost``, ``repeat``, ``code``),
+  and when the action also has another role stereotype it only adds its
+  condition to that one;
   Names match case-insensitively ignoring ``_``, ``-`` and spaces, with
   ``Plus`` for ``+`` (:func:`uml2perf.model.normalise_name`);
 * MARTE and profiles built on it: ``PaStep``/``GaStep`` (``hostDemand`` to
   cost, ``rep`` to repeat, ``prob`` to the probability of the flow that enters
-  the step from a decision), ``PaCommStep.msgSize`` to size, GRM
+  the step from a decision, or of the ConditionalNode clause whose test or
+  body the step is), ``PaCommStep.msgSize`` to size, GRM
   ``ResourceUsage.execTime`` and DICE ``StormBolt.hostDemand`` to cost; VSL
   values are converted to seconds and bytes (:func:`parse_vsl_duration`,
   :func:`parse_vsl_size`);
@@ -125,9 +131,14 @@ ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
     "parallel+": (Role.PARALLEL, ("threads",) + _METADATA),
     "critical+": (Role.CRITICAL, ("name",) + _METADATA),
     "loop+": (Role.LOOP, ("iterations", "while") + _METADATA),
+    "clause+": (Role.ACTION, ("guard", "probability", "cost", "repeat", "code") + _METADATA),
     "pipeline+": (Role.PIPELINE, ("items",) + _METADATA),
     "taskpool+": (Role.TASKPOOL, ("threads", "items") + _METADATA),
 }
+#: ``clause+`` adds a condition to whatever role the action has (see ``_Interpreter.own_spec``).
+_CLAUSE_ENTRY = ROLES["clause+"]
+#: Tags ``clause+`` contributes to the role stereotype it sits beside.
+CLAUSE_TAGS = ("guard", "probability")
 _ROLE_CACHE: dict[str, tuple[Role, tuple[str, ...]] | None] = {}
 _TAG_CACHE: dict[str, str] = {}
 
@@ -151,10 +162,10 @@ def _tag_key(tag: str) -> str:
         return key
 
 
-#: role -> the tags it accepts
-_ROLE_TAGS: dict[Role, tuple[str, ...]] = {role: tags for role, tags in ROLES.values()}
+#: role -> the tags it accepts (``action+``'s for ACTION: ``clause+`` shares the role, not its tags)
+_ROLE_TAGS: dict[Role, tuple[str, ...]] = {role: tags for role, tags in reversed(ROLES.values())}
 #: Tag synonyms, by normalised name.
-TAG_SYNONYMS = {"time": "cost"}
+TAG_SYNONYMS = {"time": "cost", "condition": "guard", "prob": "probability"}
 #: Stereotypes that make an activity the main one.
 MAIN_STEREOTYPES = frozenset({"main", "model+"})
 #: Guards that mean "otherwise".
@@ -477,10 +488,20 @@ class _Interpreter:
     # ------------------------------------------------------------------ stereotypes -> PerfSpec
 
     def own_spec(self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location) -> PerfSpec | None:
-        """The PerfSpec from our own profile, first role stereotype wins."""
+        """The PerfSpec from our own profile, first role stereotype wins.
+
+        ``clause+`` is the exception: beside another role stereotype (a test
+        action that is also ``send+``, or ``action+`` with its cost) it does
+        not compete for the role but adds its ``guard``/``probability``.
+        """
+        first: PerfSpec | None = None
+        clause: PerfSpec | None = None
         for stereotype in stereotypes:
             entry = _role_of(stereotype.name)
             if entry is None:
+                continue
+            is_clause = entry is _CLAUSE_ENTRY
+            if (clause if is_clause else first) is not None:
                 continue
             role, known = entry
             tags: dict[str, str] = {}
@@ -497,8 +518,17 @@ class _Interpreter:
                 value = value.strip()
                 if value and key not in tags:
                     tags[key] = value
-            return build_perf(role, tuple(tags.items()), "profile")
-        return None
+            if key_is_else(tags.get("guard")):
+                tags["guard"] = "True"  # an else clause: always true where it stands
+            spec = build_perf(role, tuple(tags.items()), "profile")
+            if is_clause:
+                clause = spec
+            else:
+                first = spec
+        if clause is None or first is None:
+            return first or clause
+        extra = tuple((k, v) for k, v in clause.tags if k in CLAUSE_TAGS and first.get(k) is None)
+        return build_perf(first.role, first.tags + extra, first.origin) if extra else first
 
     def marte_tags(self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location) -> list[tuple[str, str]]:
         tags: list[tuple[str, str]] = []
@@ -528,7 +558,7 @@ class _Interpreter:
         owner = node.name or node.id
         spec = self.own_spec(node.stereotypes, owner, node.location)
         marte = self.marte_tags(node.stereotypes, owner, node.location)
-        probability = next((v for k, v in marte if k == "probability"), None)
+        probability = next((v for k, v in marte if k == "probability"), None) if marte else None
         if spec is None:
             tags = tuple((k, v) for k, v in marte if k != "probability")
             if tags:
@@ -561,6 +591,7 @@ class _Interpreter:
         key, entry = found
         assert self.car is not None
         role: Role | None = None
+        known: tuple[str, ...] = ()
         if "stereotype" in entry:
             stereo = _norm(str(entry["stereotype"]))
             if stereo not in ROLES:
@@ -568,10 +599,10 @@ class _Interpreter:
                     f"[elements.{key!r}] stereotype {entry['stereotype']!r} is not a uml2perf stereotype",
                     hint="known: " + ", ".join(ROLES),
                 )
-            role = ROLES[stereo][0]
+            role, known = ROLES[stereo]  # clause+ shares action+'s role but has tags of its own
         if role is None:
             role = spec.role if spec is not None else _default_role(node.kind)
-        known = next(k for r, k in ROLES.values() if r is role)
+            known = _ROLE_TAGS[role]
         base = dict(spec.tags) if spec is not None and spec.role is role else {}
         for name, value in entry.items():
             if name == "stereotype":
@@ -583,6 +614,8 @@ class _Interpreter:
                     hint="known: stereotype, " + ", ".join(known),
                 )
             base[tag] = _expression_text(value, self.car, f"elements.{key}.{name}")
+        if key_is_else(base.get("guard")):
+            base["guard"] = "True"  # an else clause: always true where it stands
         return PerfSpec(role=role, tags=tuple(base.items()), origin="sidecar")
 
     def runs_as_action(self, node: Node) -> bool:
@@ -614,7 +647,14 @@ class _Interpreter:
 
     # ------------------------------------------------------------------ regions
 
-    def region(self, region: Region) -> Region:
+    def region(self, region: Region, clause_nodes: frozenset[str] = frozenset()) -> Region:
+        """Interpret every node and flow of a region.
+
+        A MARTE ``prob`` belongs on the flow entering its step from a decision;
+        in a ConditionalNode (``clause_nodes``: ids of its clauses' tests and
+        bodies) it is the probability of the step's clause instead, kept as
+        the step's ``probability`` tag for navigation.
+        """
         nodes: list[Node] = []
         node_probability: dict[str, tuple[str, Node]] = {}
         for node in region.nodes:
@@ -639,7 +679,10 @@ class _Interpreter:
                 edge = self.prose_guard(edge)
             edges.append(self.apply_sidecar_edge(edge))
         for node_id, (_prob, node) in node_probability.items():
-            if node_id not in placed:
+            if node_id not in placed and node_id in clause_nodes:
+                index = next(i for i, n in enumerate(nodes) if n.id == node_id)
+                nodes[index] = _with_tag(nodes[index], "probability", _prob)
+            elif node_id not in placed:
                 self.warn(
                     f"branch probability on {node.name or node.id!r} ignored: no flow enters it from a decision",
                     node.location,
@@ -690,12 +733,13 @@ class _Interpreter:
         if not node.stereotypes and self.car is None and node.region is None and node.code is None:
             return node, None  # nothing to interpret: most nodes of a plain export
         spec, probability = self.node_spec(node)
-        spec = self.apply_sidecar_node(node, spec)
-        if spec is None and self.car is not None and "cost" in self.car.defaults and self.runs_as_action(node):
-            spec = PerfSpec(role=Role.ACTION, tags=(("cost", self.car.defaults["cost"]),), origin="default")
-        elif spec is not None and spec.role is Role.ACTION and spec.get("cost") is None and self.car is not None:
-            if "cost" in self.car.defaults:
-                spec = replace(spec, tags=spec.tags + (("cost", self.car.defaults["cost"]),))
+        if self.car is not None:
+            spec = self.apply_sidecar_node(node, spec)
+            if spec is None and "cost" in self.car.defaults and self.runs_as_action(node):
+                spec = PerfSpec(role=Role.ACTION, tags=(("cost", self.car.defaults["cost"]),), origin="default")
+            elif spec is not None and spec.role is Role.ACTION and spec.get("cost") is None:
+                if "cost" in self.car.defaults:
+                    spec = replace(spec, tags=spec.tags + (("cost", self.car.defaults["cost"]),))
         code = node.code
         if spec is not None:
             tag_code = spec.get("code")
@@ -710,7 +754,7 @@ class _Interpreter:
                 spec = replace(spec, tags=tuple((k, code if k == "code" else v) for k, v in spec.tags))
             elif code is not None and spec.role is Role.ACTION:
                 spec = replace(spec, tags=spec.tags + (("code", code),))
-        region = self.region(node.region) if node.region is not None else None
+        region = self.region(node.region, _clause_members(node)) if node.region is not None else None
         if spec is node.perf and code == node.code and region is node.region:
             return node, probability
         if self.fresh:
@@ -966,6 +1010,30 @@ def _rebuilt(node: Node, perf: PerfSpec | None, code: str | None, region: Region
         node.clauses,
         node.partition,
     )
+
+
+def key_is_else(text: str | None) -> bool:
+    """Whether a guard text means "otherwise" (``else``, ``[else]``, ``otherwise``)."""
+    return text is not None and text.strip().lower() in _ELSE_WORDS
+
+
+def _clause_members(node: Node) -> frozenset[str]:
+    """Ids of the test and body nodes of a ConditionalNode's clauses (empty for any other node)."""
+    if not node.clauses:
+        return frozenset()
+    return frozenset(ident for clause in node.clauses for ident in (*clause.test, *clause.body))
+
+
+def _with_tag(node: Node, key: str, value: str) -> Node:
+    """``node`` with tag ``key`` added to its PerfSpec (a MARTE-only action when it had none)."""
+    perf = node.perf
+    if perf is None:
+        perf = PerfSpec(role=Role.ACTION, tags=((key, value),), origin="marte")
+    elif perf.get(key) is None:
+        perf = PerfSpec(perf.role, perf.tags + ((key, value),), perf.origin)
+    else:
+        return node
+    return _rebuilt(node, perf, node.code, node.region)
 
 
 def _plain_tagged_values(stereotypes: Iterable[StereotypeApplication]) -> PerfSpec | None:

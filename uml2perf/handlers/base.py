@@ -89,6 +89,11 @@ def element_kinds(element: Any) -> tuple[str, ...]:
     return (type(element).__name__,)
 
 
+#: Markers in the method caches: type not seen yet; a model node (dispatch depends on more than its type).
+_UNKNOWN = object()
+_PER_NODE = object()
+
+
 class ContentHandler:
     """Base class of every content handler: visit/leave dispatch, diagnostics, output naming.
 
@@ -107,8 +112,8 @@ class ContentHandler:
         self.options: dict[str, Any] = dict(options or {})
         self.diagnostics: list[Diagnostic] = []
         self.job: GenerationJob | None = None
-        self._visitors: dict[type, Callable[[Any], Any] | None] = {}
-        self._leavers: dict[type, Callable[[Any], Any] | None] = {}
+        self._visitors: dict[Any, Any] = {}  # type (or node key) -> method, None, or _PER_NODE
+        self._leavers: dict[Any, Any] = {}
         self._unhandled: set[str] = set()
 
     # -- life cycle ----------------------------------------------------------
@@ -130,14 +135,19 @@ class ContentHandler:
 
     def visit(self, element: Any) -> bool | None:
         """Dispatch to ``visit_<Kind>``; False means: skip the children."""
-        method = self._method(element, self._visitors, "visit_")
+        # one dict lookup per element once its type is known (a model visits tens of thousands)
+        method = self._visitors.get(type(element), _UNKNOWN)
+        if method is _UNKNOWN or method is _PER_NODE:
+            method = self._method(element, self._visitors, "visit_")
         if method is None:
             return self.generic_visit(element)
         return method(element)
 
     def leave(self, element: Any) -> None:
         """Dispatch to ``leave_<Kind>`` when the handler has one."""
-        method = self._method(element, self._leavers, "leave_")
+        method = self._leavers.get(type(element), _UNKNOWN)
+        if method is _UNKNOWN or method is _PER_NODE:
+            method = self._method(element, self._leavers, "leave_")
         if method is not None:
             method(element)
 
@@ -155,10 +165,12 @@ class ContentHandler:
         return True
 
     def _method(
-        self, element: Any, cache: dict[Any, Callable[[Any], Any] | None], prefix: str
+        self, element: Any, cache: dict[Any, Any], prefix: str
     ) -> Callable[[Any], Any] | None:
+        """The method for ``element``, cached by type (by metaclass and kind for model nodes)."""
         key: Any = type(element)
         if isinstance(element, Node):
+            cache[key] = _PER_NODE  # the type alone does not decide: see the key below
             key = (Node, element.uml_type, element.kind)
         if key in cache:
             return cache[key]

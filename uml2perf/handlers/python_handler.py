@@ -140,7 +140,7 @@ def comment(text: str) -> str:
 def quote(text: str) -> str:
     """A Python string literal for any text (JSON escaping is valid Python and ASCII only)."""
     text = str(text)
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+    if '"' not in text and "\\" not in text and text.isprintable() and text.isascii():  # cheapest tests first
         return f'"{text}"'
     return json.dumps(text)
 
@@ -540,11 +540,12 @@ class PythonHandler(ContentHandler):
         """The ``E_`` name of ``node``; the node becomes part of ``ELEMENTS``."""
         name = self.element_names.get(node.id)
         if name is None:
-            name = self.namer.claim(node.name or node.kind.value, ("element", node.id), prefix="E_")
+            name = self.namer.claim(node.name or node.kind._value_, ("element", node.id), prefix="E_")
             self.element_names[node.id] = name
             self.element_nodes[node.id] = node
             if kind is None:
-                kind = node.perf.role.value if node.perf is not None else _KIND_OF_NODE.get(node.kind, "action")
+                # ``_value_`` is the plain attribute behind ``.value`` (a Python-level property of Enum)
+                kind = node.perf.role._value_ if node.perf is not None else _KIND_OF_NODE.get(node.kind, "action")
             self.element_kinds[node.id] = kind
         return name
 
@@ -652,8 +653,9 @@ class PythonHandler(ContentHandler):
         role = perf.role if perf is not None else Role.ACTION
         element = self.element(node)
         cost = self._cost(node, stmt)
-        self.called()
-        if role in _COMM:
+        self.scopes[-1].yielded = True  # self.called(), inlined: this runs once per action
+        # `is` first: most statements are plain actions, and hashing an Enum member runs Python code
+        if role is not Role.ACTION and role in _COMM:
             method, args = _COMM[role]
             if role is Role.WAIT:
                 values = ["None"]  # every pending request of this process (see runtime/comm.py)
@@ -662,7 +664,7 @@ class PythonHandler(ContentHandler):
             arguments = ", ".join([element, *values, cost])
             self.emit(CommView(method, arguments, comment(node.id), code))
         else:
-            self.emit(ComputeView(element, cost, comment(node.id), code))
+            self.body.append(ComputeView(element, cost, comment(node.id), code))  # self.emit, inlined
         return False
 
     def _cost(self, node: Node, stmt: Exec) -> str:
@@ -671,7 +673,7 @@ class PythonHandler(ContentHandler):
         if perf is not None:
             text = perf.get("cost") or perf.get("time")
         if text is not None and text.strip():
-            return self.expr(text, node.location, "cost")
+            return self.printer.expr(text, node.location, "cost")
         if stmt.function is not None:
             if stmt.function.parameters:
                 raise ModelError(
@@ -971,13 +973,14 @@ class PythonHandler(ContentHandler):
         assert self.job is not None
         file_order = self.file_order
         order = sorted(self.element_names, key=lambda i: (file_order.get(i, 1 << 30), i))
+        names, nodes, kinds = self.element_names, self.element_nodes, self.element_kinds
+        kind_literals = {kind: quote(kind) for kind in set(kinds.values())}  # a handful, used thousands of times
         elements = []
         for index, node_id in enumerate(order):
-            node = self.element_nodes[node_id]
-            line = node.location.line
+            node = nodes[node_id]
             elements.append(
-                f"{self.element_names[node_id]} = rt.Element({index}, {quote(node.name or node.kind.value)}, "
-                f"{quote(self.element_kinds[node_id])}, {quote(node.id)}, {line!r})"
+                f"{names[node_id]} = rt.Element({index}, {quote(node.name or node.kind._value_)}, "
+                f"{kind_literals[kinds[node_id]]}, {quote(node.id)}, {node.location.line!r})"
             )
         main = self.job.main
         source = Path(self.model.source).name if self.model.source else ""

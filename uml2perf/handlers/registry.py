@@ -5,7 +5,9 @@ list and any tie are the same on every machine), load the one asked for with
 any import problem wrapped into a clear :class:`~uml2perf.errors.UsageError`,
 then check it is a content handler.  The built-in handlers are registered in
 ``pyproject.toml`` exactly like third-party ones; a table of the same three
-keeps them usable from a source checkout whose metadata is not installed.
+keeps them usable from a source checkout whose metadata is not installed, and
+their names always mean them: asking for ``python`` loads the built-in
+handler without scanning every installed distribution's metadata.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 from ..errors import UsageError
@@ -53,6 +54,8 @@ def available_handlers() -> tuple[HandlerInfo, ...]:
 
 def handler_table() -> dict[str, HandlerInfo]:
     """Registered handlers by name, sorted by name."""
+    from importlib.metadata import entry_points  # here: scanning installed metadata costs tens of ms
+
     found: dict[str, HandlerInfo] = {}
     try:
         points = sorted(entry_points(group=GROUP), key=lambda ep: (ep.name, ep.value))
@@ -99,6 +102,10 @@ def load_handler(spec: str | type[ContentHandler]) -> type[ContentHandler]:
         what = spec.__name__
     else:
         what = spec
+        if spec in BUILTIN:
+            # a built-in name always means the built-in handler, found without scanning every
+            # installed distribution's entry points (most of the start-up of a small conversion)
+            return load_handler(_import_target(BUILTIN[spec], spec))
         handlers = handler_table()
         if spec in handlers:
             cls = _import_target(handlers[spec].target, spec)

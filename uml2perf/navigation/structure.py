@@ -16,6 +16,20 @@ a small statement tree that handlers print:
   thread/pattern roles (``parallel+``, ``critical+``, ``pipeline+``,
   ``taskpool+``) become their own statements.
 
+A UML LoopNode runs its setup once, then iterates: ``loop+ iterations`` (or
+``while``) on the node, else the condition its test computes (a ``while``
+when ``isTestedFirst``, a do-while otherwise), else MARTE ``rep``; a loop
+with none of them runs once, with a warning.  A ConditionalNode becomes an
+``if``/``elif``/``else`` over its clauses in ``predecessorClause`` order: a
+clause's condition is a ``clause+`` guard on its test (or body) action, else
+the condition its test computes, else a ``probability`` (``clause+`` or MARTE
+``prob``) for a seeded random choice; a last clause without tests is the
+``else``.  Clauses with no condition at all are chosen at random, 1/N each,
+with a warning.  Tests cost what their actions cost: a clause's test runs
+when every clause before it failed (in a random choice, all tests run
+first).  Sections of loop and conditional nodes have no initial node by
+design, so they do not get the missing-initial warning.
+
 Graphs that no structured form describes (irreducible loops, jumps out of
 nested loops) still generate correct code: the smallest single-entry region
 around the problem becomes a :class:`StateMachine` (numbered states and a
@@ -34,7 +48,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Diagnostic, Location, ModelError, Severity
-from ..model import Activity, CostFunction, Edge, Model, Node, NodeKind, PerfSpec, Region, Role
+from ..model import Activity, Clause, CostFunction, Edge, Model, Node, NodeKind, PerfSpec, Region, Role
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -401,10 +415,16 @@ class RegionRecovery:
     #: above this many statements per node the structured form is duplicating too much
     DUPLICATION_LIMIT = 4
 
-    def __init__(self, region: Region, owner: Location, shared: _Shared) -> None:
+    def __init__(self, region: Region, owner: Location, shared: _Shared, *, section: bool = False) -> None:
         self.region = region
         self.owner = owner
         self.shared = shared
+        #: a part of a loop or conditional node: UML gives those no initial node
+        self.section = section
+        #: the region's nodes in flow order when it is one straight chain (see ``recover``)
+        self.chain = _straight_chain(region)
+        if self.chain is not None:
+            return  # a chain needs none of the graph facts below: tens of thousands of nodes skip them
         self.nodes: dict[str, Node] = {n.id: n for n in region.nodes}
         self.order: dict[str, int] = {n.id: i for i, n in enumerate(region.nodes)}
         self.order[EXIT] = len(region.nodes) + 1
@@ -439,9 +459,9 @@ class RegionRecovery:
         if not initials:
             # nodes no flow reaches start the flow, except final nodes: no token ever gets there
             initials = [n.id for n in self.region.nodes if not self.pred[n.id] and n.kind not in FINAL_KINDS]
-            if self.region.nodes:
-                if not initials:
-                    initials = [self.region.nodes[0].id]
+            if self.region.nodes and not initials:
+                initials = [self.region.nodes[0].id]
+            if self.region.nodes and not self.section:
                 self.shared.warn(
                     "no initial node: the flow starts at "
                     + ", ".join(repr(self.nodes[i].name or i) for i in initials),
@@ -594,6 +614,8 @@ class RegionRecovery:
         flow through forks into loops has neither, so such a region is
         recovered once more from its control flows alone, with a note.
         """
+        if self.chain is not None:
+            return self._recover_chain(self.chain, keep_final)
         mark = len(self.shared.diagnostics)
         try:
             return self._recover(keep_final)
@@ -606,7 +628,9 @@ class RegionRecovery:
                     hint="draw concurrent branches that end in a join, and loops through a decision and a merge",
                 ) from None
         del self.shared.diagnostics[mark:]
-        body = RegionRecovery(Region(self.region.nodes, control), self.owner, self.shared)._recover(keep_final)
+        body = RegionRecovery(Region(self.region.nodes, control), self.owner, self.shared, section=self.section)._recover(
+            keep_final
+        )
         dropped = len(self.region.edges) - len(control)
         self.shared.diagnostics.append(
             Diagnostic(
@@ -618,6 +642,23 @@ class RegionRecovery:
             )
         )
         return body
+
+    def _recover_chain(self, chain: list[Node], keep_final: bool) -> Sequence:
+        """What :meth:`_seq` gives for a straight chain, in one pass: its statements in order.
+
+        The walk ends at a final node (a ``return``) or at a node without a
+        successor (leaving the region, a bare ``return``); the tail return is
+        then dropped exactly as for any other region.
+        """
+        shared = self.shared
+        body: list[Statement] = []
+        for node in chain:
+            stmt = node_statement(node, shared)
+            if stmt is not None:
+                body.append(stmt)
+        last = chain[-1]
+        body.append(Return(last) if last.kind in FINAL_KINDS else Return())
+        return Sequence(tuple(_strip_tail(body, keep_final=keep_final)))
 
     def _recover(self, keep_final: bool = False) -> Sequence:
         try:
@@ -1043,6 +1084,42 @@ def _is_activity_final(stmt: Return) -> bool:
 _THREAD_BODIES = (ParallelRegion, Critical, TaskPool, Pipeline)
 
 
+def _straight_chain(region: Region) -> list[Node] | None:
+    """The region's nodes in flow order when the region is one straight chain, else ``None``.
+
+    A chain is what long sequences are: one initial node, at most one flow
+    into and out of each node, every node on the path from the initial node
+    and a final node only at its end.  Recovery of a chain is its statements
+    in order, so it needs none of the tables the general walk builds
+    (successors, predecessors, reachability, loop headers); anything else,
+    including every case the general walk would warn about, returns ``None``.
+    """
+    nodes = region.nodes
+    by_id = {node.id: node for node in nodes}
+    if not nodes or len(by_id) != len(nodes):
+        return None
+    following: dict[str, str] = {}
+    entered: set[str] = set()
+    for edge in region.edges:
+        source, target = edge.source, edge.target
+        if source in following or target in entered or source not in by_id or target not in by_id:
+            return None
+        following[source] = target
+        entered.add(target)
+    initials = [node for node in nodes if node.kind is NodeKind.INITIAL]
+    if len(initials) != 1 or initials[0].id in entered:
+        return None
+    # no node is entered twice and the initial node not at all, so this walk cannot come back
+    chain = [initials[0]]
+    target = following.get(initials[0].id)
+    while target is not None:
+        if chain[-1].kind in FINAL_KINDS:
+            return None  # a flow leaving a final node: the general rules decide
+        chain.append(by_id[target])
+        target = following.get(target)
+    return chain if len(chain) == len(nodes) else None
+
+
 def _has_return(statement: Statement) -> bool:
     """A return that would leave more than the current scope.
 
@@ -1086,7 +1163,7 @@ def node_statement(node: Node, shared: _Shared) -> Statement | None:
     if stmt is None:
         return None
     repeat = _repeat_text(node.perf)
-    if repeat is not None:
+    if repeat is not None and not (node.kind is NodeKind.LOOP and _loop_source(node) == "repeat"):
         stmt = Repeat(node, repeat, Sequence((stmt,)))
     return stmt
 
@@ -1107,6 +1184,8 @@ def _subset_region(region: Region, ids: Iterable[str]) -> Region:
 def _core_statement(node: Node, shared: _Shared) -> Statement | None:
     kind = node.kind
     role = node.perf.role if node.perf is not None else None
+    if kind is NodeKind.ACTION and (role is None or role is Role.ACTION):
+        return Exec(node)  # the common case, decided before the set lookups below
     if kind in CONTROL_NO_STATEMENT:
         return None
     if kind is NodeKind.CALL:
@@ -1204,25 +1283,49 @@ def _with_setup(node: Node, setup: Sequence, loop: Statement) -> Statement:
     return Block(node, Sequence((*setup.body, loop)))
 
 
+def _loop_source(node: Node) -> str:
+    """Where a LoopNode's iteration count comes from, in the order a modeller would expect.
+
+    ``tagged``: a ``loop+`` stereotype with ``iterations`` or ``while``;
+    ``decider``: the condition its test section computes (read by the reader
+    from the decider's test action); ``repeat``: a MARTE ``rep`` (a ``repeat``
+    tag), which on a loop node counts iterations instead of repeating the
+    whole loop; ``once``: nothing says, the loop runs once.
+    """
+    role = node.perf.role if node.perf is not None else None
+    if role is Role.LOOP and (_tag(node, "iterations") or _tag(node, "while")):
+        return "tagged"
+    spec = node.loop
+    if spec is not None and (spec.setup or spec.test or spec.body) and spec.decider is not None:
+        return "decider"
+    repeat = _tag(node, "repeat")
+    if repeat is not None and repeat.strip():
+        return "repeat"
+    return "once"
+
+
+def _section(node: Node, region: Region, ids: Iterable[str], shared: _Shared, *, keep_final: bool) -> Sequence:
+    """One part of a loop or conditional node (setup, test, body), recovered on its own."""
+    recovery = RegionRecovery(_subset_region(region, ids), node.location, shared, section=True)
+    return recovery.recover(keep_final=keep_final)
+
+
 def _loop_node(node: Node, shared: _Shared) -> Statement:
     region = node.region or Region()
     spec = node.loop
-    role = node.perf.role if node.perf is not None else None
+    source = _loop_source(node)
     if spec is None or not (spec.setup or spec.test or spec.body):
         body, _ = _recover_nested(node, region, shared)
-        if role is Role.LOOP:
-            return _tagged_loop(node, _iteration(node, body))
-        return _endless(node, _iteration(node, body), shared)
+        return _counted_loop(node, source, _iteration(node, body), shared)
     # a final node in a section ends the whole loop node (see _own_scope), not just its section
     setup, test, body = (
-        RegionRecovery(_subset_region(region, part), node.location, shared).recover(keep_final=True)
+        _section(node, region, part, shared, keep_final=True)
         for part in _with_control_nodes(region, (spec.setup, spec.test, spec.body))
     )
-    if role is Role.LOOP and (_tag(node, "iterations") or _tag(node, "while")):
-        return _with_setup(node, setup, _tagged_loop(node, Sequence(test.body + body.body)))
-    if spec.decider is None:
-        return _with_setup(node, setup, _endless(node, Sequence(test.body + body.body), shared))
-    cond = Cond(CondKind.GUARD, spec.decider, node.location)
+    if source != "decider":
+        return _with_setup(node, setup, _counted_loop(node, source, Sequence(test.body + body.body), shared))
+    assert spec.decider is not None
+    cond = Cond(CondKind.GUARD, spec.decider, _decider_location(node, region, spec.test))
     if not test.body and spec.tested_first:
         return _with_setup(node, setup, While(node, cond, body))
     leave = If(None, (Branch(cond.negated(), Sequence((Break(),))),))
@@ -1231,6 +1334,31 @@ def _loop_node(node: Node, shared: _Shared) -> Statement:
     else:
         loop = While(node, None, Sequence((*body.body, *test.body, leave)))
     return _with_setup(node, setup, loop)
+
+
+def _counted_loop(node: Node, source: str, body: Sequence, shared: _Shared) -> Statement:
+    """A loop node iterating by a tag (``loop+``, MARTE ``rep``), or once when nothing gives a count."""
+    if source == "tagged":
+        return _tagged_loop(node, body)
+    if source == "repeat":
+        return For(node, _tag(node, "repeat") or "1", body)
+    shared.warn(
+        f"loop {node.name or node.id!r} has no iteration count: it runs once; add loop+ iterations=N",
+        node.location,
+        "loop-runs-once",
+        hint="or loop+ while=<condition>, a test action whose python body is the condition (i < n), "
+        "or a MARTE PaStep rep on the loop node",
+    )
+    return For(node, "1", body)
+
+
+def _decider_location(node: Node, region: Region, test: tuple[str, ...]) -> Location:
+    """Where a loop's condition was written: its last test action, else the loop node."""
+    for ident in reversed(test):
+        found = region.node(ident)
+        if found is not None:
+            return found.location
+    return node.location
 
 
 def _with_control_nodes(region: Region, parts: tuple[tuple[str, ...], ...]) -> list[tuple[str, ...]]:
@@ -1261,25 +1389,23 @@ def _with_control_nodes(region: Region, parts: tuple[tuple[str, ...], ...]) -> l
     return out
 
 
-def _endless(node: Node, body: Sequence, shared: _Shared) -> Statement:
-    shared.warn(
-        "loop node without a test, an iterations tag or a while tag: it never ends on its own",
-        node.location,
-        "endless-loop",
-        hint="give it a decider, or a loop+ stereotype with iterations or while",
-    )
-    return While(node, None, body)
-
-
 def _conditional_node(node: Node, shared: _Shared) -> Statement:
+    """A ConditionalNode as ``if``/``elif``/``else`` over its clauses (see the module docstring)."""
     region = node.region or Region()
-    tests: list[Statement] = []
-    branches: list[Branch] = []
-    for number, clause in enumerate(node.clauses):
-        if clause.test:
-            tests.extend(RegionRecovery(_subset_region(region, clause.test), node.location, shared).recover().body)
-        body = RegionRecovery(_subset_region(region, clause.body), node.location, shared).recover()
-        if clause.guard is None or _is_else(clause.guard):
+    if not node.clauses:
+        shared.warn(
+            f"conditional node {node.name or node.id!r} has no clauses: nothing in it runs",
+            node.location,
+            "empty-conditional",
+            hint="add clauses (test and body) to the conditional node in the UML tool",
+        )
+        return Block(node, Sequence(()))
+    items: list[tuple[Cond, Sequence, Sequence]] = []
+    for number, (clause, cond) in enumerate(zip(node.clauses, _clause_conditions(node, shared), strict=True)):
+        tests = _section(node, region, clause.test, shared, keep_final=False) if clause.test else Sequence(())
+        body = _section(node, region, clause.body, shared, keep_final=False)
+        items.append((cond, tests, body))
+        if cond.kind is CondKind.ELSE:
             if number != len(node.clauses) - 1:
                 shared.warn(
                     f"clause {number + 1} has no guard, so the clauses after it are never chosen",
@@ -1287,13 +1413,117 @@ def _conditional_node(node: Node, shared: _Shared) -> Statement:
                     "unguarded-clause",
                     hint="give the clause a guard, or make it the last one",
                 )
-            branches.append(Branch(Cond(CondKind.ELSE, None, node.location), body))
             break
-        branches.append(Branch(Cond(CondKind.GUARD, clause.guard, node.location), body))
-    stmt = If(node, tuple(branches))
-    if tests:
-        return Block(node, Sequence((*tests, stmt)))
-    return stmt
+    if any(cond.kind is CondKind.PROBABILITY for cond, _, _ in items):
+        # one draw decides among the clauses, so every test is evaluated first
+        statements = [s for _, tests, _ in items for s in tests.body]
+        statements.append(If(node, tuple(Branch(cond, body) for cond, _, body in items)))
+    else:
+        statements = _clause_chain(node, items, 0)
+    if len(statements) == 1:
+        return statements[0]
+    return Block(node, Sequence(tuple(statements)))
+
+
+def _clause_chain(node: Node, items: list[tuple[Cond, Sequence, Sequence]], start: int) -> list[Statement]:
+    """Clauses from ``start`` on: a clause's test runs only once every clause before it failed.
+
+    Clauses without test statements join the same ``if``/``elif``; one with
+    tests opens an ``else`` holding its tests and the rest of the chain.
+    """
+    out: list[Statement] = list(items[start][1].body)
+    branches: list[Branch] = []
+    for index in range(start, len(items)):
+        cond, tests, body = items[index]
+        if index > start and tests.body:
+            rest = Sequence(tuple(_clause_chain(node, items, index)))
+            branches.append(Branch(Cond(CondKind.ELSE, None, node.location), rest))
+            break
+        branches.append(Branch(cond, body))
+    out.append(If(node, tuple(branches)))
+    return out
+
+
+def _clause_conditions(node: Node, shared: _Shared) -> list[Cond]:
+    """The condition of every clause, in clause order; clauses saying nothing share a random choice."""
+    region = node.region or Region()
+    members = {n.id: n for n in region.nodes}
+    clauses = node.clauses
+    last = len(clauses) - 1
+    conds: list[Cond | None] = [_clause_condition(node, clause, members) for clause in clauses]
+    final = conds[last]
+    if final is None and (not clauses[last].test or _is_else(clauses[last].guard)):
+        conds[last] = Cond(CondKind.ELSE, None, node.location)  # the default clause (or isAssured)
+    elif final is not None and final.kind is CondKind.GUARD and (final.text or "").strip() == "True":
+        conds[last] = Cond(CondKind.ELSE, None, final.location)  # an always-true last test: the default
+    unknown = [i for i, cond in enumerate(conds) if cond is None]
+    if unknown:
+        share = _unknown_share(conds, len(unknown))
+        _warn_random_clauses(node, unknown, members, share, shared)
+        for i in unknown:
+            conds[i] = Cond(CondKind.PROBABILITY, share, node.location)
+    return [cond for cond in conds if cond is not None]
+
+
+def _clause_condition(node: Node, clause: Clause, members: Mapping[str, Node]) -> Cond | None:
+    """One clause's condition: a guard tag, the computed test, a probability, or None."""
+    annotated = [members[i] for i in (*clause.test, *clause.body) if i in members]
+    for member in annotated:
+        guard = _tag(member, "guard")
+        if guard is not None and guard.strip():
+            if _is_else(guard):
+                return Cond(CondKind.ELSE, None, member.location)
+            return Cond(CondKind.GUARD, guard, member.location)
+    if clause.guard is not None and not _is_else(clause.guard):
+        tests = [members[i] for i in clause.test if i in members]
+        return Cond(CondKind.GUARD, clause.guard, tests[-1].location if tests else node.location)
+    for member in annotated:
+        probability = _tag(member, "probability")
+        if probability is not None and probability.strip():
+            return Cond(CondKind.PROBABILITY, probability, member.location)
+    return None
+
+
+def _unknown_share(conds: list[Cond | None], unknown: int) -> str:
+    """Probability of each clause without a condition: 1/N, or an equal part of what the given ones leave."""
+    given = [c.text or "0" for c in conds if c is not None and c.kind is CondKind.PROBABILITY]
+    if not given:
+        return f"1 / {len(conds)}"
+    rest = "1 - " + " - ".join(f"({text})" for text in given)
+    return rest if unknown == 1 else f"({rest}) / {unknown}"
+
+
+def _warn_random_clauses(
+    node: Node, unknown: list[int], members: Mapping[str, Node], share: str, shared: _Shared
+) -> None:
+    """Name the clauses chosen at random and what to add; point at test bodies in unread languages."""
+    labels = []
+    foreign = []
+    for i in unknown:
+        tests = [members[t] for t in node.clauses[i].test if t in members]
+        names = ", ".join(repr(t.name or t.id) for t in tests)
+        labels.append(f"{i + 1} (test {names})" if names else str(i + 1))
+        foreign.extend(t for t in tests if t.body_text and t.code is None)
+    many = len(unknown) > 1
+    message = (
+        f"conditional node {node.name or node.id!r}: clause{'s' if many else ''} {', '.join(labels)} "
+        f"{'have' if many else 'has'} no condition uml2perf can read, so {'each is' if many else 'it is'} "
+        f"chosen at random with probability {share}"
+    )
+    if foreign:
+        first = foreign[0]
+        message += (
+            f"; the body of test {first.name or first.id!r} is in {first.body_language or 'no language'!s}, "
+            "not python"
+        )
+    shared.warn(
+        message,
+        node.location,
+        "random-clause",
+        hint="give each clause a condition: a clause+ guard tag on its test action, a test OpaqueAction whose "
+        "python body is an expression (x > 0), a ValueSpecificationAction on the clause's decider, or a "
+        "probability (clause+ probability or MARTE prob); a last clause without tests is the else",
+    )
 
 
 # --------------------------------------------------------------------------- model level

@@ -21,7 +21,7 @@ from ``visit`` stops receiving that element's subtree, the others still get it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -29,10 +29,15 @@ from ..model import Activity, Edge, Model, Node, Region
 from .structure import (
     ActivityBody,
     Branch,
+    Break,
+    Call,
+    Continue,
+    Exec,
     If,
     Parallel,
     Pipeline,
     RecoveredModel,
+    Return,
     State,
     StateMachine,
     Statement,
@@ -103,6 +108,34 @@ class Navigator(ABC):
         while (step := next_step()) is not None:
             yield step
 
+    def walk(self, visit: Callable[[Any], bool | None], leave: Callable[[Any], None]) -> None:
+        """Drive one visitor through the same walk as the steps, without building them.
+
+        ``visit(element)`` returning False skips the element's children and its
+        ``leave``, like :meth:`prune`.  A large model is mostly leaves (one
+        statement per action), so an element without children is visited and
+        left at once instead of going through the stack: this is the
+        traverser's path for a single handler.
+        """
+        children = self.children
+        root = self.root
+        if visit(root) is False:
+            return
+        stack: list[tuple[Any, Iterator[Any]]] = [(root, iter(children(root)))]
+        while stack:
+            element, pending = stack[-1]
+            for child in pending:
+                if visit(child) is False:
+                    continue
+                kids = children(child)
+                if kids:
+                    stack.append((child, iter(kids)))
+                    break
+                leave(child)
+            else:
+                stack.pop()
+                leave(element)
+
 
 _DONE = object()
 
@@ -116,6 +149,9 @@ class StructureNavigator(Navigator):
     """
 
     def children(self, element: Any) -> Iterable[Any]:
+        kind = type(element)
+        if kind in _LEAVES:
+            return ()  # the common case by far: one statement per action
         if isinstance(element, RecoveredModel):
             return element.activities
         if isinstance(element, If):
@@ -140,6 +176,10 @@ class StructureNavigator(Navigator):
                 kids.extend(child.children() if child.kind == "Sequence" else (child,))
             return kids
         return ()
+
+
+#: Statements without children (exact types: a subclass may add some).
+_LEAVES = frozenset({Exec, Call, Break, Continue, Return})
 
 
 class GraphNavigator(Navigator):
@@ -204,15 +244,5 @@ class Traverser:
 
     def _run_one(self) -> None:
         """The same walk for a single handler, without the bookkeeping for several."""
-        navigator = self.navigator
-        visit, leave = self.handlers[0].visit, self.handlers[0].leave
-        pruned = -1
-        for element, entering, depth, _ in navigator:
-            if entering:
-                if visit(element) is False:
-                    navigator.prune()
-                    pruned = depth
-            elif depth == pruned:
-                pruned = -1
-            else:
-                leave(element)
+        handler = self.handlers[0]
+        self.navigator.walk(handler.visit, handler.leave)

@@ -10,6 +10,13 @@ means, where stereotypes are stored).  This module also defines the Eclipse
 UML2 / Papyrus dialect and the generic fallback for UML 2 files whose
 exporter is not recognised.
 
+LoopNode and ConditionalNode tests are read for what they compute: the test
+action owning a ``decider`` pin (an OpaqueAction whose python/uml2perf body
+ends with an expression, or a ValueSpecificationAction) gives
+``LoopSpec.decider`` or ``Clause.guard``; clauses come in
+``predecessorClause`` order.  How these become loops and choices is
+navigation's business (:mod:`uml2perf.navigation.structure`).
+
 The reader is O(n): one pass over the tree builds the id index and finds
 activities, behaviours and classes; each activity is then read once, from its
 own subtree, without any XPath over the whole document.
@@ -20,7 +27,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lxml import etree
 
@@ -215,6 +222,33 @@ ANNOTATED_CONTAINERS = frozenset(
 )
 
 
+def _kind_of_metaclass(metaclass: str) -> NodeKind | None:
+    """The neutral kind of a UML 2 activity node metaclass, ``None`` for pins and non-nodes."""
+    kind = CONTROL_NODE_KINDS.get(metaclass)
+    if kind is not None:
+        return kind
+    if metaclass in PIN_TYPES:
+        return None
+    if metaclass in OBJECT_NODE_TYPES:
+        return NodeKind.OBJECT
+    if metaclass == "CallBehaviorAction":
+        return NodeKind.CALL
+    if metaclass in STRUCTURED_TYPES:
+        return NodeKind.STRUCTURED
+    if metaclass == "LoopNode":
+        return NodeKind.LOOP
+    if metaclass == "ConditionalNode":
+        return NodeKind.CONDITIONAL
+    if metaclass.endswith("Action") or metaclass == "Action":
+        return NodeKind.ACTION
+    return None
+
+
+#: :func:`_kind_of_metaclass` memoised (a model repeats a few metaclasses thousands of times).
+_KIND_OF_METACLASS: dict[str, NodeKind | None] = {}
+_UNSEEN = object()
+
+
 def _label(stereotype: StereotypeApplication) -> str:
     """``Profile:Stereotype`` as the file wrote it, for messages."""
     return f"{stereotype.profile}:{stereotype.name}" if stereotype.profile else stereotype.name
@@ -244,6 +278,35 @@ def plain_assignments(text: str) -> str | None:
     if not statements or not all(_ASSIGNMENT.match(s) for s in statements):
         return None
     return "\n".join(statements)
+
+
+#: ``=`` that assigns (``x = 1``, ``x += 1``, ``x := 1``), not one of ``==``, ``<=``, ``>=``, ``!=``.
+_ASSIGNS = re.compile(r"(?<![=<>!])=(?!=)")
+
+
+def split_condition(body: str) -> tuple[str | None, str] | None:
+    """``(code, condition)`` of a test body whose last statement is an expression, else ``None``.
+
+    The body of a loop or clause test written in python/uml2perf computes the
+    condition: ``i < n`` alone, or assignments followed by it
+    (``i = i + 1; i < n``, also on separate lines; a C-style ``return i < n;``
+    is accepted).  The assignments stay the action's code fragment; the
+    final expression becomes the condition.  A body that only assigns, or
+    whose last line is inside an ``if`` block, is a plain code fragment.
+    """
+    lines = [line.rstrip() for line in body.strip().splitlines() if line.strip()]
+    if not lines or lines[-1][:1].isspace():
+        return None
+    statements = [part.strip() for part in lines[-1].split(";") if part.strip()]
+    if not statements:
+        return None
+    condition = statements[-1]
+    if condition.startswith(("return ", "return(")):
+        condition = condition[len("return"):].strip()
+    if not condition or condition.endswith(":") or _ASSIGNS.search(condition) or condition in ("pass", "return"):
+        return None
+    code_lines = lines[:-1] + statements[:-1]
+    return ("\n".join(code_lines) if code_lines else None), condition
 
 
 # --------------------------------------------------------------------------- reader state
@@ -402,24 +465,12 @@ class Uml2Reader:
 
     def node_kind(self, element: etree._Element, metaclass: str) -> NodeKind | None:
         """The neutral kind of an activity node, ``None`` for pins and non-nodes."""
-        kind = CONTROL_NODE_KINDS.get(metaclass)
-        if kind is not None:
-            return kind
-        if metaclass in PIN_TYPES:
-            return None
-        if metaclass in OBJECT_NODE_TYPES:
-            return NodeKind.OBJECT
-        if metaclass == "CallBehaviorAction":
-            return NodeKind.CALL
-        if metaclass in STRUCTURED_TYPES:
-            return NodeKind.STRUCTURED
-        if metaclass == "LoopNode":
-            return NodeKind.LOOP
-        if metaclass == "ConditionalNode":
-            return NodeKind.CONDITIONAL
-        if metaclass.endswith("Action") or metaclass == "Action":
-            return NodeKind.ACTION
-        return None
+        kind = _KIND_OF_METACLASS.get(metaclass, _UNSEEN)
+        if kind is _UNSEEN:
+            kind = _kind_of_metaclass(metaclass)
+            if len(_KIND_OF_METACLASS) < 1024:  # a file names a handful of metaclasses, a hostile one many
+                _KIND_OF_METACLASS[metaclass] = kind
+        return kind  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ small helpers
 
@@ -502,9 +553,8 @@ class Uml2Reader:
         return found[0] if found else None
 
     def children(self, element: etree._Element, feature: str) -> Iterator[etree._Element]:
-        for child in element:
-            if child.tag == feature:
-                yield child
+        """The children written under ``feature`` (lxml compares the tags in C: an activity has thousands)."""
+        return element.iterchildren(feature)
 
     def in_skipped_wrapper(self, element: etree._Element) -> bool:
         """Whether the element sits in a tool extension or annotation (diagrams, EA tables...)."""
@@ -609,10 +659,16 @@ class Uml2Reader:
             return  # the file is the model itself (no xmi:XMI wrapper): it holds no applications
         stereotypes, pending = self.stereotypes, self.pending_bases
         read_application = self.read_application
+        #: tag -> stereotype name, or None for what is not an application; a file repeats a few tags
+        names: dict[object, str | None] = {}
         for element in root:
             tag = element.tag
-            # applications always live in a profile's namespace; un-namespaced tags are UML features
-            if not isinstance(tag, str) or tag[0] != "{" or tag.startswith(skip):
+            name = names.get(tag, _UNSEEN)
+            if name is _UNSEEN:
+                # applications always live in a profile's namespace; un-namespaced tags are UML features
+                is_application = isinstance(tag, str) and tag[0] == "{" and not tag.startswith(skip)
+                name = names[tag] = tag[tag.index("}") + 1 :] if is_application else None  # type: ignore[index]
+            if name is None:
                 continue
             if len(element):
                 read_application(element)
@@ -633,7 +689,7 @@ class Uml2Reader:
             if not base or base in stereotypes:
                 read_application(element)
                 continue
-            stereotype = build_stereotype(tag[tag.index("}") + 1 :], element.prefix or tag[1 : tag.index("}")], tuple(tags))
+            stereotype = build_stereotype(name, element.prefix or tag[1 : tag.index("}")], tuple(tags))
             self.stereotype_count += 1
             stereotypes[base] = [stereotype]
             pending.append((base, stereotype, element))
@@ -811,7 +867,7 @@ class Uml2Reader:
 
     def read_partitions(self, activity: etree._Element) -> None:
         """Map node ids to partition names, from ``group``/``partition`` and their ``node`` lists."""
-        stack = [g for g in activity if g.tag in ("group", "partition", "ownedGroup")]
+        stack = list(activity.iterchildren("group", "partition", "ownedGroup"))
         while stack:
             group = stack.pop()
             metaclass = self.metaclass(group)
@@ -831,11 +887,12 @@ class Uml2Reader:
                 self.partition_names[group_id] = name
             for node_id in self.refs(group, "node") + self.refs(group, "containedNode"):
                 self.partition_of.setdefault(node_id, name)
-            stack.extend(g for g in group if g.tag in ("subpartition", "group"))
+            stack.extend(group.iterchildren("subpartition", "group"))
 
     def read_region(self, container: etree._Element, state: RegionState) -> Region:
         edge_elements: list[etree._Element] = []
-        k_id, read_node, add = self.k_id, self.read_node, state.add
+        k_id, read_node = self.k_id, self.read_node
+        nodes, ids = state.nodes, state.ids  # state.add, inlined: a region may hold tens of thousands
         for child in container:
             tag = child.tag
             if tag in NODE_FEATURES:
@@ -844,7 +901,8 @@ class Uml2Reader:
                     continue  # a reference (partition membership), not a definition
                 node = read_node(child, state, nid)
                 if node is not None:
-                    add(node)
+                    nodes.append(node)
+                    ids.add(nid)
             elif tag in EDGE_FEATURES:
                 if child.get(k_id) is not None:
                     edge_elements.append(child)
@@ -858,9 +916,11 @@ class Uml2Reader:
 
     def read_node(self, element: etree._Element, state: RegionState, nid: str | None = None) -> Node | None:
         """One activity node (``nid``: its xmi:id when the caller has it).  Hot path: kept flat."""
+        get = element.get
         if nid is None:
-            nid = element.get(self.k_id) or ""
-        metaclass = self.metaclass(element)
+            nid = get(self.k_id) or ""
+        typed = get(self.k_type) or get(self.k_xsi_type)  # self.metaclass(element), inlined
+        metaclass = typed.rpartition(":")[2] if typed else self.metaclass(element)
         kind = CONTROL_NODE_KINDS.get(metaclass) or self.node_kind(element, metaclass)
         if kind is None:
             if metaclass in PIN_TYPES:
@@ -872,11 +932,11 @@ class Uml2Reader:
                 code="unknown-node",
             )
             kind = NodeKind.ACTION
-        name = element.get("name")
-        if name is None:
-            name = self.name_of(element)
-        self.region_of[nid] = state.container
         has_children = len(element) > 0
+        name = get("name")
+        if name is None:
+            name = self.name_of(element) if has_children else ""
+        self.region_of[nid] = state.container
         if has_children:
             self.register_pins(element, nid)
         behavior = region = loop = None
@@ -888,14 +948,14 @@ class Uml2Reader:
             self.parent_region[nid] = state.container
             region = self.read_region(element, RegionState(nid, parent=state))
             if kind is NodeKind.LOOP:
-                loop = self.read_loop(element)
+                loop, region = self.read_loop(element, region)
             elif kind is NodeKind.CONDITIONAL:
-                clauses = tuple(self.read_clause(c) for c in self.children(element, "clause"))
-        elif metaclass == "OpaqueAction" and (has_children or element.get("body") is not None):
+                clauses, region = self.read_clauses(element, region)
+        elif metaclass == "OpaqueAction" and (has_children or get("body") is not None):
             body = self.read_action_body(element)
             code, body_text, body_language = body.get("code"), body.get("body_text"), body.get("body_language")
         partition = self.partition_of.get(nid) if self.partition_of else None
-        if partition is None and (has_children or element.get("inPartition") is not None):
+        if partition is None and (has_children or get("inPartition") is not None):
             in_partition = self.ref(element, "inPartition")
             if in_partition is not None:
                 partition = self.partition_names.get(in_partition)
@@ -954,30 +1014,139 @@ class Uml2Reader:
                 result["code"] = code
         return result
 
-    def read_loop(self, element: etree._Element) -> LoopSpec:
-        tested = element.get("isTestedFirst")
-        return LoopSpec(
-            setup=tuple(self.refs(element, "setupPart")),
-            test=tuple(self.refs(element, "test")),
-            body=tuple(self.refs(element, "bodyPart")),
-            tested_first=tested == "true",
-        )
+    # ------------------------------------------------------------------ loop and conditional nodes
 
-    def read_clause(self, element: etree._Element) -> Clause:
-        return Clause(test=tuple(self.refs(element, "test")), body=tuple(self.refs(element, "body")))
+    def read_loop(self, element: etree._Element, region: Region) -> tuple[LoopSpec, Region]:
+        """The sections of a LoopNode and the condition its test computes, when the model says it.
+
+        The condition (``LoopSpec.decider``) comes from the test action that
+        owns the ``decider`` pin: an OpaqueAction whose python/uml2perf body
+        ends with an expression, or a ValueSpecificationAction.  Such a body
+        is the test, not a code fragment, so the action keeps only the
+        assignments before the expression (see :func:`split_condition`).
+        """
+        test = tuple(self.refs(element, "test"))
+        decider, region = self.test_condition(element, region, test, self.ref(element, "decider"))
+        spec = LoopSpec(
+            setup=tuple(self.refs(element, "setupPart")),
+            test=test,
+            body=tuple(self.refs(element, "bodyPart")),
+            tested_first=element.get("isTestedFirst") == "true",
+            decider=decider,
+        )
+        return spec, region
+
+    def read_clauses(self, element: etree._Element, region: Region) -> tuple[tuple[Clause, ...], Region]:
+        """The clauses of a ConditionalNode in test order, each with the guard its test computes.
+
+        Order follows ``predecessorClause``/``successorClause`` (ties and
+        cycles in file order).  ``Clause.guard`` is the condition of the test
+        action owning the clause's ``decider`` pin (as for loops), else
+        ``"else"`` for the last clause of an ``isAssured`` node (one clause is
+        promised to hold, so the last one is the default); ``None`` when the
+        file says nothing a prediction can use.
+        """
+        items: list[tuple[str, etree._Element]] = []
+        for position, child in enumerate(self.children(element, "clause")):
+            items.append((child.get(self.k_id) or f"clause@{position}", child))
+        clauses: list[Clause] = []
+        for clause_element in self.clause_order(element, items):
+            test = tuple(self.refs(clause_element, "test"))
+            guard, region = self.test_condition(element, region, test, self.ref(clause_element, "decider"))
+            clauses.append(Clause(test=test, body=tuple(self.refs(clause_element, "body")), guard=guard))
+        if clauses and clauses[-1].guard is None and element.get("isAssured") == "true":
+            last = clauses[-1]
+            clauses[-1] = Clause(last.test, last.body, "else")
+        return tuple(clauses), region
+
+    def clause_order(
+        self, owner: etree._Element, items: list[tuple[str, etree._Element]]
+    ) -> list[etree._Element]:
+        """Clauses sorted so each comes after its predecessors; file order breaks ties and cycles."""
+        if len(items) < 2:
+            return [clause for _, clause in items]
+        position = {ident: i for i, (ident, _) in enumerate(items)}
+        before: dict[str, set[str]] = {ident: set() for ident, _ in items}
+        for ident, clause in items:
+            for other in self.refs(clause, "predecessorClause"):
+                if other in position and other != ident:
+                    before[ident].add(other)
+            for other in self.refs(clause, "successorClause"):
+                if other in position and other != ident:
+                    before[other].add(ident)
+        ordered: list[etree._Element] = []
+        placed: set[str] = set()
+        while len(ordered) < len(items):
+            ready = [ident for ident, _ in items if ident not in placed and before[ident] <= placed]
+            if not ready:
+                self.diag(
+                    Severity.WARNING,
+                    "the predecessorClause/successorClause links of this conditional node form a cycle; "
+                    "the remaining clauses are tested in file order",
+                    owner,
+                    code="clause-cycle",
+                )
+                ready = [ident for ident, _ in items if ident not in placed]
+                for ident in ready:
+                    before[ident].clear()
+            placed.add(ready[0])
+            ordered.append(items[position[ready[0]]][1])
+        return ordered
+
+    def test_condition(
+        self, owner: etree._Element, region: Region, test: tuple[str, ...], decider: str | None
+    ) -> tuple[str | None, Region]:
+        """The condition a loop or clause test computes, and the region with that test action adjusted.
+
+        The action owning the ``decider`` pin is asked first; without one (hand
+        drawn models often leave it out) the last test action that yields a
+        condition is used.  An OpaqueAction giving the condition keeps only
+        the code before its final expression.
+        """
+        if not test:
+            return None, region
+        nodes = {node.id: node for node in region.nodes if node.id in test}
+        owner_id = self.pin_owner.get(decider) if decider is not None else None
+        candidates = [owner_id] if owner_id in nodes else []
+        candidates += [ident for ident in reversed(test) if ident in nodes and ident != owner_id]
+        for ident in candidates:
+            node = nodes[ident]
+            if node.uml_type == "ValueSpecificationAction":
+                text = self.action_value(owner, ident)
+                if text is not None:
+                    return text, region
+            elif node.code is not None:
+                split = split_condition(node.code)
+                if split is not None:
+                    code, condition = split
+                    changed = replace(node, code=code)
+                    nodes_out = tuple(changed if n.id == ident else n for n in region.nodes)
+                    return condition, Region(nodes_out, region.edges)
+        return None, region
+
+    def action_value(self, owner: etree._Element, action_id: str) -> str | None:
+        """The ``value`` of the ValueSpecificationAction ``action_id`` owned by ``owner``, as expression text."""
+        for child in owner:
+            if child.tag in NODE_FEATURES and child.get(self.k_id) == action_id:
+                for value in self.children(child, "value"):
+                    text = self.value_text(value)
+                    return text.strip() if text and text.strip() else None
+        return None
 
     # ------------------------------------------------------------------ edges
 
     def read_edge(self, element: etree._Element, state: RegionState) -> Edge | None:
         """One flow; ends that are pins map to their actions.  Hot path: kept flat."""
-        eid = element.get(self.k_id) or ""
-        metaclass = self.metaclass(element)
-        name = element.get("name")
-        if name is None:
-            name = self.name_of(element)
+        get = element.get
+        eid = get(self.k_id) or ""
+        typed = get(self.k_type) or get(self.k_xsi_type)  # self.metaclass(element), inlined
+        metaclass = typed.rpartition(":")[2] if typed else self.metaclass(element)
         has_children = len(element) > 0
-        raw_source = element.get("source")
-        raw_target = element.get("target")
+        name = get("name")
+        if name is None:
+            name = self.name_of(element) if has_children else ""
+        raw_source = get("source")
+        raw_target = get("target")
         if has_children or raw_source is None or raw_target is None or " " in raw_source or " " in raw_target:
             raw_source, raw_target = self.ref(element, "source"), self.ref(element, "target")
         ids, pin_owner = state.ids, self.pin_owner
@@ -999,7 +1168,7 @@ class Uml2Reader:
                 code="dropped-flow",
             )
             return None
-        guard = self.guard_of(element) if has_children or element.get("guard") is not None else None
+        guard = self.guard_of(element) if has_children or get("guard") is not None else None
         return build_edge(
             eid,
             source,
@@ -1009,7 +1178,7 @@ class Uml2Reader:
             self.edge_kind(element, metaclass),
             guard,
             None,
-            self.stereotypes_of(eid),
+            self.stereotypes_of(eid) if eid in self.stereotypes else (),  # flows seldom have any
         )
 
     def _edge_end(

@@ -1,0 +1,333 @@
+"""The fast paths of a large conversion give exactly what the general paths give.
+
+* recovery of a straight chain (one pass) against the general graph walk,
+  on random chains, and the shapes that must not take the fast path;
+* ``Navigator.walk`` (what the traverser uses for one handler) against the
+  step-by-step walk, pruning included;
+* the private cache of compiled code (:mod:`uml2perf.cache`) and of compiled
+  templates: used when safe, ignored when disabled, unsafe or damaged;
+* built-in handler names resolve without scanning installed metadata;
+* the console entry point leaves the collector as it found it.
+
+No timing is asserted here: the machine is shared, and speed is the
+benchmark's business (``benchmarks/run.py``).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from builders import ModelBuilder
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from uml2perf import cache
+from uml2perf.cli import main
+from uml2perf.generation import generate
+from uml2perf.handlers.base import ContentHandler
+from uml2perf.model import Model, NodeKind
+from uml2perf.navigation import Block, Exec, Repeat, StructureNavigator, Traverser, recover_model, structure, walk
+from uml2perf.synthetic import chain_model, write_model
+
+# ----------------------------------------------------------------------------- chains
+
+#: Node kinds a chain may pass through (each with one flow in and one out).
+_PASS_THROUGH = ("action", "merge", "fork", "decision", "join", "object", "repeat", "block")
+
+
+def _chain(steps: list[str], ending: str, order: list[int]) -> Model:
+    """initial → one node per step → ending (final, flow final or nothing), nodes added in ``order``."""
+    b = ModelBuilder("chain")
+    main = b.activity("main", main=True)
+    made: dict[int, str] = {}
+    for index in order:
+        kind = steps[index]
+        name = f"S{index}"
+        if kind == "action":
+            made[index] = main.action(name, index + 1)
+        elif kind == "repeat":
+            made[index] = main.action(name, 1, repeat=3)
+        elif kind == "block":
+            inner = main.structured(name)
+            inner.sequence(f"{name}a", f"{name}b")
+            made[index] = inner.id  # type: ignore[attr-defined]
+        else:
+            made[index] = getattr(main, kind)(name)
+    ids = [main.initial(), *(made[i] for i in range(len(steps)))]
+    if ending == "final":
+        ids.append(main.final())
+    elif ending == "flow_final":
+        ids.append(main.flow_final())
+    main.chain(*ids)
+    return b.build()
+
+
+def _shape(model: Model) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """Every recovered statement (kind and node id, depth first) and the diagnostics' text."""
+    recovered = recover_model(model)
+    shape = [
+        (type(s).__name__, getattr(getattr(s, "node", None), "id", None))
+        for item in recovered.activities
+        for s in walk(item.body)
+    ]
+    return shape, [str(d) for d in recovered.diagnostics]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(st.sampled_from(_PASS_THROUGH), max_size=12),
+    ending=st.sampled_from(("final", "flow_final", "none")),
+    seed=st.randoms(use_true_random=False),
+)
+def test_a_chain_recovers_as_the_general_walk_does(steps, ending, seed):
+    order = list(range(len(steps)))
+    seed.shuffle(order)  # file order differs from flow order
+    model = _chain(steps, ending, order)
+    assert structure._straight_chain(model.activities[0].region) is not None
+    fast = _shape(model)
+    general_chain = structure._straight_chain
+    try:
+        structure._straight_chain = lambda region: None  # every region through the general walk
+        general = _shape(model)
+    finally:
+        structure._straight_chain = general_chain
+    assert fast == general
+    assert generate(model).text == _generated_without_fast_path(model)
+
+
+def _generated_without_fast_path(model: Model) -> str:
+    saved = structure._straight_chain
+    structure._straight_chain = lambda region: None
+    try:
+        return generate(model).text
+    finally:
+        structure._straight_chain = saved
+
+
+def test_chain_statements_keep_their_kinds():
+    model = _chain(["action", "repeat", "block", "merge"], "final", [3, 2, 1, 0])
+    body = recover_model(model).activities[0].body.body
+    assert [type(s) for s in body] == [Exec, Repeat, Block]  # the merge says nothing, the tail return goes
+
+
+def _region(build) -> structure.Region:
+    b = ModelBuilder("m")
+    main = b.activity("main", main=True)
+    build(main)
+    return b.build().activities[0].region
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        pytest.param(lambda m: None, id="empty"),
+        pytest.param(lambda m: m.chain(m.action("A", 1), m.final()), id="no initial"),
+        pytest.param(lambda m: (m.chain(m.initial(), m.action("A", 1)), m.chain(m.initial(), m.action("B", 1))),
+                     id="two initials"),
+        pytest.param(lambda m: (m.chain(m.initial(), m.final()), m.action("Orphan", 1)), id="unreachable node"),
+        pytest.param(lambda m: _two_ways(m), id="decision"),
+        pytest.param(lambda m: _final_then_more(m), id="final inside"),
+        pytest.param(lambda m: _loop(m), id="cycle"),
+    ],
+)
+def test_other_shapes_take_the_general_walk(build):
+    assert structure._straight_chain(_region(build)) is None
+
+
+def _two_ways(m) -> None:
+    d, a, b, j = m.decision(), m.action("A", 1), m.action("B", 1), m.merge()
+    m.chain(m.initial(), d)
+    m.flow(d, a, guard="x > 0")
+    m.flow(d, b, guard="else")
+    m.chain(a, j)
+    m.chain(b, j, m.final())
+
+
+def _final_then_more(m) -> None:
+    m.chain(m.initial(), m.action("A", 1), m.final(), m.action("B", 1))
+
+
+def _loop(m) -> None:
+    merge, a = m.merge(), m.action("A", 1)
+    m.chain(m.initial(), merge, a, merge)
+
+
+# ----------------------------------------------------------------------------- walking
+
+
+class _Recorder(ContentHandler):
+    """Records every visit and leave; prunes the kinds it is told to."""
+
+    def __init__(self, prune: tuple[str, ...] = ()) -> None:
+        super().__init__()
+        self.events: list[tuple[str, str]] = []
+        self.prune = prune
+
+    def visit(self, element):
+        kind = type(element).__name__
+        self.events.append(("visit", kind))
+        return False if kind in self.prune else None
+
+    def leave(self, element):
+        self.events.append(("leave", type(element).__name__))
+
+
+def _branchy_model() -> Model:
+    b = ModelBuilder("branchy")
+    b.global_var("x", 1)
+    main = b.activity("main", main=True)
+    d, a, bb, m = main.decision(), main.action("A", 1), main.action("B", 1), main.merge()
+    f, c, e, j = main.fork(), main.action("C", 1), main.action("E", 1), main.join()
+    main.chain(main.initial(), d)
+    main.flow(d, a, guard="x > 0")
+    main.flow(d, bb, guard="else")
+    main.chain(a, m)
+    main.chain(bb, m, f)
+    main.chain(f, c, j)
+    main.chain(f, e, j, main.final())
+    return b.build()
+
+
+@pytest.mark.parametrize("prune", [(), ("Branch",), ("Lane", "Exec"), ("ActivityBody",), ("RecoveredModel",)])
+def test_walk_visits_and_leaves_as_the_steps_do(prune):
+    recovered = recover_model(_branchy_model())
+    single, reference = _Recorder(prune), _Recorder(prune)
+    Traverser(StructureNavigator(recovered), single).run()  # Navigator.walk
+    Traverser(StructureNavigator(recovered), reference, _Recorder()).run()  # the step-by-step path
+    assert single.events == reference.events
+    assert ("visit", "If") in single.events or "RecoveredModel" in prune or "ActivityBody" in prune
+
+
+# ----------------------------------------------------------------------------- the cache
+
+
+@pytest.fixture
+def cache_home(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(cache.DISABLE_VARIABLE, raising=False)
+    return tmp_path / "uml2perf"
+
+
+def test_compiled_code_is_kept_and_found_again(cache_home, monkeypatch):
+    source = "x = 6 * 7\n"
+    first = cache.compile_cached(source, "<model>")
+    entries = list(cache_home.glob("code-*.marshal"))
+    assert len(entries) == 1 and oct(cache_home.stat().st_mode & 0o777) == "0o700"
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("the cached code should have been used")
+
+    monkeypatch.setattr(cache, "compile", no_compile, raising=False)
+    again = cache.compile_cached(source, "<model>")
+    scope: dict[str, int] = {}
+    exec(again, scope)  # noqa: S102 - our own test source
+    assert scope["x"] == 42 and again.co_filename == first.co_filename == "<model>"
+
+
+def test_the_file_name_and_source_both_key_an_entry(cache_home):
+    cache.compile_cached("x = 1\n", "<a>")
+    cache.compile_cached("x = 1\n", "<b>")
+    cache.compile_cached("x = 2\n", "<a>")
+    assert len(list(cache_home.glob("code-*.marshal"))) == 3
+
+
+def test_a_damaged_entry_is_compiled_again(cache_home):
+    cache.compile_cached("y = 1\n", "<m>")
+    (entry,) = cache_home.glob("code-*.marshal")
+    entry.write_bytes(b"\x00not marshal data")
+    code = cache.compile_cached("y = 1\n", "<m>")
+    scope: dict[str, int] = {}
+    exec(code, scope)  # noqa: S102
+    assert scope["y"] == 1 and entry.read_bytes() != b"\x00not marshal data"
+
+
+def test_the_cache_can_be_switched_off(cache_home, monkeypatch):
+    monkeypatch.setenv(cache.DISABLE_VARIABLE, "1")
+    assert cache.cache_dir() is None
+    cache.compile_cached("z = 1\n", "<m>")
+    assert not cache_home.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_a_folder_others_may_write_to_is_not_used(cache_home):
+    cache_home.mkdir(mode=0o700)
+    cache_home.chmod(0o777)
+    assert cache.cache_dir() is None
+    cache.compile_cached("z = 1\n", "<m>")
+    assert not list(cache_home.iterdir())
+
+
+def test_templates_compile_once_and_survive_damaged_entries(cache_home):
+    import jinja2
+
+    from uml2perf.generation import _JINJA_OPTIONS, _template_cache
+
+    folder = Path(__file__).resolve().parents[1] / "templates"
+
+    def render() -> str:
+        env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(folder)),
+            undefined=jinja2.StrictUndefined,
+            bytecode_cache=_template_cache(),
+            **_JINJA_OPTIONS,
+        )
+        return env.get_template("model_graph.dot.jinja").render(title="t", graph_id="g", lines=["a -> b;"])
+
+    text = render()
+    entries = list(cache_home.glob("jinja-*.cache"))
+    assert entries and "a -> b;" in text
+    for entry in entries:
+        entry.write_bytes(b"j2garbage")
+    assert render() == text
+
+
+# ----------------------------------------------------------------------------- start-up and exit
+
+
+def test_builtin_handler_names_need_no_metadata_scan(monkeypatch):
+    import importlib.metadata
+
+    from uml2perf.handlers.registry import load_handler
+
+    def no_scan(**kwargs):
+        raise AssertionError("entry points scanned for a built-in handler")
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", no_scan)
+    assert load_handler("python").__name__ == "PythonHandler"
+    assert load_handler("dot").name == "dot"
+
+
+def test_console_entry_restores_the_collector(tmp_path, monkeypatch, capsys):
+    model = write_model(tmp_path / "chain.uml", chain_model(30))
+    out_console, out_call = tmp_path / "console.py", tmp_path / "call.py"
+    monkeypatch.setattr(sys, "argv", ["uml2perf", "convert", str(model), "-o", str(out_console)])
+    was_enabled = gc.isenabled()
+    try:
+        assert main() == 0
+        assert gc.isenabled() == was_enabled
+    finally:
+        gc.unfreeze()  # the console entry freezes what is left for the exit; this process goes on
+    assert main(["convert", str(model), "-o", str(out_call)]) == 0
+    assert out_console.read_text() == out_call.read_text()
+    assert "error" not in capsys.readouterr().err
+
+
+def test_the_synthetic_chain_takes_the_fast_path():
+    from uml2perf.reader import read_bytes
+
+    region = read_bytes(chain_model(50).encode(), "chain.uml").activities[0].region
+    chain = structure._straight_chain(region)
+    assert chain is not None and chain[0].kind is NodeKind.INITIAL and len(chain) == len(region.nodes)
+
+
+def test_only_the_newest_generated_modules_are_kept(cache_home, monkeypatch):
+    monkeypatch.setattr(cache, "MAX_CODE_ENTRIES", 3)
+    for number in range(6):
+        cache.compile_cached(f"x = {number}\n", "<m>")
+        entry = max(cache_home.glob("code-*.marshal"), key=lambda p: p.stat().st_mtime)
+        os.utime(entry, (number + 1, number + 1))  # distinct times on coarse file systems
+    assert len(list(cache_home.glob("code-*.marshal"))) == 3

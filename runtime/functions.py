@@ -126,6 +126,20 @@ def _vector_functions() -> dict[str, Any]:
 
     import numpy as np
 
+    def numeric(function: Any) -> Any:
+        """Treat booleans as numbers, as Python does (numpy refuses e.g. ``-abs(True)`` on bool arrays)."""
+
+        def call(*args: Any) -> Any:
+            converted = []
+            for arg in args:
+                if isinstance(arg, (bool, np.bool_)) or getattr(arg, "dtype", None) == np.bool_:
+                    arg = np.asarray(arg, dtype=np.float64)
+                converted.append(arg)
+            return function(*converted)
+
+        call.__name__ = getattr(function, "__name__", "function")
+        return call
+
     def v_log(x: Any, base: Any = None) -> Any:
         if base is None:
             return np.log(x)
@@ -151,10 +165,14 @@ def _vector_functions() -> dict[str, Any]:
     def v_round(x: Any, ndigits: Any = None) -> Any:
         return np.round(x) if ndigits is None else np.round(x, ndigits)
 
-    return {
+    arithmetic = {
         "log": v_log, "log2": np.log2, "log10": np.log10, "sqrt": np.sqrt, "exp": np.exp,
         "ceil": np.ceil, "floor": np.floor, "min": v_min, "max": v_max, "abs": np.abs,
-        "pow": v_pow, "int": v_int, "float": v_float, "round": v_round, "pi": pi, "e": e,
+        "pow": v_pow, "int": v_int, "float": v_float, "round": v_round,
+    }
+    return {
+        **{name: numeric(function) for name, function in arithmetic.items()},
+        "pi": pi, "e": e,
         # Used by vectorised compiled expressions for conditionals and logic,
         # where Python's `if`/`and`/`or`/`not` would need one truth value.
         "where": np.where, "logical_and": np.logical_and, "logical_not": np.logical_not,

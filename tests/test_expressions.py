@@ -791,3 +791,16 @@ def test_library_imports_neither_numpy_eagerly_nor_generator_dependencies() -> N
         "assert 'numpy' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_vectorised_functions_take_booleans_as_numbers() -> None:
+    """``-(abs(not 0))`` is -1 in Python; the numpy versions must agree on boolean arrays."""
+    import numpy as np
+
+    from uml2perf.expressions import compile_expression, parse_expression
+
+    expr = parse_expression("-(abs(not x)) + max(x > 1, 0)")
+    vector = compile_expression(expr, ["x"], vectorised=True)
+    scalar = compile_expression(expr, ["x"])
+    values = np.array([0.0, 2.0])
+    assert list(vector(values)) == [scalar(0.0), scalar(2.0)] == [-1, 1]

@@ -30,7 +30,16 @@ from uml2perf.cli import main
 from uml2perf.generation import generate
 from uml2perf.handlers.base import ContentHandler
 from uml2perf.model import Model, NodeKind
-from uml2perf.navigation import Block, Exec, Repeat, StructureNavigator, Traverser, recover_model, structure, walk
+from uml2perf.navigation import (
+    Block,
+    Exec,
+    Repeat,
+    StructureNavigator,
+    Traverser,
+    recover_model,
+    structure,
+    walk,
+)
 from uml2perf.synthetic import chain_model, write_model
 
 # ----------------------------------------------------------------------------- chains

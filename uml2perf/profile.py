@@ -481,6 +481,11 @@ class _Interpreter:
         self.vsl_used: dict[str, Location] = {}
         self.vsl_by_activity: list[tuple[str, dict[str, Location]]] = []
         self.activity_ids: frozenset[str] | None = None
+        #: ``node_spec`` results by the node's stereotype applications: a large model repeats a
+        #: handful of distinct applications (same stereotype, same tags) thousands of times, and
+        #: their interpretation depends on nothing else unless it warns or records a VSL variable
+        self.spec_memo: dict[tuple[StereotypeApplication, ...], tuple[PerfSpec | None, str | None]] = {}
+        self.vsl_seen = False
 
     def warn(self, message: str, location: Location, code: str, severity: Severity = Severity.WARNING) -> None:
         self.diagnostics.append(Diagnostic(severity, message, location, code=code))
@@ -542,6 +547,7 @@ class _Interpreter:
                     continue
                 key, convert = target
                 if "$" in value:
+                    self.vsl_seen = True
                     for name in _VSL_NAME.findall(value):
                         self.vsl_used.setdefault(name, location)
                 try:
@@ -554,7 +560,24 @@ class _Interpreter:
         return tags
 
     def node_spec(self, node: Node) -> tuple[PerfSpec | None, str | None]:
-        """``(perf, marte_probability)`` for a node from its stereotypes."""
+        """``(perf, marte_probability)`` for a node from its stereotypes.
+
+        Memoised by the applications (see ``spec_memo``); a result that warned
+        (the message names the node) or used a VSL variable (recorded per
+        activity) is computed afresh each time.
+        """
+        memo = self.spec_memo.get(node.stereotypes)
+        if memo is not None:
+            return memo
+        warnings = len(self.diagnostics)
+        self.vsl_seen = False
+        result = self._node_spec(node)
+        # bounded: a file of all-different applications gains nothing from the memo and should not grow it
+        if len(self.diagnostics) == warnings and not self.vsl_seen and len(self.spec_memo) < 4096:
+            self.spec_memo[node.stereotypes] = result
+        return result
+
+    def _node_spec(self, node: Node) -> tuple[PerfSpec | None, str | None]:
         owner = node.name or node.id
         spec = self.own_spec(node.stereotypes, owner, node.location)
         marte = self.marte_tags(node.stereotypes, owner, node.location)

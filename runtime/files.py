@@ -1,40 +1,306 @@
-"""Atomic output files for the runtime (traces, plots).
+"""Every file uml2perf reads from a user or writes for one goes through here.
 
-A trace or a plot is written to a temporary file in the target's folder and
-renamed into place, so an error (or an interrupted run) never leaves a
-half-written file where the user expects a complete one.
+Writing (:func:`write_output`) is the one atomic writer of the project:
+generated modules, traces, plots, CSV and JSON tables all use it.  It
+
+* refuses to write over one of the command's own inputs (``convert m.uml -o
+  m.uml`` would destroy the model);
+* writes *into* what is not a regular file (a character device such as
+  ``/dev/null``, a FIFO, ``/dev/stdout`` or ``/proc/self/fd/N``) instead of
+  replacing it: replacing ``/dev/null`` with a regular file as root breaks the
+  whole machine;
+* otherwise writes a temporary file in the target's folder and renames it into
+  place, so an error, ``Ctrl-C`` or a ``SIGTERM``/``SIGHUP`` never leaves a
+  half-written file, and removes the temporary file on every way out;
+* gives a new file the mode the umask allows (as any editor does) and keeps the
+  mode of a file it replaces; a symbolic link is kept and its target replaced.
+
+Reading (:func:`read_input`) caps the number of bytes read from anything,
+devices included (``/dev/zero`` is endless), and never blocks forever on a
+FIFO that nobody writes to.
 """
 
 from __future__ import annotations
 
 import os
+import select
+import signal
+import stat
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from .errors import SimulationError
 
+__all__ = [
+    "OutputError", "InputFileError", "write_output", "write_atomically", "read_input", "same_file",
+    "refuse_inputs_as_outputs",
+]
 
-def write_atomically(path: str | os.PathLike[str], what: str, write: Callable[[str], None]) -> Path:
-    """Call ``write(temporary_path)``, then rename the result to ``path``; clean up on any error.
+#: How long reading a FIFO or a terminal may wait for data before it is refused (seconds).
+READ_IDLE_TIMEOUT = 10.0
 
-    ``what`` names the file for messages ("trace file", "plot").
+
+class OutputError(SimulationError):
+    """An output cannot be written where the user asked (missing folder, no permission, an input...)."""
+
+
+class InputFileError(SimulationError):
+    """An input file cannot be read: missing, a folder, too large, or a device that never ends."""
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name the same existing file (hard links and symbolic links included)."""
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def refuse_inputs_as_outputs(outputs: dict[str, str | os.PathLike[str] | None],
+                             inputs: Iterable[str | os.PathLike[str] | None]) -> None:
+    """Stop before any work when an output (``{"trace file": path}``) names one of the inputs."""
+    sources = [source for source in inputs if source is not None]
+    for what, path in outputs.items():
+        if path is None or str(path) == "-":
+            continue
+        for source in sources:
+            if same_file(source, path):
+                raise OutputError(
+                    f"the {what} '{path}' is the input file '{source}'; writing it would destroy that input",
+                    hint="choose another output path",
+                )
+
+
+def _umask() -> int:
+    """The process's umask (read by setting and restoring it: there is no other portable way)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_output(
+    path: str | os.PathLike[str],
+    content: str | bytes | Callable[[str], None],
+    *,
+    what: str = "output",
+    inputs: Iterable[str | os.PathLike[str] | None] = (),
+) -> Path:
+    """Write ``content`` to ``path`` safely; return the path written.
+
+    ``content`` is text (UTF-8, ``\\n`` line ends), bytes, or a function that
+    writes the file at the temporary path it is given (a plot library that
+    wants a file name).  ``what`` names the file in messages ("trace file").
+    ``inputs`` are the files the command read: writing over one is refused.
     """
     target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
+    shown = str(target)
+    refuse_inputs_as_outputs({what: target}, inputs)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        info = os.stat(target)  # follows links: /dev/stdout -> /proc/self/fd/1 -> a pipe or a terminal
+    except FileNotFoundError:
+        info = None
     except OSError as exc:
-        raise SimulationError(f"cannot write the {what} '{target}': {exc.strerror or exc}",
-                              hint="check that its folder exists and is writable") from None
-    os.close(fd)
+        raise OutputError(f"cannot write the {what} '{shown}': {exc.strerror or exc}",
+                          hint="check the path and its permissions") from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise OutputError(f"the {what} '{shown}' is a folder", hint="give a file name inside it")
+    if info is not None and (not stat.S_ISREG(info.st_mode) or _is_process_handle(target)):
+        _write_in_place(target, content, what)
+        return target
+    if target.is_symlink():
+        target_real = Path(os.path.realpath(target))  # keep the link, replace what it points to
+    else:
+        target_real = target
+    _replace_atomically(target_real, content, what, shown, info)
+    return target
+
+
+def _is_process_handle(path: Path) -> bool:
+    """``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/1``: a descriptor of this process, written into."""
+    real = os.path.realpath(path)
+    return real.startswith(("/proc/", "/dev/fd/")) or str(path).startswith(("/dev/std", "/dev/fd/", "/proc/"))
+
+
+def _write_in_place(target: Path, content: str | bytes | Callable[[str], None], what: str) -> None:
+    """Write into a device, FIFO or descriptor without creating, truncating or replacing anything."""
     try:
-        write(tmp)
-        os.replace(tmp, target)
+        if callable(content):
+            content(str(target))
+            return
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        finally:
+            os.close(fd)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"cannot write the {what} '{target}': {exc.strerror or exc}",
+                          hint="check the path and its permissions") from None
+
+
+def _replace_atomically(target: Path, content: str | bytes | Callable[[str], None], what: str,
+                        shown: str, info: os.stat_result | None) -> None:
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise OutputError(f"cannot write the {what} '{shown}': its folder {folder} does not exist",
+                          hint=f"create {folder} first, or choose another output path")
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"cannot write the {what} '{shown}': {exc.strerror or exc}",
+                          hint="check that its folder is writable") from None
+    try:
+        with _removed_on_signal(temp):
+            try:
+                if callable(content):
+                    os.close(fd)
+                    content(temp)
+                else:
+                    data = content.encode("utf-8") if isinstance(content, str) else content
+                    with os.fdopen(fd, "wb") as stream:
+                        stream.write(data)
+                        stream.flush()
+                        os.fsync(stream.fileno())
+                mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
+                os.chmod(temp, mode)
+                os.replace(temp, target)
+            except OSError as exc:
+                raise OutputError(f"cannot write the {what} '{shown}': {exc.strerror or exc}",
+                                  hint="check the path, its permissions and the free space") from None
     except BaseException:
         try:
-            os.unlink(tmp)
+            os.unlink(temp)
         except OSError:
             pass
         raise
-    return target
+
+
+class _Terminated(BaseException):
+    """Raised in place of dying from SIGTERM/SIGHUP, so that temporary files are removed first."""
+
+
+@contextmanager
+def _removed_on_signal(temp: str) -> Iterator[None]:
+    """While a file is written, SIGTERM and SIGHUP remove the temporary file before the process ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def handler(signum: int, frame: object) -> None:
+        caught.append(signum)
+        raise _Terminated(signum)
+
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is None:
+            continue
+        try:
+            previous[number] = signal.signal(number, handler)
+        except (ValueError, OSError):
+            pass
+    try:
+        yield
+    except _Terminated:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        for number, old in previous.items():
+            signal.signal(number, old)
+        os.kill(os.getpid(), caught[0])  # die of the signal as the sender meant, now the file is gone
+        raise
+    finally:
+        for number, old in previous.items():
+            try:
+                signal.signal(number, old)
+            except (ValueError, OSError):
+                pass
+
+
+def write_atomically(path: str | os.PathLike[str], what: str, write: Callable[[str], None]) -> Path:
+    """Let ``write(temporary_path)`` produce the file, then move it into place (see :func:`write_output`)."""
+    return write_output(path, write, what=what)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_input(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file",
+               limit_hint: str = "") -> bytes:
+    """The bytes of an input file, at most ``max_bytes`` of them, whatever kind of file it is.
+
+    A regular file larger than the cap is refused before it is read; a device
+    or FIFO is read in chunks and refused as soon as it passes the cap; a FIFO
+    or terminal that sends nothing for :data:`READ_IDLE_TIMEOUT` seconds is
+    refused instead of waiting forever.
+    """
+    shown = str(path)
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise InputFileError(f"cannot read the {what} '{shown}': {exc.strerror or exc}",
+                             hint="check the path") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputFileError(f"the {what} '{shown}' is a folder, not a file", hint="give a file inside it")
+    regular = stat.S_ISREG(info.st_mode)
+    if regular and info.st_size > max_bytes:
+        raise _too_large(shown, what, info.st_size, max_bytes, limit_hint)
+    try:
+        fd = os.open(path, flags | (0 if regular else os.O_NONBLOCK))
+    except OSError as exc:
+        raise InputFileError(f"cannot read the {what} '{shown}': {exc.strerror or exc}",
+                             hint="check the path and its permissions") from None
+    try:
+        with os.fdopen(fd, "rb", buffering=0) as stream:
+            data = _read_capped(stream, regular, max_bytes, shown, what)
+    except OSError as exc:
+        raise InputFileError(f"cannot read the {what} '{shown}': {exc.strerror or exc}",
+                             hint="check the path and its permissions") from None
+    if len(data) > max_bytes:
+        raise _too_large(shown, what, len(data), max_bytes, limit_hint, at_least=True)
+    return data
+
+
+def _read_capped(stream: IO[bytes], regular: bool, max_bytes: int, shown: str, what: str) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while total <= max_bytes:
+        if not regular:
+            ready, _, _ = select.select([stream], [], [], READ_IDLE_TIMEOUT)
+            if not ready:
+                raise InputFileError(
+                    f"the {what} '{shown}' sent no data for {READ_IDLE_TIMEOUT:g} s",
+                    hint="give a regular file (a FIFO or terminal with no writer would wait forever)",
+                )
+        try:
+            chunk = stream.read(min(1 << 20, max_bytes + 1 - total))
+        except BlockingIOError:
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(shown: str, what: str, size: int, max_bytes: int, limit_hint: str,
+               at_least: bool = False) -> InputFileError:
+    size_text = f"more than {max_bytes} bytes" if at_least else f"{size} bytes, more than the limit of {max_bytes}"
+    return InputFileError(f"the {what} '{shown}' is {size_text}",
+                          hint=limit_hint or "this is not an input uml2perf can read")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .context import CATEGORY_NAMES
-from .files import write_atomically
+from .files import write_output
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Simulation
@@ -91,14 +91,8 @@ def build_trace(sim: Simulation) -> dict[str, Any]:
 
 def write_trace(path: str | os.PathLike[str], sim: Simulation) -> Path:
     """Write the trace atomically (a temporary file renamed into place)."""
-    data = build_trace(sim)
-
-    def dump(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
-            handle.write("\n")
-
-    return write_atomically(path, "trace file", dump)
+    text = json.dumps(build_trace(sim), separators=(",", ":"), allow_nan=False) + "\n"
+    return write_output(path, text, what="trace file")
 
 
 __all__ = ["build_trace", "write_trace"]

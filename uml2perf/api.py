@@ -96,7 +96,7 @@ def convert(
     target: Path | None = None
     if output is not None and str(output) != "-":
         target = Path(output)
-        write_output(result.text, target)
+        write_output(result.text, target, inputs=(path, sidecar))
     return Conversion(result.text, target, handler, tuple(getattr(result, "diagnostics", ()) or ()))
 
 

@@ -77,6 +77,20 @@ def _print_diagnostics(diagnostics: Sequence[Any], stream: Any = sys.stderr) -> 
         print(str(diagnostic), file=stream)
 
 
+def _refuse_overwriting_inputs(args: argparse.Namespace, outputs: dict[str, Any]) -> None:
+    """Stop before any work when an output path names the model, the sidecar or the machine file."""
+    from uml2perf_runtime.files import OutputError, refuse_inputs_as_outputs
+
+    machine = getattr(args, "machine", None)
+    inputs = [args.model, getattr(args, "sidecar", None), machine if machine and os.path.exists(machine) else None]
+    try:
+        refuse_inputs_as_outputs(outputs, inputs)
+    except OutputError as exc:
+        from .errors import InputError, Location
+
+        raise InputError(exc.message, Location(file=str(args.model)), hint=exc.hint) from None
+
+
 # --------------------------------------------------------------------------- subcommands
 
 
@@ -87,6 +101,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     output = args.output
     if output is None:
         output = "-"
+    _refuse_overwriting_inputs(args, {"output": output})
     result = convert(args.model, output, handler=args.handler, activity=args.activity, sidecar=args.sidecar)
     if result.path is None:
         sys.stdout.write(result.text)
@@ -101,6 +116,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Simulate the model and print the prediction."""
     from .api import predict
 
+    _refuse_overwriting_inputs(args, {"trace file": args.trace, "plot": args.plot})
     results = predict(
         args.model,
         machine=args.machine,

@@ -10,8 +10,7 @@ and collects every diagnostic (reader, recovery, handler) as data.
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -184,43 +183,18 @@ def render(template: str, context: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------------------- output
 
 
-def write_output(text: str, path: str | os.PathLike[str]) -> Path:
-    """Write ``text`` to ``path`` atomically: a temporary file in the same folder, then ``os.replace``.
+def write_output(
+    text: str, path: str | os.PathLike[str], *, inputs: Iterable[str | os.PathLike[str] | None] = ()
+) -> Path:
+    """Write ``text`` to ``path`` with the project's one safe writer (:mod:`uml2perf_runtime.files`).
 
-    On any error the target is unchanged and the temporary file is removed.
+    Atomic for regular files, written into devices and FIFOs, never over one
+    of ``inputs``; a problem becomes an :class:`InputError` naming the path.
     """
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(
-            "the output folder does not exist",
-            Location(file=str(target)),
-            hint=f"create {folder} first, or choose another output path",
-        )
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    from uml2perf_runtime.files import OutputError
+    from uml2perf_runtime.files import write_output as write_safely
+
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        if target.exists():
-            try:
-                os.chmod(temp, target.stat().st_mode & 0o777)
-            except OSError:  # pragma: no cover - permissions we cannot copy are not fatal
-                pass
-        else:
-            os.chmod(temp, 0o644)
-        os.replace(temp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(temp)
-        except FileNotFoundError:
-            pass
-        if isinstance(exc, OSError):
-            raise InputError(
-                f"cannot write the output: {exc.strerror or exc}",
-                Location(file=str(target)),
-                hint="check the path and its permissions",
-            ) from exc
-        raise
-    return target
+        return write_safely(path, text, what="output", inputs=inputs)
+    except OutputError as exc:
+        raise InputError(exc.message, Location(file=str(path)), hint=exc.hint) from None

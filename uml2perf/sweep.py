@@ -477,13 +477,13 @@ def to_json(result: SweepResult, model: str, machine: Any) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def _write(text: str, target: str) -> None:
+def _write(text: str, target: str, inputs: tuple[str | None, ...] = ()) -> None:
     if target == "-":
         sys.stdout.write(text)
         return
     from .generation import write_output
 
-    write_output(text, Path(target))
+    write_output(text, Path(target), inputs=inputs)
 
 
 # ------------------------------------------------------------------------------------- command line
@@ -495,6 +495,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     from .cli import EXIT_OK, _overrides
 
+    from uml2perf_runtime.files import refuse_inputs_as_outputs
+
+    inputs = (args.model, args.sidecar, args.machine if args.machine and os.path.exists(args.machine) else None)
+    refuse_inputs_as_outputs({"CSV file": args.csv, "JSON file": args.json}, inputs)
     grid_text = parse_grid(args.grid or [])
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
@@ -516,9 +520,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         dask_address=args.dask, progress=Progress(total, sys.stderr, show),
     )
     if args.csv:
-        _write(to_csv(result), args.csv)
+        _write(to_csv(result), args.csv, inputs)
     if args.json:
-        _write(to_json(result, str(args.model), machine), args.json)
+        _write(to_json(result, str(args.model), machine), args.json, inputs)
     if args.csv != "-" and args.json != "-":
         sys.stdout.write(format_table(result))
     sys.stdout.flush()

@@ -16,7 +16,6 @@ produce the same bytes.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -305,18 +304,12 @@ def bsp_model(
 
 
 def write_model(path: str | os.PathLike[str], text: str) -> Path:
-    """Write a generated model atomically (a temporary file renamed into place)."""
+    """Write a generated model with the project's safe writer, creating its folder."""
+    from uml2perf_runtime.files import write_output
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_output(target, text, what="model")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,167 @@
+"""The one writer of every output: never over an input, never replacing a device, never half-written."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from uml2perf_runtime.files import OutputError, write_output
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "uml2perf", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.fixture()
+def model(tmp_path: Path) -> Path:
+    target = tmp_path / "prophet.uml"
+    shutil.copy(SAMPLES / "prophet.uml", target)
+    return target
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["convert", "prophet.uml", "-o", "prophet.uml"],
+        ["convert", "prophet.uml", "-o", "./link.uml"],
+        ["convert", "prophet.uml", "-o", "hard.uml"],
+        ["run", "prophet.uml", "--trace", "prophet.uml"],
+        ["run", "prophet.uml", "--plot", "prophet.uml"],
+        ["sweep", "prophet.uml", "--grid", "procs=1,2", "--csv", "prophet.uml"],
+        ["sweep", "prophet.uml", "--grid", "procs=1,2", "--json", "hard.uml"],
+    ],
+)
+def test_an_output_that_is_an_input_is_refused(model: Path, args: list[str]) -> None:
+    os.symlink(model.name, model.parent / "link.uml")
+    os.link(model, model.parent / "hard.uml")
+    before = model.read_bytes()
+    done = _cli(*args, cwd=model.parent)
+    assert done.returncode == 1, done.stderr
+    assert "is the input file" in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.count("error:") == 1
+    assert model.read_bytes() == before
+    assert sorted(p.name for p in model.parent.iterdir()) == ["hard.uml", "link.uml", "prophet.uml"]
+
+
+def test_a_sidecar_is_an_input_too(model: Path) -> None:
+    sidecar = model.parent / "costs.toml"
+    sidecar.write_text('[defaults]\ncost = "1"\n')
+    done = _cli("convert", "prophet.uml", "--sidecar", "costs.toml", "-o", "costs.toml", cwd=model.parent)
+    assert done.returncode == 1 and "is the input file" in done.stderr
+    assert sidecar.read_text() == '[defaults]\ncost = "1"\n'
+
+
+def test_a_character_device_is_written_into_not_replaced(model: Path) -> None:
+    before = os.stat("/dev/null")
+    done = _cli("convert", "prophet.uml", "-o", "/dev/null", cwd=model.parent)
+    assert done.returncode == 0, done.stderr
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+
+
+def test_a_fifo_is_written_into(model: Path) -> None:
+    fifo = model.parent / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    done = _cli("convert", "prophet.uml", "-o", "pipe", cwd=model.parent)
+    reader.join(timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert received and received[0].startswith(b'"""Performance model')
+
+
+def test_dev_stdout_is_the_standard_output(model: Path) -> None:
+    done = _cli("convert", "prophet.uml", "-o", "/dev/stdout", cwd=model.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith('"""Performance model')
+
+
+def test_new_files_follow_the_umask_and_existing_ones_keep_their_mode(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        fresh = write_output(tmp_path / "fresh.txt", "x\n")
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o640
+        kept = tmp_path / "kept.txt"
+        kept.write_text("old")
+        os.chmod(kept, 0o604)
+        write_output(kept, "new")
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o604 and kept.read_text() == "new"
+    finally:
+        os.umask(old)
+
+
+def test_plots_and_traces_get_the_umask_mode_not_0600(model: Path) -> None:
+    pytest.importorskip("matplotlib")
+    done = subprocess.run(
+        ["sh", "-c", f"umask 022 && {sys.executable} -m uml2perf run prophet.uml --trace t.json --plot p.png"],
+        cwd=model.parent, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    for name in ("t.json", "p.png"):
+        assert stat.S_IMODE((model.parent / name).stat().st_mode) == 0o644
+
+
+def test_a_link_is_kept_and_its_target_replaced(tmp_path: Path) -> None:
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real.name)
+    write_output(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
+
+
+def test_unwritable_places_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(OutputError, match="does not exist"):
+        write_output(tmp_path / "missing" / "x.py", "x")
+    with pytest.raises(OutputError, match="is a folder"):
+        write_output(tmp_path, "x")
+
+
+def test_sys_path_output_is_a_message_not_an_internal_error(model: Path) -> None:
+    done = _cli("convert", "prophet.uml", "-o", "/sys/uml2perf-test.py", cwd=model.parent)
+    assert done.returncode == 1
+    assert "cannot write the output" in done.stderr and "internal error" not in done.stderr
+
+
+def test_a_signal_during_a_write_removes_the_temporary_file(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        from uml2perf_runtime.files import write_output
+        def slow(path):
+            with open(path, "w") as f:
+                f.write("partial")
+            os.kill(os.getpid(), signal.SIGTERM)
+        write_output({str(tmp_path / "out.txt")!r}, slow)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == -signal.SIGTERM
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_error_while_writing_leaves_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+
+    def broken(path: str) -> None:
+        Path(path).write_text("half")
+        raise RuntimeError("renderer failed")
+
+    with pytest.raises(RuntimeError):
+        write_output(target, broken)
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]

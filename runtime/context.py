@@ -80,6 +80,8 @@ from simpy.resources.resource import Resource
 from simpy.resources.store import Store
 
 from .errors import LimitError, ModelRuntimeError, SimulationError
+from .limits import ENVIRONMENT as LIMIT_VARIABLES
+from .limits import current as current_limits
 from .model import Element
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -482,7 +484,7 @@ class Context:
     # -- threads and patterns ------------------------------------------------------------
 
     def _thread_count(self, elem: Element, value: Any, what: str) -> int:
-        """Validate a thread or item count given by the model."""
+        """Validate a thread or item count given by the model, against its limit."""
         try:
             as_float = float(value)
         except (TypeError, ValueError):
@@ -493,7 +495,15 @@ class Context:
                 "it must be a non-negative whole number",
                 element_name=elem.name, element_id=elem.xmi_id, line=elem.line,
                 pid=self.pid, tid=self.tid)
-        return int(as_float)
+        count = int(as_float)
+        name = "threads" if "thread" in what else "iterations"
+        bound = getattr(current_limits(), name)
+        if count > bound:
+            raise LimitError(
+                f"{what} of {elem.describe()} is {value:,.0f} on {self.describe()}, more than the limit "
+                f"of {bound:,} ({name})", kind=name,
+                hint=f"raise it with --limit {name}=N or the environment variable {LIMIT_VARIABLES[name]}")
+        return count
 
     def _run_threads(self, elem: Element, bodies: Sequence[Callable[[Context], Any]],
                      description: str) -> Any:

@@ -31,6 +31,7 @@ context has not finished, the run ends with
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import heapq
 import itertools
@@ -38,8 +39,9 @@ import linecache
 import math
 import os
 import re
+import threading
 import time as _time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -51,6 +53,7 @@ from simpy.events import Event, Timeout
 from .context import Context, TracingContext, Variables
 from .progress import progress_line
 from .errors import DeadlockError, LimitError, ModelRuntimeError, ParameterError, SimulationError
+from .limits import current as current_limits
 from .machine import PLACEMENTS, Machine
 from .model import Element, ModelSpec
 
@@ -164,6 +167,7 @@ class Simulation:
         self.max_time = max_time
         self.max_iterations = max_iterations
         self.max_events = max_events
+        self._events_exceeded = False
         self.progress = progress
         self.overrides: dict[str, Any] = validate_overrides(spec, overrides or {})
         self.env = simpy.Environment()
@@ -283,11 +287,13 @@ class Simulation:
             raise self.error
         if self.live:
             if stopped_by_limit == "events":
+                budget = self.max_events if self.max_events is not None else current_limits().events
                 raise LimitError(
-                    f"the simulation processed {self.max_events:,} events at simulated time "
+                    f"the simulation processed more than {budget:,} events at simulated time "
                     f"{self.env.now:.6g} s and has not finished ({self._running_summary()})",
                     kind="events", running=self._where_all(),
-                    hint="raise max_events, or check for loops that never end")
+                    hint="check for loops that never end, or raise the limit with --limit events=N "
+                         "or the environment variable UML2PERF_MAX_EVENTS")
             if stopped_by_limit == "time":
                 raise LimitError(
                     f"simulated time reached the limit of {self.max_time:.6g} s before the model "
@@ -314,8 +320,9 @@ class Simulation:
         """
         env = self.env
         if self.max_time is None and self.max_events is None:
-            env.run()
-            return None
+            with _event_watchdog(self, current_limits().events):
+                env.run()
+            return "events" if self._events_exceeded else None
         limit = self.max_time if self.max_time is not None else math.inf
         budget = self.max_events if self.max_events is not None else -1
         step = env.step
@@ -371,6 +378,45 @@ def _describe_dict(elem: Mapping[str, Any]) -> str:
     if elem.get("line"):
         where.append(f"line {elem['line']}")
     return f"'{elem['name']}'" + (f" ({', '.join(where)})" if where else "")
+
+
+@contextlib.contextmanager
+def _event_watchdog(sim: Simulation, budget: int) -> Iterator[None]:
+    """Stop an unlimited run once it has processed more than ``budget`` events, at no cost per event.
+
+    A watcher thread reads SimPy's event counter twice a second; past the
+    budget it schedules one urgent event whose callback stops the loop.  A
+    single ``heappush`` is atomic under the interpreter lock, so scheduling
+    from the watcher is safe; the run may overshoot by half a second of events.
+    """
+    finished = threading.Event()
+    env = sim.env
+
+    def stop(_: Event) -> None:
+        sim._events_exceeded = True
+        raise StopSimulation(None)
+
+    def watch() -> None:
+        while not finished.wait(WATCHDOG_INTERVAL):
+            if _event_count(env) > budget:
+                event = Event(env)
+                event._ok = True
+                event._value = None
+                event.callbacks.append(stop)
+                env.schedule(event, priority=0)
+                return
+
+    watcher = threading.Thread(target=watch, name="uml2perf-event-limit", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        finished.set()
+        watcher.join()
+
+
+#: How often the event-limit watcher looks at the event counter (seconds).
+WATCHDOG_INTERVAL = 0.5
 
 
 def _event_count(env: simpy.Environment) -> int:
@@ -547,6 +593,10 @@ def simulate(spec: ModelSpec, machine: Machine | None = None, procs: int | None 
     nprocs = machine.cores if procs is None else procs
     if not isinstance(nprocs, int) or isinstance(nprocs, bool) or nprocs < 1:
         raise SimulationError(f"the number of processes must be a whole number of at least 1, got {procs!r}")
+    limits = current_limits()
+    limits.check("processes", nprocs, "the number of processes")
+    limits.check("nodes", machine.nodes, f"the number of nodes of machine '{machine.name}'")
+    limits.check("cores", machine.cores_per_node, f"the cores per node of machine '{machine.name}'")
     if max_time is not None and not (max_time > 0):
         raise SimulationError(f"max_time must be a positive number of seconds, got {max_time!r}")
     if max_iterations is not None and max_iterations < 1:

@@ -36,7 +36,7 @@ from typing import Any
 
 __all__ = [
     "log", "log2", "log10", "sqrt", "exp", "ceil", "floor", "min", "max", "abs", "pow",
-    "int", "float", "round", "pi", "e", "MAX_EXPONENT", "MAX_INT_POWER_BITS", "SCALAR", "VECTOR",
+    "int", "float", "round", "pi", "e", "MAX_EXPONENT", "MAX_INT_POWER_BITS", "SCALAR", "VECTOR", "count",
 ]
 
 #: Largest literal exponent accepted by the expression parser; also the largest
@@ -110,6 +110,34 @@ def pow(base: Any, exponent: Any) -> Any:  # noqa: A001 - the language's own nam
             f"pow({base!r}, {exponent!r}): a negative base with a fractional exponent has no real value"
         )
     return result
+
+
+def count(value: Any) -> Any:
+    """A repeat or loop count as generated code uses it: a whole number from 0 to the iteration limit.
+
+    ``repeat = -2`` or ``iterations = 2.5`` used to become 0 or 2 without a
+    word; ``repeat = 1e18`` would run until the machine gave up.  Each is an
+    error that says what is wrong (the engine adds the element and process).
+    """
+    if type(value) is _Int:
+        number = value
+    else:
+        as_float = _Float(value)  # an analytic grid value declines here, as int() would
+        if not (as_float == as_float and -_math.inf < as_float < _math.inf) or as_float != _math.floor(as_float):
+            raise ValueError(f"a repeat or loop count is {value!r}: counts must be whole numbers (0, 1, 2, ...)")
+        number = _Int(as_float)
+    if number < 0:
+        raise ValueError(f"a repeat or loop count is {number}: counts cannot be negative")
+    from .limits import ENVIRONMENT, current
+
+    bound = current().iterations
+    if number > bound:
+        shown = f"{number:,}" if number.bit_length() < 200 else "astronomically large"
+        raise ValueError(
+            f"a repeat or loop count is {shown}, more than the limit of {bound:,} (iterations); "
+            f"raise it with --limit iterations=N or the environment variable {ENVIRONMENT['iterations']}"
+        )
+    return number
 
 
 SCALAR: Mapping[str, Any] = {

@@ -228,6 +228,14 @@ def _is_number(value: Any) -> bool:
 def _positive_int(source: str, key: str, value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise MachineError(f"{source}: {key} must be a whole number of at least 1, got {value!r}")
+    limit = {"nodes": "nodes", "cores_per_node": "cores"}.get(key)
+    if limit is not None:
+        from .limits import current
+
+        bound = getattr(current(), limit)
+        if value > bound:
+            raise MachineError(f"{source}: {key} is {value:,}, more than the limit of {bound:,} ({limit})",
+                               hint=f"raise it with --limit {limit}=N if the machine really is that large")
     return value
 
 

@@ -26,6 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .functions import count
+
 
 class Element:
     """One performance-modelling element of the UML model.
@@ -164,4 +166,4 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
     return 0
 
 
-__all__ = ["Element", "ModelSpec", "main", "build_parser"]
+__all__ = ["Element", "ModelSpec", "main", "build_parser", "count"]

@@ -16,16 +16,13 @@ benchmark's business (``benchmarks/run.py``).
 from __future__ import annotations
 
 import gc
-import os
 import sys
-from pathlib import Path
 
 import pytest
 from builders import ModelBuilder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uml2perf import cache
 from uml2perf.cli import main
 from uml2perf.generation import generate
 from uml2perf.handlers.base import ContentHandler
@@ -211,89 +208,6 @@ def test_walk_visits_and_leaves_as_the_steps_do(prune):
     assert ("visit", "If") in single.events or "RecoveredModel" in prune or "ActivityBody" in prune
 
 
-# ----------------------------------------------------------------------------- the cache
-
-
-@pytest.fixture
-def cache_home(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.delenv(cache.DISABLE_VARIABLE, raising=False)
-    return tmp_path / "uml2perf"
-
-
-def test_compiled_code_is_kept_and_found_again(cache_home, monkeypatch):
-    source = "x = 6 * 7\n"
-    first = cache.compile_cached(source, "<model>")
-    entries = list(cache_home.glob("code-*.marshal"))
-    assert len(entries) == 1 and oct(cache_home.stat().st_mode & 0o777) == "0o700"
-
-    def no_compile(*args, **kwargs):
-        raise AssertionError("the cached code should have been used")
-
-    monkeypatch.setattr(cache, "compile", no_compile, raising=False)
-    again = cache.compile_cached(source, "<model>")
-    scope: dict[str, int] = {}
-    exec(again, scope)  # noqa: S102 - our own test source
-    assert scope["x"] == 42 and again.co_filename == first.co_filename == "<model>"
-
-
-def test_the_file_name_and_source_both_key_an_entry(cache_home):
-    cache.compile_cached("x = 1\n", "<a>")
-    cache.compile_cached("x = 1\n", "<b>")
-    cache.compile_cached("x = 2\n", "<a>")
-    assert len(list(cache_home.glob("code-*.marshal"))) == 3
-
-
-def test_a_damaged_entry_is_compiled_again(cache_home):
-    cache.compile_cached("y = 1\n", "<m>")
-    (entry,) = cache_home.glob("code-*.marshal")
-    entry.write_bytes(b"\x00not marshal data")
-    code = cache.compile_cached("y = 1\n", "<m>")
-    scope: dict[str, int] = {}
-    exec(code, scope)  # noqa: S102
-    assert scope["y"] == 1 and entry.read_bytes() != b"\x00not marshal data"
-
-
-def test_the_cache_can_be_switched_off(cache_home, monkeypatch):
-    monkeypatch.setenv(cache.DISABLE_VARIABLE, "1")
-    assert cache.cache_dir() is None
-    cache.compile_cached("z = 1\n", "<m>")
-    assert not cache_home.exists()
-
-
-@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
-def test_a_folder_others_may_write_to_is_not_used(cache_home):
-    cache_home.mkdir(mode=0o700)
-    cache_home.chmod(0o777)
-    assert cache.cache_dir() is None
-    cache.compile_cached("z = 1\n", "<m>")
-    assert not list(cache_home.iterdir())
-
-
-def test_templates_compile_once_and_survive_damaged_entries(cache_home):
-    import jinja2
-
-    from uml2perf.generation import _JINJA_OPTIONS, _template_cache
-
-    folder = Path(__file__).resolve().parents[1] / "templates"
-
-    def render() -> str:
-        env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(str(folder)),
-            undefined=jinja2.StrictUndefined,
-            bytecode_cache=_template_cache(),
-            **_JINJA_OPTIONS,
-        )
-        return env.get_template("model_graph.dot.jinja").render(title="t", graph_id="g", lines=["a -> b;"])
-
-    text = render()
-    entries = list(cache_home.glob("jinja-*.cache"))
-    assert entries and "a -> b;" in text
-    for entry in entries:
-        entry.write_bytes(b"j2garbage")
-    assert render() == text
-
-
 # ----------------------------------------------------------------------------- start-up and exit
 
 
@@ -333,10 +247,3 @@ def test_the_synthetic_chain_takes_the_fast_path():
     assert chain is not None and chain[0].kind is NodeKind.INITIAL and len(chain) == len(region.nodes)
 
 
-def test_only_the_newest_generated_modules_are_kept(cache_home, monkeypatch):
-    monkeypatch.setattr(cache, "MAX_CODE_ENTRIES", 3)
-    for number in range(6):
-        cache.compile_cached(f"x = {number}\n", "<m>")
-        entry = max(cache_home.glob("code-*.marshal"), key=lambda p: p.stat().st_mtime)
-        os.utime(entry, (number + 1, number + 1))  # distinct times on coarse file systems
-    assert len(list(cache_home.glob("code-*.marshal"))) == 3

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
+import json
+import marshal
 import sys
 import types
 from collections.abc import Iterable, Iterator, Mapping
@@ -104,9 +107,16 @@ def _module_from_source(source: str, name: str, filename: str) -> types.ModuleTy
     """Execute generated (trusted, validated) source as a fresh module object."""
     from .cache import compile_cached
 
+    return _module_from_code(compile_cached(source, filename), source, name, filename)
+
+
+def _module_from_code(code: types.CodeType, source: str, name: str, filename: str) -> types.ModuleType:
+    """Execute generated code as a fresh module; its source is registered so errors can quote it."""
+    import linecache
+
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     module = types.ModuleType(name)
     module.__file__ = filename
-    code = compile_cached(source, filename)
     sys.modules[name] = module
     try:
         exec(code, module.__dict__)  # noqa: S102 - our own generated code, never model text
@@ -146,8 +156,12 @@ def load_spec(
     activity: str | None = None,
     sidecar: str | Path | None = None,
     given: Iterable[str] | None = None,
+    warnings: list[str] | None = None,
 ) -> Any:
     """Return the runtime ``ModelSpec`` of an XMI export or of a generated ``.py`` module.
+
+    ``warnings``, when given, receives the warnings reading and generating
+    the model produced (the ones ``convert`` prints), also on a cache hit.
 
     With ``given`` (the names ``--set`` assigns), an XMI model that declares
     variables without a value (MARTE analysis-context parameters) and leaves
@@ -159,14 +173,12 @@ def load_spec(
     if p.suffix in PYTHON_SUFFIXES:
         module = _module_from_file(p)
     else:
-        from .generation import generate
-
-        with _collector_paused():
-            model = read(p, sidecar=sidecar)
-            result = generate(model, "python", activity=activity, options={"require_main": True})
-        if given is not None:
-            _require_values(model, activity, given)
-        module = _module_from_source(result.text, "uml2perf_model", f"<generated from {p.name}>")
+        generated = _generated_for_run(p, activity, sidecar)
+        if given is not None and generated.required:
+            _require_values(generated.required, given)
+        if warnings is not None:
+            warnings.extend(generated.warnings)
+        module = _module_from_code(generated.code, generated.source, "uml2perf_model", generated.filename)
     spec = getattr(module, "MODEL", None)
     if spec is None:
         raise ModelError(
@@ -177,13 +189,102 @@ def load_spec(
     return spec
 
 
-def _require_values(model: Model, activity: str | None, given: Iterable[str]) -> None:
-    """Stop before simulating when a variable the model leaves without a value is not set."""
-    from .profile import main_activity, unset_variables, unset_variables_error
+@dataclass(frozen=True)
+class _Generated:
+    """What ``run`` needs of a generated model: code, source (for messages), warnings, required variables."""
 
-    missing = unset_variables(model, main_activity(model, activity), given)
+    code: types.CodeType
+    source: str
+    filename: str
+    warnings: tuple[str, ...]
+    required: tuple[dict[str, Any], ...]
+
+
+def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | None) -> _Generated:
+    """The generated module of an XMI export, from the verified cache when nothing it depends on changed.
+
+    The key is a digest of the input's bytes, the sidecar's bytes, the chosen
+    activity and uml2perf's own files, so a hit needs neither lxml nor Jinja.
+    """
+    from uml2perf_runtime.files import read_input
+    from uml2perf_runtime.limits import current
+
+    from .cache import key_of, open_cache, package_fingerprint
+
+    cache = open_cache()
+    key = None
+    filename = f"<generated from {path.name}>"
+    if cache is not None:
+        limit = current().input_bytes
+        sidecar_bytes = read_input(sidecar, max_bytes=limit, what="sidecar") if sidecar is not None else b""
+        key = key_of(
+            hashlib.sha256(read_input(path, max_bytes=limit, what="model file")).digest(),
+            hashlib.sha256(sidecar_bytes).digest(), activity or "", filename, package_fingerprint(),
+        )
+        hit = _decode_generated(cache.get("module", key), filename)
+        if hit is not None:
+            return hit
+    from .generation import generate
+    from .profile import main_activity, unset_variables
+
+    with _collector_paused():
+        model = read(path, sidecar=sidecar)
+        result = generate(model, "python", activity=activity, options={"require_main": True})
+
+    required = tuple(
+        {"name": v.name, "file": v.location.file, "line": v.location.line, "element_id": v.location.element_id,
+         "element": v.location.name, "uml_type": v.location.uml_type}
+        for v in unset_variables(model, main_activity(model, activity), ())
+    )
+    warnings = tuple(
+        str(d) for d in (*model.diagnostics, *getattr(result, "diagnostics", ()))
+        if getattr(d, "severity", None) == Severity.WARNING
+    )
+    generated = _Generated(compile(result.text, filename, "exec"), result.text, filename, tuple(dict.fromkeys(warnings)),
+                           required)
+    if cache is not None and key is not None:
+        cache.put("module", key, _encode_generated(generated))
+    return generated
+
+
+def _encode_generated(generated: _Generated) -> bytes:
+    header = json.dumps({"warnings": generated.warnings, "required": generated.required,
+                         "source": generated.source}).encode()
+    return len(header).to_bytes(8, "little") + header + marshal.dumps(generated.code)
+
+
+def _decode_generated(payload: bytes | None, filename: str) -> _Generated | None:
+    """A cache entry back (the cache has verified its digest); anything malformed is a miss."""
+    if payload is None or len(payload) < 8:
+        return None
+    size = int.from_bytes(payload[:8], "little")
+    try:
+        header = json.loads(payload[8 : 8 + size])
+        code = marshal.loads(payload[8 + size :])
+        if not isinstance(code, types.CodeType) or code.co_filename != filename:
+            return None
+        return _Generated(code, str(header["source"]), filename, tuple(map(str, header["warnings"])),
+                          tuple(dict(r) for r in header["required"]))
+    except (ValueError, TypeError, KeyError, EOFError):
+        return None
+
+
+def _require_values(required: Iterable[dict[str, Any]], given: Iterable[str]) -> None:
+    """Stop before simulating when a variable the model leaves without a value is not set."""
+    from .profile import unset_variables_error
+
+    supplied = set(given)
+    missing = [
+        types.SimpleNamespace(
+            name=r["name"],
+            location=Location(file=r["file"], line=r["line"], element_id=r["element_id"], name=r["element"],
+                              uml_type=r["uml_type"]),
+        )
+        for r in required
+        if r["name"] not in supplied
+    ]
     if missing:
-        raise unset_variables_error(model, missing)
+        raise unset_variables_error(None, missing)  # type: ignore[arg-type]
 
 
 def predict(
@@ -200,8 +301,11 @@ def predict(
     sidecar: str | Path | None = None,
     max_time: float | None = None,
     progress: bool = False,
+    warnings: list[str] | None = None,
 ) -> Any:
     """Read (or import) a model and simulate it; returns the runtime's ``Results``.
+
+    ``warnings``, when given, receives the model's warnings (printed by ``run``).
 
     ``machine`` is a TOML file or the name of a bundled machine (``gescher``,
     ``laptop``, ``cluster-modern``); ``trace`` is a trace file to write, or
@@ -209,7 +313,7 @@ def predict(
     """
     from uml2perf_runtime import Machine, simulate
 
-    spec = load_spec(path, activity=activity, sidecar=sidecar, given=tuple(overrides or ()))
+    spec = load_spec(path, activity=activity, sidecar=sidecar, given=tuple(overrides or ()), warnings=warnings)
     machine_obj = Machine.load(machine) if machine else None
     return simulate(
         spec,

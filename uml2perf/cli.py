@@ -72,9 +72,22 @@ def positive_int(text: str) -> int:
     return value
 
 
+_CONTROL = {code: f"\\x{code:02x}" for code in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F)}
+_CONTROL.update({code: f"\\x{code:02x}" for code in range(0x80, 0xA0)})
+
+
+def _printable(text: str) -> str:
+    """Text with terminal control characters made visible (``\\x1b``), lines and tabs kept.
+
+    Names come from model, sidecar and machine files: an escape sequence in
+    one must not recolour, retitle or clear the user's terminal.
+    """
+    return text.translate(_CONTROL)
+
+
 def _print_diagnostics(diagnostics: Sequence[Any], stream: Any = sys.stderr) -> None:
     for diagnostic in diagnostics:
-        print(str(diagnostic), file=stream)
+        print(_printable(str(diagnostic)), file=stream)
 
 
 def _refuse_overwriting_inputs(args: argparse.Namespace, outputs: dict[str, Any]) -> None:
@@ -117,6 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .api import predict
 
     _refuse_overwriting_inputs(args, {"trace file": args.trace, "plot": args.plot})
+    warnings: list[str] = []
     results = predict(
         args.model,
         machine=args.machine,
@@ -130,7 +144,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         sidecar=args.sidecar,
         max_time=args.max_time,
         progress=args.progress if args.progress is not None else sys.stderr.isatty(),
+        warnings=warnings,
     )
+    for warning in warnings:
+        print(_printable(warning), file=sys.stderr)
     if args.plot:
         from uml2perf_runtime.plot import plot_results
 
@@ -139,7 +156,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         json.dump(results.to_dict(), sys.stdout, indent=2, sort_keys=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(results.report(top=args.top))
+        sys.stdout.write(_printable(results.report(top=args.top)))
         if args.trace:
             print(f"\ntrace written to {args.trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
         if args.plot:
@@ -154,7 +171,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     report = check_file(args.model, sidecar=args.sidecar, activity=args.activity)
     shown = [d for d in report.diagnostics if args.verbose or d.severity != Severity.INFO]
     _print_diagnostics(shown, sys.stdout)
-    print(report.summary(notes_hidden=not args.verbose))
+    print(_printable(report.summary(notes_hidden=not args.verbose)))
     return EXIT_PROBLEM if report.has_errors else EXIT_OK
 
 
@@ -173,7 +190,8 @@ def cmd_activities(args: argparse.Namespace) -> int:
         nodes = sum(1 for _ in activity.walk())
         marker = "*" if activity.id == main else " "
         line = activity.location.line or "?"
-        print(f" {marker} {activity.name or '<unnamed>'}  (xmi:id={activity.id}, line {line}, {nodes} nodes)")
+        shown = _printable(f"{activity.name or '<unnamed>'}  (xmi:id={activity.id}")
+        print(f" {marker} {shown}, line {line}, {nodes} nodes)")
     if main is None and model.activities:
         print("no main activity could be chosen: pass --activity NAME to 'run'")
     return EXIT_OK
@@ -297,13 +315,14 @@ def _is_simulation_error(exc: BaseException) -> bool:
 def _report_error(exc: BaseException, debug: bool) -> int:
     if debug:
         traceback.print_exc()
-    message = str(exc)
+    message = _printable(str(exc))
     print(f"error: {message}", file=sys.stderr)
     return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_PROBLEM
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``uml2perf`` command; returns the exit status."""
+    _plain_warnings()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -314,6 +333,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _collection_left_to_exit():
             return _run(args)
     return _run(args)
+
+
+def _plain_warnings() -> None:
+    """Python warnings (an unsafe cache folder, say) print as one ``warning:`` line, without source code."""
+    import warnings
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        print(f"warning: {_printable(str(message))}", file=file or sys.stderr)
+
+    warnings.showwarning = show
 
 
 @contextlib.contextmanager
@@ -357,7 +387,7 @@ def _run(args: argparse.Namespace) -> int:
         if debug:
             traceback.print_exc()
         print(
-            f"internal error: {type(exc).__name__}: {exc}\n"
+            f"internal error: {type(exc).__name__}: {_printable(str(exc))}\n"
             "  this is a bug in uml2perf; run again with --debug and report the traceback",
             file=sys.stderr,
         )

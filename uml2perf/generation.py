@@ -9,6 +9,7 @@ and collects every diagnostic (reader, recovery, handler) as data.
 
 from __future__ import annotations
 
+import marshal
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -137,37 +138,38 @@ def environment() -> jinja2.Environment:
 
 
 def _template_cache() -> jinja2.BytecodeCache | None:
-    """Jinja's own file cache, in uml2perf's cache folder, keyed by everything compiled code depends on.
+    """The templates' compiled code, kept in uml2perf's verified cache (:mod:`uml2perf.cache`).
 
-    Jinja keys an entry by template name and checks the template's source;
-    the environment's options and Jinja's version shape the code as well,
-    so they name the entries (``jinja-<digest>-<key>.cache``).
+    Jinja's own file cache unpickles what it finds; this one stores only the
+    marshalled code object, under a key made of the template's name, its
+    source checksum, Jinja's version and the environment's options, and
+    loads nothing whose digest does not match.
     """
     import jinja2
 
     from . import __version__
-    from .cache import cache_dir, key_of
+    from .cache import key_of, load_code, open_cache
 
-    folder = cache_dir()
-    if folder is None:
+    cache = open_cache()
+    if cache is None:
         return None
-    class QuietCache(jinja2.FileSystemBytecodeCache):
-        """A damaged entry or a failed write means compiling the template, never failing the command."""
+    fingerprint = key_of(jinja2.__version__, __version__, repr(sorted(_JINJA_OPTIONS.items())), "StrictUndefined")
+
+    class VerifiedTemplateCache(jinja2.BytecodeCache):
+        """Compiled templates from the verified cache; anything wrong means compiling the template."""
 
         def load_bytecode(self, bucket: Any) -> None:
-            try:
-                super().load_bytecode(bucket)
-            except Exception:  # noqa: BLE001 - unreadable entry (truncated, foreign): compile instead
+            code = load_code(cache.get("jinja", key_of(fingerprint, bucket.key, bucket.checksum)))
+            if code is None:
                 bucket.reset()
+            else:
+                bucket.code = code
 
         def dump_bytecode(self, bucket: Any) -> None:
-            try:
-                super().dump_bytecode(bucket)
-            except OSError:
-                pass
+            if bucket.code is not None:
+                cache.put("jinja", key_of(fingerprint, bucket.key, bucket.checksum), marshal.dumps(bucket.code))
 
-    fingerprint = key_of(jinja2.__version__, __version__, repr(sorted(_JINJA_OPTIONS.items())), "StrictUndefined")
-    return QuietCache(str(folder), f"jinja-{fingerprint[:16]}-%s.cache")
+    return VerifiedTemplateCache()
 
 
 def render(template: str, context: Mapping[str, Any]) -> str:

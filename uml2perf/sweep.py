@@ -524,11 +524,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.json:
         _write(to_json(result, str(args.model), machine), args.json, inputs)
     if args.csv != "-" and args.json != "-":
-        sys.stdout.write(format_table(result))
+        from .cli import _printable
+
+        sys.stdout.write(_printable(format_table(result)))
     sys.stdout.flush()
     for note in dict.fromkeys(result.notes):
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {_printable_note(note)}", file=sys.stderr)
     return EXIT_OK
+
+
+def _printable_note(note: str) -> str:
+    from .cli import _printable
+
+    return _printable(note)
 
 
 def register_command(sub: Any) -> None:

@@ -1014,8 +1014,12 @@ def _code_text(node: Node) -> str | None:
 
 
 def count_range(printed: str) -> str:
-    """``range(...)`` over a count expression; whole-number literals need no ``int()``."""
-    return f"range({printed})" if printed.isdigit() else f"range(int({printed}))"
+    """``range(...)`` over a count expression; computed counts are checked by ``rt.count``.
+
+    A literal whole number needs no check (the checker bounds it); anything
+    computed must be a whole number from 0 to the iteration limit at run time.
+    """
+    return f"range({printed})" if printed.isdigit() else f"range(rt.count({printed}))"
 
 
 def _simple(text: str) -> bool:

@@ -231,7 +231,7 @@ def activity_main(p, v):
     p.leave(E_Inline)
     # Counted (xmi:id=_n76): loop
     p.enter(E_Counted)
-    for _ in range(int(v.mode + 1)):
+    for _ in range(rt.count(v.mode + 1)):
         yield from p.compute(E_Tick, 0.25)  # xmi:id=_n77
     p.leave(E_Counted)
     # Search (xmi:id=_n82): loop node

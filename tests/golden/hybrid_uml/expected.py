@@ -56,7 +56,7 @@ def activity_HybridSolver(p, v):
     yield from p.compute(E_Setup, 0.05)  # xmi:id=_hy_setup
     # TimeLoop (xmi:id=_hy_loop): loop
     p.enter(E_TimeLoop)
-    for _ in range(int(v.STEPS)):
+    for _ in range(rt.count(v.STEPS)):
         # Sweep (xmi:id=_hy_sweep): parallel region
         def _parallel_1(p, v):
             yield from p.compute(E_ComputeBlock, 1e-08 * v.N * v.N / (p.nprocs * p.nthreads))  # xmi:id=_hy_compute

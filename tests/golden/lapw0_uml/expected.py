@@ -87,7 +87,7 @@ def activity_LAPW0(p, v):
     """Activity LAPW0 (xmi:id=_lapw0)."""
     yield from p.compute(E_Initialize_MPI_Environment, MPIinit(p, v))  # xmi:id=_mpi_init
     yield from p.compute(E_Read_Input, ReadInput(p, v, v.NAT))  # xmi:id=_read
-    for _ in range(int(v.PNAT)):
+    for _ in range(rt.count(v.PNAT)):
         yield from p.compute(E_Calculate_Multipolmoments, CalcMPM(p, v))  # xmi:id=_mpm
     yield from p.allreduce(E_ETOTAL, 8 * v.NAT, AllReduceSmall(p, v))  # xmi:id=_etotal
     yield from p.compute(E_SFT, DoSFT(p, v, v.NAT))  # xmi:id=_sft

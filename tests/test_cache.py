@@ -1,0 +1,272 @@
+"""The cache executes nothing it has not verified, follows no links, and trusts no one else's files."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from uml2perf import cache
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+POSIX = pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv(cache.DISABLE_VARIABLE, raising=False)
+    monkeypatch.delenv(cache.LOCATION_VARIABLE, raising=False)
+    return tmp_path / "xdg" / "uml2perf"
+
+
+def _entries(folder: Path, kind: str) -> list[Path]:
+    return sorted(folder.glob(f"{kind}-*"))
+
+
+def test_compiled_code_is_kept_verified_and_found_again(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = cache.compile_cached("x = 6 * 7\n", "<model>")
+    (entry,) = _entries(cache_home, "code")
+    assert oct(cache_home.stat().st_mode & 0o777) == "0o700" and oct(entry.stat().st_mode & 0o777) == "0o600"
+    assert entry.read_bytes().startswith(cache.MAGIC)
+
+    def no_compile(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the cached code should have been used")
+
+    monkeypatch.setattr(cache, "compile", no_compile, raising=False)
+    again = cache.compile_cached("x = 6 * 7\n", "<model>")
+    scope: dict[str, int] = {}
+    exec(again, scope)  # noqa: S102 - our own test source
+    assert scope["x"] == 42 and again.co_filename == first.co_filename == "<model>"
+
+
+def test_source_and_file_name_both_key_an_entry(cache_home: Path) -> None:
+    cache.compile_cached("x = 1\n", "<a>")
+    cache.compile_cached("x = 1\n", "<b>")
+    cache.compile_cached("x = 2\n", "<a>")
+    assert len(_entries(cache_home, "code")) == 3
+
+
+def test_a_changed_entry_is_never_loaded_and_is_rebuilt(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An attacker's (or a disk's) change to the code inside an entry: the digest no longer matches."""
+    cache.compile_cached("y = 1\n", "<m>")
+    (entry,) = _entries(cache_home, "code")
+    data = bytearray(entry.read_bytes())
+    evil = __import__("marshal").dumps(compile("import os; y = 666", "<m>", "exec"))
+    forged = bytes(data[: len(cache.MAGIC) + 32]) + evil  # the old digest, new code
+    entry.write_bytes(forged)
+    loaded: list[bytes] = []
+    real_loads = cache.marshal.loads
+    monkeypatch.setattr(cache.marshal, "loads", lambda b: loaded.append(b) or real_loads(b))
+    code = cache.compile_cached("y = 1\n", "<m>")
+    scope: dict[str, int] = {}
+    exec(code, scope)  # noqa: S102
+    assert scope["y"] == 1 and evil not in loaded
+    assert entry.read_bytes() != forged  # rebuilt
+
+
+def test_an_entry_moved_to_another_name_does_not_verify(cache_home: Path) -> None:
+    cache.compile_cached("a = 1\n", "<m>")
+    cache.compile_cached("a = 2\n", "<m>")
+    one, two = _entries(cache_home, "code")
+    shutil.copy(one, two)
+    scope: dict[str, int] = {}
+    exec(cache.compile_cached("a = 2\n", "<m>"), scope)  # noqa: S102
+    exec(cache.compile_cached("a = 1\n", "<m>"), scope)  # noqa: S102
+    assert scope["a"] == 1
+    exec(cache.compile_cached("a = 2\n", "<m>"), scope)  # noqa: S102
+    assert scope["a"] == 2
+
+
+@POSIX
+def test_a_link_in_place_of_an_entry_is_not_followed(cache_home: Path, tmp_path: Path) -> None:
+    cache.compile_cached("z = 1\n", "<m>")
+    (entry,) = _entries(cache_home, "code")
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copy(entry, elsewhere)
+    entry.unlink()
+    entry.symlink_to(elsewhere)
+    assert cache.open_cache().get("code", entry.name[len("code-"):]) is None  # type: ignore[union-attr]
+
+
+@POSIX
+def test_an_entry_others_may_write_is_refused(cache_home: Path) -> None:
+    cache.compile_cached("w = 1\n", "<m>")
+    (entry,) = _entries(cache_home, "code")
+    entry.chmod(0o666)
+    with pytest.warns(cache.UnsafeCacheWarning, match="another user"):
+        assert cache.open_cache().get("code", entry.name[len("code-"):]) is None  # type: ignore[union-attr]
+
+
+@POSIX
+def test_a_folder_others_may_write_is_refused_with_a_warning(cache_home: Path) -> None:
+    cache_home.mkdir(parents=True, mode=0o700)
+    cache_home.chmod(0o777)
+    with pytest.warns(cache.UnsafeCacheWarning, match="another user owns it or may write"):
+        assert cache.open_cache() is None
+    cache.compile_cached("z = 1\n", "<m>")
+    assert not list(cache_home.iterdir())
+
+
+@POSIX
+def test_a_link_in_place_of_the_folder_is_refused(cache_home: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real-cache"
+    real.mkdir(mode=0o700)
+    cache_home.parent.mkdir(parents=True)
+    cache_home.symlink_to(real)
+    assert cache.open_cache() is None
+    cache.compile_cached("z = 1\n", "<m>")
+    assert not list(real.iterdir())
+
+
+def test_the_cache_can_be_switched_off_and_moved(cache_home: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cache.DISABLE_VARIABLE, "1")
+    assert cache.cache_dir() is None
+    cache.compile_cached("z = 1\n", "<m>")
+    assert not cache_home.exists()
+    monkeypatch.delenv(cache.DISABLE_VARIABLE)
+    monkeypatch.setenv(cache.LOCATION_VARIABLE, str(tmp_path / "moved"))
+    assert cache.cache_dir() == tmp_path / "moved"
+
+
+def test_only_the_newest_entries_of_a_kind_are_kept(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 3)
+    for number in range(6):
+        cache.compile_cached(f"x = {number}\n", "<m>")
+        newest = max(_entries(cache_home, "code"), key=lambda p: p.stat().st_mtime_ns)
+        os.utime(newest, (number + 1, number + 1))
+    assert len(_entries(cache_home, "code")) == 3
+
+
+def test_templates_use_the_verified_cache_and_survive_damage(cache_home: Path) -> None:
+    import jinja2
+
+    from uml2perf.generation import _JINJA_OPTIONS, _template_cache
+
+    folder = Path(__file__).resolve().parents[1] / "templates"
+
+    def render() -> str:
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), undefined=jinja2.StrictUndefined,
+                                 bytecode_cache=_template_cache(), **_JINJA_OPTIONS)
+        return env.get_template("model_graph.dot.jinja").render(title="t", graph_id="g", lines=["a -> b;"])
+
+    text = render()
+    entries = _entries(cache_home, "jinja")
+    assert entries and "a -> b;" in text
+    for entry in entries:
+        entry.write_bytes(b"j2garbage")
+    assert render() == text
+    assert all(e.read_bytes().startswith(cache.MAGIC) for e in _entries(cache_home, "jinja"))
+
+
+def test_no_pickle_anywhere_in_the_cache() -> None:
+    source = (Path(cache.__file__).read_text() + Path(cache.__file__).with_name("generation.py").read_text())
+    assert "pickle" not in source.replace("unpickles", "").replace("Nothing is pickled", "")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=600), cut=st.integers(0, 5000), flips=st.lists(st.integers(0, 5000), max_size=8))
+def test_fuzzed_entries_are_misses_never_crashes(cache_home: Path, data: bytes, cut: int, flips: list[int]) -> None:
+    """Random bytes, truncations and bit flips of a real entry: always a clean miss (or the right code)."""
+    store = cache.open_cache()
+    assert store is not None
+    key = cache.key_of("fuzz")
+    good = __import__("marshal").dumps(compile("q = 5\n", "<fuzz>", "exec"))
+    store.put("code", key, good)
+    entry = cache_home / f"code-{key}"
+    raw = bytearray(entry.read_bytes())
+    for flip in flips:
+        raw[flip % len(raw)] ^= 0x5A
+    variants = [bytes(raw), bytes(raw[: cut % (len(raw) + 1)]), data, cache.MAGIC + data]
+    for variant in variants:
+        entry.write_bytes(variant)
+        payload = store.get("code", key)
+        assert payload is None or payload == good
+        code = cache.load_code(payload)
+        if code is not None:
+            scope: dict[str, int] = {}
+            exec(code, scope)  # noqa: S102
+            assert scope["q"] == 5
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_repeated_run_imports_neither_lxml_nor_jinja(tmp_path: Path) -> None:
+    shutil.copy(SAMPLES / "prophet.uml", tmp_path / "prophet.uml")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop(cache.DISABLE_VARIABLE, None)
+    env.pop(cache.LOCATION_VARIABLE, None)
+    probe = ("import sys, json; from uml2perf.cli import main; code = main(['run', 'prophet.uml', '--json']); "
+             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('lxml', 'jinja2'))), "
+             "file=sys.stderr); sys.exit(code)")
+    first = _run(["-c", probe], tmp_path, env)
+    second = _run(["-c", probe], tmp_path, env)
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    assert json.loads(first.stdout)["time"] == json.loads(second.stdout)["time"]
+    assert "lxml" in first.stderr.splitlines()[-1]
+    assert json.loads(second.stderr.splitlines()[-1]) == []
+    (tmp_path / "prophet.uml").write_text((tmp_path / "prophet.uml").read_text().replace("121/P", "242/P"))
+    third = _run(["-c", probe], tmp_path, env)
+    assert json.loads(third.stdout)["time"] > json.loads(second.stdout)["time"]  # a changed input is a miss
+
+
+def test_a_forged_module_entry_executes_nothing(tmp_path: Path) -> None:
+    shutil.copy(SAMPLES / "prophet.uml", tmp_path / "prophet.uml")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop(cache.DISABLE_VARIABLE, None)
+    assert _run(["-m", "uml2perf", "run", "prophet.uml"], tmp_path, env).returncode == 0
+    marker = tmp_path / "pwned"
+    evil = __import__("marshal").dumps(compile(f"open({str(marker)!r}, 'w').close()", "<x>", "exec"))
+    for entry in (tmp_path / "xdg" / "uml2perf").iterdir():
+        raw = entry.read_bytes()
+        entry.write_bytes(raw[: len(cache.MAGIC) + 32] + raw[len(cache.MAGIC) + 32 :][:-10] + evil)
+    done = _run(["-m", "uml2perf", "run", "prophet.uml"], tmp_path, env)
+    assert done.returncode == 0 and "194.18" in done.stdout and not marker.exists()
+
+
+def test_run_prints_the_warnings_convert_prints_also_from_the_cache(tmp_path: Path) -> None:
+    source = (SAMPLES / "prophet.uml").read_text()
+    (tmp_path / "m.uml").write_text(source)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop(cache.DISABLE_VARIABLE, None)
+    convert = _run(["-m", "uml2perf", "convert", "m.uml", "-o", "m.py"], tmp_path, env)
+    warned = [line for line in convert.stderr.splitlines() if "warning" in line]
+    first = _run(["-m", "uml2perf", "run", "m.uml"], tmp_path, env)
+    second = _run(["-m", "uml2perf", "run", "m.uml"], tmp_path, env)
+    for line in warned:
+        assert line in first.stderr and line in second.stderr
+
+
+def test_random_damage_to_every_entry_never_breaks_a_run(tmp_path: Path) -> None:
+    shutil.copy(SAMPLES / "prophet.uml", tmp_path / "prophet.uml")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop(cache.DISABLE_VARIABLE, None)
+    assert _run(["-m", "uml2perf", "run", "prophet.uml"], tmp_path, env).returncode == 0
+    rng = random.Random(7)
+    for _ in range(4):
+        for entry in (tmp_path / "xdg" / "uml2perf").iterdir():
+            raw = bytearray(entry.read_bytes())
+            for _ in range(rng.randint(1, 20)):
+                raw[rng.randrange(len(raw))] = rng.randrange(256)
+            entry.write_bytes(bytes(raw[: rng.randint(0, len(raw))]))
+        done = _run(["-m", "uml2perf", "run", "prophet.uml"], tmp_path, env)
+        assert done.returncode == 0 and "194.18" in done.stdout, done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_warnings_module_is_quiet_for_a_private_folder(cache_home: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cache.open_cache() is not None

@@ -37,7 +37,7 @@ from .errors import SimulationError
 
 __all__ = [
     "OutputError", "InputFileError", "write_output", "write_atomically", "read_input", "same_file",
-    "refuse_inputs_as_outputs",
+    "refuse_inputs_as_outputs", "read_text_input",
 ]
 
 #: How long reading a FIFO or a terminal may wait for data before it is refused (seconds).
@@ -304,3 +304,26 @@ def _too_large(shown: str, what: str, size: int, max_bytes: int, limit_hint: str
     size_text = f"more than {max_bytes} bytes" if at_least else f"{size} bytes, more than the limit of {max_bytes}"
     return InputFileError(f"the {what} '{shown}' is {size_text}",
                           hint=limit_hint or "this is not an input uml2perf can read")
+
+
+def read_text_input(path: str | os.PathLike[str], *, what: str, max_bytes: int | None = None) -> str:
+    """An input file as text: UTF-8, an optional byte-order mark dropped, read with the input cap.
+
+    A file in another encoding is refused with the position of the first
+    byte that is not UTF-8 and what to do, never misread.
+    """
+    if max_bytes is None:
+        from .limits import current
+
+        max_bytes = current().input_bytes
+    data = read_input(path, max_bytes=max_bytes, what=what,
+                      limit_hint="raise the limit with --limit input_bytes=N or UML2PERF_MAX_BYTES")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputFileError(
+            f"the {what} '{path}' is not UTF-8 text (line {line}, column {column}: byte 0x{data[exc.start]:02x})",
+            hint="save it as UTF-8 (TOML files must be UTF-8)",
+        ) from None

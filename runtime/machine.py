@@ -122,9 +122,17 @@ class Machine:
     @classmethod
     def from_toml(cls, path: str | Path) -> Machine:
         """Read and validate a machine file; errors name the file and the key."""
+        from .files import InputFileError, read_text_input
+
         file = Path(path)
         try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
+            data = tomllib.loads(read_text_input(file, what="machine file"))
+        except InputFileError as exc:
+            if not file.exists():
+                raise MachineError(f"machine file '{file}' not found",
+                                   hint="give the path of a TOML machine file, e.g. "
+                                        "samples/machines/laptop.toml") from None
+            raise MachineError(exc.message, hint=exc.hint) from None
         except FileNotFoundError:
             raise MachineError(f"machine file '{file}' not found",
                                hint="give the path of a TOML machine file, e.g. "

@@ -218,7 +218,31 @@ def cmd_dialects(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parser
 
 
+def _add_limit_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--limit", action="append", metavar="NAME=N",
+        help="raise or lower a limit: input_bytes, processes, threads, nodes, cores, iterations, events, "
+        "sweep_points (see docs/security.md)",
+    )
+
+
+def _apply_limits(args: argparse.Namespace) -> None:
+    """The limits of this command: defaults, then UML2PERF_MAX_* variables, then --limit flags."""
+    from uml2perf_runtime.limits import Limits, LimitExceeded, parse_limit, set_current
+
+    limits = Limits.from_environment()
+    assignments: dict[str, int] = {}
+    for item in getattr(args, "limit", None) or ():
+        try:
+            name, value = parse_limit(item)
+        except LimitExceeded as exc:
+            raise UsageError(exc.message) from None
+        assignments[name] = value
+    set_current(limits.with_overrides(assignments))
+
+
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    _add_limit_option(parser)
     parser.add_argument("--activity", metavar="NAME", help="the activity to start from (name or xmi:id)")
     parser.add_argument(
         "--sidecar", metavar="FILE.toml", help="costs and stereotypes by element name or id, for plain exports"
@@ -373,6 +397,7 @@ def _run(args: argparse.Namespace) -> int:
     """Run the chosen subcommand; every problem becomes a message and an exit status."""
     debug = args.debug or bool(os.environ.get("UML2PERF_DEBUG"))
     try:
+        _apply_limits(args)
         return int(args.func(args) or EXIT_OK)
     except Uml2PerfError as exc:
         return _report_error(exc, debug)

@@ -424,11 +424,13 @@ _SIDECAR_TABLES = ("defaults", "elements", "activities", "functions", "globals",
 
 def load_sidecar(path: str | Path) -> Sidecar:
     """Read and check the shape of a sidecar file; :class:`ModelError` naming the file when wrong."""
+    from uml2perf_runtime.files import InputFileError, read_text_input
+
     shown = str(path)
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ModelError(f"cannot read sidecar file: {exc.strerror}", Location(file=shown)) from None
+        data = tomllib.loads(read_text_input(path, what="sidecar file"))
+    except InputFileError as exc:
+        raise ModelError(exc.message, Location(file=shown), hint=exc.hint) from None
     except tomllib.TOMLDecodeError as exc:
         raise ModelError(f"sidecar is not valid TOML: {exc}", Location(file=shown)) from None
     car = Sidecar(path=shown)

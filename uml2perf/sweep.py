@@ -192,7 +192,12 @@ def model_source(path: str | Path, *, activity: str | None = None, sidecar: str 
     if not p.exists():
         raise InputError("no such file", Location(file=str(path)), hint="check the path")
     if p.suffix == ".py":
-        return ModelSource(p.read_text(encoding="utf-8"), str(p))
+        from uml2perf_runtime.files import InputFileError, read_text_input
+
+        try:
+            return ModelSource(read_text_input(p, what="model module"), str(p))
+        except InputFileError as exc:
+            raise InputError(exc.message, Location(file=str(path)), hint=exc.hint) from None
     from .api import read
     from .generation import generate
 
@@ -419,7 +424,7 @@ def _simulate_dask(
         ) from None
     try:
         client = Client(address, timeout=DASK_CONNECT_TIMEOUT)
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise Uml2PerfError(f"cannot reach the Dask scheduler at {address}: {exc}",
                             hint="start one with 'dask scheduler' or check the address") from None
     try:
@@ -514,6 +519,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     total = 1
     for values in grid.values():
         total *= len(values)
+    from uml2perf_runtime.limits import LimitExceeded, current
+
+    try:
+        current().check("sweep_points", total, "the number of points of the sweep grid")
+    except LimitExceeded as exc:
+        raise InputError(exc.message, Location(file=str(args.model)), hint=exc.hint) from None
     result = run_sweep(
         source, machine, grid, fixed=fixed, procs=args.procs, nodes=args.nodes, seed=args.seed,
         placement=args.placement, analytic=not args.no_analytic, workers=args.workers,
@@ -570,6 +581,9 @@ def register_command(sub: Any) -> None:
     sweep.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     sweep.add_argument("--activity", metavar="NAME", help="the activity to start from (name or xmi:id)")
     sweep.add_argument("--sidecar", metavar="FILE.toml", help="costs and stereotypes for plain exports")
+    from .cli import _add_limit_option
+
+    _add_limit_option(sweep)
     sweep.set_defaults(func=cmd_sweep)
 
 

@@ -17,8 +17,11 @@ from lxml import etree
 
 from ..errors import InputError, Location
 
-#: Largest input accepted, in bytes (override with UML2PERF_MAX_BYTES).
-MAX_BYTES = int(os.environ.get("UML2PERF_MAX_BYTES", str(512 * 1024 * 1024)))
+def max_bytes() -> int:
+    """Largest input accepted, in bytes (the ``input_bytes`` limit; UML2PERF_MAX_BYTES or --limit)."""
+    from uml2perf_runtime.limits import current
+
+    return current().input_bytes
 #: Deepest element nesting accepted.
 MAX_DEPTH = 256
 
@@ -152,11 +155,12 @@ def _check_depth(root: etree._Element, path: str) -> None:
 def load_bytes(data: bytes, path: str = "<input>") -> XmiDocument:
     """Parse XMI bytes with the hardened parser; raise :class:`InputError` with a location."""
     shown = os.path.basename(path)
-    if len(data) > MAX_BYTES:
+    limit = max_bytes()
+    if len(data) > limit:
         raise InputError(
-            f"file is {len(data)} bytes, more than the limit of {MAX_BYTES}",
+            f"file is {len(data)} bytes, more than the limit of {limit}",
             Location(file=shown),
-            hint="set UML2PERF_MAX_BYTES to accept larger files",
+            hint="raise the limit with --limit input_bytes=N or UML2PERF_MAX_BYTES",
         )
     if not data.strip():
         raise InputError("file is empty", Location(file=shown), hint="export the model again from the UML tool")
@@ -212,22 +216,12 @@ def _check_doctype(data: bytes, shown: str) -> None:
 
 
 def load_file(path: str | os.PathLike[str]) -> XmiDocument:
-    """Read a file from disk and parse it safely."""
-    p = Path(path)
+    """Read a file from disk (with the input cap, devices and FIFOs included) and parse it safely."""
+    from uml2perf_runtime.files import InputFileError, read_input
+
     try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", Location(file=str(path))) from None
-    if p.is_dir():
-        raise InputError("is a directory, not an XMI file", Location(file=str(path)))
-    if size > MAX_BYTES:
-        raise InputError(
-            f"file is {size} bytes, more than the limit of {MAX_BYTES}",
-            Location(file=p.name),
-            hint="set UML2PERF_MAX_BYTES to accept larger files",
-        )
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror}", Location(file=str(path))) from None
+        data = read_input(path, max_bytes=max_bytes(), what="file",
+                          limit_hint="raise the limit with --limit input_bytes=N or UML2PERF_MAX_BYTES")
+    except InputFileError as exc:
+        raise InputError(exc.message, Location(file=str(path)), hint=exc.hint) from None
     return load_bytes(data, str(path))

@@ -277,7 +277,7 @@ class Context:
     def _bad_cost(self, elem: Element, cost: Any, what: str = "cost") -> ModelRuntimeError:
         return ModelRuntimeError(
             f"{what} of {elem.describe()} is {cost!r} on {self.describe()}: "
-            "a cost must be a non-negative number of seconds",
+            "a cost must be a finite, non-negative number of seconds",
             element_name=elem.name, element_id=elem.xmi_id, line=elem.line,
             pid=self.pid, tid=self.tid,
             hint="check the cost function and the variables it uses")
@@ -288,6 +288,8 @@ class Context:
         """Spend ``cost`` seconds of CPU (÷ speed, slowed by contention) and record it."""
         self.cur = elem
         if cost > 0.0:
+            if cost == math.inf:
+                raise self._bad_cost(elem, cost)
             env = self.env
             start = env._now
             cpu = self.cpu

@@ -567,7 +567,12 @@ def validate_overrides(spec: ModelSpec, overrides: Mapping[str, Any]) -> dict[st
         raise ParameterError(
             f"model '{spec.name}' has no parameter{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(repr(n) for n in unknown)}; its parameters are: {known}")
-    return {name: coerce_value(name, value, defaults[name]) for name, value in overrides.items()}
+    values = {name: coerce_value(name, value, defaults[name]) for name, value in overrides.items()}
+    for name, value in values.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ParameterError(f"--set {name}={value}: {name} must be a finite number",
+                                 hint="infinite or not-a-number values would make every time meaningless")
+    return values
 
 
 # -- entry point --------------------------------------------------------------------------------

@@ -160,7 +160,7 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps(results.to_dict(), indent=2))
+        print(json.dumps(results.to_dict(), indent=2, allow_nan=False))
     else:
         sys.stdout.write(results.report())
     return 0

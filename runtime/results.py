@@ -83,11 +83,18 @@ class Results:
                          start, end)
                         for pid, track, index, cat, start, end in sim.trace_events]
         parameters = {name: sim.overrides.get(name, default) for name, default in sim.spec.parameters}
+        time = max((ctx.finish_time for ctx in contexts), default=0.0)
+        if not math.isfinite(time):
+            from .errors import SimulationError
+
+            raise SimulationError(
+                f"the predicted time of model '{sim.spec.name}' is {time}: the costs add up past the largest "
+                "number a float can hold", hint="check the cost functions for huge values")
         return cls(
             model=sim.spec.name,
             source=sim.spec.source,
             machine=sim.machine.to_dict(),
-            time=max((ctx.finish_time for ctx in contexts), default=0.0),
+            time=time,
             processes=sim.nprocs,
             nodes=sim.nnodes,
             seed=sim.rng_seed,

@@ -153,7 +153,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         plot_results(results, args.plot)
     if args.json:
-        json.dump(results.to_dict(), sys.stdout, indent=2, sort_keys=False)
+        json.dump(results.to_dict(), sys.stdout, indent=2, sort_keys=False, allow_nan=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(_printable(results.report(top=args.top)))

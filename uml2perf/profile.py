@@ -76,6 +76,7 @@ does not know, is an error naming the sidecar file and the key.
 from __future__ import annotations
 
 import re
+import math
 import tomllib
 from functools import lru_cache
 from collections.abc import Callable, Iterable
@@ -462,6 +463,9 @@ def _expression_text(value: object, car: Sidecar, key: str) -> str:
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise car.error(f"{key} is {value}: values must be finite numbers",
+                            hint="infinite or not-a-number values would make every time meaningless")
         return repr(value)
     if isinstance(value, str):
         return value.strip()
@@ -921,9 +925,36 @@ class _Interpreter:
                 activities[index] = replace(activity, attributes=attributes, variables=local)
         globals_ = give(globals_)
         where = Location(file=self.car.path)
+        self.warn_near_miss_variables(set(values) - matched, activities, globals_, where)
         return globals_ + tuple(
             Variable(name, where, None, value) for name, value in values.items() if name not in matched
         )
+
+    def warn_near_miss_variables(self, unmatched: set[str], activities: list[Activity],
+                                 globals_: tuple[Variable, ...], where: Location) -> None:
+        """A sidecar variable that only differs from a model variable in case (or a typo) is a warning.
+
+        It still becomes a new variable (a sidecar may declare variables), but
+        one that nothing reads is almost always a misspelt name whose value
+        would be silently ignored.
+        """
+        if not unmatched:
+            return
+        import difflib
+
+        known = {v.name for v in globals_}
+        for activity in activities:
+            known.update(v.name for v in activity.attributes)
+            known.update(v.name for v in activity.variables)
+        by_case = {name.casefold(): name for name in known}
+        for name in sorted(unmatched):
+            close = by_case.get(name.casefold()) or next(iter(difflib.get_close_matches(name, known, 1, 0.8)), None)
+            if close is not None and close != name:
+                self.warn(
+                    f"sidecar [variables] {name!r} matches no model variable; did you mean {close!r}? "
+                    f"(names are case-sensitive: the model keeps its own value of {close!r})",
+                    where, "sidecar-variable-near-miss",
+                )
 
     # ------------------------------------------------------------------ whole model
 

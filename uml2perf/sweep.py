@@ -479,7 +479,7 @@ def to_json(result: SweepResult, model: str, machine: Any) -> str:
         "rows": result.rows,
         "notes": result.notes,
     }
-    return json.dumps(data, indent=2) + "\n"
+    return json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 
 def _write(text: str, target: str, inputs: tuple[str | None, ...] = ()) -> None:

@@ -300,6 +300,10 @@ class AnalyticContext:
         return
         yield  # pragma: no cover - makes this a generator, as the simulator's compute is
 
+    def no_guard_holds(self, where: str, values: dict[str, Any]) -> None:
+        """No guard holds at some point: the simulation reports it with the values (see Context)."""
+        raise NotAnalytic(f"no guard of {where} holds")
+
     def enter(self, elem: Element) -> None:
         """Composite elements only matter for the per-element profile, which the fast path omits."""
 

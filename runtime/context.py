@@ -383,6 +383,15 @@ class Context:
 
     # -- composites and loops ----------------------------------------------------------
 
+    def no_guard_holds(self, where: str, values: dict[str, Any]) -> None:
+        """A decision none of whose guards holds: UML keeps the token there, so the run cannot go on."""
+        shown = ", ".join(f"{name} = {value!r}" for name, value in values.items()) or "no variables"
+        raise ModelRuntimeError(
+            f"no guard of {where} holds on {self.describe()} ({shown}): "
+            "under UML the token stays at the decision and this process cannot go on",
+            element_name=None, element_id=None, line=None, pid=self.pid, tid=self.tid,
+            hint="add a branch guarded [else], or change the guards so that one of them always holds")
+
     def enter(self, elem: Element) -> None:
         """Start of a composite element (call, structured node, loop) on this context."""
         self.cur = elem

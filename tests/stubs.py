@@ -17,6 +17,10 @@ class IterationLimit(RuntimeError):
     """A loop ran longer than the stub allows."""
 
 
+class NoGuardHolds(Exception):
+    """Generated code reached a decision none of whose guards holds (the token stays there)."""
+
+
 class StubContext:
     """Records ``compute``/communication calls as element names, in order."""
 
@@ -59,6 +63,9 @@ class StubContext:
         yield
 
     irecv = isend
+
+    def no_guard_holds(self, where: str, values: dict[str, Any]) -> None:
+        raise NoGuardHolds(where, values)
 
     def enter(self, element: Any) -> None:
         self.entered.append(element.name)

@@ -64,6 +64,7 @@ from .python_views import (
     ActivityView,
     BlockView,
     BranchView,
+    NoGuardView,
     CallView,
     CodeView,
     CommView,
@@ -800,8 +801,52 @@ class PythonHandler(ContentHandler):
 
     def leave_If(self, stmt: If) -> None:
         state = self.ifs.pop()
+        self._else_when_no_guard_holds(stmt, state)
         if state.view is not None and state.view.empty and self.body and self.body[-1] is state.view:
             self.body.pop()  # nothing to say: no comment, no draw, no branch
+
+    def _else_when_no_guard_holds(self, stmt: If, state: _IfState) -> None:
+        """Guards that may all be false get an ``else`` that stops the run naming the decision and values.
+
+        UML keeps the token on a decision none of whose guards holds; falling
+        through to the next action instead would predict a program that does
+        not exist.
+        """
+        view = state.view
+        if view is None or stmt.node is None or not stmt.branches or stmt.is_random:
+            return
+        if any(b.cond.kind is not CondKind.GUARD for b in stmt.branches):
+            return
+        outgoing = self._outgoing_guards().get(stmt.node.id)
+        if not outgoing or any(g is None or g.strip().lower() in ("else", "true", "1") for g in outgoing):
+            return  # the decision has an else (or an unguarded) flow: some branch is always taken
+        names: list[str] = []
+        for branch in stmt.branches:
+            parsed = self.printer.parse(branch.cond.text or "True", branch.cond.location, "guard")
+            names.extend(n for n in sorted(parsed.names) if n not in names and n in self.printer.rename)
+        values = "{" + ", ".join(f"{json.dumps(n)}: {self.printer.rename[n]}" for n in names) + "}"
+        node = stmt.node
+        where = f"decision {node.name or node.kind.value!r} (xmi:id={node.id}, line {node.location.line or '?'})"
+        view.branches.append(BranchView("else", "", [NoGuardView(json.dumps(where, ensure_ascii=False), values)]))
+
+    def _outgoing_guards(self) -> dict[str, list[str | None]]:
+        """Guards of the control flows leaving each node, over every region of the model (built once)."""
+        found = self.__dict__.get("_guards_by_source")
+        if found is None:
+            found = {}
+
+            def collect(region: Any) -> None:
+                for edge in region.edges:
+                    if edge.kind == "control" or edge.guard is not None:
+                        found.setdefault(edge.source, []).append(edge.guard)
+                for node in region.nodes:
+                    if node.region is not None:
+                        collect(node.region)
+
+            for activity in self.model.activities:
+                collect(activity.region)
+            self.__dict__["_guards_by_source"] = found
+        return found
 
     def visit_Branch(self, branch: Branch) -> bool:
         state = self.ifs[-1]

@@ -73,6 +73,20 @@ class ReturnView:
 
 
 @dataclass(slots=True)
+class NoGuardView:
+    """A decision none of whose guards holds: under UML the token stays, so the run stops and says why.
+
+    ``where`` is a string literal naming the decision (it is not an element of
+    the profile: it takes no time), ``values`` the printed dict of the
+    variables the guards read.
+    """
+
+    kind: ClassVar[str] = "no_guard"
+    where: str
+    values: str
+
+
+@dataclass(slots=True)
 class StopView:
     """A branch gives up once another branch reached an activity final (``flag`` is set)."""
 

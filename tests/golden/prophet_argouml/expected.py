@@ -67,6 +67,8 @@ def activity_MainActivity(p, v):
         p.leave(E_SA)
     elif v.GV == 0:
         yield from p.compute(E_A2, FA2(p, v))  # xmi:id=127-0-0-1-6a4c2f:1479f3e0b2d:-8000:000000000000084A
+    else:
+        p.no_guard_holds("decision 'decision' (xmi:id=127-0-0-1-6a4c2f:1479f3e0b2d:-8000:0000000000000844, line 316)", {"GV": v.GV})
     yield from p.compute(E_A4, FA4(p, v, v.P))  # xmi:id=127-0-0-1-6a4c2f:1479f3e0b2d:-8000:000000000000084F
 
 

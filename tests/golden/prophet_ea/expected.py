@@ -67,6 +67,8 @@ def activity_MainActivity(p, v):
         p.leave(E_SA)
     elif v.GV == 0:
         yield from p.compute(E_A2, FA2(p, v))  # xmi:id=EAID_6B1A2C3D_0015_4F00_8A00_000000000015
+    else:
+        p.no_guard_holds("decision 'Decision' (xmi:id=EAID_6B1A2C3D_0013_4F00_8A00_000000000013, line 30)", {"GV": v.GV})
     yield from p.compute(E_A4, FA4(p, v, v.P))  # xmi:id=EAID_6B1A2C3D_0017_4F00_8A00_000000000017
 
 

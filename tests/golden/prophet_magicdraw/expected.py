@@ -67,6 +67,8 @@ def activity_MainActivity(p, v):
         p.leave(E_SA)
     elif v.GV == 0:
         yield from p.compute(E_A2, FA2(p, v))  # xmi:id=_19_0_4_1d5c0b1_1601550000014_100014_4014
+    else:
+        p.no_guard_holds("decision 'Decision' (xmi:id=_19_0_4_1d5c0b1_1601550000012_100012_4012, line 27)", {"GV": v.GV})
     yield from p.compute(E_A4, FA4(p, v, v.P))  # xmi:id=_19_0_4_1d5c0b1_1601550000016_100016_4016
 
 

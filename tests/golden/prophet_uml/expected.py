@@ -67,6 +67,8 @@ def activity_MainActivity(p, v):
         p.leave(E_SA)
     elif v.GV == 0:
         yield from p.compute(E_A2, FA2(p, v))  # xmi:id=_a2
+    else:
+        p.no_guard_holds("decision 'Decision' (xmi:id=_decision, line 63)", {"GV": v.GV})
     yield from p.compute(E_A4, FA4(p, v, v.P))  # xmi:id=_a4
 
 

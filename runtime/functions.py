@@ -36,7 +36,8 @@ from typing import Any
 
 __all__ = [
     "log", "log2", "log10", "sqrt", "exp", "ceil", "floor", "min", "max", "abs", "pow",
-    "int", "float", "round", "pi", "e", "MAX_EXPONENT", "MAX_INT_POWER_BITS", "SCALAR", "VECTOR", "count",
+    "int", "float", "round", "pi", "e", "MAX_EXPONENT", "MAX_INT_POWER_BITS", "SCALAR", "VECTOR", "count", "bounded",
+    "MAX_INT_BITS", "MAX_ROUND_DIGITS",
 ]
 
 #: Largest literal exponent accepted by the expression parser; also the largest
@@ -59,7 +60,6 @@ max = _builtins.max
 abs = _builtins.abs
 int = _builtins.int
 float = _builtins.float
-round = _builtins.round
 
 log2 = _math.log2
 log10 = _math.log10
@@ -110,6 +110,38 @@ def pow(base: Any, exponent: Any) -> Any:  # noqa: A001 - the language's own nam
             f"pow({base!r}, {exponent!r}): a negative base with a fractional exponent has no real value"
         )
     return result
+
+
+#: Integers a code fragment assigns may have at most this many bits (about 2,500 decimal digits).
+MAX_INT_BITS = MAX_INT_POWER_BITS
+
+#: ``round(x, n)`` with ``|n|`` beyond this many digits means the same as at this many (no value
+#: a model can hold has more digits), so Python never computes ``10 ** n`` for a huge ``n``.
+MAX_ROUND_DIGITS = 4000
+
+_round = _builtins.round
+
+
+def round(number: Any, ndigits: Any = None) -> Any:  # noqa: A001 - the language's own name
+    """Python's ``round``, except that a huge ``ndigits`` cannot make it hang."""
+    if ndigits is None:
+        return _round(number)
+    if type(ndigits) is _Int and not -MAX_ROUND_DIGITS <= ndigits <= MAX_ROUND_DIGITS:
+        if ndigits > 0:
+            return _round(number, MAX_ROUND_DIGITS)
+        return type(number)(0) if type(number) in (_Int, _Float) else _round(number, -MAX_ROUND_DIGITS)
+    return _round(number, ndigits)
+
+
+def bounded(value: Any) -> Any:
+    """A value a code fragment assigns, refused when it is an integer past :data:`MAX_INT_BITS` bits."""
+    if type(value) is _Int and value.bit_length() > MAX_INT_BITS:
+        raise ValueError(
+            f"a code fragment computed an integer of {value.bit_length():,} bits, more than the limit of "
+            f"{MAX_INT_BITS:,} bits (about {_Int(MAX_INT_BITS * 0.30103):,} digits); "
+            "use floats (e.g. 2.0 instead of 2) for huge magnitudes"
+        )
+    return value
 
 
 def count(value: Any) -> Any:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .functions import count
+from .functions import bounded, count
 
 
 class Element:
@@ -166,4 +166,4 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
     return 0
 
 
-__all__ = ["Element", "ModelSpec", "main", "build_parser", "count"]
+__all__ = ["Element", "ModelSpec", "main", "build_parser", "count", "bounded"]

@@ -557,9 +557,9 @@ def test_to_python_code_fragment_with_indent() -> None:
     out = to_python(fragment, {"GV": "v.GV", "P": "v.P", "pid": "p.pid"}, {"F": ["p", "v"]}, indent="        ")
     assert out == (
         "        if v.GV == 1:\n"
-        "            v.P = v.P * 2\n"
+        "            v.P = rt.bounded(v.P * 2)\n"
         "        else:\n"
-        "            v.P = F(p, v, p.pid)"
+        "            v.P = rt.bounded(F(p, v, p.pid))"
     )
 
 

@@ -263,6 +263,21 @@ class ReferenceRenamer(ast.NodeTransformer):
         func = ast.Name(id=self.function_names.get(name, name), ctx=ast.Load())
         return ast.Call(func=func, args=leading + args, keywords=[])
 
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        """Computed values pass through ``rt.bounded`` (integers cannot grow without bound)."""
+        targets = [self.visit(t) for t in node.targets]
+        value = self.visit(node.value)
+        if not (isinstance(node.value, (ast.Constant, ast.Name))
+                or (isinstance(node.value, ast.UnaryOp) and isinstance(node.value.operand, ast.Constant))):
+            value = ast.Call(func=ast.Name(id="rt.bounded", ctx=ast.Load()), args=[value], keywords=[])
+        return ast.Assign(targets=targets, value=value, lineno=0)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        """``x += e`` is printed as ``x = rt.bounded(x + e)``."""
+        assert isinstance(node.target, ast.Name)
+        value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=node.value)
+        return self.visit(ast.Assign(targets=[node.target], value=value, lineno=0))
+
 
 def reference_python(node: Any, rename: Mapping[str, str], leading: Mapping[str, Sequence[str]],
                      function_names: Mapping[str, str], indent: str = "") -> str:

@@ -234,6 +234,7 @@ def generated_namespace() -> dict[str, Any]:
     """What a generated module sees: the library imported by name, the cost functions, no builtins."""
     namespace: dict[str, Any] = {"__builtins__": {}}
     namespace.update(lib.SCALAR)
+    namespace["rt"] = types.SimpleNamespace(bounded=lib.bounded)
     namespace.update({name: (lambda fn: lambda p, v, *args: fn(*args))(fn) for name, fn in NAMED.items()})
     return namespace
 

@@ -1792,6 +1792,23 @@ class _Printer:
         self.statements(tree.body, 0)
         return "".join(self.out)
 
+    def bounded(self, value: ast.expr) -> None:
+        """A value a fragment assigns: computed ones pass through ``rt.bounded`` at run time.
+
+        A fragment such as ``X = X * X`` run in a loop doubles the size of an
+        integer each time and would exhaust memory; ``rt.bounded`` refuses
+        integers past :data:`uml2perf_runtime.functions.MAX_INT_BITS` bits.
+        Literals and plain copies cannot grow and are printed as they are.
+        """
+        if isinstance(value, (ast.Constant, ast.Name)) or (
+            isinstance(value, ast.UnaryOp) and isinstance(value.operand, ast.Constant)
+        ):
+            self.expr(value, _TEST)
+            return
+        self.out.append("rt.bounded(")
+        self.expr(value, _TEST)
+        self.out.append(")")
+
     def statements(self, body: list[ast.stmt], level: int) -> None:
         for stmt in body:
             self.statement(stmt, level)
@@ -1809,13 +1826,14 @@ class _Printer:
             for target in node.targets:
                 self.expr(target, _ATOM)
                 self.out.append(" = ")
-            self.expr(node.value, _TEST)
+            self.bounded(node.value)
         elif kind is ast.AugAssign:
             assert isinstance(node, ast.AugAssign)
             self.line(level)
             self.expr(node.target, _ATOM)
-            self.out.append(_BINARY_FORMS[type(node.op)][0].rstrip() + "= ")
-            self.expr(node.value, _TEST)
+            self.out.append(" = ")
+            self.bounded(ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op,  # type: ignore[attr-defined]
+                                   right=node.value))
         elif kind is ast.If:
             assert isinstance(node, ast.If)
             self.line(level, "if ")

@@ -173,7 +173,7 @@ def activity_Tangle(p, v):
                 _state = 2
         elif _state == 1:  # TA, DA
             # TA (xmi:id=_n37): code
-            v.a = v.a + 1
+            v.a = rt.bounded(v.a + 1)
             yield from p.compute(E_TA, 1)  # xmi:id=_n37
             if v.a < 3:
                 _state = 2
@@ -181,7 +181,7 @@ def activity_Tangle(p, v):
                 _state = 3
         elif _state == 2:  # TB, DB
             # TB (xmi:id=_n38): code
-            v.c = v.c + 1
+            v.c = rt.bounded(v.c + 1)
             yield from p.compute(E_TB, 1)  # xmi:id=_n38
             if v.c < 2:
                 p.iteration(E_D)
@@ -199,7 +199,7 @@ def activity_main(p, v):
     v.tmp = 2  # local variable
     # A1 (xmi:id=_n56): code
     v.i = 0
-    v.k = v.mode * 2
+    v.k = rt.bounded(v.mode * 2)
     yield from p.compute(E_A1, Work(p, v, v.mode))  # xmi:id=_n56
     # Choose (xmi:id=_n57): decision
     if v.mode == 1:
@@ -218,7 +218,7 @@ def activity_main(p, v):
     while True:
         p.iteration(E_Again)
         # Step (xmi:id=_n67): code
-        v.i = v.i + 1
+        v.i = rt.bounded(v.i + 1)
         yield from p.compute(E_Step, 1)  # xmi:id=_n67
         # More (xmi:id=_n68): decision
         if not (v.i < 3):
@@ -246,7 +246,7 @@ def activity_main(p, v):
             if not (v.k < 6):
                 break
             # Visit (xmi:id=_n85): code
-            v.k = v.k + 1
+            v.k = rt.bounded(v.k + 1)
             yield from p.compute(E_Visit, 1)  # xmi:id=_n85
             # Found (xmi:id=_n86): decision
             if v.k >= 2:
@@ -285,7 +285,7 @@ def activity_main(p, v):
     while v.k < 8:
         p.iteration(E_Scan)
         # Inc (xmi:id=_n108): code
-        v.k = v.k + 1
+        v.k = rt.bounded(v.k + 1)
         yield from p.compute(E_Inc, 0.5)  # xmi:id=_n108
     p.leave(E_Scan)
     if v.mode == 1:

@@ -28,7 +28,7 @@ def activity_main(p, v):
     while True:
         p.iteration(E_Iterate)
         # Sweep (xmi:id=_n5): code
-        v.err = v.err / 2
+        v.err = rt.bounded(v.err / 2)
         yield from p.compute(E_Sweep, 2)  # xmi:id=_n5
         # Converged? (xmi:id=_n4): decision
         if v.err < 0.01:

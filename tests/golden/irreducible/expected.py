@@ -43,7 +43,7 @@ def activity_main(p, v):
                 _state = 2
         elif _state == 1:  # A, DA
             # A (xmi:id=_n7): code
-            v.a = v.a + 1
+            v.a = rt.bounded(v.a + 1)
             yield from p.compute(E_A, 1)  # xmi:id=_n7
             if v.a < 3:
                 _state = 2
@@ -51,7 +51,7 @@ def activity_main(p, v):
                 _state = -1
         elif _state == 2:  # B, DB
             # B (xmi:id=_n8): code
-            v.b = v.b + 1
+            v.b = rt.bounded(v.b + 1)
             yield from p.compute(E_B, 1)  # xmi:id=_n8
             if v.b < 2:
                 p.iteration(E_D)

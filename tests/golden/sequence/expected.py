@@ -31,7 +31,7 @@ def activity_main(p, v):
     """Activity main (xmi:id=_a3)."""
     yield from p.compute(E_Read_input, 1.5)  # xmi:id=_n4
     # Compute (xmi:id=_n5): code
-    v.N = v.N * 2
+    v.N = rt.bounded(v.N * 2)
     yield from p.compute(E_Compute, Work(p, v, v.N))  # xmi:id=_n5
     yield from p.compute(E_Write_output, log2(v.N))  # xmi:id=_n6
 

@@ -31,7 +31,7 @@ def activity_main(p, v):
     while v.i < 10:
         p.iteration(E_Loop)
         # Step (xmi:id=_n5): code
-        v.i = v.i + 1
+        v.i = rt.bounded(v.i + 1)
         yield from p.compute(E_Step, 0.1 * (v.i + 1))  # xmi:id=_n5
     yield from p.compute(E_Done, 1)  # xmi:id=_n6
 

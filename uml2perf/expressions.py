@@ -54,7 +54,7 @@ from typing import Any, ClassVar, NoReturn
 
 from uml2perf.errors import ExpressionError, Location
 from uml2perf_runtime import functions as _library
-from uml2perf_runtime.functions import MAX_EXPONENT
+from uml2perf_runtime.functions import MAX_EXPONENT, MAX_INT_BITS
 
 __all__ = [
     "SYSTEM_PARAMETERS", "BUILTIN_FUNCTIONS", "CONSTANTS", "MAX_EXPONENT", "MAX_TEXT_LENGTH", "MAX_DEPTH",
@@ -2175,6 +2175,17 @@ def constant_value(expr: Expression | str) -> int | float | bool:
             f"is not a constant: it uses {', '.join(repr(u) for u in used)}", "write a number"
         )
     value = evaluate(expr, {})
-    if isinstance(value, bool) or isinstance(value, (int, float)):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _Context("expression", expr.text, expr.location).error(
+            f"evaluates to {value}, not a finite number", "write a finite value"
+        )
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        raise _Context("expression", expr.text, expr.location).error(
+            f"evaluates to an integer of {value.bit_length():,} bits, more than the limit of {MAX_INT_BITS:,}",
+            "use a float (e.g. 1e300) for huge magnitudes",
+        )
+    if isinstance(value, (int, float)):
         return value
     return float(value)  # pragma: no cover - the language only produces numbers and booleans

@@ -459,6 +459,11 @@ def load_sidecar(path: str | Path) -> Sidecar:
     return car
 
 
+def _normalised_tags(tags: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """Tags compared as the profile reads them: normalised names, trimmed values, empty ones dropped."""
+    return tuple(sorted((_tag_key(name), value.strip()) for name, value in tags if value.strip()))
+
+
 def _expression_text(value: object, car: Sidecar, key: str) -> str:
     if isinstance(value, bool):
         return "True" if value else "False"
@@ -507,13 +512,18 @@ class _Interpreter:
         """
         first: PerfSpec | None = None
         clause: PerfSpec | None = None
+        first_seen: tuple[str, tuple[tuple[str, str], ...]] | None = None
         for stereotype in stereotypes:
             entry = _role_of(stereotype.name)
             if entry is None:
                 continue
             is_clause = entry is _CLAUSE_ENTRY
             if (clause if is_clause else first) is not None:
+                if not is_clause and first_seen is not None:
+                    self.refuse_second_role(stereotype, first_seen, owner, location)
                 continue
+            if not is_clause:
+                first_seen = (_norm(stereotype.name), _normalised_tags(stereotype.tags))
             role, known = entry
             tags: dict[str, str] = {}
             for name, value in stereotype.tags:
@@ -527,6 +537,11 @@ class _Interpreter:
                     )
                     continue
                 value = value.strip()
+                if value and key in tags and tags[key] != value:
+                    self.warn(
+                        f"{_norm(stereotype.name)} of {owner!r} gives {key!r} twice ({tags[key]!r} and {value!r})",
+                        location, "conflicting-tag", Severity.ERROR,
+                    )
                 if value and key not in tags:
                     tags[key] = value
             if key_is_else(tags.get("guard")):
@@ -540,6 +555,24 @@ class _Interpreter:
             return first or clause
         extra = tuple((k, v) for k, v in clause.tags if k in CLAUSE_TAGS and first.get(k) is None)
         return build_perf(first.role, first.tags + extra, first.origin) if extra else first
+
+    def refuse_second_role(self, stereotype: StereotypeApplication,
+                           first: tuple[str, tuple[tuple[str, str], ...]], owner: str, location: Location) -> None:
+        """A second performance stereotype on one element is an error unless it repeats the first exactly.
+
+        Which of two disagreeing applications a tool writes first is arbitrary:
+        using one and dropping the other would silently predict the wrong thing.
+        """
+        second = (_norm(stereotype.name), _normalised_tags(stereotype.tags))
+        if second == first:
+            return
+        def shown(app: tuple[str, tuple[tuple[str, str], ...]]) -> str:
+            return app[0] + "(" + ", ".join(f"{k}={v}" for k, v in app[1]) + ")"
+
+        self.warn(
+            f"{owner!r} carries two performance stereotypes that disagree: {shown(first)} and {shown(second)}",
+            location, "conflicting-stereotypes", Severity.ERROR,
+        )
 
     def marte_tags(self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location) -> list[tuple[str, str]]:
         tags: list[tuple[str, str]] = []

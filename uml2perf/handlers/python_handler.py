@@ -348,6 +348,14 @@ class PythonHandler(ContentHandler):
                     function.location,
                     hint="rename it to letters, digits and '_', not starting with a digit",
                 )
+            if function.name.startswith("_") or function.name in _PYTHON_BUILTIN_NAMES:
+                raise ModelError(
+                    f"cost function name {function.name!r} is reserved: generated modules use it themselves"
+                    if not function.name.startswith("_") else
+                    f"cost function name {function.name!r} starts with '_', which generated code keeps for itself",
+                    function.location,
+                    hint="rename the cost function (e.g. F_" + function.name.strip("_") + ")",
+                )
             if function.name in self.printer.functions:
                 raise ModelError(
                     f"cost function {function.name!r} is defined twice",
@@ -1056,6 +1064,13 @@ def _code_text(node: Node) -> str | None:
     if text is None or not text.strip():
         text = node.code
     return text if text is not None and text.strip() else None
+
+
+#: Names of Python's builtins (``range``, ``print``...): a cost function of that name would replace
+#: the builtin the generated module itself relies on.
+_PYTHON_BUILTIN_NAMES = frozenset(name for name in dir(__import__("builtins")) if not name.startswith("_")) | {
+    "rt", "p", "v", "MODEL", "ELEMENTS",
+}
 
 
 def count_range(printed: str) -> str:

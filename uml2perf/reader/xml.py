@@ -179,6 +179,7 @@ def load_bytes(data: bytes, path: str = "<input>") -> XmiDocument:
     if root is None:
         raise InputError("no XML content", Location(file=shown))
     _check_doctype(data, shown)
+    _check_entity_references(data, root, shown)
     _check_depth(root, path)
     return XmiDocument(path=path, root=root, data=data)
 
@@ -203,6 +204,36 @@ def _syntax_error(message: str, where: Location) -> InputError:
         where,
         hint="the file may be truncated or not an XMI export; export it again",
     )
+
+
+def _check_entity_references(data: bytes, root: etree._Element, shown: str) -> None:
+    """Refuse element text that uses an entity the parser leaves unexpanded.
+
+    The parser never expands entities inside element text (that is what keeps
+    entity attacks out), so ``<body>cost=&n;</body>`` would silently read as
+    ``cost=``.  Only files that declare entities can contain such references.
+    """
+    if b"<!ENTITY" not in data[:1 << 20]:
+        return
+    for entity in root.iter(etree.Entity):
+        parent = entity.getparent()
+        raise InputError(
+            f"element text uses the entity reference {entity.text}, which uml2perf does not expand "
+            "(the text would be cut short)",
+            Location(file=shown, line=entity.sourceline or (parent.sourceline if parent is not None else None),
+                     element_id=_any_id(parent)),
+            hint="replace the reference by its text; UML tools do not write entity declarations",
+        )
+
+
+def _any_id(element: etree._Element | None) -> str | None:
+    """The element's xmi:id (any XMI namespace), xmi.id or id, for messages."""
+    if element is None:
+        return None
+    for key, value in element.attrib.items():
+        if key.endswith("}id") or key in ("xmi.id", "id"):
+            return value
+    return None
 
 
 def _check_doctype(data: bytes, shown: str) -> None:

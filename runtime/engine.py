@@ -39,6 +39,7 @@ import linecache
 import math
 import os
 import re
+import sys
 import threading
 import time as _time
 from collections.abc import Callable, Iterator, Mapping
@@ -275,10 +276,13 @@ class Simulation:
             self._start(ctx, self._run_process(ctx))
         gc_was_enabled = gc.isenabled()
         gc.disable()
+        recursion_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(recursion_limit, CALL_DEPTH_LIMIT))
         try:
             with progress_line(self._progress_sample, self.progress):
                 stopped_by_limit = self._loop()
         finally:
+            sys.setrecursionlimit(recursion_limit)
             if gc_was_enabled:
                 gc.enable()
         self.wall_time = _time.perf_counter() - wall0
@@ -415,6 +419,10 @@ def _event_watchdog(sim: Simulation, budget: int) -> Iterator[None]:
         watcher.join()
 
 
+#: Python's recursion limit while a model runs: every activity a call chain enters adds a level
+#: of ``yield from`` (a chain of 1,000 activities is deeper than Python's default of 1,000).
+CALL_DEPTH_LIMIT = 20_000
+
 #: How often the event-limit watcher looks at the event counter (seconds).
 WATCHDOG_INTERVAL = 0.5
 
@@ -475,6 +483,19 @@ def _element_of_frame(frame: FrameType, lineno: int,
     return None
 
 
+_ASSIGNED = re.compile(r"^\s*v\.([A-Za-z_][A-Za-z0-9_]*)\s*=")
+
+
+def _variable_of_frames(frames: list[tuple[FrameType, int]]) -> str | None:
+    """The model variable whose value a failing generated line computes (``v.X = ...``), if any."""
+    for frame, lineno in frames:
+        line = linecache.getline(frame.f_code.co_filename, lineno, frame.f_globals)
+        match = _ASSIGNED.match(line)
+        if match:
+            return match.group(1)
+    return None
+
+
 def model_error(exc: Exception, ctx: Context, elements: tuple[Element, ...]) -> ModelRuntimeError:
     """Turn an exception raised by model code into a message naming element and process.
 
@@ -484,10 +505,12 @@ def model_error(exc: Exception, ctx: Context, elements: tuple[Element, ...]) -> 
     """
     by_id = {e.xmi_id: e for e in elements if e.xmi_id}
     found = None
-    for frame, lineno in _model_frames(exc.__traceback__):
+    frames = _model_frames(exc.__traceback__)
+    for frame, lineno in frames:
         found = _element_of_frame(frame, lineno, by_id)
         if found is not None:
             break
+    variable = _variable_of_frames(frames) if found is None else None
     if isinstance(exc, ArithmeticError) and str(exc):
         text = str(exc)
     else:
@@ -495,6 +518,9 @@ def model_error(exc: Exception, ctx: Context, elements: tuple[Element, ...]) -> 
     if found is not None:
         elem, what = found
         where = f"in {what} {elem.describe()}"
+    elif variable is not None:
+        elem = None
+        where = f"in the value of model variable {variable!r} (its default, or its --set/sidecar value)"
     elif ctx.cur is not None:
         elem = ctx.cur
         where = f"after {elem.describe()}"

@@ -1056,7 +1056,36 @@ class PythonHandler(ContentHandler):
             "parameters": self.parameters,
             "activities_meta": activities_meta,
         }
-        return render("model_module.py.jinja", context)
+        text = render("model_module.py.jinja", context)
+        self._check_python_limits(text)
+        return text
+
+    def _check_python_limits(self, text: str) -> None:
+        """Refuse a module Python could not compile, naming the innermost element (see :mod:`.python_limits`)."""
+        from .python_limits import first_excess
+
+        found = first_excess(text)
+        if found is None:
+            return
+        problem, node_id = found
+        node = self._node_by_id(node_id)
+        raise ModelError(
+            f"the diagram is nested too deeply for a Python model: {problem}",
+            node.location if node is not None else Location(file=self.model.source),
+            hint="move the innermost part into its own activity (called with a CallBehaviorAction)",
+        )
+
+    def _node_by_id(self, node_id: str | None) -> Node | None:
+        if node_id is None:
+            return None
+        found = self.element_nodes.get(node_id)
+        if found is not None:
+            return found
+        for activity in self.model.activities:
+            for node in activity.walk():
+                if node.id == node_id:
+                    return node
+        return None
 
 
 def _code_text(node: Node) -> str | None:

@@ -468,6 +468,13 @@ def _element_of_frame(frame: FrameType, lineno: int,
     """The element a failing line of generated code belongs to, and what was evaluated."""
     filename = frame.f_code.co_filename
     line = linecache.getline(filename, lineno, frame.f_globals)
+    if "rt.count(" in line:  # a repeat count: the element is the first one the loop body names
+        for number in range(lineno + 1, lineno + 20):
+            following = linecache.getline(filename, number, frame.f_globals)
+            for name in _NAME.findall(following):
+                candidate = frame.f_globals.get(name)
+                if isinstance(candidate, Element):
+                    return candidate, "repeat count of"
     for name in _NAME.findall(line):
         candidate = frame.f_globals.get(name)
         if isinstance(candidate, Element):
@@ -511,7 +518,7 @@ def model_error(exc: Exception, ctx: Context, elements: tuple[Element, ...]) -> 
         if found is not None:
             break
     variable = _variable_of_frames(frames) if found is None else None
-    if isinstance(exc, ArithmeticError) and str(exc):
+    if isinstance(exc, (ArithmeticError, ValueError)) and str(exc):
         text = str(exc)
     else:
         text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

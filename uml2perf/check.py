@@ -249,6 +249,38 @@ def _check_expression(
             location,
             "define them as OpaqueBehavior/FunctionBehavior with an expression body",
         )
+    yield from _check_constant(expr, location, what)
+
+
+#: Tags whose constant value must be a whole number of at least 0 (counts).
+_COUNT_TAGS = frozenset({"repeat", "iterations", "threads", "items"})
+
+
+def _check_constant(expr: object, location: Location, what: str) -> Iterator[Diagnostic]:
+    """Fold a constant expression under the run's bounds: finite, bounded, whole where a count is meant."""
+    from .expressions import constant_value, is_constant
+
+    if not is_constant(expr):  # type: ignore[arg-type]
+        return
+    try:
+        value = constant_value(expr)  # type: ignore[arg-type]
+    except Uml2PerfError as exc:
+        yield _from_exception(exc)
+        return
+    tag = what.removeprefix("tag ").strip("'")
+    if tag in ("cost", "time") and not isinstance(value, bool) and value < 0:
+        yield _error(f"{what} is {value}: a cost must be a non-negative number of seconds", location)
+    if tag in _COUNT_TAGS and not isinstance(value, bool):
+        if value < 0 or value != int(value):
+            yield _error(f"{what} is {value}: it must be a whole number of at least 0", location)
+        else:
+            from uml2perf_runtime.limits import LimitExceeded, current
+
+            name = "threads" if tag == "threads" else "iterations"
+            try:
+                current().check(name, int(value), what)
+            except LimitExceeded as exc:
+                yield _error(exc.message, location, exc.hint)
 
 
 def _check_node(node: Node, known: set[str], functions: dict) -> Iterator[Diagnostic]:

@@ -761,8 +761,10 @@ class Uml2Reader:
             return
         for position, old in enumerate(existing):
             if old.key == stereotype.key:
-                known = {normalise_name(n) for n, _ in old.tags}
-                extra = tuple((n, v) for n, v in stereotype.tags if normalise_name(n) not in known)
+                # a second application of the same stereotype adds its tags; a tag given again with
+                # another value is kept too, so that the profile reports the conflict
+                known = {(normalise_name(n), v.strip()) for n, v in old.tags}
+                extra = tuple((n, v) for n, v in stereotype.tags if (normalise_name(n), v.strip()) not in known)
                 existing[position] = StereotypeApplication(old.name, old.profile, old.tags + extra)
                 return
         existing.append(stereotype)

@@ -166,8 +166,8 @@ def count(value: Any) -> Any:
     if number > bound:
         shown = f"{number:,}" if number.bit_length() < 200 else "astronomically large"
         raise ValueError(
-            f"a repeat or loop count is {shown}, more than the limit of {bound:,} (iterations); "
-            f"raise it with --limit iterations=N or the environment variable {ENVIRONMENT['iterations']}"
+            f"a repeat or loop count is {shown}, more than the limit of {bound:,} "
+            f"(iterations: raise it with --limit iterations=N or {ENVIRONMENT['iterations']})"
         )
     return number
 

@@ -301,3 +301,27 @@ def test_a_call_chain_of_two_thousand_activities_runs() -> None:
             act.chain(act.initial(), work, act.final())
     module = load_module(generate(b.build()).text)
     assert simulate(module.MODEL, procs=1).time == pytest.approx(count)
+
+
+def test_the_event_limit_stops_an_unlimited_run_without_per_event_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from builders import ModelBuilder
+    from stubs import load_module
+
+    from uml2perf.generation import generate
+    from uml2perf_runtime import engine, limits, simulate
+    from uml2perf_runtime.errors import LimitError
+
+    b = ModelBuilder("long")
+    main = b.activity("main", main=True)
+    work = main.action("Work", 0.001, repeat=1_000_000)
+    main.chain(main.initial(), work, main.final())
+    module = load_module(generate(b.build()).text)
+    monkeypatch.setattr(engine, "WATCHDOG_INTERVAL", 0.01)
+    previous = limits.current()
+    limits.set_current(previous.with_overrides({"events": 1000}))
+    try:
+        with pytest.raises(LimitError, match="more than 1,000 events"):
+            simulate(module.MODEL, procs=1)
+    finally:
+        limits.set_current(previous)

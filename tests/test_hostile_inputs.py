@@ -252,18 +252,15 @@ def test_an_unreachable_dask_scheduler_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 1 and "Dask scheduler" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_models_nested_past_pythons_limits_are_reported_by_check_and_convert(tmp_path: Path) -> None:
+def _deeply_nested_decisions(depth: int):  # noqa: ANN202 - a test model
     sys.path.insert(0, str(ROOT / "tests"))
     from builders import ModelBuilder
 
-    from uml2perf.errors import ModelError
-    from uml2perf.generation import generate
-
     b = ModelBuilder("deep")
-    b.global_var("x", 1)
+    b.global_var("x", 1000)
     main = b.activity("main", main=True)
     prev, merges = main.initial(), []
-    for i in range(120):
+    for i in range(depth):
         decision = main.decision(f"D{i}")
         main.flow(prev, decision)
         action = main.action(f"A{i}", 1)
@@ -277,9 +274,38 @@ def test_models_nested_past_pythons_limits_are_reported_by_check_and_convert(tmp
         main.flow(following, merge)
         following = merge
     main.flow(following, main.final())
-    with pytest.raises(ModelError, match="nested too deeply") as caught:
-        generate(b.build())
-    assert caught.value.location.name and caught.value.location.name.startswith("A")
+    return b.build()
+
+
+@pytest.mark.parametrize("depth", [120, 300])
+def test_models_nested_past_pythons_limits_generate_a_flat_form_that_runs(depth: int) -> None:
+    from stubs import load_module
+
+    from uml2perf.generation import generate
+    from uml2perf.handlers.python_limits import first_excess
+    from uml2perf_runtime import simulate
+
+    out = generate(_deeply_nested_decisions(depth))
+    assert first_excess(out.text) is None
+    assert any("flat state machine" in d.message for d in out.diagnostics)
+    module = load_module(out.text)
+    assert simulate(module.MODEL, procs=1).time == pytest.approx(depth)
+    assert simulate(module.MODEL, procs=1, overrides={"x": 7}).time == pytest.approx(7)
+
+
+def test_the_limit_scanner_counts_loops_per_function() -> None:
+    from uml2perf.handlers.python_limits import first_excess
+
+    def nest(n: int, indent: int = 0) -> list[str]:
+        return ["    " * (indent + i) + "for _ in range(1):" for i in range(n)] + ["    " * (indent + n) + "pass"]
+
+    assert first_excess("\n".join(nest(20))) is None
+    assert "21 loops" in first_excess("\n".join(nest(21)))[0]  # type: ignore[index]
+    inner = ["    " * 15 + "def inner():", *nest(15, 16)]
+    source = "\n".join(["def outer():", *nest(14, 1)[:-1], *inner])
+    compile(source, "<scan>", "exec")
+    assert first_excess(source) is None
+    assert "levels deep" in first_excess("\n".join("    " * i + "if x:" for i in range(101)))[0]  # type: ignore[index]
 
 
 def test_a_call_chain_of_two_thousand_activities_runs() -> None:

@@ -387,3 +387,19 @@ def test_reference_interpreter_agrees_on_a_hand_written_loop():
     model = b.build()
     assert reference_run(model, {"i": 0}) == ["Work"] * 3
     assert run_module(load_module(generate(model).text)).trace == ["Work"] * 3
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_graphs())
+def test_the_flat_state_machine_form_matches_the_reference_interpreter(case: tuple[Model, dict[str, int]]) -> None:
+    """The form used for diagrams nested too deeply behaves like the structured one on every graph."""
+    from uml2perf import generation
+    from uml2perf.handlers.registry import create_handler
+
+    model, values = case
+    expected = reference_run(model, values)
+    main = next(a for a in model.activities if a.is_main)
+    flat = generation._generate(model, create_handler("python", {}), main, (), {}, flat=True).text
+    if any(n.kind is NodeKind.DECISION for n in main.region.nodes):
+        assert "_state" in flat  # a straight chain needs no state machine
+    assert run_module(load_module(flat)).trace == expected, flat

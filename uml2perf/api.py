@@ -240,11 +240,23 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
         str(d) for d in (*model.diagnostics, *getattr(result, "diagnostics", ()))
         if getattr(d, "severity", None) == Severity.WARNING
     )
-    generated = _Generated(compile(result.text, filename, "exec"), result.text, filename, tuple(dict.fromkeys(warnings)),
-                           required)
+    generated = _Generated(_compiled(result.text, filename, path), result.text, filename,
+                           tuple(dict.fromkeys(warnings)), required)
     if cache is not None and key is not None:
         cache.put("module", key, _encode_generated(generated))
     return generated
+
+
+def _compiled(source: str, filename: str, path: Path) -> types.CodeType:
+    """Compile a generated module; a module too deep for Python's compiler is a model error."""
+    try:
+        return compile(source, filename, "exec")
+    except (RecursionError, MemoryError, SyntaxError) as exc:
+        raise ModelError(
+            f"the generated model is too deeply nested for Python's compiler ({type(exc).__name__})",
+            Location(file=str(path)),
+            hint="split the diagram into activities of their own (called with CallBehaviorActions)",
+        ) from None
 
 
 def _encode_generated(generated: _Generated) -> bytes:

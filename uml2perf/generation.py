@@ -70,17 +70,36 @@ def generate(
     ``activity`` names the main activity when the model cannot tell;
     ``options["require_main"]`` makes a missing main an error (``run`` needs one).
     """
-    from .handlers.base import GenerationJob
+    from .handlers.python_limits import NestedTooDeeply
     from .handlers.registry import create_handler
+
+    opts = dict(options or {})
+    main, notes = _main_activity(model, activity, bool(opts.get("require_main")))
+    try:
+        return _generate(model, create_handler(handler, opts), main, notes, opts, flat=False)
+    except NestedTooDeeply as exc:
+        if not isinstance(handler, (str, type)):
+            raise  # a handler instance cannot be run twice
+        flat_note = Diagnostic(
+            Severity.WARNING,
+            f"{exc.message}: generated each activity as a flat state machine instead (same behaviour, "
+            "less readable code)",
+            exc.location,
+            "split deeply nested parts into activities of their own for structured code",
+        )
+        return _generate(model, create_handler(handler, opts), main, (*notes, flat_note), opts, flat=True)
+
+
+def _generate(model: Model, instance: Any, main: Any, notes: Any, opts: dict[str, Any], *, flat: bool) -> GeneratedOutput:
+    """One pass of a handler over the model (see :func:`generate`)."""
+    from .handlers.base import GenerationJob
     from .navigation.structure import recover_model
     from .navigation.traversal import GraphNavigator, StructureNavigator, Traverser
 
-    opts = dict(options or {})
-    instance = create_handler(handler, opts)
-    main, notes = _main_activity(model, activity, bool(opts.get("require_main")))
+    handler = getattr(instance, "name", type(instance).__name__)
     wants = getattr(instance, "navigator", "structure")
     needs_tree = wants == "structure" or getattr(instance, "needs_structure", False)
-    recovered = recover_model(model, main=main) if needs_tree else None
+    recovered = recover_model(model, main=main, flat=flat) if needs_tree else None
     job = GenerationJob(model, recovered, main, opts)
     instance.start(job)
     if wants == "structure":

@@ -1062,14 +1062,14 @@ class PythonHandler(ContentHandler):
 
     def _check_python_limits(self, text: str) -> None:
         """Refuse a module Python could not compile, naming the innermost element (see :mod:`.python_limits`)."""
-        from .python_limits import first_excess
+        from .python_limits import NestedTooDeeply, first_excess
 
         found = first_excess(text)
         if found is None:
             return
         problem, node_id = found
         node = self._node_by_id(node_id)
-        raise ModelError(
+        raise NestedTooDeeply(
             f"the diagram is nested too deeply for a Python model: {problem}",
             node.location if node is not None else Location(file=self.model.source),
             hint="move the innermost part into its own activity (called with a CallBehaviorAction)",

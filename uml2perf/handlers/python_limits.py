@@ -9,6 +9,12 @@ innermost element instead.  One pass over the lines, no compilation.
 
 from __future__ import annotations
 
+from ..errors import ModelError
+
+
+class NestedTooDeeply(ModelError):
+    """The structured form of a diagram nests deeper than Python accepts (the flat form is tried next)."""
+
 #: Indentation levels the Python tokenizer accepts (one less than its stack of 100).
 MAX_INDENT_LEVELS = 100
 

@@ -387,6 +387,8 @@ class _Shared:
     activities: Mapping[str, Activity]
     functions: Mapping[str, CostFunction]
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: recover every region as one flat state machine (for graphs whose structured form nests too deeply)
+    flat: bool = False
 
     def warn(self, message: str, location: Location, code: str, hint: str | None = None) -> None:
         self.diagnostics.append(Diagnostic(Severity.WARNING, message, location, hint, code))
@@ -662,10 +664,21 @@ class RegionRecovery:
 
     def _recover(self, keep_final: bool = False) -> Sequence:
         try:
+            if self.shared.flat:
+                raise Unstructured(ENTRY)
             body = self._seq(ENTRY, EXIT, ())
         except Unstructured:
             self._emitted = 0
             body = [self._state_machine(ENTRY, (), follow=EXIT)]
+        except RecursionError:
+            self._emitted = 0
+            body = [self._state_machine(ENTRY, (), follow=EXIT)]
+            self.shared.warn(
+                "this flow is nested too deeply for structured code: generated as a flat state machine instead "
+                "(same behaviour, less readable code)",
+                self.owner, "flat-state-machine",
+                hint="split deeply nested parts into activities of their own for structured code",
+            )
         return Sequence(tuple(_strip_tail(body, keep_final=keep_final)))
 
     # ------------------------------------------------------------------ the walk
@@ -1534,12 +1547,18 @@ def recover_activity(activity: Activity, shared: _Shared) -> ActivityBody:
     return ActivityBody(activity, body, _repeat_text(activity.perf))
 
 
-def recover_model(model: Model, *, main: Activity | None = None) -> RecoveredModel:
-    """Recover every activity of ``model``; diagnostics come back as data."""
+def recover_model(model: Model, *, main: Activity | None = None, flat: bool = False) -> RecoveredModel:
+    """Recover every activity of ``model``; diagnostics come back as data.
+
+    ``flat`` recovers each region as one state machine (one loop over numbered
+    states) instead of nested if/while blocks: the same behaviour, at constant
+    nesting depth, for diagrams nested deeper than Python accepts.
+    """
     shared = _Shared(
         model,
         {a.id: a for a in model.activities},
         {f.id: f for f in model.functions if f.id is not None},
+        flat=flat,
     )
     bodies = tuple(recover_activity(activity, shared) for activity in model.activities)
     return RecoveredModel(model, bodies, main, _unique(shared.diagnostics))

@@ -139,7 +139,7 @@ class Context:
         # CPU
         "cpu", "inv_speed", "fast_end", "conv",
         # statistics (lists shared by a process and its threads)
-        "calls", "incl", "child", "iters", "totals", "thread_totals",
+        "calls", "incl", "child", "iters", "waits", "oversubscribed", "totals", "thread_totals",
         # per-context bookkeeping
         "covered", "stack", "cur", "blocked_elem", "blocked_for", "finished", "finish_time",
         "comm", "_rng", "_locks", "_tracks",
@@ -172,6 +172,10 @@ class Context:
         # runs with thousands of processes and large models.
         self.child: list[float] | None = None
         self.iters: list[int] | None = None
+        #: per-element blocked time (late partners, collectives, locks), allocated on first wait
+        self.waits: list[float] | None = None
+        #: seconds this process's computations were slowed by sharing cores (runnable without a core)
+        self.oversubscribed = 0.0
         self.totals = [0.0, 0.0, 0.0]
         self.thread_totals = [0.0, 0.0, 0.0]
         self.covered = 0.0
@@ -303,9 +307,11 @@ class Context:
                     ev = self.conv
                     self.conv = None
                     yield ev
+                    self.process.oversubscribed += env._now - start - delay
                 cpu.busy -= 1
             else:
                 yield from cpu.run_shared(self, cost * self.inv_speed)
+                self.process.oversubscribed += env._now - start - cost * self.inv_speed
             d = env._now - start
         elif cost == 0.0:
             d = 0.0
@@ -348,6 +354,8 @@ class Context:
         self.incl[i] += d
         self.covered += d
         self.totals[CATEGORY_INDEX[category]] += d
+        if category == "wait" and d > 0.0:
+            self._wait_list()[i] += d
 
     def record_phase(self, elem: Element, category: str, start: float, end: float) -> None:
         """Account a further phase of the call last counted by :meth:`record`.
@@ -361,6 +369,8 @@ class Context:
         self.incl[elem.index] += d
         self.covered += d
         self.totals[cat] += d
+        if cat == WAIT and d > 0.0:
+            self._wait_list()[elem.index] += d
         self._note(elem, cat, start, end)
 
     def record_message(self, src_pid: int, dst_pid: int, size: float, tag: int,
@@ -416,6 +426,13 @@ class Context:
             child = self._child_list()
         child[i] += self.covered - covered0
         self.covered = covered0 + incl
+
+    def _wait_list(self) -> list[float]:
+        """The process's per-element blocked time, allocated on first use (threads share it)."""
+        proc = self.process
+        if proc.waits is None:
+            proc.waits = [0.0] * len(proc.incl)
+        return proc.waits
 
     def _child_list(self) -> list[float]:
         """The process's per-element children time, allocated on first use."""
@@ -592,6 +609,7 @@ class Context:
         waited = env._now - t0
         if waited > 0.0:
             self.totals[WAIT] += waited
+            self._wait_list()[elem.index] += waited
             self._note(elem, WAIT, t0, t0 + waited)
         try:
             gen = _call_body(body, self, self.v)

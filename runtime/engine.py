@@ -169,6 +169,7 @@ class Simulation:
         self.max_iterations = max_iterations
         self.max_events = max_events
         self._events_exceeded = False
+        self.property_threshold: float = 0.01
         self.progress = progress
         self.overrides: dict[str, Any] = validate_overrides(spec, overrides or {})
         self.env = simpy.Environment()
@@ -614,8 +615,12 @@ def simulate(spec: ModelSpec, machine: Machine | None = None, procs: int | None 
              nodes: int | None = None, overrides: Mapping[str, Any] | None = None, seed: int = 0,
              placement: str | None = None, trace: str | Path | None = None,
              max_time: float | None = None, max_iterations: int | None = None,
-             max_events: int | None = None, progress: bool = False) -> Any:
+             max_events: int | None = None, progress: bool = False,
+             min_severity: float | None = None) -> Any:
     """Evaluate ``spec`` on ``machine`` and return its :class:`~uml2perf_runtime.results.Results`.
+
+    ``min_severity`` is the smallest severity of a performance property reported
+    (default :data:`~uml2perf_runtime.properties.DEFAULT_THRESHOLD`).
 
     ``progress`` shows a status line on standard error during runs longer than a second.
 
@@ -647,6 +652,10 @@ def simulate(spec: ModelSpec, machine: Machine | None = None, procs: int | None 
                      max_time=max_time,
                      max_iterations=max_iterations or DEFAULT_MAX_ITERATIONS,
                      max_events=max_events, progress=progress)
+    if min_severity is not None:
+        if not (0.0 <= min_severity <= 1.0):
+            raise SimulationError(f"the minimum severity must be between 0 and 1, got {min_severity!r}")
+        sim.property_threshold = min_severity
     results = sim.run()
     if isinstance(trace, (str, os.PathLike)):
         from .trace import write_trace

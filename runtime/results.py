@@ -54,6 +54,10 @@ class Results:
     parameters: dict[str, Any] = field(default_factory=dict)
     #: Raw timeline when tracing was on: (pid, track, element name, category, start, end).
     timeline: list[tuple[int, int, str, str, float, float]] | None = None
+    #: Performance properties that hold, most severe first (see :mod:`uml2perf_runtime.properties`).
+    properties: list[dict[str, Any]] = field(default_factory=list)
+    #: With ``--replications``: n, seeds, mean/std/ci95 of the time and of each per-process figure.
+    replications: dict[str, Any] | None = None
 
     # -- construction --------------------------------------------------------------
 
@@ -74,6 +78,7 @@ class Results:
                 "communication": t[1],
                 "wait": t[2],
                 "threads": {"compute": tt[0], "communication": tt[1], "wait": tt[2]},
+                "oversubscribed": ctx.oversubscribed,
             })
         rows = _element_rows(sim) if elements else []
         timeline = None
@@ -105,6 +110,7 @@ class Results:
             wall_time=sim.wall_time,
             parameters=parameters,
             timeline=timeline,
+            properties=_properties(sim, time),
         )
 
     def __repr__(self) -> str:
@@ -136,6 +142,8 @@ class Results:
             "parameters": self.parameters,
             "events": self.events,
             "wall_time": self.wall_time,
+            "properties": self.properties,
+            **({"replications": self.replications} if self.replications is not None else {}),
         }
 
     # -- text report ----------------------------------------------------------------------
@@ -155,14 +163,37 @@ class Results:
             f"{self.processes} process{'es' if self.processes != 1 else ''} on {used} "
             f"node{'s' if used != 1 else ''}, placement {self.placement}, seed {self.seed}",
             f"Predicted time: {self.time:.9g} s"
-            + (f" ({format_time(self.time)})" if 0 < self.time < 1 else ""),
+            + (f" ({format_time(self.time)})" if 0 < self.time < 1 else "")
+            + self._replication_note(),
             f"({self.events:,} events simulated in {self.wall_time:.3f} s)",
             "",
         ]
         lines += self._process_table(max_processes)
         lines.append("")
         lines += self._element_table(top)
+        lines += self._findings()
         return "\n".join(lines) + "\n"
+
+    def _replication_note(self) -> str:
+        rep = self.replications
+        if rep is None:
+            return ""
+        low, high = rep["ci95"]
+        return (f", mean of {rep['n']} replications (std {format_time(rep['std'])}, "
+                f"95% confidence interval {low:.6g} .. {high:.6g} s)")
+
+    def _findings(self, most: int = 6) -> list[str]:
+        """The most severe properties, one line each (nothing when none holds)."""
+        if not self.properties:
+            return []
+        out = ["", "Findings (most severe first; severity = share of the run's process time)"]
+        for prop in self.properties[:most]:
+            where = prop["element"] or "whole run"
+            sure = f" (held in {prop['confidence']:.0%} of replications)" if prop["confidence"] < 1 else ""
+            out.append(f"  {prop['severity']:5.2f}  {prop['property']:<17} {where}: {prop['hint']}{sure}")
+        if len(self.properties) > most:
+            out.append(f"  ... {len(self.properties) - most} more (see --json)")
+        return out
 
     def _process_table(self, max_processes: int) -> list[str]:
         head = f"  {'':<14}{'time':>12}{'compute':>12}{'comm':>12}{'wait':>12}"
@@ -200,6 +231,33 @@ class Results:
         if len(rows) > max_elements:
             out.append(f"  ... {len(rows) - max_elements} more elements (see --json)")
         return out
+
+
+def _properties(sim: Simulation, time: float) -> list[dict[str, Any]]:
+    """The performance properties of a finished simulation (flat per-process arrays, one pass)."""
+    from .properties import DEFAULT_THRESHOLD, compute_properties
+
+    contexts = sim.contexts
+    elements = sim.elements
+    width = len(elements)
+    incl = np.array([ctx.incl for ctx in contexts], dtype=np.float64).reshape(len(contexts), width)
+    waits = np.zeros_like(incl)
+    for row, ctx in enumerate(contexts):
+        if ctx.waits is not None:
+            waits[row] = ctx.waits
+    totals = np.array([ctx.totals for ctx in contexts], dtype=np.float64).reshape(len(contexts), 3)
+    threads = np.array([ctx.thread_totals for ctx in contexts], dtype=np.float64).reshape(len(contexts), 3)
+    return compute_properties(
+        time=time,
+        names=[e.name for e in elements],
+        kinds=[e.kind for e in elements],
+        incl=incl,
+        waits=waits,
+        compute=totals[:, 0],
+        communication=totals[:, 1] + threads[:, 1],
+        oversubscribed=np.array([ctx.oversubscribed for ctx in contexts], dtype=np.float64),
+        threshold=getattr(sim, "property_threshold", DEFAULT_THRESHOLD),
+    )
 
 
 def _element_rows(sim: Simulation) -> list[dict[str, Any]]:

@@ -314,10 +314,15 @@ def predict(
     max_time: float | None = None,
     progress: bool = False,
     warnings: list[str] | None = None,
+    replications: int = 1,
+    min_severity: float | None = None,
 ) -> Any:
     """Read (or import) a model and simulate it; returns the runtime's ``Results``.
 
     ``warnings``, when given, receives the model's warnings (printed by ``run``).
+    ``replications`` runs the model with that many seeds (``seed``, ``seed + 1``...)
+    and returns the first run with ``time`` the mean and ``replications`` the
+    statistics; ``min_severity`` bounds the performance properties reported.
 
     ``machine`` is a TOML file or the name of a bundled machine (``gescher``,
     ``laptop``, ``cluster-modern``); ``trace`` is a trace file to write, or
@@ -325,17 +330,29 @@ def predict(
     """
     from uml2perf_runtime import Machine, simulate
 
+    if not isinstance(replications, int) or isinstance(replications, bool) or replications < 1:
+        raise InputError(f"the number of replications must be a whole number of at least 1, got {replications!r}",
+                         Location(file=str(path)))
     spec = load_spec(path, activity=activity, sidecar=sidecar, given=tuple(overrides or ()), warnings=warnings)
     machine_obj = Machine.load(machine) if machine else None
-    return simulate(
-        spec,
-        machine=machine_obj,
-        procs=procs,
-        nodes=nodes,
-        overrides=dict(overrides or {}),
-        seed=seed,
-        placement=placement,
-        trace=trace if isinstance(trace, bool) or trace is None else str(trace),
-        max_time=max_time,
-        progress=progress,
-    )
+    runs = [
+        simulate(
+            spec,
+            machine=machine_obj,
+            procs=procs,
+            nodes=nodes,
+            overrides=dict(overrides or {}),
+            seed=seed + index,
+            placement=placement,
+            trace=(trace if isinstance(trace, bool) or trace is None else str(trace)) if index == 0 else None,
+            max_time=max_time,
+            progress=progress,
+            min_severity=min_severity,
+        )
+        for index in range(replications)
+    ]
+    if replications == 1:
+        return runs[0]
+    from uml2perf_runtime.replications import summarise
+
+    return summarise(runs)

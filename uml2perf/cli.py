@@ -85,6 +85,17 @@ def _printable(text: str) -> str:
     return text.translate(_CONTROL)
 
 
+def _severity(text: str) -> float:
+    """An argparse type for a severity: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {value}")
+    return value
+
+
 def _print_diagnostics(diagnostics: Sequence[Any], stream: Any = sys.stderr) -> None:
     for diagnostic in diagnostics:
         print(_printable(str(diagnostic)), file=stream)
@@ -145,6 +156,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         max_time=args.max_time,
         progress=args.progress if args.progress is not None else sys.stderr.isatty(),
         warnings=warnings,
+        replications=args.replications,
+        min_severity=args.min_severity,
     )
     for warning in warnings:
         print(_printable(warning), file=sys.stderr)
@@ -283,6 +296,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the results as one JSON object")
     run.add_argument("--top", type=positive_int, default=15, metavar="N", help="elements shown in the profile")
     run.add_argument("--max-time", type=float, metavar="SECONDS", help="stop at this simulated time")
+    run.add_argument("--replications", type=int, default=1, metavar="N",
+                     help="run N seeds and report mean, std and a 95%% confidence interval (default 1)")
+    run.add_argument("--min-severity", type=_severity, default=None, metavar="S",
+                     help="report performance properties of at least this severity (0..1, default 0.01)")
     run.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,

@@ -1,0 +1,197 @@
+"""Performance properties of a simulated run: what is wrong, how badly, and where.
+
+The properties and their severities follow the JavaPSL specification of
+performance properties (Fahringer and Seragiotto): each property that holds
+has a *severity* in [0, 1], the share of the run's resources it costs, and a
+*confidence* in [0, 1] (1 for one deterministic run; the share of replications
+in which it held otherwise).  With ``T`` the predicted time and ``P`` the number
+of processes:
+
+``load_imbalance``
+    Over the per-process times ``X`` of an element (or the per-process compute
+    time, for the whole run): ``(1 - mean(X) / max(X)) / (1 - 1 / |X|)``; 0 for
+    perfectly balanced work, 1 when one process does all of it.
+``synchronization``
+    Time blocked in collectives and barriers, summed over processes, ``/ (T P)``.
+``communication``
+    Transfer time summed over processes ``/ (T P)``.
+``late_sender``
+    Time receives wait for a send that starts later, ``/ (T P)``.
+``late_receiver``
+    Time rendezvous sends wait for their receive, ``/ (T P)``.
+``critical_section``
+    Time waiting for ``critical+`` locks, ``/ (T P)``.
+``oversubscription``
+    Time computations were runnable but had no core (more runnable processes
+    and threads than cores on a node), ``/ (T P)``; threads count in
+    thread-seconds, so the severity is capped at 1.
+
+Everything is computed from flat per-process arrays the runtime keeps anyway
+(per-element inclusive and blocked time, per-process totals): no per-event
+record is needed, so the cost is one pass over processes × elements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["DEFAULT_THRESHOLD", "WAIT_PROPERTY", "compute_properties", "load_imbalance"]
+
+#: Properties with a smaller severity are not reported (``--min-severity`` changes it).
+DEFAULT_THRESHOLD = 0.01
+
+#: Which property the blocked time of an element of each kind is.
+WAIT_PROPERTY: dict[str, str] = {
+    "recv": "late_sender",
+    "irecv": "late_sender",
+    "wait": "late_sender",
+    "send": "late_receiver",
+    "isend": "late_receiver",
+    "barrier": "synchronization",
+    "bcast": "synchronization",
+    "reduce": "synchronization",
+    "allreduce": "synchronization",
+    "gather": "synchronization",
+    "scatter": "synchronization",
+    "allgather": "synchronization",
+    "alltoall": "synchronization",
+    "critical": "critical_section",
+}
+
+_WORK_KINDS = frozenset({"action"})
+
+
+def load_imbalance(times: np.ndarray) -> float:
+    """JavaPSL's load-imbalance severity of per-process times (0 when balanced or fewer than 2)."""
+    count = times.size
+    peak = float(times.max()) if count else 0.0
+    if count < 2 or peak <= 0.0:
+        return 0.0
+    value = (1.0 - float(times.mean()) / peak) / (1.0 - 1.0 / count)
+    return min(1.0, max(0.0, value))
+
+
+def _seconds(value: float) -> str:
+    if value >= 100:
+        return f"{value:.0f} s"
+    if value >= 1:
+        return f"{value:.3g} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.3g} ms"
+    return f"{value * 1e6:.3g} us"
+
+
+def compute_properties(
+    *,
+    time: float,
+    names: Sequence[str],
+    kinds: Sequence[str],
+    incl: np.ndarray,
+    waits: np.ndarray,
+    compute: np.ndarray,
+    communication: np.ndarray,
+    oversubscribed: np.ndarray,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> list[dict[str, Any]]:
+    """The properties that hold (severity at least ``threshold``), most severe first.
+
+    ``incl`` and ``waits`` are processes × elements; the other arrays have one
+    value per process.  Each entry: ``property``, ``element`` (a name or None
+    for the whole run), ``severity``, ``confidence``, ``seconds`` (the time it
+    costs, summed over processes, where that applies), ``process`` (the worst
+    one) and ``hint`` (one sentence).
+    """
+    processes = int(compute.size)
+    found: list[dict[str, Any]] = []
+    budget = time * processes
+    if processes == 0 or time <= 0.0:
+        return found
+
+    def add(prop: str, element: str | None, severity: float, hint: str, **extra: Any) -> None:
+        severity = min(1.0, float(severity))  # thread-seconds can exceed process-seconds
+        if severity >= threshold:
+            found.append({"property": prop, "element": element, "severity": round(severity, 6),
+                          "confidence": 1.0, "hint": hint, **extra})
+
+    # load imbalance: whole run (compute time) and each work element
+    whole = load_imbalance(compute)
+    if whole > 0.0:
+        worst = int(np.argmax(compute))
+        add("load_imbalance", None, whole,
+            f"Compute is imbalanced: process {worst} computes {_seconds(float(compute[worst]))}, "
+            f"the average {_seconds(float(compute.mean()))}", process=worst)
+    total_incl = float(incl.sum()) if incl.size else 0.0
+    for index, (name, kind) in enumerate(zip(names, kinds)):
+        if kind not in _WORK_KINDS or incl.size == 0:
+            continue
+        column = incl[:, index]
+        if total_incl <= 0 or float(column.sum()) < 0.01 * total_incl:
+            continue  # a negligible element cannot be worth balancing
+        severity = load_imbalance(column)
+        if severity > 0.0:
+            worst = int(np.argmax(column))
+            add("load_imbalance", name, severity,
+                f"{name} is imbalanced: process {worst} takes {_seconds(float(column[worst]))}, "
+                f"the average {_seconds(float(column.mean()))}", process=worst,
+                seconds=float(column.max() * processes - column.sum()))
+
+    # blocked time by kind, per element and for the whole run
+    by_property: dict[str, float] = {}
+    if waits.size:
+        for index, (name, kind) in enumerate(zip(names, kinds)):
+            prop = WAIT_PROPERTY.get(kind)
+            if prop is None:
+                continue
+            column = waits[:, index]
+            blocked = float(column.sum())
+            if blocked <= 0.0:
+                continue
+            by_property[prop] = by_property.get(prop, 0.0) + blocked
+            worst = int(np.argmax(column))
+            add(prop, name, blocked / budget, _wait_hint(prop, name, blocked, worst, float(column[worst])),
+                seconds=blocked, process=worst)
+    for prop, blocked in by_property.items():
+        add(prop, None, blocked / budget,
+            f"{_WHAT[prop]} costs {_seconds(blocked)} summed over processes "
+            f"({100 * blocked / budget:.1f}% of the run)", seconds=blocked)
+    transfer = float(communication.sum())
+    if transfer > 0.0:
+        worst = int(np.argmax(communication))
+        add("communication", None, transfer / budget,
+            f"Messages take {_seconds(transfer)} to transfer summed over processes "
+            f"({100 * transfer / budget:.1f}% of the run); process {worst} spends the most", seconds=transfer,
+            process=worst)
+    lost = float(oversubscribed.sum())
+    if lost > 0.0:
+        worst = int(np.argmax(oversubscribed))
+        add("oversubscription", None, lost / budget,
+            f"More work is runnable than there are cores: computations wait {_seconds(lost)} for a core "
+            f"(most on process {worst}); the machine is too small for this run, not the program too slow",
+            seconds=lost, process=worst)
+    found.sort(key=lambda p: (-p["severity"], p["property"], p["element"] or ""))
+    return found
+
+
+_WHAT = {
+    "late_sender": "Waiting in receives for late senders",
+    "late_receiver": "Waiting in sends for late receivers",
+    "synchronization": "Waiting in collectives and barriers",
+    "critical_section": "Waiting for critical sections",
+}
+
+
+def _wait_hint(prop: str, name: str, blocked: float, worst: int, worst_time: float) -> str:
+    if prop == "late_sender":
+        return (f"{name} waits for late senders: {_seconds(blocked)} in all, "
+                f"most on process {worst} ({_seconds(worst_time)})")
+    if prop == "late_receiver":
+        return (f"{name} waits for late receivers (rendezvous): {_seconds(blocked)} in all, "
+                f"most on process {worst} ({_seconds(worst_time)})")
+    if prop == "critical_section":
+        return (f"{name} waits for its lock: {_seconds(blocked)} in all, "
+                f"most on process {worst} ({_seconds(worst_time)})")
+    return (f"{name} waits for the last process to arrive: {_seconds(blocked)} in all, "
+            f"most on process {worst} ({_seconds(worst_time)})")

@@ -1,0 +1,191 @@
+"""Performance properties against hand-computed severities, and replications against analytic means."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from runtime_helpers import elements, machine, spec
+
+from uml2perf_runtime import Element, simulate
+from uml2perf_runtime.properties import compute_properties, load_imbalance
+from uml2perf_runtime.replications import interval
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
+
+def _find(results: Any, prop: str, element: str | None) -> dict[str, Any]:
+    for entry in results.properties:
+        if entry["property"] == prop and entry["element"] == element:
+            return entry
+    raise AssertionError(f"{prop} on {element} not found in {results.properties}")
+
+
+def test_load_imbalance_formula() -> None:
+    assert load_imbalance(np.array([1.0, 2.0, 3.0, 4.0])) == pytest.approx((1 - 2.5 / 4) / (1 - 1 / 4))
+    assert load_imbalance(np.array([2.0, 2.0])) == 0.0
+    assert load_imbalance(np.array([0.0, 0.0, 5.0])) == pytest.approx(1.0)
+    assert load_imbalance(np.array([7.0])) == 0.0
+
+
+def test_an_imbalanced_action() -> None:
+    (work,) = elements("Work")
+
+    def main(p: Any, v: Any) -> Any:
+        yield from p.compute(work, 1.0 + p.pid)
+
+    r = simulate(spec(main, [work]), machine=machine(cores=4), procs=4)
+    expected = (1 - 2.5 / 4) / (1 - 1 / 4)
+    assert _find(r, "load_imbalance", "Work")["severity"] == pytest.approx(expected)
+    whole = _find(r, "load_imbalance", None)
+    assert whole["severity"] == pytest.approx(expected) and whole["confidence"] == 1.0
+    assert "process 3 takes 4" in _find(r, "load_imbalance", "Work")["hint"]
+
+
+def test_a_late_sender() -> None:
+    work, send, recv = Element(0, "Work", "action", "_w", 1), Element(1, "Send", "send", "_s", 2), \
+        Element(2, "Recv", "recv", "_r", 3)
+
+    def main(p: Any, v: Any) -> Any:
+        if p.pid == 0:
+            yield from p.compute(work, 3.0)
+            yield from p.send(send, 1, 8, 0, 0)
+        else:
+            yield from p.recv(recv, 0, 8, 0, 0)
+
+    r = simulate(spec(main, [work, send, recv]), machine=machine(cores=2), procs=2)
+    assert r.per_process[1]["wait"] == pytest.approx(3.0)
+    entry = _find(r, "late_sender", "Recv")
+    assert entry["severity"] == pytest.approx(3.0 / (2 * r.time)) and entry["process"] == 1
+    assert _find(r, "late_sender", None)["seconds"] == pytest.approx(3.0)
+
+
+def test_a_late_receiver_under_rendezvous() -> None:
+    work, send, recv = Element(0, "Work", "action", "_w", 1), Element(1, "Send", "send", "_s", 2), \
+        Element(2, "Recv", "recv", "_r", 3)
+
+    def main(p: Any, v: Any) -> Any:
+        if p.pid == 0:
+            yield from p.send(send, 1, 1_000_000, 0, 0)
+        else:
+            yield from p.compute(work, 2.0)
+            yield from p.recv(recv, 0, 1_000_000, 0, 0)
+
+    r = simulate(spec(main, [work, send, recv]), machine=machine(cores=2), procs=2)
+    entry = _find(r, "late_receiver", "Send")
+    assert entry["severity"] == pytest.approx(2.0 / (2 * r.time)) and entry["process"] == 0
+
+
+def test_waiting_in_a_collective_is_synchronisation() -> None:
+    work, reduce_ = Element(0, "Work", "action", "_w", 1), Element(1, "Sum", "allreduce", "_a", 2)
+
+    def main(p: Any, v: Any) -> Any:
+        yield from p.compute(work, float(p.pid))
+        yield from p.allreduce(reduce_, 8)
+
+    r = simulate(spec(main, [work, reduce_]), machine=machine(cores=4), procs=4)
+    entry = _find(r, "synchronization", "Sum")
+    assert entry["seconds"] == pytest.approx(3 + 2 + 1 + 0)
+    assert entry["severity"] == pytest.approx(6.0 / (4 * r.time)) and entry["process"] == 0
+
+
+def test_waiting_for_a_critical_section() -> None:
+    work, par, crit = elements("Work", "Par", "Crit")
+
+    def inner(p: Any, v: Any) -> Any:
+        yield from p.compute(work, 1.0)
+
+    def body(p: Any, v: Any) -> Any:
+        yield from p.critical(crit, "lock", inner)
+
+    def main(p: Any, v: Any) -> Any:
+        yield from p.parallel(par, 2, body)
+
+    crit_elem = Element(2, "Crit", "critical", "_Crit", 12)
+    r = simulate(spec(main, [work, par, crit_elem]), machine=machine(cores=2), procs=1)
+    assert r.time == pytest.approx(2.0)
+    entry = _find(r, "critical_section", "Crit")
+    assert entry["seconds"] == pytest.approx(1.0) and entry["severity"] == pytest.approx(1.0 / 2.0)
+
+
+def test_an_oversubscribed_node_says_so() -> None:
+    (work,) = elements("Work")
+
+    def main(p: Any, v: Any) -> Any:
+        yield from p.compute(work, 1.0)
+
+    r = simulate(spec(main, [work]), machine=machine(cores=4), procs=8)
+    assert r.time == pytest.approx(2.0)
+    entry = _find(r, "oversubscription", None)
+    assert entry["seconds"] == pytest.approx(8.0) and entry["severity"] == pytest.approx(0.5)
+    assert "machine is too small" in entry["hint"]
+    assert all(row["oversubscribed"] == pytest.approx(1.0) for row in r.per_process)
+    assert "oversubscription" in r.report()
+
+
+def test_a_balanced_run_has_no_findings() -> None:
+    (work,) = elements("Work")
+
+    def main(p: Any, v: Any) -> Any:
+        yield from p.compute(work, 1.0)
+
+    r = simulate(spec(main, [work]), machine=machine(cores=4), procs=4)
+    assert r.properties == [] and "Findings" not in r.report()
+
+
+def test_the_threshold_is_settable() -> None:
+    found = compute_properties(time=10.0, names=["W"], kinds=["action"], incl=np.array([[1.0], [1.2]]),
+                               waits=np.zeros((2, 1)), compute=np.array([1.0, 1.2]),
+                               communication=np.zeros(2), oversubscribed=np.zeros(2), threshold=0.5)
+    assert found == []
+    found = compute_properties(time=10.0, names=["W"], kinds=["action"], incl=np.array([[1.0], [1.2]]),
+                               waits=np.zeros((2, 1)), compute=np.array([1.0, 1.2]),
+                               communication=np.zeros(2), oversubscribed=np.zeros(2), threshold=0.0)
+    assert {p["property"] for p in found} == {"load_imbalance"}
+
+
+def test_interval_matches_students_t() -> None:
+    stats = interval([1.0, 2.0, 3.0])
+    assert stats["mean"] == 2.0 and stats["std"] == pytest.approx(1.0)
+    half = 4.302652729911275 / 3**0.5  # t(0.975, 2) * s / sqrt(n)
+    assert stats["ci95"] == pytest.approx([2.0 - half, 2.0 + half])
+    assert interval([5.0]) == {"mean": 5.0, "std": 0.0, "ci95": [5.0, 5.0]}
+
+
+def test_replications_agree_with_the_analytic_mean_of_a_probabilistic_model() -> None:
+    """Each process draws once: 1 s with probability 0.3, else 3 s; one process, so E[T] = 0.3 + 2.1 = 2.4."""
+    short, long = elements("Short", "Long")
+
+    def main(p: Any, v: Any) -> Any:
+        if p.random() < 0.3:
+            yield from p.compute(short, 1.0)
+        else:
+            yield from p.compute(long, 3.0)
+
+    from uml2perf_runtime.replications import summarise
+
+    runs = [simulate(spec(main, [short, long]), machine=machine(cores=1), procs=1, seed=s) for s in range(400)]
+    summary = summarise(runs)
+    rep = summary.replications
+    assert rep["n"] == 400 and summary.time == rep["mean"]
+    assert rep["ci95"][0] < 2.4 < rep["ci95"][1]
+    assert rep["std"] == pytest.approx((0.3 * 0.7) ** 0.5 * 2.0, rel=0.1)
+
+
+def test_run_json_has_properties_and_replications(tmp_path: Path) -> None:
+    shutil.copy(SAMPLES / "lapw0.uml", tmp_path / "lapw0.uml")
+    done = subprocess.run([sys.executable, "-m", "uml2perf", "run", "lapw0.uml", "--machine", "gescher",
+                           "--procs", "8", "--json", "--replications", "3"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["replications"]["n"] == 3 and data["time"] == pytest.approx(data["replications"]["mean"])
+    top = data["properties"][0]
+    assert set(top) >= {"property", "element", "severity", "confidence"}
+    assert any(p["property"] == "late_sender" and p["element"] == "Receive_I2" for p in data["properties"])

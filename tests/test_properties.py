@@ -189,3 +189,56 @@ def test_run_json_has_properties_and_replications(tmp_path: Path) -> None:
     top = data["properties"][0]
     assert set(top) >= {"property", "element", "severity", "confidence"}
     assert any(p["property"] == "late_sender" and p["element"] == "Receive_I2" for p in data["properties"])
+
+
+def _saved(tmp_path: Path, name: str, *args: str) -> Path:
+    done = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "lapw0.uml"), "--machine", "gescher",
+                           "--json", *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    target = tmp_path / name
+    target.write_text(done.stdout)
+    return target
+
+
+def test_compare_two_saved_predictions(tmp_path: Path) -> None:
+    from uml2perf.compare import compare, format_comparison, load_result
+
+    a = _saved(tmp_path, "a.json", "--procs", "8")
+    b = _saved(tmp_path, "b.json", "--procs", "32")
+    result = compare(load_result(a), load_result(b), a_name="a.json", b_name="b.json")
+    data_a, data_b = json.loads(a.read_text()), json.loads(b.read_text())
+    assert result["difference"] == pytest.approx(data_b["time"] - data_a["time"])
+    changes = [abs(row["difference"]) for row in result["elements"]]
+    assert changes == sorted(changes, reverse=True)
+    sft = next(row for row in result["elements"] if row["element"] == "SFT")
+    assert sft["ratio"] == pytest.approx(4.0)  # every process repeats it: 32 / 8
+    text = format_comparison(result)
+    assert "B/A" in text and "SFT" in text
+    done = subprocess.run([sys.executable, "-m", "uml2perf", "compare", str(a), str(b), "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and json.loads(done.stdout)["model"] == "LAPW0"
+
+
+@pytest.mark.parametrize("content, words", [
+    ("not json", "not a JSON file"),
+    ("[1, 2]", "not an object"),
+    ('{"time": 1, "model": "LAPW0"}', "missing"),
+    ('{"time": "soon", "model": "LAPW0", "elements": [], "processes": 1}', "not a number"),
+])
+def test_compare_refuses_what_is_not_a_prediction(tmp_path: Path, content: str, words: str) -> None:
+    good = _saved(tmp_path, "a.json", "--procs", "4")
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    done = subprocess.run([sys.executable, "-m", "uml2perf", "compare", str(good), str(bad)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and words in done.stderr and "Traceback" not in done.stderr
+
+
+def test_compare_refuses_two_different_models(tmp_path: Path) -> None:
+    a = _saved(tmp_path, "a.json", "--procs", "4")
+    done = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "prophet.uml"), "--json"],
+                          capture_output=True, text=True, timeout=60)
+    (tmp_path / "p.json").write_text(done.stdout)
+    refused = subprocess.run([sys.executable, "-m", "uml2perf", "compare", str(a), str(tmp_path / "p.json")],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1 and "different models" in refused.stderr

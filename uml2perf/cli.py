@@ -346,6 +346,15 @@ def _register_sweep(sub: Any) -> None:
 EXTRA_COMMANDS.append(_register_sweep)
 
 
+def _register_compare(sub: Any) -> None:
+    from .compare import register_command
+
+    register_command(sub)
+
+
+EXTRA_COMMANDS.append(_register_compare)
+
+
 def _is_simulation_error(exc: BaseException) -> bool:
     """True for the runtime's own errors (deadlock, limits, model faults), without importing it eagerly."""
     errors = sys.modules.get("uml2perf_runtime.errors")

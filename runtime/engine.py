@@ -170,6 +170,7 @@ class Simulation:
         self.max_events = max_events
         self._events_exceeded = False
         self.property_threshold: float = 0.01
+        self.cost_scale: list[float] | None = None
         self.progress = progress
         self.overrides: dict[str, Any] = validate_overrides(spec, overrides or {})
         self.env = simpy.Environment()
@@ -308,6 +309,22 @@ class Simulation:
             raise self._deadlock()
         return Results.from_simulation(self)
 
+    def apply_speedups(self, speedups: Mapping[str, float]) -> None:
+        """Make the named elements (and what runs inside them) compute ``factor`` times faster.
+
+        Contexts of a what-if run are of a subclass whose ``compute`` and
+        ``spend`` divide the cost; ordinary runs keep the plain hot path.
+        """
+        factors = resolve_speedups(self.elements, speedups)
+        scale = [1.0] * len(self.elements)
+        for index, factor in factors.items():
+            scale[index] = 1.0 / factor
+        base = type(self.contexts[0]) if self.contexts else Context
+        scaled = _scaled_context_class(base)
+        for ctx in self.contexts:
+            ctx.__class__ = scaled
+        self.cost_scale = scale
+
     def _progress_sample(self) -> tuple[float, int, int]:
         """Simulated time, processes still running, processes in all (read by the progress line)."""
         try:
@@ -383,6 +400,58 @@ def _describe_dict(elem: Mapping[str, Any]) -> str:
     if elem.get("line"):
         where.append(f"line {elem['line']}")
     return f"'{elem['name']}'" + (f" ({', '.join(where)})" if where else "")
+
+
+def resolve_speedups(elements: tuple[Element, ...], speedups: Mapping[str, float]) -> dict[int, float]:
+    """Element index -> factor for ``--speedup NAME=FACTOR`` (names or xmi ids; errors say what is close)."""
+    import difflib
+
+    by_name: dict[str, list[Element]] = {}
+    for elem in elements:
+        by_name.setdefault(elem.name, []).append(elem)
+        if elem.xmi_id:
+            by_name.setdefault(elem.xmi_id, []).append(elem)
+    found: dict[int, float] = {}
+    for name, factor in speedups.items():
+        if not isinstance(factor, (int, float)) or isinstance(factor, bool) or not (0 < factor < math.inf):
+            raise SimulationError(f"--speedup {name}={factor}: the factor must be a positive, finite number",
+                                  hint="e.g. --speedup SFT=2 predicts SFT running twice as fast")
+        matches = by_name.get(name)
+        if not matches:
+            close = difflib.get_close_matches(name, [e.name for e in elements], 3, 0.6)
+            hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else \
+                "give an element name or xmi id from the profile table"
+            raise SimulationError(f"--speedup {name}={factor}: the model has no element {name!r}", hint=hint)
+        for elem in matches:
+            found[elem.index] = float(factor)
+    return found
+
+
+_SCALED_CLASSES: dict[type, type] = {}
+
+
+def _scaled_context_class(base: type) -> type:
+    """A subclass of ``base`` whose computations are scaled by the simulation's ``cost_scale``."""
+    found = _SCALED_CLASSES.get(base)
+    if found is not None:
+        return found
+
+    def factor(ctx: Any, elem: Element | None) -> float:
+        scale = ctx.sim.cost_scale
+        value = scale[elem.index] if elem is not None else 1.0
+        for entered, *_ in ctx.stack:
+            value *= scale[entered.index]
+        return value
+
+    def compute(self: Any, elem: Element, cost: float) -> Any:
+        return base.compute(self, elem, cost * factor(self, elem) if cost > 0.0 else cost)
+
+    def spend(self: Any, seconds: float) -> Any:
+        return base.spend(self, seconds * factor(self, self.cur) if seconds > 0.0 else seconds)
+
+    found = type(f"Scaled{base.__name__}", (base,), {"__slots__": (), "compute": compute, "spend": spend})
+    _SCALED_CLASSES[base] = found
+    return found
 
 
 @contextlib.contextmanager
@@ -616,11 +685,16 @@ def simulate(spec: ModelSpec, machine: Machine | None = None, procs: int | None 
              placement: str | None = None, trace: str | Path | None = None,
              max_time: float | None = None, max_iterations: int | None = None,
              max_events: int | None = None, progress: bool = False,
-             min_severity: float | None = None) -> Any:
+             min_severity: float | None = None, critical_path: bool = False,
+             speedups: Mapping[str, float] | None = None) -> Any:
     """Evaluate ``spec`` on ``machine`` and return its :class:`~uml2perf_runtime.results.Results`.
 
     ``min_severity`` is the smallest severity of a performance property reported
     (default :data:`~uml2perf_runtime.properties.DEFAULT_THRESHOLD`).
+    ``critical_path`` keeps the run's timeline in memory and fills
+    ``Results.critical_path``; ``speedups`` maps element names or xmi ids to
+    factors: those elements (and everything inside them) compute that many
+    times faster (a what-if prediction).
 
     ``progress`` shows a status line on standard error during runs longer than a second.
 
@@ -648,10 +722,12 @@ def simulate(spec: ModelSpec, machine: Machine | None = None, procs: int | None 
         raise SimulationError(f"max_events must be at least 1, got {max_events!r}")
     sim = Simulation(spec, machine, nprocs, overrides=overrides, seed=seed,
                      placement=placement or machine.placement,
-                     tracing=trace is not None and trace is not False,
+                     tracing=(trace is not None and trace is not False) or critical_path,
                      max_time=max_time,
                      max_iterations=max_iterations or DEFAULT_MAX_ITERATIONS,
                      max_events=max_events, progress=progress)
+    if speedups:
+        sim.apply_speedups(speedups)
     if min_severity is not None:
         if not (0.0 <= min_severity <= 1.0):
             raise SimulationError(f"the minimum severity must be between 0 and 1, got {min_severity!r}")

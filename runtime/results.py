@@ -58,6 +58,13 @@ class Results:
     properties: list[dict[str, Any]] = field(default_factory=list)
     #: With ``--replications``: n, seeds, mean/std/ci95 of the time and of each per-process figure.
     replications: dict[str, Any] | None = None
+    #: Elements on the critical path (element, process, time on the path), when the timeline was kept.
+    critical_path: list[dict[str, Any]] | None = None
+    #: What-if runs: the unchanged prediction, and the factors applied.
+    base_time: float | None = None
+    speedups: dict[str, float] | None = None
+    #: ``--rank-speedups``: each element of the critical path at 2x, largest gain first.
+    ranked_speedups: list[dict[str, Any]] | None = None
 
     # -- construction --------------------------------------------------------------
 
@@ -111,6 +118,7 @@ class Results:
             parameters=parameters,
             timeline=timeline,
             properties=_properties(sim, time),
+            critical_path=_critical_path(sim) if sim.tracing else None,
         )
 
     def __repr__(self) -> str:
@@ -143,7 +151,10 @@ class Results:
             "events": self.events,
             "wall_time": self.wall_time,
             "properties": self.properties,
+            "critical_path": self.critical_path,
             **({"replications": self.replications} if self.replications is not None else {}),
+            **({"base_time": self.base_time, "speedups": self.speedups} if self.base_time is not None else {}),
+            **({"speedups_ranked": self.ranked_speedups} if self.ranked_speedups is not None else {}),
         }
 
     # -- text report ----------------------------------------------------------------------
@@ -171,8 +182,38 @@ class Results:
         lines += self._process_table(max_processes)
         lines.append("")
         lines += self._element_table(top)
+        lines += self._what_if()
+        lines += self._critical_path_lines()
         lines += self._findings()
         return "\n".join(lines) + "\n"
+
+    def _what_if(self) -> list[str]:
+        out: list[str] = []
+        if self.base_time is not None and self.speedups:
+            change = self.time - self.base_time
+            share = 100 * change / self.base_time if self.base_time > 0 else 0.0
+            factors = ", ".join(f"{name} {factor:g}x faster" for name, factor in self.speedups.items())
+            out += ["", f"What if {factors}: {self.time:.6g} s instead of {self.base_time:.6g} s "
+                        f"({change:+.6g} s, {share:+.1f}%)"]
+        if self.ranked_speedups:
+            out += ["", "What to speed up first (each element of the critical path 2x faster)"]
+            for row in self.ranked_speedups:
+                gain = (self.base_time or self.time) - row["time"]
+                out.append(f"  {row['element']:<28} {row['time']:>12.6g} s  (saves {format_time(gain)})")
+        return out
+
+    def _critical_path_lines(self, most: int = 5) -> list[str]:
+        if not self.critical_path:
+            return []
+        total: dict[str, float] = {}
+        for entry in self.critical_path:
+            total[entry["element"]] = total.get(entry["element"], 0.0) + entry["time"]
+        ranked = sorted(total.items(), key=lambda item: -item[1])
+        out = ["", "Critical path (what determines the predicted time)"]
+        for name, seconds in ranked[:most]:
+            share = 100 * seconds / self.time if self.time > 0 else 0.0
+            out.append(f"  {name:<28}{format_time(seconds):>12} {share:5.1f}%")
+        return out
 
     def _replication_note(self) -> str:
         rep = self.replications
@@ -231,6 +272,13 @@ class Results:
         if len(rows) > max_elements:
             out.append(f"  ... {len(rows) - max_elements} more elements (see --json)")
         return out
+
+
+def _critical_path(sim: Simulation) -> list[dict[str, Any]]:
+    from .critical_path import critical_path
+
+    return critical_path(sim.trace_events, sim.trace_messages, [ctx.finish_time for ctx in sim.contexts],
+                         [e.name for e in sim.elements], [e.kind for e in sim.elements])
 
 
 def _properties(sim: Simulation, time: float) -> list[dict[str, Any]]:

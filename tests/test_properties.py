@@ -242,3 +242,81 @@ def test_compare_refuses_two_different_models(tmp_path: Path) -> None:
     refused = subprocess.run([sys.executable, "-m", "uml2perf", "compare", str(a), str(tmp_path / "p.json")],
                              capture_output=True, text=True, timeout=60)
     assert refused.returncode == 1 and "different models" in refused.stderr
+
+
+# -- critical path and what-if ------------------------------------------------------------------
+
+
+def _chain_spec() -> Any:
+    """Process p computes 1 s, then waits for p-1's message, computes 2 s, and sends to p+1; a side task on 0."""
+    work, recv, after, send, side = (Element(0, "Work", "action", "_w", 1), Element(1, "Recv", "recv", "_r", 2),
+                                     Element(2, "After", "action", "_a", 3), Element(3, "Send", "send", "_s", 4),
+                                     Element(4, "Side", "action", "_x", 5))
+
+    def main(p: Any, v: Any) -> Any:
+        yield from p.compute(work, 1.0)
+        if p.pid > 0:
+            yield from p.recv(recv, p.pid - 1, 8, 0, 0)
+        yield from p.compute(after, 2.0)
+        if p.pid < p.nprocs - 1:
+            yield from p.send(send, p.pid + 1, 8, 0, 0)
+        if p.pid == 0:
+            yield from p.compute(side, 0.5)
+
+    return spec(main, [work, recv, after, send, side])
+
+
+def test_the_critical_path_of_a_message_chain_crosses_processes() -> None:
+    r = simulate(_chain_spec(), machine=machine(cores=4), procs=4, critical_path=True)
+    path = {(e["element"], e["process"]): e["time"] for e in r.critical_path}
+    # the last process ends the run; its wait leads back through 2, 1 to process 0's work
+    for pid in range(4):
+        assert path[("After", pid)] == pytest.approx(2.0)
+    assert path[("Work", 0)] == pytest.approx(1.0)
+    assert not any(element == "Work" and pid > 0 for element, pid in path)
+    assert ("Side", 0) not in path
+    assert path[("Recv", 3)] < 1e-5  # only the transfer: the wait itself is the sender's work
+    on_path = sum(path.values())
+    assert on_path == pytest.approx(r.time, rel=1e-6)
+
+
+def test_speeding_up_an_element_off_the_critical_path_changes_nothing() -> None:
+    base = simulate(_chain_spec(), machine=machine(cores=4), procs=4)
+    side = simulate(_chain_spec(), machine=machine(cores=4), procs=4, speedups={"Side": 4.0})
+    assert side.time == pytest.approx(base.time)
+    after = simulate(_chain_spec(), machine=machine(cores=4), procs=4, speedups={"After": 2.0})
+    assert after.time == pytest.approx(base.time - 4 * 1.0)  # 2 s -> 1 s on each of the 4 chained processes
+    by_id = simulate(_chain_spec(), machine=machine(cores=4), procs=4, speedups={"_a": 2.0})
+    assert by_id.time == pytest.approx(after.time)
+
+
+@pytest.mark.parametrize("speedups, words", [
+    ({"Aftr": 2.0}, "did you mean 'After'"),
+    ({"After": 0.0}, "positive, finite"),
+    ({"After": float("inf")}, "positive, finite"),
+    ({"After": -2.0}, "positive, finite"),
+])
+def test_bad_speedups_are_clear_errors(speedups: dict[str, float], words: str) -> None:
+    from uml2perf_runtime.errors import SimulationError
+
+    with pytest.raises(SimulationError, match=words):
+        simulate(_chain_spec(), machine=machine(cores=4), procs=4, speedups=speedups)
+
+
+def test_what_if_and_ranking_through_the_command_line(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "lapw0.uml"), "--machine", "gescher",
+                           "--procs", "8", "--json", "--speedup", "SFT=2", "--rank-speedups"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["base_time"] - data["time"] == pytest.approx(31.4 / 2, rel=1e-6)  # SFT is on the path once
+    ranked = data["speedups_ranked"]
+    assert ranked[0]["element"] == "Calculate_Multipolmoments" and ranked[0]["factor"] == 2.0
+    assert [row["time"] for row in ranked] == sorted(row["time"] for row in ranked)
+    assert {"element", "process", "time"} <= set(data["critical_path"][0])
+    bad = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "lapw0.uml"), "--speedup", "SFX=2"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1 and "did you mean 'SFT'" in bad.stderr
+    bad = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "lapw0.uml"), "--speedup", "SFT=fast"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1 and "not a number" in bad.stderr

@@ -316,6 +316,9 @@ def predict(
     warnings: list[str] | None = None,
     replications: int = 1,
     min_severity: float | None = None,
+    critical_path: bool = False,
+    speedups: Mapping[str, float] | None = None,
+    rank_speedups: bool = False,
 ) -> Any:
     """Read (or import) a model and simulate it; returns the runtime's ``Results``.
 
@@ -323,6 +326,10 @@ def predict(
     ``replications`` runs the model with that many seeds (``seed``, ``seed + 1``...)
     and returns the first run with ``time`` the mean and ``replications`` the
     statistics; ``min_severity`` bounds the performance properties reported.
+    ``critical_path`` fills ``critical_path``; ``speedups`` (element name or id
+    -> factor) predicts as if those elements were that much faster, keeping
+    the unchanged prediction in ``base_time``; ``rank_speedups`` tries each
+    element of the critical path at 2x and lists the gains.
 
     ``machine`` is a TOML file or the name of a bundled machine (``gescher``,
     ``laptop``, ``cluster-modern``); ``trace`` is a trace file to write, or
@@ -335,8 +342,9 @@ def predict(
                          Location(file=str(path)))
     spec = load_spec(path, activity=activity, sidecar=sidecar, given=tuple(overrides or ()), warnings=warnings)
     machine_obj = Machine.load(machine) if machine else None
-    runs = [
-        simulate(
+
+    def run_once(index: int, factors: Mapping[str, float] | None, keep_path: bool, first: bool) -> Any:
+        return simulate(
             spec,
             machine=machine_obj,
             procs=procs,
@@ -344,15 +352,41 @@ def predict(
             overrides=dict(overrides or {}),
             seed=seed + index,
             placement=placement,
-            trace=(trace if isinstance(trace, bool) or trace is None else str(trace)) if index == 0 else None,
+            trace=(trace if isinstance(trace, bool) or trace is None else str(trace)) if first else None,
             max_time=max_time,
-            progress=progress,
+            progress=progress and first,
             min_severity=min_severity,
+            critical_path=keep_path,
+            speedups=factors,
         )
-        for index in range(replications)
-    ]
-    if replications == 1:
-        return runs[0]
-    from uml2perf_runtime.replications import summarise
 
-    return summarise(runs)
+    want_path = critical_path or rank_speedups
+    runs = [run_once(index, speedups, want_path and index == 0, index == 0) for index in range(replications)]
+    if replications == 1:
+        result = runs[0]
+    else:
+        from uml2perf_runtime.replications import summarise
+
+        result = summarise(runs)
+    if speedups:
+        base_runs = [run_once(index, None, False, False) for index in range(replications)]
+        result.base_time = sum(r.time for r in base_runs) / len(base_runs)
+        result.speedups = dict(speedups)
+    if rank_speedups:
+        result.ranked_speedups = _ranked_speedups(result, lambda name: [
+            run_once(index, {**(speedups or {}), name: 2.0 * (speedups or {}).get(name, 1.0)}, False, False).time
+            for index in range(replications)])
+    return result
+
+
+def _ranked_speedups(result: Any, predict_with: Any, most: int = 10) -> list[dict[str, Any]]:
+    """Each element of the critical path (the ``most`` largest) at 2x: the predicted times, best first."""
+    totals: dict[str, float] = {}
+    for entry in result.critical_path or ():
+        totals[entry["element"]] = totals.get(entry["element"], 0.0) + entry["time"]
+    ranked = []
+    for name, _ in sorted(totals.items(), key=lambda item: -item[1])[:most]:
+        times = predict_with(name)
+        ranked.append({"element": name, "factor": 2.0, "time": sum(times) / len(times)})
+    ranked.sort(key=lambda row: (row["time"], row["element"]))
+    return ranked

@@ -85,6 +85,26 @@ def _printable(text: str) -> str:
     return text.translate(_CONTROL)
 
 
+def _speedups(items: Sequence[str] | None) -> dict[str, float] | None:
+    """``--speedup NAME=FACTOR`` options as a dict (the runtime checks names and factors)."""
+    if not items:
+        return None
+    found: dict[str, float] = {}
+    for item in items:
+        name, sep, raw = item.rpartition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--speedup expects NAME=FACTOR, got {item!r}")
+        try:
+            factor = float(raw)
+        except ValueError:
+            from .errors import InputError
+
+            raise InputError(f"--speedup {item}: the factor {raw!r} is not a number",
+                             hint="e.g. --speedup SFT=2") from None
+        found[name.strip()] = factor
+    return found
+
+
 def _severity(text: str) -> float:
     """An argparse type for a severity: a number from 0 to 1."""
     try:
@@ -158,6 +178,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         warnings=warnings,
         replications=args.replications,
         min_severity=args.min_severity,
+        critical_path=args.json or args.critical_path,
+        speedups=_speedups(args.speedup),
+        rank_speedups=args.rank_speedups,
     )
     for warning in warnings:
         print(_printable(warning), file=sys.stderr)
@@ -298,6 +321,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-time", type=float, metavar="SECONDS", help="stop at this simulated time")
     run.add_argument("--replications", type=int, default=1, metavar="N",
                      help="run N seeds and report mean, std and a 95%% confidence interval (default 1)")
+    run.add_argument("--speedup", action="append", metavar="NAME=FACTOR",
+                     help="predict as if element NAME (name or xmi id) were FACTOR times faster (repeatable)")
+    run.add_argument("--rank-speedups", action="store_true",
+                     help="try each element of the critical path 2x faster and list the gains")
+    run.add_argument("--critical-path", action="store_true",
+                     help="show the elements on the critical path (always part of --json)")
     run.add_argument("--min-severity", type=_severity, default=None, metavar="S",
                      help="report performance properties of at least this severity (0..1, default 0.01)")
     run.add_argument(

@@ -188,3 +188,40 @@ def test_zipped_axis_values_must_match_the_names(capsys):
     lapw0 = Path(__file__).resolve().parents[1] / "samples" / "lapw0.uml"
     assert main(["sweep", str(lapw0), "--grid", "nodes:procs=1:4,2"]) == 2
     assert "must give 2 values" in capsys.readouterr().err
+
+
+def test_a_sweep_over_processes_has_speedup_efficiency_and_non_scalability(tmp_path) -> None:
+    import json as _json
+    import subprocess as _sp
+    import sys as _sys
+
+    lapw0 = Path(__file__).resolve().parents[1] / "samples" / "lapw0.uml"
+    done = _sp.run([_sys.executable, "-m", "uml2perf", "sweep", str(lapw0), "--machine", "gescher",
+                    "--grid", "nodes:procs=1:4,2:8,4:16", "--json", "-"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    data = _json.loads(done.stdout)
+    rows = {row["procs"]: row for row in data["rows"]}
+    assert rows[4]["speedup"] == 1.0 and rows[4]["efficiency"] == 1.0
+    assert rows[8]["speedup"] == pytest.approx(rows[4]["time"] / rows[8]["time"])
+    assert rows[16]["efficiency"] == pytest.approx(rows[4]["time"] * 4 / (16 * rows[16]["time"]))
+    assert rows[16]["inefficiency"] == pytest.approx(1 - rows[16]["efficiency"])
+    (prop,) = data["properties"]
+    efficiencies = [r["efficiency"] for r in data["rows"]]
+    assert prop["property"] == "non_scalability"
+    assert prop["severity"] == pytest.approx(sum(efficiencies) / 3 - min(efficiencies), abs=1e-6)
+
+
+def test_sweep_plot_is_written_and_bad_formats_are_refused_before_the_sweep(tmp_path) -> None:
+    import subprocess as _sp
+    import sys as _sys
+
+    pytest.importorskip("matplotlib")
+    lapw0 = Path(__file__).resolve().parents[1] / "samples" / "lapw0.uml"
+    target = tmp_path / "scaling.png"
+    done = _sp.run([_sys.executable, "-m", "uml2perf", "sweep", str(lapw0), "--grid", "procs=1,2,4",
+                    "--grid", "NAT=32,64", "--plot", str(target)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = _sp.run([_sys.executable, "-m", "uml2perf", "sweep", str(lapw0), "--grid", "procs=1,2",
+                   "--plot", str(tmp_path / "x.nope")], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and ".png" in bad.stderr and not (tmp_path / "x.nope").exists()

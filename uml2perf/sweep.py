@@ -38,6 +38,8 @@ from .errors import InputError, Location, ModelError, Uml2PerfError, UsageError
 #: Grid names that shape the machine rather than set model variables.
 SYSTEM_PARAMETERS = ("procs", "nodes")
 RESULT_COLUMNS = ("time", "compute", "comm", "wait", "method")
+#: Columns a sweep over process counts adds (before ``method``).
+SCALING_COLUMNS = ("speedup", "efficiency", "inefficiency")
 #: How long to wait for a Dask scheduler before giving up.
 DASK_CONNECT_TIMEOUT = "10s"
 
@@ -332,10 +334,13 @@ class SweepResult:
     parameters: tuple[str, ...]
     rows: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Scaling properties of the sweep (``non_scalability`` per group; see :mod:`uml2perf.scaling`).
+    properties: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return (*self.parameters, *RESULT_COLUMNS)
+        scaling = SCALING_COLUMNS if self.rows and "speedup" in self.rows[0] else ()
+        return (*self.parameters, *RESULT_COLUMNS[:-1], *scaling, RESULT_COLUMNS[-1])
 
 
 def run_sweep(
@@ -380,6 +385,9 @@ def run_sweep(
             rows[index] = row
     progress.close()
     result.rows = [row for row in rows if row is not None]
+    from .scaling import add_scaling
+
+    result.properties = add_scaling(result.parameters, result.rows)
     return result
 
 
@@ -451,7 +459,8 @@ def _cell(value: Any) -> str:
 
 def format_table(result: SweepResult) -> str:
     """A plain-text table with aligned columns, one row per grid point."""
-    header = [*result.parameters, "time [s]", "compute [s]", "comm [s]", "wait [s]", "method"]
+    units = {"time": "time [s]", "compute": "compute [s]", "comm": "comm [s]", "wait": "wait [s]"}
+    header = [units.get(c, c) for c in result.columns]
     body = [[_cell(row[c]) for c in result.columns] for row in result.rows]
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
     numeric = [True] * (len(header) - 1) + [False]
@@ -478,6 +487,7 @@ def to_json(result: SweepResult, model: str, machine: Any) -> str:
         "columns": list(result.columns),
         "rows": result.rows,
         "notes": result.notes,
+        "properties": result.properties,
     }
     return json.dumps(data, indent=2, allow_nan=False) + "\n"
 
@@ -503,7 +513,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from uml2perf_runtime.files import refuse_inputs_as_outputs
 
     inputs = (args.model, args.sidecar, args.machine if args.machine and os.path.exists(args.machine) else None)
-    refuse_inputs_as_outputs({"CSV file": args.csv, "JSON file": args.json}, inputs)
+    refuse_inputs_as_outputs({"CSV file": args.csv, "JSON file": args.json, "plot": args.plot}, inputs)
+    if args.plot:
+        from .sweep_plot import check_plot_target
+
+        check_plot_target(args.plot)
     grid_text = parse_grid(args.grid or [])
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
@@ -534,11 +548,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _write(to_csv(result), args.csv, inputs)
     if args.json:
         _write(to_json(result, str(args.model), machine), args.json, inputs)
+    if args.plot:
+        from .sweep_plot import plot_sweep
+
+        plot_sweep(result, args.plot, model=spec.name)
     if args.csv != "-" and args.json != "-":
         from .cli import _printable
 
         sys.stdout.write(_printable(format_table(result)))
     sys.stdout.flush()
+    for prop in result.properties:
+        if prop["severity"] >= 0.01:
+            print(f"finding: non_scalability {prop['severity']:.2f}: {_printable_note(prop['hint'])}", file=sys.stderr)
     for note in dict.fromkeys(result.notes):
         print(f"note: {_printable_note(note)}", file=sys.stderr)
     return EXIT_OK
@@ -578,6 +599,8 @@ def register_command(sub: Any) -> None:
     out.add_argument("--csv", metavar="FILE", help="also write the rows as CSV ('-': standard output only)")
     out.add_argument("--json", metavar="FILE", help="also write the rows as JSON ('-': standard output only)")
     sweep.add_argument("--no-analytic", action="store_true", help="simulate every point")
+    sweep.add_argument("--plot", metavar="FILE.png", help="draw time, speedup, efficiency and the breakdown "
+                       "over the swept process counts (needs matplotlib)")
     sweep.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     sweep.add_argument("--activity", metavar="NAME", help="the activity to start from (name or xmi:id)")
     sweep.add_argument("--sidecar", metavar="FILE.toml", help="costs and stereotypes for plain exports")

@@ -225,3 +225,47 @@ def test_sweep_plot_is_written_and_bad_formats_are_refused_before_the_sweep(tmp_
     bad = _sp.run([_sys.executable, "-m", "uml2perf", "sweep", str(lapw0), "--grid", "procs=1,2",
                    "--plot", str(tmp_path / "x.nope")], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and ".png" in bad.stderr and not (tmp_path / "x.nope").exists()
+
+
+def _probabilistic_source():  # noqa: ANN202 - a test model
+    import sys as _sys
+
+    _sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from builders import ModelBuilder
+
+    from uml2perf.generation import generate
+    from uml2perf.sweep import ModelSource
+
+    b = ModelBuilder("coin")
+    main = b.activity("main", main=True)
+    d, m = main.decision("D"), main.merge("M")
+    short, long = main.action("Short", 1.0), main.action("Long", 3.0)
+    main.chain(main.initial(), d)
+    main.flow(d, short, probability=0.3)
+    main.flow(d, long, probability=0.7)
+    main.chain(short, m)
+    main.chain(long, m)
+    main.chain(m, main.final())
+    return ModelSource(generate(b.build()).text, "coin.py")
+
+
+def test_sweep_replications_give_mean_and_interval_per_point() -> None:
+    from uml2perf.sweep import run_sweep
+    from uml2perf_runtime import Machine
+
+    result = run_sweep(_probabilistic_source(), Machine.default(), {"procs": [1]}, replications=200, workers=1)
+    (row,) = result.rows
+    assert row["method"] == "simulation"
+    assert row["time_ci95_low"] < 2.4 < row["time_ci95_high"]  # E[T] = 0.3 * 1 + 0.7 * 3
+    assert row["time_std"] == pytest.approx((0.3 * 0.7) ** 0.5 * 2.0, rel=0.15)
+    assert result.columns[:5] == ("procs", "time", "time_std", "time_ci95_low", "time_ci95_high")
+
+
+def test_parallel_replications_equal_sequential_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    from uml2perf import api
+
+    hybrid = Path(__file__).resolve().parents[1] / "samples" / "hybrid.uml"
+    sequential = api.predict(hybrid, procs=2, replications=4)
+    monkeypatch.setattr(api, "PARALLEL_REPLICATIONS_AFTER", 0.0)
+    parallel = api.predict(hybrid, procs=2, replications=4)
+    assert parallel.replications == sequential.replications

@@ -361,7 +361,8 @@ def predict(
         )
 
     want_path = critical_path or rank_speedups
-    runs = [run_once(index, speedups, want_path and index == 0, index == 0) for index in range(replications)]
+    runs = [run_once(0, speedups, want_path, True)]
+    runs += _more_replications(run_once, replications, speedups, runs[0].wall_time)
     if replications == 1:
         result = runs[0]
     else:
@@ -376,6 +377,40 @@ def predict(
         result.ranked_speedups = _ranked_speedups(result, lambda name: [
             run_once(index, {**(speedups or {}), name: 2.0 * (speedups or {}).get(name, 1.0)}, False, False).time
             for index in range(replications)])
+    return result
+
+
+#: Replications run in parallel processes when the remaining ones would take longer than this (seconds).
+PARALLEL_REPLICATIONS_AFTER = 2.0
+
+
+def _more_replications(run_once: Any, replications: int, speedups: Any, first_wall: float) -> list[Any]:
+    """Replications 1..N-1: in forked worker processes when the work is large, else one after another."""
+    import os
+
+    remaining = range(1, replications)
+    workers = min(os.cpu_count() or 1, len(remaining))
+    large = first_wall * len(remaining) > PARALLEL_REPLICATIONS_AFTER
+    if workers < 2 or not large or sys.platform != "linux":
+        return [run_once(index, speedups, False, False) for index in remaining]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _FORKED[:] = [(run_once, speedups)]  # inherited by the forked workers: nothing to pickle but seeds
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(_replication_in_worker, remaining))
+    finally:
+        _FORKED.clear()
+
+
+_FORKED: list[Any] = []
+
+
+def _replication_in_worker(index: int) -> Any:
+    run_once, speedups = _FORKED[0]
+    result = run_once(index, speedups, False, False)
+    result.timeline = None
     return result
 
 

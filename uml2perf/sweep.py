@@ -40,6 +40,8 @@ SYSTEM_PARAMETERS = ("procs", "nodes")
 RESULT_COLUMNS = ("time", "compute", "comm", "wait", "method")
 #: Columns a sweep over process counts adds (before ``method``).
 SCALING_COLUMNS = ("speedup", "efficiency", "inefficiency")
+#: Columns ``--replications`` adds after ``time``.
+REPLICATION_COLUMNS = ("time_std", "time_ci95_low", "time_ci95_high")
 #: How long to wait for a Dask scheduler before giving up.
 DASK_CONNECT_TIMEOUT = "10s"
 
@@ -241,6 +243,7 @@ class PointJob:
     nodes: int | None
     seed: int
     placement: str | None
+    replications: int = 1
 
 
 def _means(results: Any) -> tuple[float, float, float]:
@@ -262,18 +265,28 @@ def simulate_point(source: ModelSource, machine: Any, job: PointJob) -> dict[str
 
     spec = load_spec(source)
     params = {k: v for k, v in job.point.items() if k not in SYSTEM_PARAMETERS}
-    results = simulate(
-        spec,
-        machine=machine,
-        procs=job.point.get("procs", job.procs),
-        nodes=job.point.get("nodes", job.nodes),
-        overrides={**job.fixed, **params},
-        seed=job.seed,
-        placement=job.placement,
-    )
-    compute, comm, wait = _means(results)
-    return {**job.point, "time": float(results.time), "compute": compute, "comm": comm, "wait": wait,
-            "method": "simulation"}
+    runs = [
+        simulate(
+            spec,
+            machine=machine,
+            procs=job.point.get("procs", job.procs),
+            nodes=job.point.get("nodes", job.nodes),
+            overrides={**job.fixed, **params},
+            seed=job.seed + index,
+            placement=job.placement,
+        )
+        for index in range(job.replications)
+    ]
+    means = [_means(results) for results in runs]
+    row = {**job.point, "time": sum(float(r.time) for r in runs) / len(runs),
+           "compute": sum(m[0] for m in means) / len(means), "comm": sum(m[1] for m in means) / len(means),
+           "wait": sum(m[2] for m in means) / len(means), "method": "simulation"}
+    if job.replications > 1:
+        from uml2perf_runtime.replications import interval
+
+        stats = interval([float(r.time) for r in runs])
+        row["time_std"], (row["time_ci95_low"], row["time_ci95_high"]) = stats["std"], stats["ci95"]
+    return row
 
 
 # Worker-process state, set once by the pool initializer (inherited as is under fork).
@@ -340,7 +353,8 @@ class SweepResult:
     @property
     def columns(self) -> tuple[str, ...]:
         scaling = SCALING_COLUMNS if self.rows and "speedup" in self.rows[0] else ()
-        return (*self.parameters, *RESULT_COLUMNS[:-1], *scaling, RESULT_COLUMNS[-1])
+        spread = REPLICATION_COLUMNS if self.rows and "time_std" in self.rows[0] else ()
+        return (*self.parameters, RESULT_COLUMNS[0], *spread, *RESULT_COLUMNS[1:-1], *scaling, RESULT_COLUMNS[-1])
 
 
 def run_sweep(
@@ -357,6 +371,7 @@ def run_sweep(
     workers: int | None = None,
     dask_address: str | None = None,
     progress: Progress | None = None,
+    replications: int = 1,
 ) -> SweepResult:
     """Evaluate every point of ``grid``: analytically where possible, else by simulation."""
     spec = load_spec(source)
@@ -378,13 +393,18 @@ def run_sweep(
             progress.advance(served)
         for reason in reasons:
             result.notes.append(f"simulated: {reason}")
-    jobs = [PointJob(i, points[i], fixed, procs, nodes, seed, placement) for i, row in enumerate(rows)
+    jobs = [PointJob(i, points[i], fixed, procs, nodes, seed, placement, replications) for i, row in enumerate(rows)
             if row is None]
     if jobs:
         for index, row in _simulate_jobs(source, machine, jobs, workers, dask_address, progress):
             rows[index] = row
     progress.close()
     result.rows = [row for row in rows if row is not None]
+    if replications > 1:
+        for row in result.rows:  # analytic points are deterministic: no spread
+            row.setdefault("time_std", 0.0)
+            row.setdefault("time_ci95_low", row["time"])
+            row.setdefault("time_ci95_high", row["time"])
     from .scaling import add_scaling
 
     result.properties = add_scaling(result.parameters, result.rows)
@@ -542,7 +562,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     result = run_sweep(
         source, machine, grid, fixed=fixed, procs=args.procs, nodes=args.nodes, seed=args.seed,
         placement=args.placement, analytic=not args.no_analytic, workers=args.workers,
-        dask_address=args.dask, progress=Progress(total, sys.stderr, show),
+        dask_address=args.dask, progress=Progress(total, sys.stderr, show), replications=args.replications,
     )
     if args.csv:
         _write(to_csv(result), args.csv, inputs)
@@ -599,6 +619,8 @@ def register_command(sub: Any) -> None:
     out.add_argument("--csv", metavar="FILE", help="also write the rows as CSV ('-': standard output only)")
     out.add_argument("--json", metavar="FILE", help="also write the rows as JSON ('-': standard output only)")
     sweep.add_argument("--no-analytic", action="store_true", help="simulate every point")
+    sweep.add_argument("--replications", type=_positive, default=1, metavar="N",
+                       help="simulate each point with N seeds: mean time, std and 95%% interval columns")
     sweep.add_argument("--plot", metavar="FILE.png", help="draw time, speedup, efficiency and the breakdown "
                        "over the swept process counts (needs matplotlib)")
     sweep.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")

@@ -153,8 +153,8 @@ class Results:
             "properties": self.properties,
             "critical_path": self.critical_path,
             **({"replications": self.replications} if self.replications is not None else {}),
-            **({"base_time": self.base_time, "speedups": self.speedups} if self.base_time is not None else {}),
-            **({"speedups_ranked": self.ranked_speedups} if self.ranked_speedups is not None else {}),
+            **({"base_time": self.base_time, "what_if": self.speedups} if self.base_time is not None else {}),
+            **({"speedups": self.ranked_speedups} if self.ranked_speedups is not None else {}),
         }
 
     # -- text report ----------------------------------------------------------------------

@@ -310,7 +310,8 @@ def test_what_if_and_ranking_through_the_command_line(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["base_time"] - data["time"] == pytest.approx(31.4 / 2, rel=1e-6)  # SFT is on the path once
-    ranked = data["speedups_ranked"]
+    ranked = data["speedups"]
+    assert data["what_if"] == {"SFT": 2.0}
     assert ranked[0]["element"] == "Calculate_Multipolmoments" and ranked[0]["factor"] == 2.0
     assert [row["time"] for row in ranked] == sorted(row["time"] for row in ranked)
     assert {"element", "process", "time"} <= set(data["critical_path"][0])

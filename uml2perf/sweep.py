@@ -538,6 +538,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         from .sweep_plot import check_plot_target
 
         check_plot_target(args.plot)
+    if args.replications < 1:
+        raise InputError(f"the number of replications must be a whole number of at least 1, got {args.replications}",
+                         Location(file=str(args.model)))
     grid_text = parse_grid(args.grid or [])
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
@@ -619,7 +622,7 @@ def register_command(sub: Any) -> None:
     out.add_argument("--csv", metavar="FILE", help="also write the rows as CSV ('-': standard output only)")
     out.add_argument("--json", metavar="FILE", help="also write the rows as JSON ('-': standard output only)")
     sweep.add_argument("--no-analytic", action="store_true", help="simulate every point")
-    sweep.add_argument("--replications", type=_positive, default=1, metavar="N",
+    sweep.add_argument("--replications", type=int, default=1, metavar="N",
                        help="simulate each point with N seeds: mean time, std and 95%% interval columns")
     sweep.add_argument("--plot", metavar="FILE.png", help="draw time, speedup, efficiency and the breakdown "
                        "over the swept process counts (needs matplotlib)")

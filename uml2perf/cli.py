@@ -375,6 +375,15 @@ def _register_sweep(sub: Any) -> None:
 EXTRA_COMMANDS.append(_register_sweep)
 
 
+def _register_fit(sub: Any) -> None:
+    from .fit import register_command
+
+    register_command(sub)
+
+
+EXTRA_COMMANDS.append(_register_fit)
+
+
 def _register_compare(sub: Any) -> None:
     from .compare import register_command
 

@@ -213,17 +213,28 @@ def test_sidecar_needs_a_name(tmp_path, capsys):
 
 
 @pytest.mark.skipif(shutil.which("extrap") is None, reason="Extra-P is not installed")
-def test_agrees_with_extrap(tmp_path):
-    """The same data through Extra-P's command line: the same leading term."""
-    text = "PARAMETER p\nPOINTS 4 8 16 32 64\nREGION r\nMETRIC time\n"
-    text += "".join(f"DATA {0.5 + 0.01 * p * math.log2(p)} {0.5 + 0.0101 * p * math.log2(p)}\n"
-                    for p in (4, 8, 16, 32, 64))
+@pytest.mark.parametrize(("f", "term"), [
+    (lambda p: 0.5 + 0.01 * p * math.log2(p), "p^(1) * log2(p)^(1)"),
+    (lambda p: 2 + 0.3 * p**0.5, "p^(1/2)"),
+    (lambda p: 3 + 0.2 * p**0.75, "p^(3/4)"),
+    (lambda p: 1 + 0.05 * math.log2(p) ** 2, "log2(p)^(2)"),
+])
+def test_agrees_with_extrap(tmp_path, f, term):
+    """The same data through Extra-P's command line: the same term and coefficients."""
+    rng = np.random.default_rng(5)
+    xs = (4, 8, 16, 32, 64, 128)
+    text = "PARAMETER p\nPOINTS " + " ".join(map(str, xs)) + "\nREGION r\nMETRIC time\n"
+    text += "".join("DATA " + " ".join(f"{f(x) * (1 + 0.01 * rng.standard_normal()):.6g}" for _ in range(5)) + "\n"
+                    for x in xs)
     path = _write(tmp_path, "in.txt", text)
     ours = fit_model(read_measurements(path)[0])
-    out = subprocess.run(["extrap", "--text", str(path)], capture_output=True, text=True, timeout=120).stdout
-    assert "log2(p)" in out and "p^(1)" in out.replace(" ", "") or "p^1" in out.replace(" ", "")
-    factor = ours.fit.terms[0].factors[0]
-    assert (factor.exponent, factor.log_exponent) == (1, 1)
+    out = subprocess.run(["extrap", "--text", str(path)], capture_output=True, text=True, timeout=300).stdout
+    line = next(x for x in out.splitlines() if "Model:" in x)
+    constant, rest = line.split("Model:")[1].split(" + ", 1)
+    coefficient, their_term = rest.split(" * ", 1)
+    assert their_term.strip() == term
+    assert ours.fit.coefficients[0] == pytest.approx(float(constant), rel=1e-3)
+    assert ours.fit.coefficients[1] == pytest.approx(float(coefficient), rel=1e-3)
 
 
 def test_plot_is_written(tmp_path):

@@ -384,6 +384,15 @@ def _register_fit(sub: Any) -> None:
 EXTRA_COMMANDS.append(_register_fit)
 
 
+def _register_calibrate(sub: Any) -> None:
+    from .calibrate import register_command
+
+    register_command(sub)
+
+
+EXTRA_COMMANDS.append(_register_calibrate)
+
+
 def _register_compare(sub: Any) -> None:
     from .compare import register_command
 

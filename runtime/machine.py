@@ -21,6 +21,8 @@ A machine file is TOML (SPEC §7)::
     [collectives]                    # optional algorithm choices
     allreduce = "recursive_doubling"
     bcast = "binomial"
+    overhead = 2e-6                  # optional: seconds every rank spends per collective call
+    reduce_cost = 2.5e-10            # optional: seconds per byte of reduction arithmetic
 
     [placement]
     policy = "block"                 # or "round_robin"
@@ -85,6 +87,10 @@ class Machine:
     collectives: dict[str, str] = field(default_factory=dict)
     placement: str = "block"
     source: str | None = None
+    #: Seconds every rank spends per collective call beyond its messages (``[collectives] overhead``).
+    collective_overhead: float = 0.0
+    #: Seconds per byte a reduction spends combining what it received (``[collectives] reduce_cost``).
+    reduce_cost: float = 0.0
 
     def __post_init__(self) -> None:
         where = self.source or f"machine '{self.name}'"
@@ -176,6 +182,8 @@ class Machine:
             collectives=_collectives(source, data.get("collectives", {})),
             placement=policy,
             source=source,
+            collective_overhead=_collective_cost(source, data.get("collectives", {}), "overhead"),
+            reduce_cost=_collective_cost(source, data.get("collectives", {}), "reduce_cost"),
         )
 
     def with_nodes(self, nodes: int) -> Machine:
@@ -207,7 +215,9 @@ class Machine:
             "cores_per_node": self.cores_per_node,
             "speed": self.speed,
             "network": network,
-            "collectives": dict(sorted(self.collectives.items())),
+            "collectives": dict(sorted(self.collectives.items()))
+            | ({"overhead": self.collective_overhead} if self.collective_overhead else {})
+            | ({"reduce_cost": self.reduce_cost} if self.reduce_cost else {}),
             "placement": {"policy": self.placement},
         }
 
@@ -275,11 +285,28 @@ def _link(source: str, table: str, value: Any, default: Link) -> Link:
     return Link(latency=float(latency), bandwidth=float(bandwidth))
 
 
+#: Numeric keys of ``[collectives]`` beside the algorithm choices.
+COLLECTIVE_COSTS = ("overhead", "reduce_cost")
+
+
+def _collective_cost(source: str, value: Any, key: str) -> float:
+    data = _table(source, "collectives", value)
+    if key not in data:
+        return 0.0
+    number = data[key]
+    if not _is_number(number) or not math.isfinite(float(number)) or float(number) < 0:
+        raise MachineError(f"{source}: [collectives] {key} must be a number of at least 0 (seconds"
+                           f"{' per byte' if key == 'reduce_cost' else ''}), got {number!r}")
+    return float(number)
+
+
 def _collectives(source: str, value: Any) -> dict[str, str]:
     data = _table(source, "collectives", value)
-    _check_keys(source, "collectives", data, COLLECTIVE_OPERATIONS)
+    _check_keys(source, "collectives", data, COLLECTIVE_OPERATIONS + COLLECTIVE_COSTS)
     choices: dict[str, str] = {}
     for operation, algorithm in sorted(data.items()):
+        if operation in COLLECTIVE_COSTS:
+            continue
         if not isinstance(algorithm, str) or not algorithm:
             raise MachineError(f"{source}: [collectives] {operation} must name an algorithm "
                                f"(a string), got {algorithm!r}")

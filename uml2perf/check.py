@@ -18,7 +18,7 @@ from .errors import Diagnostic, Location, Severity, Uml2PerfError
 from .model import COMMUNICATION_ROLES, Activity, Model, Node, NodeKind, PerfSpec, Role
 
 #: Tags whose values are expressions (the rest, like ``name`` of critical+, are plain text).
-_TEXT_TAGS = frozenset({"name", "id", "type", "code", "stereotype", "main"})
+_TEXT_TAGS = frozenset({"name", "id", "type", "code", "stereotype", "main", "device"})
 _GUARD_WORDS = frozenset({"else", "otherwise"})
 
 

@@ -223,3 +223,15 @@ def test_the_analytic_path_declines_roofline_actions() -> None:
     text = generate(read(ROOT / "samples" / "kernels.uml"), "python").text
     result = run_sweep(ModelSource(text, "kernels.py"), Machine.load("gpu-node"), {"procs": [1, 2]}, workers=1)
     assert all(row["method"] == "simulation" for row in result.rows)
+
+
+def test_check_counts_flops_and_bytes_as_timed_and_convert_refuses_an_expression_as_device(tmp_path: Path) -> None:
+    sample = (ROOT / "samples" / "kernels.uml").read_text()
+    done = subprocess.run([sys.executable, "-m", "uml2perf", "check", str(ROOT / "samples" / "kernels.uml")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "0 warning(s)" in done.stdout and "4 of 4 actions" in done.stdout
+    bad = tmp_path / "bad.uml"
+    bad.write_text(sample.replace('device="auto"', 'device="gpu + 1"', 1))
+    done = subprocess.run([sys.executable, "-m", "uml2perf", "convert", str(bad), "-o", str(tmp_path / "x.py")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "not a plain name" in done.stderr and not (tmp_path / "x.py").exists()

@@ -155,6 +155,8 @@ class Results:
             "wall_time": self.wall_time,
             "properties": self.properties,
             "critical_path": self.critical_path,
+            **({"critical_path_note": "a large run: ask for its critical path with --critical-path"}
+               if self.critical_path is None else {}),
             **({"replications": self.replications} if self.replications is not None else {}),
             **({"base_time": self.base_time, "what_if": self.speedups} if self.base_time is not None else {}),
             **({"speedups": self.ranked_speedups} if self.ranked_speedups is not None else {}),

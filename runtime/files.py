@@ -23,6 +23,7 @@ FIFO that nobody writes to.
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import stat
@@ -122,6 +123,7 @@ def write_output(
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise OutputError(f"the {what} '{shown}' is a folder", hint="give a file name inside it")
     if info is not None and (not stat.S_ISREG(info.st_mode) or _is_process_handle(target)):
+        _refuse_dangerous_device(target, info, what)
         _write_in_place(target, content, what)
         return target
     if target.is_symlink():
@@ -132,10 +134,32 @@ def write_output(
     return target
 
 
+_HANDLE = re.compile(r"^/(dev/(stdout|stderr|fd/\d+)|proc/(self|\d+)/fd/\d+)$")
+
+#: Character devices that are safe to write a model or table into.
+_SAFE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full")
+
+
 def _is_process_handle(path: Path) -> bool:
     """``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/1``: a descriptor of this process, written into."""
-    real = os.path.realpath(path)
-    return real.startswith(("/proc/", "/dev/fd/")) or str(path).startswith(("/dev/std", "/dev/fd/", "/proc/"))
+    return bool(_HANDLE.match(str(path)) or _HANDLE.match(os.path.abspath(path)))
+
+
+def _refuse_dangerous_device(target: Path, info: os.stat_result, what: str) -> None:
+    """Write into FIFOs, terminals, /dev/null and this process's descriptors; never into disks or memory.
+
+    Run as root, ``-o /dev/sda`` would overwrite a disk and ``-o /dev/mem`` memory: block devices,
+    sockets and character devices other than terminals and the null devices are refused.
+    """
+    mode = info.st_mode
+    if stat.S_ISFIFO(mode) or _is_process_handle(target):
+        return
+    real = os.path.realpath(target)
+    if stat.S_ISCHR(mode) and (real in _SAFE_DEVICES or real.startswith(("/dev/tty", "/dev/pts/"))):
+        return
+    kind = "block device" if stat.S_ISBLK(mode) else "socket" if stat.S_ISSOCK(mode) else "device"
+    raise OutputError(f"the {what} '{target}' is a {kind}; uml2perf writes only files, FIFOs, terminals "
+                      "and /dev/null", hint="choose a file name")
 
 
 def _write_in_place(target: Path, content: str | bytes | Callable[[str], None], what: str) -> None:

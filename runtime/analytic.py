@@ -300,6 +300,10 @@ class AnalyticContext:
         return
         yield  # pragma: no cover - makes this a generator, as the simulator's compute is
 
+    def roofline(self, elem: Element, cost: float = 0.0, **tags: Any) -> Any:
+        """Memory bandwidth and devices are shared resources: such actions are simulated."""
+        raise NotAnalytic(f"{elem.describe()} is a roofline action (shared memory bandwidth and devices)")
+
     def no_guard_holds(self, where: str, values: dict[str, Any]) -> None:
         """No guard holds at some point: the simulation reports it with the values (see Context)."""
         raise NotAnalytic(f"no guard of {where} holds")

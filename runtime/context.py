@@ -393,6 +393,13 @@ class Context:
 
     # -- composites and loops ----------------------------------------------------------
 
+    def roofline(self, elem: Element, cost: float = 0.0, *, flops: Any = 0.0, bytes: Any = 0.0,  # noqa: A002
+                 device: str | None = None, copy_in: Any = 0.0, copy_out: Any = 0.0) -> Any:
+        """Run a hardware-aware action: roofline time on a core or a device (see ``roofline.py``)."""
+        from .roofline import roofline
+
+        return roofline(self, elem, cost, flops, bytes, device, copy_in, copy_out)
+
     def no_guard_holds(self, where: str, values: dict[str, Any]) -> None:
         """A decision none of whose guards holds: UML keeps the token there, so the run cannot go on."""
         shown = ", ".join(f"{name} = {value!r}" for name, value in values.items()) or "no variables"

@@ -95,15 +95,24 @@ def critical_path(
             key = (index, pid)
             contribution[key] = contribution.get(key, 0.0) + (top - start)
         now = start
-    out = [{"element": names[index], "process": process, "time": seconds}
-           for (index, process), seconds in contribution.items()]
+    out = [
+        {"element": names[index], "process": process, "time": seconds}
+        for (index, process), seconds in contribution.items()
+    ]
     out.sort(key=lambda entry: (-entry["time"], entry["process"], entry["element"]))
     return out
 
 
-def _dependency(pid: int, index: int, kinds: Sequence[str], start: float, end: float,
-                received: dict[int, list[tuple[float, int, float]]], posted: dict[int, list[tuple[float, int]]],
-                arrivals: Any) -> tuple[int, float] | None:
+def _dependency(
+    pid: int,
+    index: int,
+    kinds: Sequence[str],
+    start: float,
+    end: float,
+    received: dict[int, list[tuple[float, int, float]]],
+    posted: dict[int, list[tuple[float, int]]],
+    arrivals: Any,
+) -> tuple[int, float] | None:
     """The (process, time) a blocked segment waited for, or None when it waited for no process."""
     kind = kinds[index]
     if kind in ("recv", "irecv", "wait"):

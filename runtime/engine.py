@@ -171,6 +171,11 @@ class Simulation:
         self._events_exceeded = False
         self.property_threshold: float = 0.01
         self.cost_scale: list[float] | None = None
+        self._memories: dict[int, Any] = {}
+        self._devices: dict[tuple[int, str], Any] = {}
+        #: ``device = "auto"`` actions met in this run, and the mapping chosen for them (index -> device)
+        self.auto_elements: dict[int, Element] = {}
+        self.mapping: dict[int, str | None] = {}
         self.progress = progress
         self.overrides: dict[str, Any] = validate_overrides(spec, overrides or {})
         self.env = simpy.Environment()
@@ -308,6 +313,46 @@ class Simulation:
                     hint="raise max_time, or check the costs and loop counts of the model")
             raise self._deadlock()
         return Results.from_simulation(self)
+
+    # -- hardware-aware actions (see uml2perf_runtime.roofline) ----------------------------
+
+    def memory(self, node: int) -> Any:
+        """The shared memory bandwidth of ``node`` (created on first use)."""
+        found = self._memories.get(node)
+        if found is None:
+            from .roofline import NodeMemory
+
+            machine = self.machine
+            bandwidth = machine.memory_bandwidth
+            assert bandwidth is not None
+            found = self._memories[node] = NodeMemory(self.env, bandwidth, machine.core_bandwidth or bandwidth)
+        return found
+
+    def devices(self, node: int, kind: str) -> Any:
+        """The queue in front of the ``kind`` devices of ``node`` (created on first use)."""
+        found = self._devices.get((node, kind))
+        if found is None:
+            from .roofline import device_resource
+
+            found = self._devices[node, kind] = device_resource(self.env, self.machine.devices[kind].count)
+        return found
+
+    def device_for(self, elem: Element, device: str | None) -> str | None:
+        """Where an action runs: None for a CPU core, else a device kind of the machine."""
+        if device is None or device == "cpu":
+            return None
+        if device == "auto":
+            self.auto_elements.setdefault(elem.index, elem)
+            return self.mapping.get(elem.index)
+        if device not in self.machine.devices:
+            from .errors import MachineError
+
+            known = ", ".join(sorted(self.machine.devices)) or "none"
+            raise MachineError(
+                f"{elem.describe()} runs on device {device!r}, but machine '{self.machine.name}' has no "
+                f"[devices.{device}] (its devices: {known})",
+                hint=f"add a [devices.{device}] table to the machine file, or use device = \"cpu\"")
+        return device
 
     def apply_speedups(self, speedups: Mapping[str, float]) -> None:
         """Make the named elements (and what runs inside them) compute ``factor`` times faster.
@@ -720,19 +765,36 @@ def simulate(spec: ModelSpec, machine: Machine | None = None, procs: int | None 
         raise SimulationError(f"max_iterations must be at least 1, got {max_iterations!r}")
     if max_events is not None and max_events < 1:
         raise SimulationError(f"max_events must be at least 1, got {max_events!r}")
-    sim = Simulation(spec, machine, nprocs, overrides=overrides, seed=seed,
-                     placement=placement or machine.placement,
-                     tracing=(trace is not None and trace is not False) or critical_path,
-                     max_time=max_time,
-                     max_iterations=max_iterations or DEFAULT_MAX_ITERATIONS,
-                     max_events=max_events, progress=progress)
-    if speedups:
-        sim.apply_speedups(speedups)
-    if min_severity is not None:
-        if not (0.0 <= min_severity <= 1.0):
-            raise SimulationError(f"the minimum severity must be between 0 and 1, got {min_severity!r}")
-        sim.property_threshold = min_severity
-    results = sim.run()
+    if min_severity is not None and not (0.0 <= min_severity <= 1.0):
+        raise SimulationError(f"the minimum severity must be between 0 and 1, got {min_severity!r}")
+
+    def once(mapping: dict[int, str | None], final: bool) -> tuple[Any, Simulation]:
+        sim = Simulation(spec, machine, nprocs, overrides=overrides, seed=seed,
+                         placement=placement or machine.placement,
+                         tracing=final and ((trace is not None and trace is not False) or critical_path),
+                         max_time=max_time,
+                         max_iterations=max_iterations or DEFAULT_MAX_ITERATIONS,
+                         max_events=max_events, progress=progress and final)
+        sim.mapping = dict(mapping)
+        if speedups:
+            sim.apply_speedups(speedups)
+        if min_severity is not None:
+            sim.property_threshold = min_severity
+        return sim.run(), sim
+
+    results, sim = once({}, final=True)
+    if sim.auto_elements and machine.devices:
+        from .mapping import choose_mapping
+
+        def evaluate(mapping: dict[int, str | None]) -> float:
+            return float(once(mapping, final=False)[0].time)
+
+        chosen, alternatives = choose_mapping(sorted(sim.auto_elements), [None, *sorted(machine.devices)], evaluate)
+        if any(device is not None for device in chosen.values()):
+            results, sim = once(chosen, final=True)
+        results.mapping = {sim.auto_elements[i].name if i in sim.auto_elements else str(i): device or "cpu"
+                           for i, device in sorted(chosen.items())}
+        results.alternatives = alternatives
     if isinstance(trace, (str, os.PathLike)):
         from .trace import write_trace
         write_trace(trace, sim)

@@ -23,6 +23,7 @@ FIFO that nobody writes to.
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import stat
@@ -36,8 +37,14 @@ from typing import IO
 from .errors import SimulationError
 
 __all__ = [
-    "OutputError", "InputFileError", "write_output", "write_atomically", "read_input", "same_file",
-    "refuse_inputs_as_outputs", "read_text_input",
+    "OutputError",
+    "InputFileError",
+    "write_output",
+    "write_atomically",
+    "read_input",
+    "same_file",
+    "refuse_inputs_as_outputs",
+    "read_text_input",
 ]
 
 #: How long reading a FIFO or a terminal may wait for data before it is refused (seconds).
@@ -64,8 +71,9 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
-def refuse_inputs_as_outputs(outputs: dict[str, str | os.PathLike[str] | None],
-                             inputs: Iterable[str | os.PathLike[str] | None]) -> None:
+def refuse_inputs_as_outputs(
+    outputs: dict[str, str | os.PathLike[str] | None], inputs: Iterable[str | os.PathLike[str] | None]
+) -> None:
     """Stop before any work when an output (``{"trace file": path}``) names one of the inputs."""
     sources = [source for source in inputs if source is not None]
     for what, path in outputs.items():
@@ -108,11 +116,14 @@ def write_output(
     except FileNotFoundError:
         info = None
     except OSError as exc:
-        raise OutputError(f"cannot write the {what} '{shown}': {exc.strerror or exc}",
-                          hint="check the path and its permissions") from None
+        raise OutputError(
+            f"cannot write the {what} '{shown}': {exc.strerror or exc}",
+            hint="check the path and its permissions",
+        ) from None
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise OutputError(f"the {what} '{shown}' is a folder", hint="give a file name inside it")
     if info is not None and (not stat.S_ISREG(info.st_mode) or _is_process_handle(target)):
+        _refuse_dangerous_device(target, info, what)
         _write_in_place(target, content, what)
         return target
     if target.is_symlink():
@@ -123,10 +134,32 @@ def write_output(
     return target
 
 
+_HANDLE = re.compile(r"^/(dev/(stdout|stderr|fd/\d+)|proc/(self|\d+)/fd/\d+)$")
+
+#: Character devices that are safe to write a model or table into.
+_SAFE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full")
+
+
 def _is_process_handle(path: Path) -> bool:
     """``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/1``: a descriptor of this process, written into."""
-    real = os.path.realpath(path)
-    return real.startswith(("/proc/", "/dev/fd/")) or str(path).startswith(("/dev/std", "/dev/fd/", "/proc/"))
+    return bool(_HANDLE.match(str(path)) or _HANDLE.match(os.path.abspath(path)))
+
+
+def _refuse_dangerous_device(target: Path, info: os.stat_result, what: str) -> None:
+    """Write into FIFOs, terminals, /dev/null and this process's descriptors; never into disks or memory.
+
+    Run as root, ``-o /dev/sda`` would overwrite a disk and ``-o /dev/mem`` memory: block devices,
+    sockets and character devices other than terminals and the null devices are refused.
+    """
+    mode = info.st_mode
+    if stat.S_ISFIFO(mode) or _is_process_handle(target):
+        return
+    real = os.path.realpath(target)
+    if stat.S_ISCHR(mode) and (real in _SAFE_DEVICES or real.startswith(("/dev/tty", "/dev/pts/"))):
+        return
+    kind = "block device" if stat.S_ISBLK(mode) else "socket" if stat.S_ISSOCK(mode) else "device"
+    raise OutputError(f"the {what} '{target}' is a {kind}; uml2perf writes only files, FIFOs, terminals "
+                      "and /dev/null", hint="choose a file name")
 
 
 def _write_in_place(target: Path, content: str | bytes | Callable[[str], None], what: str) -> None:
@@ -147,21 +180,32 @@ def _write_in_place(target: Path, content: str | bytes | Callable[[str], None], 
     except BrokenPipeError:
         raise
     except OSError as exc:
-        raise OutputError(f"cannot write the {what} '{target}': {exc.strerror or exc}",
-                          hint="check the path and its permissions") from None
+        raise OutputError(
+            f"cannot write the {what} '{target}': {exc.strerror or exc}",
+            hint="check the path and its permissions",
+        ) from None
 
 
-def _replace_atomically(target: Path, content: str | bytes | Callable[[str], None], what: str,
-                        shown: str, info: os.stat_result | None) -> None:
+def _replace_atomically(
+    target: Path,
+    content: str | bytes | Callable[[str], None],
+    what: str,
+    shown: str,
+    info: os.stat_result | None,
+) -> None:
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
-        raise OutputError(f"cannot write the {what} '{shown}': its folder {folder} does not exist",
-                          hint=f"create {folder} first, or choose another output path")
+        raise OutputError(
+            f"cannot write the {what} '{shown}': its folder {folder} does not exist",
+            hint=f"create {folder} first, or choose another output path",
+        )
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise OutputError(f"cannot write the {what} '{shown}': {exc.strerror or exc}",
-                          hint="check that its folder is writable") from None
+        raise OutputError(
+            f"cannot write the {what} '{shown}': {exc.strerror or exc}",
+            hint="check that its folder is writable",
+        ) from None
     try:
         with _removed_on_signal(temp):
             try:
@@ -178,8 +222,10 @@ def _replace_atomically(target: Path, content: str | bytes | Callable[[str], Non
                 os.chmod(temp, mode)
                 os.replace(temp, target)
             except OSError as exc:
-                raise OutputError(f"cannot write the {what} '{shown}': {exc.strerror or exc}",
-                                  hint="check the path, its permissions and the free space") from None
+                raise OutputError(
+                    f"cannot write the {what} '{shown}': {exc.strerror or exc}",
+                    hint="check the path, its permissions and the free space",
+                ) from None
     except BaseException:
         try:
             os.unlink(temp)
@@ -240,8 +286,9 @@ def write_atomically(path: str | os.PathLike[str], what: str, write: Callable[[s
 # --------------------------------------------------------------------------- reading
 
 
-def read_input(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file",
-               limit_hint: str = "") -> bytes:
+def read_input(
+    path: str | os.PathLike[str], *, max_bytes: int, what: str = "file", limit_hint: str = ""
+) -> bytes:
     """The bytes of an input file, at most ``max_bytes`` of them, whatever kind of file it is.
 
     A regular file larger than the cap is refused before it is read; a device
@@ -254,8 +301,9 @@ def read_input(path: str | os.PathLike[str], *, max_bytes: int, what: str = "fil
     try:
         info = os.stat(path)
     except OSError as exc:
-        raise InputFileError(f"cannot read the {what} '{shown}': {exc.strerror or exc}",
-                             hint="check the path") from None
+        raise InputFileError(
+            f"cannot read the {what} '{shown}': {exc.strerror or exc}", hint="check the path"
+        ) from None
     if stat.S_ISDIR(info.st_mode):
         raise InputFileError(f"the {what} '{shown}' is a folder, not a file", hint="give a file inside it")
     regular = stat.S_ISREG(info.st_mode)
@@ -264,14 +312,18 @@ def read_input(path: str | os.PathLike[str], *, max_bytes: int, what: str = "fil
     try:
         fd = os.open(path, flags | (0 if regular else os.O_NONBLOCK))
     except OSError as exc:
-        raise InputFileError(f"cannot read the {what} '{shown}': {exc.strerror or exc}",
-                             hint="check the path and its permissions") from None
+        raise InputFileError(
+            f"cannot read the {what} '{shown}': {exc.strerror or exc}",
+            hint="check the path and its permissions",
+        ) from None
     try:
         with os.fdopen(fd, "rb", buffering=0) as stream:
             data = _read_capped(stream, regular, max_bytes, shown, what)
     except OSError as exc:
-        raise InputFileError(f"cannot read the {what} '{shown}': {exc.strerror or exc}",
-                             hint="check the path and its permissions") from None
+        raise InputFileError(
+            f"cannot read the {what} '{shown}': {exc.strerror or exc}",
+            hint="check the path and its permissions",
+        ) from None
     if len(data) > max_bytes:
         raise _too_large(shown, what, len(data), max_bytes, limit_hint, at_least=True)
     return data
@@ -299,11 +351,15 @@ def _read_capped(stream: IO[bytes], regular: bool, max_bytes: int, shown: str, w
     return b"".join(chunks)
 
 
-def _too_large(shown: str, what: str, size: int, max_bytes: int, limit_hint: str,
-               at_least: bool = False) -> InputFileError:
-    size_text = f"more than {max_bytes} bytes" if at_least else f"{size} bytes, more than the limit of {max_bytes}"
-    return InputFileError(f"the {what} '{shown}' is {size_text}",
-                          hint=limit_hint or "this is not an input uml2perf can read")
+def _too_large(
+    shown: str, what: str, size: int, max_bytes: int, limit_hint: str, at_least: bool = False
+) -> InputFileError:
+    size_text = (
+        f"more than {max_bytes} bytes" if at_least else f"{size} bytes, more than the limit of {max_bytes}"
+    )
+    return InputFileError(
+        f"the {what} '{shown}' is {size_text}", hint=limit_hint or "this is not an input uml2perf can read"
+    )
 
 
 def read_text_input(path: str | os.PathLike[str], *, what: str, max_bytes: int | None = None) -> str:
@@ -316,14 +372,19 @@ def read_text_input(path: str | os.PathLike[str], *, what: str, max_bytes: int |
         from .limits import current
 
         max_bytes = current().input_bytes
-    data = read_input(path, max_bytes=max_bytes, what=what,
-                      limit_hint="raise the limit with --limit input_bytes=N or UML2PERF_MAX_BYTES")
+    data = read_input(
+        path,
+        max_bytes=max_bytes,
+        what=what,
+        limit_hint="raise the limit with --limit input_bytes=N or UML2PERF_MAX_BYTES",
+    )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise InputFileError(
-            f"the {what} '{path}' is not UTF-8 text (line {line}, column {column}: byte 0x{data[exc.start]:02x})",
+            f"the {what} '{path}' is not UTF-8 text "
+            f"(line {line}, column {column}: byte 0x{data[exc.start]:02x})",
             hint="save it as UTF-8 (TOML files must be UTF-8)",
         ) from None

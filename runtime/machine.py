@@ -67,7 +67,20 @@ class Link:
 DEFAULT_INTRA_NODE = Link(latency=1e-6, bandwidth=10e9)
 DEFAULT_INTER_NODE = Link(latency=20e-6, bandwidth=1.25e9)
 
-_TOP_KEYS = ("name", "nodes", "cores_per_node", "speed", "network", "collectives", "placement")
+_TOP_KEYS = ("name", "nodes", "cores_per_node", "speed", "network", "collectives", "placement",
+             "peak_flops", "memory_bandwidth", "core_bandwidth", "devices")
+_DEVICE_KEYS = ("count", "peak_flops", "memory_bandwidth", "link")
+
+
+@dataclass(frozen=True)
+class Device:
+    """An accelerator kind of every node: ``count`` devices, their peaks, and one host link each."""
+
+    name: str
+    count: int
+    peak_flops: float
+    memory_bandwidth: float
+    link: Link
 _NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit")
 _LINK_KEYS = ("latency", "bandwidth")
 _PLACEMENT_KEYS = ("policy",)
@@ -87,6 +100,13 @@ class Machine:
     collectives: dict[str, str] = field(default_factory=dict)
     placement: str = "block"
     source: str | None = None
+    #: flop/s of one core at speed 1 (roofline actions); None when the machine file does not say
+    peak_flops: float | None = None
+    #: bytes/s of one node's memory, shared by everything streaming on the node
+    memory_bandwidth: float | None = None
+    #: bytes/s one core can stream alone (default: the node's memory bandwidth)
+    core_bandwidth: float | None = None
+    devices: dict[str, Device] = field(default_factory=dict)
     #: Seconds every rank spends per collective call beyond its messages (``[collectives] overhead``).
     collective_overhead: float = 0.0
     #: Seconds per byte a reduction spends combining what it received (``[collectives] reduce_cost``).
@@ -182,6 +202,10 @@ class Machine:
             collectives=_collectives(source, data.get("collectives", {})),
             placement=policy,
             source=source,
+            peak_flops=_optional_positive(source, "peak_flops", data.get("peak_flops")),
+            memory_bandwidth=_optional_positive(source, "memory_bandwidth", data.get("memory_bandwidth")),
+            core_bandwidth=_optional_positive(source, "core_bandwidth", data.get("core_bandwidth")),
+            devices=_devices(source, data.get("devices", {})),
             collective_overhead=_collective_cost(source, data.get("collectives", {}), "overhead"),
             reduce_cost=_collective_cost(source, data.get("collectives", {}), "reduce_cost"),
         )
@@ -209,7 +233,7 @@ class Machine:
         }
         if self.eager_limit is not None:
             network["eager_limit"] = self.eager_limit
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "nodes": self.nodes,
             "cores_per_node": self.cores_per_node,
@@ -220,9 +244,52 @@ class Machine:
             | ({"reduce_cost": self.reduce_cost} if self.reduce_cost else {}),
             "placement": {"policy": self.placement},
         }
+        for key in ("peak_flops", "memory_bandwidth", "core_bandwidth"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.devices:
+            out["devices"] = {
+                name: {"count": d.count, "peak_flops": d.peak_flops, "memory_bandwidth": d.memory_bandwidth,
+                       "link": {"latency": d.link.latency, "bandwidth": d.link.bandwidth}}
+                for name, d in sorted(self.devices.items())
+            }
+        return out
 
 
 # -- validation helpers ------------------------------------------------------------------
+
+def _optional_positive(source: str, key: str, value: Any) -> float | None:
+    """A positive, finite number given in a machine file (a value with units is accepted), or None."""
+    if value is None:
+        return None
+    return _positive_number(source, key, value)
+
+
+def _devices(source: str, value: Any) -> dict[str, Device]:
+    """``[devices.NAME]`` tables: count, peak_flops, memory_bandwidth, link = {latency, bandwidth}."""
+    table = _table(source, "devices", value)
+    found: dict[str, Device] = {}
+    for name, entry in table.items():
+        where = f"devices.{name}"
+        if not isinstance(name, str) or not name.isidentifier() or name in ("cpu", "auto"):
+            raise MachineError(f"{source}: device name {name!r} must be a plain name other than cpu and auto",
+                               hint="e.g. [devices.gpu]")
+        entry = _table(source, where, entry)
+        _check_keys(source, where, entry, _DEVICE_KEYS)
+        for key in ("count", "peak_flops", "memory_bandwidth", "link"):
+            if key not in entry:
+                raise MachineError(f"{source}: [{where}] needs '{key}'",
+                                   hint="count, peak_flops (flop/s), memory_bandwidth (bytes/s) and "
+                                        "link = { latency = S, bandwidth = B }")
+        found[name] = Device(
+            name=name,
+            count=_positive_int(source, f"[{where}] count", entry["count"]),
+            peak_flops=_positive_number(source, f"[{where}] peak_flops", entry["peak_flops"]),
+            memory_bandwidth=_positive_number(source, f"[{where}] memory_bandwidth", entry["memory_bandwidth"]),
+            link=_link(source, f"{where}.link", entry["link"], DEFAULT_INTRA_NODE),
+        )
+    return found
+
 
 def _check_keys(source: str, table: str, data: dict[str, Any], allowed: tuple[str, ...]) -> None:
     unknown = sorted(set(data) - set(allowed))

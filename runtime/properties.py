@@ -113,18 +113,31 @@ def compute_properties(
     def add(prop: str, element: str | None, severity: float, hint: str, **extra: Any) -> None:
         severity = min(1.0, float(severity))  # thread-seconds can exceed process-seconds
         if severity >= threshold:
-            found.append({"property": prop, "element": element, "severity": round(severity, 6),
-                          "confidence": 1.0, "hint": hint, **extra})
+            found.append(
+                {
+                    "property": prop,
+                    "element": element,
+                    "severity": round(severity, 6),
+                    "confidence": 1.0,
+                    "hint": hint,
+                    **extra,
+                }
+            )
 
     # load imbalance: whole run (compute time) and each work element
     whole = load_imbalance(compute)
     if whole > 0.0:
         worst = int(np.argmax(compute))
-        add("load_imbalance", None, whole,
+        add(
+            "load_imbalance",
+            None,
+            whole,
             f"Compute is imbalanced: process {worst} computes {_seconds(float(compute[worst]))}, "
-            f"the average {_seconds(float(compute.mean()))}", process=worst)
+            f"the average {_seconds(float(compute.mean()))}",
+            process=worst,
+        )
     total_incl = float(incl.sum()) if incl.size else 0.0
-    for index, (name, kind) in enumerate(zip(names, kinds)):
+    for index, (name, kind) in enumerate(zip(names, kinds, strict=False)):
         if kind not in _WORK_KINDS or incl.size == 0:
             continue
         column = incl[:, index]
@@ -133,15 +146,20 @@ def compute_properties(
         severity = load_imbalance(column)
         if severity > 0.0:
             worst = int(np.argmax(column))
-            add("load_imbalance", name, severity,
+            add(
+                "load_imbalance",
+                name,
+                severity,
                 f"{name} is imbalanced: process {worst} takes {_seconds(float(column[worst]))}, "
-                f"the average {_seconds(float(column.mean()))}", process=worst,
-                seconds=float(column.max() * processes - column.sum()))
+                f"the average {_seconds(float(column.mean()))}",
+                process=worst,
+                seconds=float(column.max() * processes - column.sum()),
+            )
 
     # blocked time by kind, per element and for the whole run
     by_property: dict[str, float] = {}
     if waits.size:
-        for index, (name, kind) in enumerate(zip(names, kinds)):
+        for index, (name, kind) in enumerate(zip(names, kinds, strict=False)):
             prop = WAIT_PROPERTY.get(kind)
             if prop is None:
                 continue
@@ -151,26 +169,47 @@ def compute_properties(
                 continue
             by_property[prop] = by_property.get(prop, 0.0) + blocked
             worst = int(np.argmax(column))
-            add(prop, name, blocked / budget, _wait_hint(prop, name, blocked, worst, float(column[worst])),
-                seconds=blocked, process=worst)
+            add(
+                prop,
+                name,
+                blocked / budget,
+                _wait_hint(prop, name, blocked, worst, float(column[worst])),
+                seconds=blocked,
+                process=worst,
+            )
     for prop, blocked in by_property.items():
-        add(prop, None, blocked / budget,
+        add(
+            prop,
+            None,
+            blocked / budget,
             f"{_WHAT[prop]} costs {_seconds(blocked)} summed over processes "
-            f"({100 * blocked / budget:.1f}% of the run)", seconds=blocked)
+            f"({100 * blocked / budget:.1f}% of the run)",
+            seconds=blocked,
+        )
     transfer = float(communication.sum())
     if transfer > 0.0:
         worst = int(np.argmax(communication))
-        add("communication", None, transfer / budget,
+        add(
+            "communication",
+            None,
+            transfer / budget,
             f"Messages take {_seconds(transfer)} to transfer summed over processes "
-            f"({100 * transfer / budget:.1f}% of the run); process {worst} spends the most", seconds=transfer,
-            process=worst)
+            f"({100 * transfer / budget:.1f}% of the run); process {worst} spends the most",
+            seconds=transfer,
+            process=worst,
+        )
     lost = float(oversubscribed.sum())
     if lost > 0.0:
         worst = int(np.argmax(oversubscribed))
-        add("oversubscription", None, lost / budget,
+        add(
+            "oversubscription",
+            None,
+            lost / budget,
             f"More work is runnable than there are cores: computations wait {_seconds(lost)} for a core "
             f"(most on process {worst}); the machine is too small for this run, not the program too slow",
-            seconds=lost, process=worst)
+            seconds=lost,
+            process=worst,
+        )
     found.sort(key=lambda p: (-p["severity"], p["property"], p["element"] or ""))
     return found
 
@@ -185,13 +224,21 @@ _WHAT = {
 
 def _wait_hint(prop: str, name: str, blocked: float, worst: int, worst_time: float) -> str:
     if prop == "late_sender":
-        return (f"{name} waits for late senders: {_seconds(blocked)} in all, "
-                f"most on process {worst} ({_seconds(worst_time)})")
+        return (
+            f"{name} waits for late senders: {_seconds(blocked)} in all, "
+            f"most on process {worst} ({_seconds(worst_time)})"
+        )
     if prop == "late_receiver":
-        return (f"{name} waits for late receivers (rendezvous): {_seconds(blocked)} in all, "
-                f"most on process {worst} ({_seconds(worst_time)})")
+        return (
+            f"{name} waits for late receivers (rendezvous): {_seconds(blocked)} in all, "
+            f"most on process {worst} ({_seconds(worst_time)})"
+        )
     if prop == "critical_section":
-        return (f"{name} waits for its lock: {_seconds(blocked)} in all, "
-                f"most on process {worst} ({_seconds(worst_time)})")
-    return (f"{name} waits for the last process to arrive: {_seconds(blocked)} in all, "
-            f"most on process {worst} ({_seconds(worst_time)})")
+        return (
+            f"{name} waits for its lock: {_seconds(blocked)} in all, "
+            f"most on process {worst} ({_seconds(worst_time)})"
+        )
+    return (
+        f"{name} waits for the last process to arrive: {_seconds(blocked)} in all, "
+        f"most on process {worst} ({_seconds(worst_time)})"
+    )

@@ -19,7 +19,7 @@ __all__ = ["summarise", "interval"]
 
 
 def interval(values: Sequence[float]) -> dict[str, Any]:
-    """``{"mean", "std", "ci95": [lo, hi]}`` of a sample (sample standard deviation; no spread for one value)."""
+    """``{"mean", "std", "ci95": [lo, hi]}`` of a sample (sample std; no spread for one value)."""
     data = np.asarray(values, dtype=np.float64)
     n = int(data.size)
     mean = float(data.mean()) if n else 0.0

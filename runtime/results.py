@@ -65,6 +65,9 @@ class Results:
     speedups: dict[str, float] | None = None
     #: ``--rank-speedups``: each element of the critical path at 2x, largest gain first.
     ranked_speedups: list[dict[str, Any]] | None = None
+    #: ``device = "auto"``: the chosen processor of each such action, and all-CPU / all-device times.
+    mapping: dict[str, str] | None = None
+    alternatives: dict[str, float] | None = None
 
     # -- construction --------------------------------------------------------------
 
@@ -152,9 +155,12 @@ class Results:
             "wall_time": self.wall_time,
             "properties": self.properties,
             "critical_path": self.critical_path,
+            **({"critical_path_note": "a large run: ask for its critical path with --critical-path"}
+               if self.critical_path is None else {}),
             **({"replications": self.replications} if self.replications is not None else {}),
             **({"base_time": self.base_time, "what_if": self.speedups} if self.base_time is not None else {}),
             **({"speedups": self.ranked_speedups} if self.ranked_speedups is not None else {}),
+            **({"mapping": self.mapping, "alternatives": self.alternatives} if self.mapping is not None else {}),
         }
 
     # -- text report ----------------------------------------------------------------------
@@ -182,10 +188,20 @@ class Results:
         lines += self._process_table(max_processes)
         lines.append("")
         lines += self._element_table(top)
+        lines += self._mapping_lines()
         lines += self._what_if()
         lines += self._critical_path_lines()
         lines += self._findings()
         return "\n".join(lines) + "\n"
+
+    def _mapping_lines(self) -> list[str]:
+        if self.mapping is None:
+            return []
+        out = ["", "Mapping of device = \"auto\" actions (chosen to minimise the whole model's time)"]
+        out += [f"  {name:<28} {device}" for name, device in self.mapping.items()]
+        alternatives = ", ".join(f"all on {name}: {value:.6g} s" for name, value in (self.alternatives or {}).items())
+        out.append(f"  chosen: {self.time:.6g} s; {alternatives}")
+        return out
 
     def _what_if(self) -> list[str]:
         out: list[str] = []

@@ -42,7 +42,8 @@ def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
     machine = Machine.from_dict(tomllib.loads(text), source=str(out))
     assert machine.speed == 1.0
     assert "eager_limit = 4096" in text
-    assert "# memory_bandwidth = " in text and "triad" in text
+    assert machine.memory_bandwidth and machine.core_bandwidth and machine.peak_flops
+    assert "memory_bandwidth = " in text and "triad" in text
     assert "[2] memory bandwidth" in capsys.readouterr().err  # the progress display
     data = tomllib.loads(text)
     assert data["network"]["intra_node"]["bandwidth"] == pytest.approx(2e9, rel=0.01)

@@ -159,6 +159,8 @@ def test_every_sample_runs_through_the_cli(capsys: pytest.CaptureFixture[str], m
     args = ["--procs", "4"]
     if model.name.startswith("lapw0"):
         args += ["--machine", str(MACHINES / "gescher.toml")]
+    if model.name.startswith("kernels"):
+        args += ["--machine", str(MACHINES / "gpu-node.toml")]
     result = run_json(capsys, model, *args)
     assert result["time"] > 0
     assert len(result["per_process"]) == 4

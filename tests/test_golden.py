@@ -60,9 +60,13 @@ def test_golden_module_runs(case: str) -> None:
     """The expected module compiles, and its one-process prediction matches when recorded."""
     from uml2perf_runtime import simulate
 
+    from uml2perf_runtime import Machine
+
     text = generate(load_case(case)).text
     module = load_module(text, f"golden_{case}")
-    result = simulate(module.MODEL, procs=1)
+    named = GOLDEN / case / "machine.txt"  # a bundled machine the case needs (e.g. one with devices)
+    machine = Machine.load(named.read_text().strip()) if named.exists() else None
+    result = simulate(module.MODEL, machine=machine, procs=1)
     recorded = GOLDEN / case / "expected_time.txt"
     if REFRESH:
         recorded.write_text(f"{result.time!r}\n", encoding="utf-8")

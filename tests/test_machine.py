@@ -27,7 +27,7 @@ def test_gescher_is_the_performance_prophet_cluster():
     assert m.placement == "block"
 
 
-@pytest.mark.parametrize("name", ["gescher", "laptop", "cluster-modern"])
+@pytest.mark.parametrize("name", ["gescher", "laptop", "cluster-modern", "gpu-node"])
 def test_sample_machines_load_and_match_the_bundled_copies(name):
     sample = SAMPLES / f"{name}.toml"
     m = Machine.from_toml(sample)
@@ -164,7 +164,7 @@ def test_load_unknown_name_lists_bundled_machines():
     with pytest.raises(MachineError) as info:
         Machine.load("no-such-machine")
     assert "gescher" in str(info.value) and "laptop" in str(info.value)
-    assert Machine.bundled() == ["cluster-modern", "gescher", "laptop"]
+    assert Machine.bundled() == ["cluster-modern", "gescher", "gpu-node", "laptop"]
 
 
 def test_default_and_with_nodes():

@@ -165,3 +165,17 @@ def test_an_error_while_writing_leaves_the_old_file(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         write_output(target, broken)
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+@pytest.mark.parametrize("path", ["/dev/mem", "/dev/port", "/dev/loop0", "/proc/sys/vm/swappiness"])
+def test_disks_memory_and_kernel_settings_are_never_written(path: str, tmp_path: Path) -> None:
+    if not os.path.exists(path):
+        pytest.skip(f"{path} does not exist here")
+    before = os.stat(path)
+    content = Path(path).read_bytes()[:64] if path.startswith("/proc/") else None
+    with pytest.raises(OutputError):
+        write_output(path, "not a device\n")
+    after = os.stat(path)
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+    if content is not None:
+        assert Path(path).read_bytes()[:64] == content

@@ -316,7 +316,7 @@ def predict(
     warnings: list[str] | None = None,
     replications: int = 1,
     min_severity: float | None = None,
-    critical_path: bool = False,
+    critical_path: bool | str = False,
     speedups: Mapping[str, float] | None = None,
     rank_speedups: bool = False,
 ) -> Any:
@@ -326,7 +326,8 @@ def predict(
     ``replications`` runs the model with that many seeds (``seed``, ``seed + 1``...)
     and returns the first run with ``time`` the mean and ``replications`` the
     statistics; ``min_severity`` bounds the performance properties reported.
-    ``critical_path`` fills ``critical_path``; ``speedups`` (element name or id
+    ``critical_path`` fills ``critical_path`` (``"auto"``: only for runs of at
+    most :data:`AUTO_CRITICAL_PATH_EVENTS` events); ``speedups`` (element name or id
     -> factor) predicts as if those elements were that much faster, keeping
     the unchanged prediction in ``base_time``; ``rank_speedups`` tries each
     element of the critical path at 2x and lists the gains.
@@ -360,8 +361,11 @@ def predict(
             speedups=factors,
         )
 
-    want_path = critical_path or rank_speedups
+    want_path = critical_path is True or rank_speedups
     runs = [run_once(0, speedups, want_path, True)]
+    if critical_path == "auto" and not want_path:
+        if runs[0].events <= AUTO_CRITICAL_PATH_EVENTS:  # small: one more run with its timeline costs little
+            runs[0].critical_path = run_once(0, speedups, True, False).critical_path
     runs += _more_replications(run_once, replications, speedups, runs[0].wall_time)
     if replications == 1:
         result = runs[0]
@@ -379,6 +383,10 @@ def predict(
             for index in range(replications)])
     return result
 
+
+#: ``critical_path="auto"`` (``run --json``) finds the critical path of runs of at most this many events;
+#: larger runs say how to ask for it (keeping their timeline would cost them time and memory).
+AUTO_CRITICAL_PATH_EVENTS = 50_000
 
 #: Replications run in parallel processes when the remaining ones would take longer than this (seconds).
 PARALLEL_REPLICATIONS_AFTER = 2.0

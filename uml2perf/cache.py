@@ -42,8 +42,16 @@ from pathlib import Path
 from types import CodeType
 
 __all__ = [
-    "DISABLE_VARIABLE", "LOCATION_VARIABLE", "MAX_ENTRIES", "MAX_ENTRY_BYTES", "Cache", "cache_dir", "compile_cached",
-    "key_of", "open_cache", "package_fingerprint",
+    "DISABLE_VARIABLE",
+    "LOCATION_VARIABLE",
+    "MAX_ENTRIES",
+    "MAX_ENTRY_BYTES",
+    "Cache",
+    "cache_dir",
+    "compile_cached",
+    "key_of",
+    "open_cache",
+    "package_fingerprint",
 ]
 
 #: Environment variable that disables the cache when set to a non-empty value other than ``0``.
@@ -148,7 +156,9 @@ class Cache:
         data = MAGIC + _digest(name, payload) + payload
         temp = f".{name}.{os.getpid()}.tmp"
         try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=self._fd)
+            fd = os.open(
+                temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=self._fd
+            )
         except OSError:
             return
         try:
@@ -196,7 +206,7 @@ def _verified(name: str, data: bytes) -> bytes | None:
     if len(data) < head or not data.startswith(MAGIC) or len(data) > MAX_ENTRY_BYTES:
         return None
     payload = data[head:]
-    if _digest(name, payload) != data[len(MAGIC):head]:
+    if _digest(name, payload) != data[len(MAGIC) : head]:
         return None
     return payload
 

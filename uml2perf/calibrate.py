@@ -16,8 +16,10 @@ on one core and on every core at once.  What is measured:
   ping-pong over message sizes, and the eager limit from the knee where the
   time per message jumps.
 
-Machine keys the runtime does not read yet are written as comments with their
-value, so that the file stays loadable and nothing measured is lost.
+``peak_flops`` (one core), ``memory_bandwidth`` (all cores) and
+``core_bandwidth`` (one core) are the machine file's roofline keys; the
+measurements the format has no key for (thread overheads, the rendezvous
+intercept) are written as comments with their values.
 """
 
 from __future__ import annotations
@@ -365,12 +367,12 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
         f"cores_per_node = {cores}",
         f"speed = {values['speed'].median:.4g}" + comment("speed"),
         "",
-        "# Measured, for the roofline keys of machine files (cost models with flops/bytes tags):",
-        f"# peak_flops = {values['peak_flops'].median:.4g}" + comment("peak_flops").replace("  #", " ;"),
-        f"# core_flops = {values['core_flops'].median:.4g}" + comment("core_flops").replace("  #", " ;"),
-        f"# memory_bandwidth = {values['memory_bandwidth'].median:.4g}"
-        + comment("memory_bandwidth").replace("  #", " ;"),
-        f"# core_bandwidth = {values['core_bandwidth'].median:.4g}" + comment("core_bandwidth").replace("  #", " ;"),
+        "",
+        "# roofline: flop/s of one core, bytes/s of the node's memory (shared) and of one core alone",
+        f"peak_flops = {values['core_flops'].median:.4g}" + comment("core_flops"),
+        f"memory_bandwidth = {values['memory_bandwidth'].median:.4g}" + comment("memory_bandwidth"),
+        f"core_bandwidth = {values['core_bandwidth'].median:.4g}" + comment("core_bandwidth"),
+        f"# all cores at once: {values['peak_flops'].median:.4g} flop/s" + comment("peak_flops").replace("  #", ";"),
         "# Thread overheads (seconds), for the overhead tags of task pools and pipelines:",
         f"# thread_start = {values['thread_start'].median:.3g}" + comment("thread_start").replace("  #", " ;"),
         f"# thread_handoff = {values['thread_handoff'].median:.3g}" + comment("thread_handoff").replace("  #", " ;"),

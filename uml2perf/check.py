@@ -18,7 +18,7 @@ from .errors import Diagnostic, Location, Severity, Uml2PerfError
 from .model import COMMUNICATION_ROLES, Activity, Model, Node, NodeKind, PerfSpec, Role
 
 #: Tags whose values are expressions (the rest, like ``name`` of critical+, are plain text).
-_TEXT_TAGS = frozenset({"name", "id", "type", "code", "stereotype", "main"})
+_TEXT_TAGS = frozenset({"name", "id", "type", "code", "stereotype", "main", "device"})
 _GUARD_WORDS = frozenset({"else", "otherwise"})
 
 
@@ -125,9 +125,10 @@ def _is_plain_action(node: Node) -> bool:
 
 
 def _cost_of(perf: PerfSpec | None) -> str | None:
+    """What times an action: its cost, or the flops and bytes of a hardware-aware action."""
     if perf is None:
         return None
-    return perf.get("cost") or perf.get("time")
+    return perf.get("cost") or perf.get("time") or perf.get("flops") or perf.get("bytes")
 
 
 def _check_main(model: Model, activity: str | None) -> Iterator[Diagnostic]:

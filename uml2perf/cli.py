@@ -178,7 +178,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         warnings=warnings,
         replications=args.replications,
         min_severity=args.min_severity,
-        critical_path=args.json or args.critical_path,
+        critical_path=True if args.critical_path else ("auto" if args.json else False),
         speedups=_speedups(args.speedup),
         rank_speedups=args.rank_speedups,
     )

@@ -32,21 +32,33 @@ def load_result(path: str | Path) -> dict[str, Any]:
     except InputFileError as exc:
         raise InputError(exc.message, Location(file=shown), hint=exc.hint) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"not a JSON file: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                         Location(file=shown, line=exc.lineno),
-                         hint="save a prediction with 'uml2perf run MODEL --json > FILE.json'") from None
+        raise InputError(
+            f"not a JSON file: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+            Location(file=shown, line=exc.lineno),
+            hint="save a prediction with 'uml2perf run MODEL --json > FILE.json'",
+        ) from None
     if not isinstance(data, dict):
-        raise InputError("not a saved prediction (the JSON is not an object)", Location(file=shown),
-                         hint="save one with 'uml2perf run MODEL --json > FILE.json'")
+        raise InputError(
+            "not a saved prediction (the JSON is not an object)",
+            Location(file=shown),
+            hint="save one with 'uml2perf run MODEL --json > FILE.json'",
+        )
     missing = [key for key in _REQUIRED if key not in data]
     if missing:
-        raise InputError(f"not a saved prediction: missing {', '.join(repr(k) for k in missing)}",
-                         Location(file=shown), hint="save one with 'uml2perf run MODEL --json > FILE.json'")
+        raise InputError(
+            f"not a saved prediction: missing {', '.join(repr(k) for k in missing)}",
+            Location(file=shown),
+            hint="save one with 'uml2perf run MODEL --json > FILE.json'",
+        )
     time = data["time"]
     if not isinstance(time, (int, float)) or isinstance(time, bool) or not math.isfinite(time):
         raise InputError(f"'time' is {time!r}, not a number of seconds", Location(file=shown))
     for row in data["elements"]:
-        if not isinstance(row, dict) or "name" not in row or not isinstance(row.get("inclusive"), (int, float)):
+        if (
+            not isinstance(row, dict)
+            or "name" not in row
+            or not isinstance(row.get("inclusive"), (int, float))
+        ):
             raise InputError("an entry of 'elements' lacks 'name' or 'inclusive'", Location(file=shown))
     return data
 
@@ -56,7 +68,8 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, a_name: str = "A", b_name: 
     if a["model"] != b["model"]:
         raise InputError(
             f"the results are of different models ({a['model']!r} in {a_name}, {b['model']!r} in {b_name})",
-            Location(file=b_name), hint="compare predictions of the same model (on two machines, say)",
+            Location(file=b_name),
+            hint="compare predictions of the same model (on two machines, say)",
         )
     rows_a = {row["name"]: row for row in a["elements"]}
     rows_b = {row["name"]: row for row in b["elements"]}
@@ -67,14 +80,31 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, a_name: str = "A", b_name: 
         difference = ib - ia
         if abs(difference) <= 1e-9 * max(abs(ia), abs(ib)):
             difference = 0.0  # the same time summed in another order
-        elements.append({"element": name, "a": ia, "b": ib, "difference": difference,
-                         "ratio": ib / ia if ia > 0 else None})
+        elements.append(
+            {
+                "element": name,
+                "a": ia,
+                "b": ib,
+                "difference": difference,
+                "ratio": ib / ia if ia > 0 else None,
+            }
+        )
     elements.sort(key=lambda e: (-abs(e["difference"]), e["element"]))
     ta, tb = float(a["time"]), float(b["time"])
     return {
         "model": a["model"],
-        "a": {"file": a_name, "time": ta, "processes": a["processes"], "machine": (a.get("machine") or {}).get("name")},
-        "b": {"file": b_name, "time": tb, "processes": b["processes"], "machine": (b.get("machine") or {}).get("name")},
+        "a": {
+            "file": a_name,
+            "time": ta,
+            "processes": a["processes"],
+            "machine": (a.get("machine") or {}).get("name"),
+        },
+        "b": {
+            "file": b_name,
+            "time": tb,
+            "processes": b["processes"],
+            "machine": (b.get("machine") or {}).get("name"),
+        },
         "difference": tb - ta,
         "ratio": tb / ta if ta > 0 else None,
         "elements": elements,
@@ -98,10 +128,13 @@ def format_comparison(result: dict[str, Any], top: int = 15) -> str:
     ]
     for row in result["elements"][:top]:
         change = ("+" if row["difference"] > 0 else "-" if row["difference"] < 0 else "") + format_time(
-            abs(row["difference"]))
+            abs(row["difference"])
+        )
         times = f"{row['ratio']:.3f}x" if row["ratio"] is not None else "new"
-        lines.append(f"  {row['element']:<28}{format_time(row['a']):>12}{format_time(row['b']):>12}"
-                     f"{change:>13}{times:>9}")
+        lines.append(
+            f"  {row['element']:<28}{format_time(row['a']):>12}{format_time(row['b']):>12}"
+            f"{change:>13}{times:>9}"
+        )
     if len(result["elements"]) > top:
         lines.append(f"  ... {len(result['elements']) - top} more (see --json)")
     return "\n".join(lines) + "\n"
@@ -126,5 +159,7 @@ def register_command(sub: Any) -> None:
     parser.add_argument("a", metavar="A.json", help="the first saved prediction")
     parser.add_argument("b", metavar="B.json", help="the second saved prediction")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    parser.add_argument("--top", type=positive_int, default=15, metavar="N", help="elements shown (default 15)")
+    parser.add_argument(
+        "--top", type=positive_int, default=15, metavar="N", help="elements shown (default 15)"
+    )
     parser.set_defaults(func=cmd_compare)

@@ -114,7 +114,8 @@ _METADATA = ("id", "type")
 
 #: normalised stereotype name -> (role, tags it accepts)
 ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
-    "action+": (Role.ACTION, ("cost", "repeat", "code") + _METADATA),
+    "action+": (Role.ACTION, ("cost", "repeat", "code", "flops", "bytes", "device", "copyin", "copyout")
+                + _METADATA),
     "activity+": (Role.ACTIVITY, ("repeat", "cost") + _METADATA),
     "send+": (Role.SEND, _COMM_P2P_SEND + _METADATA),
     "recv+": (Role.RECV, _COMM_P2P_RECV + _METADATA),

@@ -49,13 +49,18 @@ def add_scaling(parameters: Sequence[str], rows: list[dict[str, Any]]) -> list[d
             row["inefficiency"] = max(0.0, 1.0 - efficiency)
             efficiencies.append(efficiency)
         severity = sum(efficiencies) / len(efficiencies) - min(efficiencies)
-        group = dict(zip(others, key))
+        group = dict(zip(others, key, strict=False))
         worst = min(members, key=lambda row: row["efficiency"])
-        properties.append({
-            "property": "non_scalability", "element": None, "severity": round(max(0.0, severity), 6),
-            "confidence": 1.0, "group": group,
-            "hint": f"efficiency falls to {worst['efficiency']:.2f} at {worst['procs']} processes"
-                    + (f" ({', '.join(f'{k}={v}' for k, v in group.items())})" if group else ""),
-        })
+        properties.append(
+            {
+                "property": "non_scalability",
+                "element": None,
+                "severity": round(max(0.0, severity), 6),
+                "confidence": 1.0,
+                "group": group,
+                "hint": f"efficiency falls to {worst['efficiency']:.2f} at {worst['procs']} processes"
+                + (f" ({', '.join(f'{k}={v}' for k, v in group.items())})" if group else ""),
+            }
+        )
     properties.sort(key=lambda p: -p["severity"])
     return properties

@@ -25,15 +25,19 @@ def check_plot_target(path: str) -> None:
     try:
         import matplotlib
     except ImportError:
-        raise UsageError("--plot needs matplotlib, which is not installed: pip install 'uml2perf[plot]'") from None
+        raise UsageError(
+            "--plot needs matplotlib, which is not installed: pip install 'uml2perf[plot]'"
+        ) from None
     matplotlib.use("Agg")
     from matplotlib.backend_bases import FigureCanvasBase
 
     suffix = Path(path).suffix.lstrip(".").lower()
     supported = FigureCanvasBase.get_supported_filetypes()
     if suffix not in supported:
-        raise UsageError(f"--plot {path}: cannot write '.{suffix}' pictures; use one of "
-                         + ", ".join(f".{k}" for k in sorted(supported)))
+        raise UsageError(
+            f"--plot {path}: cannot write '.{suffix}' pictures; use one of "
+            + ", ".join(f".{k}" for k in sorted(supported))
+        )
 
 
 def plot_sweep(result: Any, path: str | os.PathLike[str], *, model: str = "") -> Path:
@@ -42,7 +46,6 @@ def plot_sweep(result: Any, path: str | os.PathLike[str], *, model: str = "") ->
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     from uml2perf_runtime.files import write_atomically
 
     if "procs" not in result.parameters:
@@ -56,7 +59,7 @@ def plot_sweep(result: Any, path: str | os.PathLike[str], *, model: str = "") ->
     largest = 1
     for key, rows in groups.items():
         rows = sorted(rows, key=lambda r: r["procs"])
-        label = ", ".join(f"{k}={v}" for k, v in zip(others, key)) or "model"
+        label = ", ".join(f"{k}={v}" for k, v in zip(others, key, strict=False)) or "model"
         procs = [r["procs"] for r in rows]
         largest = max(largest, *procs)
         ax_time.plot(procs, [r["time"] for r in rows], marker="o", label=label)
@@ -65,12 +68,19 @@ def plot_sweep(result: Any, path: str | os.PathLike[str], *, model: str = "") ->
             ax_eff.plot(procs, [r["efficiency"] for r in rows], marker="o", label=label)
     smallest = min(r["procs"] for r in result.rows)
     ax_speed.plot([smallest, largest], [1, largest / smallest], "k--", linewidth=1, label="ideal")
-    ax_time.set(xscale="log", yscale="log", xlabel="processes", ylabel="predicted time [s]",
-                title="Predicted time")
-    ax_speed.set(xscale="log", yscale="log", xlabel="processes", ylabel=f"speedup over {smallest} processes",
-                 title="Speedup")
-    ax_eff.set(xscale="log", xlabel="processes", ylabel="parallel efficiency", ylim=(0, 1.05),
-               title="Efficiency")
+    ax_time.set(
+        xscale="log", yscale="log", xlabel="processes", ylabel="predicted time [s]", title="Predicted time"
+    )
+    ax_speed.set(
+        xscale="log",
+        yscale="log",
+        xlabel="processes",
+        ylabel=f"speedup over {smallest} processes",
+        title="Speedup",
+    )
+    ax_eff.set(
+        xscale="log", xlabel="processes", ylabel="parallel efficiency", ylim=(0, 1.05), title="Efficiency"
+    )
     _breakdown(ax_parts, groups, others)
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 
@@ -109,10 +119,18 @@ def _breakdown(ax: Any, groups: dict[tuple[Any, ...], list[dict[str, Any]]], oth
     bottoms = [0.0] * len(labels)
     positions = range(len(labels))
     for name, colour in _BREAKDOWN:
-        ax.bar(positions, series[name], bottom=bottoms, color=colour,
-               label={"comm": "communication"}.get(name, name))
-        bottoms = [b + v for b, v in zip(bottoms, series[name])]
+        ax.bar(
+            positions,
+            series[name],
+            bottom=bottoms,
+            color=colour,
+            label={"comm": "communication"}.get(name, name),
+        )
+        bottoms = [b + v for b, v in zip(bottoms, series[name], strict=False)]
     ax.set_xticks(list(positions), labels, fontsize=7)
-    ax.set(xlabel="processes" + (f" ({', '.join(others)})" if others else ""),
-           ylabel="time per process [s] (mean)", title="Where the time goes")
+    ax.set(
+        xlabel="processes" + (f" ({', '.join(others)})" if others else ""),
+        ylabel="time per process [s] (mean)",
+        title="Where the time goes",
+    )
     ax.legend(fontsize=8)

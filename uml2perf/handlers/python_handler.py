@@ -672,9 +672,28 @@ class PythonHandler(ContentHandler):
                 values = [self.tag(node, arg, default) for arg, default in args]
             arguments = ", ".join([element, *values, cost])
             self.emit(CommView(method, arguments, comment(node.id), code))
+        elif perf is not None and perf.role is Role.ACTION and any(perf.get(t) for t in _ROOFLINE_TAGS):
+            self.emit(CommView("roofline", self._roofline_arguments(node, element, cost), comment(node.id), code))
         else:
             self.body.append(ComputeView(element, cost, comment(node.id), code))  # self.emit, inlined
         return False
+
+    def _roofline_arguments(self, node: Node, element: str, cost: str) -> str:
+        """Arguments of ``p.roofline``: flops, bytes, copies as expressions; the device as a plain name."""
+        parts = [element, cost]
+        for name, keyword in (("flops", "flops"), ("bytes", "bytes"), ("copyin", "copy_in"), ("copyout", "copy_out")):
+            if node.perf is not None and node.perf.get(name):
+                parts.append(f"{keyword}={self.tag(node, name, None)}")
+        device = (node.perf.get("device") or "").strip().strip('"').strip("'") if node.perf is not None else ""
+        if device:
+            if not device.isidentifier():
+                raise ModelError(
+                    f"device {device!r} of {node.name or node.id!r} is not a plain name",
+                    node.location,
+                    hint='give a [devices.NAME] key of the machine file, "cpu" or "auto" (not an expression)',
+                )
+            parts.append(f"device={quote(device)}")
+        return ", ".join(parts)
 
     def _cost(self, node: Node, stmt: Exec) -> str:
         perf = node.perf
@@ -1100,6 +1119,10 @@ def _code_text(node: Node) -> str | None:
 _PYTHON_BUILTIN_NAMES = frozenset(name for name in dir(__import__("builtins")) if not name.startswith("_")) | {
     "rt", "p", "v", "MODEL", "ELEMENTS",
 }
+
+
+#: ``action+`` tags that make an action hardware-aware (``p.roofline`` instead of ``p.compute``).
+_ROOFLINE_TAGS = ("flops", "bytes", "device", "copyin", "copyout")
 
 
 def count_range(printed: str) -> str:

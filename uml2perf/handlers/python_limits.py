@@ -15,6 +15,7 @@ from ..errors import ModelError
 class NestedTooDeeply(ModelError):
     """The structured form of a diagram nests deeper than Python accepts (the flat form is tried next)."""
 
+
 #: Indentation levels the Python tokenizer accepts (one less than its stack of 100).
 MAX_INDENT_LEVELS = 100
 
@@ -45,9 +46,15 @@ def first_excess(text: str) -> tuple[str, str | None] | None:
         if mark >= 0:
             last_id = stripped[mark + 7 :].split()[0].rstrip("),")
         if level >= MAX_INDENT_LEVELS:
-            return f"control flow nested {level} levels deep; Python accepts at most {MAX_INDENT_LEVELS - 1}", last_id
+            return (
+                f"control flow nested {level} levels deep; Python accepts at most {MAX_INDENT_LEVELS - 1}",
+                last_id,
+            )
         if stripped.startswith(("for ", "while ")):
             loops.append(level)
             if len(loops) > MAX_NESTED_LOOPS:
-                return f"{len(loops)} loops nested in one another; Python accepts at most {MAX_NESTED_LOOPS}", last_id
+                return (
+                    f"{len(loops)} loops nested in one another; Python accepts at most {MAX_NESTED_LOOPS}",
+                    last_id,
+                )
     return None

@@ -1,0 +1,176 @@
+"""Hardware-aware costs: roofline actions, shared memory bandwidth and accelerators.
+
+An action with ``flops`` and/or ``bytes`` tags takes, on a CPU core,
+
+    max(flops / (peak_flops * speed), bytes / bandwidth share) + cost / speed
+
+where the two parts run side by side: the flops through the node's cores
+(shared with every other computation, as a plain cost is), the bytes through
+the node's memory.  The memory of a node is a fluid resource: the actions
+streaming at a moment share ``memory_bandwidth`` max-min fairly, each capped
+by ``core_bandwidth`` (one core cannot pull the whole node's bandwidth); the
+shares are recomputed whenever an action starts or stops streaming.  Since
+every stream has the same cap, the fair share is simply
+``min(core_bandwidth, memory_bandwidth / streams)``.  An action whose bytes
+are done but whose flops are not stops streaming (and frees its share).
+
+With ``device = "NAME"`` the action runs on one of the node's ``count``
+devices of that kind: it queues for a free device (first come, first served:
+accelerators run kernels of different processes one after another unless
+they are partitioned, so queueing is the conservative and common case), then
+``copy_in`` bytes cross the device's link (latency + bytes / bandwidth), the
+kernel takes ``max(flops / device peak, bytes / device bandwidth) + cost``,
+and ``copy_out`` bytes cross back; the device is held throughout.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from typing import TYPE_CHECKING, Any
+
+from simpy.events import Event, Timeout
+from simpy.resources.resource import Resource
+
+from .errors import MachineError, ModelRuntimeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .context import Context
+    from .model import Element
+
+__all__ = ["NodeMemory", "roofline"]
+
+
+class NodeMemory:
+    """The memory bandwidth of one node, shared max-min fairly by its streaming actions."""
+
+    __slots__ = ("env", "bandwidth", "cap", "heap", "vbytes", "t_last", "rate", "version", "seq")
+
+    def __init__(self, env: Any, bandwidth: float, cap: float) -> None:
+        self.env = env
+        self.bandwidth = bandwidth
+        self.cap = min(cap, bandwidth)
+        self.heap: list[tuple[float, int, Event]] = []
+        self.vbytes = 0.0  # bytes streamed so far by each stream active since the last change
+        self.t_last = 0.0
+        self.rate = self.cap
+        self.version = 0
+        self.seq = itertools.count()
+
+    def stream(self, nbytes: float) -> Event:
+        """An event that fires once ``nbytes`` have been streamed at this node's fair share."""
+        done = Event(self.env)
+        self._advance()
+        heapq.heappush(self.heap, (self.vbytes + nbytes, next(self.seq), done))
+        self._reschedule()
+        return done
+
+    def _advance(self) -> None:
+        now = self.env._now
+        if now > self.t_last:
+            self.vbytes += (now - self.t_last) * self.rate
+            self.t_last = now
+
+    def _reschedule(self) -> None:
+        self.version += 1
+        heap = self.heap
+        if not heap:
+            return
+        self.rate = min(self.cap, self.bandwidth / len(heap))
+        delay = (heap[0][0] - self.vbytes) / self.rate
+        timer = Timeout(self.env, delay if delay > 0.0 else 0.0, self.version)
+        timer.callbacks.append(self._on_timer)
+
+    def _on_timer(self, timer: Event) -> None:
+        if timer._value != self.version:
+            return  # the set of streams changed since
+        self._advance()
+        heap = self.heap
+        key, _, done = heapq.heappop(heap)
+        done.succeed()
+        if key > self.vbytes:
+            self.vbytes = key
+        limit = self.vbytes * (1 + 1e-12) + 1e-9
+        while heap and heap[0][0] <= limit:
+            heapq.heappop(heap)[2].succeed()
+        self._reschedule()
+
+
+def _number(ctx: Context, elem: Element, what: str, value: Any) -> float:
+    """A non-negative, finite quantity of an action (flops, bytes, copies)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not (0.0 <= number < math.inf):
+        raise ModelRuntimeError(
+            f"{what} of {elem.describe()} is {value!r} on {ctx.describe()}: it must be a finite number of at least 0",
+            element_name=elem.name, element_id=elem.xmi_id, line=elem.line, pid=ctx.pid, tid=ctx.tid,
+            hint="check the tag's expression and the variables it uses")
+    return number
+
+
+def _machine_value(ctx: Context, key: str, value: float | None, elem: Element) -> float:
+    if value is None:
+        raise MachineError(
+            f"{elem.describe()} gives flops or bytes, but machine '{ctx.sim.machine.name}' has no '{key}'",
+            hint=f"add '{key} = ...' to the machine file (see samples/machines/gpu-node.toml)")
+    return value
+
+
+def roofline(ctx: Context, elem: Element, cost: float, flops: Any, nbytes: Any, device: str | None,
+             copy_in: Any, copy_out: Any) -> Any:
+    """Generator behind ``p.roofline(...)``: run one hardware-aware action (see the module docstring)."""
+    sim = ctx.sim
+    flops_v = _number(ctx, elem, "flops", flops)
+    bytes_v = _number(ctx, elem, "bytes", nbytes)
+    copy_in_v = _number(ctx, elem, "copy_in", copy_in)
+    copy_out_v = _number(ctx, elem, "copy_out", copy_out)
+    cost_v = _number(ctx, elem, "cost", cost)
+    target = sim.device_for(elem, device)
+    env = ctx.env
+    start = env._now
+    ctx.cur = elem
+    if target is None:  # a CPU core
+        machine = sim.machine
+        waits = []
+        if bytes_v > 0.0:
+            _machine_value(ctx, "memory_bandwidth", machine.memory_bandwidth, elem)
+            waits.append(sim.memory(ctx.node).stream(bytes_v))
+        if flops_v > 0.0:
+            work = flops_v / _machine_value(ctx, "peak_flops", machine.peak_flops, elem)
+            waits.append(env.process(ctx.spend(work)))
+        if waits:
+            yield env.all_of(waits)  # the roofline: the slower of the two sides
+        if cost_v > 0.0:
+            yield from ctx.spend(cost_v)  # a cost tag adds to it
+    else:
+        unit = sim.devices(ctx.node, target)
+        spec = sim.machine.devices[target]
+        request = unit.request()
+        if not request.triggered:
+            ctx.block(elem, f"a free '{target}' device")
+        yield request
+        ctx.blocked_for = None
+        try:
+            queued = env._now - start
+            if queued > 0.0:
+                ctx.record(elem, "wait", start, start + queued)
+            kernel = max(flops_v / spec.peak_flops, bytes_v / spec.memory_bandwidth) + cost_v
+            transfers = (spec.link.time(copy_in_v) if copy_in_v > 0 else 0.0) + (
+                spec.link.time(copy_out_v) if copy_out_v > 0 else 0.0)
+            busy = kernel + transfers
+            if busy > 0.0:
+                yield Timeout(env, busy)
+        finally:
+            unit.release(request)
+        if queued > 0.0:
+            ctx.record_phase(elem, "compute", start + queued, env._now)
+            return
+    ctx.record(elem, "compute", start, env._now)
+
+
+def device_resource(env: Any, count: int) -> Resource:
+    """The devices of one kind on one node: a queue in front of ``count`` of them."""
+    return Resource(env, capacity=count)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -159,10 +160,17 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
     except SimulationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    if args.json:
-        print(json.dumps(results.to_dict(), indent=2, allow_nan=False))
-    else:
-        sys.stdout.write(results.report())
+    try:
+        if args.json:
+            print(json.dumps(results.to_dict(), indent=2, allow_nan=False))
+        else:
+            sys.stdout.write(results.report())
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader (``| head``) has gone: end quietly, and keep Python from reporting the
+        # failed flush of standard output at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     return 0
 
 

@@ -146,3 +146,27 @@ def test_bad_machine_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     err = capsys.readouterr().err
     assert code == 1
     assert "cores_per_node" in err and "m.toml" in err
+
+
+def test_debug_works_after_the_subcommand_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.uml"
+    bad.write_text(_replace('cost="MPIinit()"', 'cost="open(1)"'))
+    assert main(["run", str(bad), "--debug"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+    assert main(["--debug", "run", str(bad)]) == 1
+    assert "Traceback" in capsys.readouterr().err
+    assert main(["run", str(bad)]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_generated_module_piped_into_head_exits_quietly(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    module = tmp_path / "lapw0.py"
+    assert main(["convert", str(ROOT / "samples" / "lapw0.uml"), "-o", str(module)]) == 0
+    for command in ([sys.executable, str(module), "--procs", "64"],
+                    [sys.executable, "-m", "uml2perf", "run", str(ROOT / "samples" / "lapw0.uml"), "--procs", "64"]):
+        done = subprocess.run(f"{' '.join(command)} | head -1", shell=True, capture_output=True, text=True,
+                              timeout=120, executable="/bin/bash")
+        assert done.stdout.startswith("Model 'LAPW0'") and done.stderr == "", done.stderr

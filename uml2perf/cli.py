@@ -376,6 +376,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in EXTRA_COMMANDS:
         register(sub)
+    for command in sub.choices.values():  # --debug also after the subcommand (uml2perf run X --debug)
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                             help="show tracebacks of errors")
     return parser
 
 
@@ -497,6 +500,8 @@ def _run(args: argparse.Namespace) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # no complaint about the flush at exit
+        os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     except Exception as exc:  # an unexpected failure is a bug in uml2perf: say so plainly
         if _is_simulation_error(exc):

@@ -6,7 +6,6 @@ import json
 import math
 import shutil
 import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -14,8 +13,6 @@ import numpy as np
 import pytest
 
 from uml2perf.cli import main
-from uml2perf.errors import InputError
-
 from uml2perf.fit import Factor, Measurements, Term, fit_hypothesis, fit_model, read_measurements
 
 

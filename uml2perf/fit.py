@@ -37,7 +37,7 @@ import numpy as np
 from .errors import InputError, Location
 
 #: Exponents i of x**i searched (the usual Extra-P set plus shrinking quantities).
-POSITIVE_EXPONENTS = tuple(sorted({Fraction(n, 4) for n in range(0, 13)} | {Fraction(n, 3) for n in range(0, 10)}))
+POSITIVE_EXPONENTS = tuple(sorted({Fraction(n, 4) for n in range(13)} | {Fraction(n, 3) for n in range(10)}))
 NEGATIVE_EXPONENTS = tuple(-f for f in (Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3),
                                         Fraction(3, 4), Fraction(1), Fraction(3, 2), Fraction(2)))
 LOG_EXPONENTS = (0, 1, 2)
@@ -538,8 +538,8 @@ class Model:
                 "adjusted_r2": self.fit.r2_adj,
                 "smape": self.fit.smape,
                 "cv_smape": self.fit.cv_smape,
-                "points": int(len(self.data.distinct_points())),
-                "measurements": int(len(self.data.values)),
+                "points": len(self.data.distinct_points()),
+                "measurements": len(self.data.values),
                 "hypotheses": self.considered,
             },
             "prediction_interval": {

@@ -24,22 +24,21 @@ import argparse
 import json
 import os
 import random
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "programs"))
 
-import kernels  # noqa: E402
+import kernels
 
-from uml2perf.api import predict  # noqa: E402
-from uml2perf.fit import Measurements, fit_model  # noqa: E402
+from uml2perf.api import predict
+from uml2perf.fit import Measurements, fit_model
 
 
 @dataclass
@@ -152,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = thread_cases(args.smoke) + ([] if args.no_mpi else mpi_cases(args.smoke))
     if any(c.procs > 1 for c in cases):
         print("2. network of this machine (MPI ping-pong)")
-        from uml2perf.calibrate import machine_text, ping_pong
+        from uml2perf.calibrate import ping_pong
 
         pp = ping_pong(repeats=1 if args.smoke else 3)
         if not pp:

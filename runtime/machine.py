@@ -21,6 +21,8 @@ A machine file is TOML (SPEC §7)::
     [collectives]                    # optional algorithm choices
     allreduce = "recursive_doubling"
     bcast = "binomial"
+    overhead = 2e-6                  # optional: seconds every rank spends per collective call
+    reduce_cost = 2.5e-10            # optional: seconds per byte of reduction arithmetic
 
     [placement]
     policy = "block"                 # or "round_robin"
@@ -105,6 +107,10 @@ class Machine:
     #: bytes/s one core can stream alone (default: the node's memory bandwidth)
     core_bandwidth: float | None = None
     devices: dict[str, Device] = field(default_factory=dict)
+    #: Seconds every rank spends per collective call beyond its messages (``[collectives] overhead``).
+    collective_overhead: float = 0.0
+    #: Seconds per byte a reduction spends combining what it received (``[collectives] reduce_cost``).
+    reduce_cost: float = 0.0
 
     def __post_init__(self) -> None:
         where = self.source or f"machine '{self.name}'"
@@ -200,6 +206,8 @@ class Machine:
             memory_bandwidth=_optional_positive(source, "memory_bandwidth", data.get("memory_bandwidth")),
             core_bandwidth=_optional_positive(source, "core_bandwidth", data.get("core_bandwidth")),
             devices=_devices(source, data.get("devices", {})),
+            collective_overhead=_collective_cost(source, data.get("collectives", {}), "overhead"),
+            reduce_cost=_collective_cost(source, data.get("collectives", {}), "reduce_cost"),
         )
 
     def with_nodes(self, nodes: int) -> Machine:
@@ -231,7 +239,9 @@ class Machine:
             "cores_per_node": self.cores_per_node,
             "speed": self.speed,
             "network": network,
-            "collectives": dict(sorted(self.collectives.items())),
+            "collectives": dict(sorted(self.collectives.items()))
+            | ({"overhead": self.collective_overhead} if self.collective_overhead else {})
+            | ({"reduce_cost": self.reduce_cost} if self.reduce_cost else {}),
             "placement": {"policy": self.placement},
         }
         for key in ("peak_flops", "memory_bandwidth", "core_bandwidth"):
@@ -342,11 +352,28 @@ def _link(source: str, table: str, value: Any, default: Link) -> Link:
     return Link(latency=float(latency), bandwidth=float(bandwidth))
 
 
+#: Numeric keys of ``[collectives]`` beside the algorithm choices.
+COLLECTIVE_COSTS = ("overhead", "reduce_cost")
+
+
+def _collective_cost(source: str, value: Any, key: str) -> float:
+    data = _table(source, "collectives", value)
+    if key not in data:
+        return 0.0
+    number = data[key]
+    if not _is_number(number) or not math.isfinite(float(number)) or float(number) < 0:
+        raise MachineError(f"{source}: [collectives] {key} must be a number of at least 0 (seconds"
+                           f"{' per byte' if key == 'reduce_cost' else ''}), got {number!r}")
+    return float(number)
+
+
 def _collectives(source: str, value: Any) -> dict[str, str]:
     data = _table(source, "collectives", value)
-    _check_keys(source, "collectives", data, COLLECTIVE_OPERATIONS)
+    _check_keys(source, "collectives", data, COLLECTIVE_OPERATIONS + COLLECTIVE_COSTS)
     choices: dict[str, str] = {}
     for operation, algorithm in sorted(data.items()):
+        if operation in COLLECTIVE_COSTS:
+            continue
         if not isinstance(algorithm, str) or not algorithm:
             raise MachineError(f"{source}: [collectives] {operation} must name an algorithm "
                                f"(a string), got {algorithm!r}")

@@ -462,14 +462,15 @@ class CollectiveModel:
     ``node_of[pid]`` is the node each process runs on, ``link(a, b)`` the link class between
     two nodes, ``algorithms`` the machine's ``[collectives]`` choices (kind -> algorithm name
     or ``auto``), ``gamma`` the reduction time in seconds per byte (0 ignores the arithmetic
-    of reductions).  Simulations call :meth:`offsets` once per collective; identical calls
+    of reductions; a machine's ``[collectives] reduce_cost``), ``overhead`` the seconds every
+    rank spends per call beyond its messages (``[collectives] overhead``).  Simulations call :meth:`offsets` once per collective; identical calls
     (same kind, root and size) hit a cache, so a collective inside a 10,000-iteration loop
     costs one schedule evaluation.
     """
 
     def __init__(self, node_of: list[int] | np.ndarray, link: Callable[[int, int], LinkLike],
                  algorithms: Mapping[str, str] | None = None, gamma: float = 0.0, *,
-                 levels: tuple[LinkLike, LinkLike] | None = None):
+                 levels: tuple[LinkLike, LinkLike] | None = None, overhead: float = 0.0):
         self.node_of = np.asarray(node_of, dtype=np.int64)
         self.p = len(self.node_of)
         self.algorithms = {k.lower(): str(v) for k, v in (algorithms or {}).items()}
@@ -477,6 +478,7 @@ class CollectiveModel:
             if kind in ALGORITHMS:
                 resolve_algorithm(kind, choice, max(self.p, 1), 0.0)  # fail early on a typo
         self.gamma = float(gamma)
+        self.overhead = float(overhead)
         self._costs = _PairCosts(self.node_of, link, levels)
         self._cache: dict[tuple[str, int, float], list[float]] = {}
 
@@ -493,7 +495,9 @@ class CollectiveModel:
         levels = None
         if isinstance(machine, Machine) and type(machine).link is Machine.link:
             levels = (machine.intra_node, machine.inter_node)
-        return cls(node_of, machine.link, getattr(machine, "collectives", None), gamma, levels=levels)
+        gamma = gamma or float(getattr(machine, "reduce_cost", 0.0))
+        return cls(node_of, machine.link, getattr(machine, "collectives", None), gamma, levels=levels,
+                   overhead=float(getattr(machine, "collective_overhead", 0.0)))
 
     def algorithm(self, kind: str, size: float) -> str:
         """The algorithm name used for ``kind`` with ``size`` bytes on this machine."""
@@ -505,7 +509,10 @@ class CollectiveModel:
         hit = self._cache.get(key)
         if hit is None:
             steps = schedule(kind, self.algorithm(kind, size), self.p, size, root)
-            hit = finish_offsets(steps, self.p, self._costs, self.gamma).tolist()
+            done = finish_offsets(steps, self.p, self._costs, self.gamma)
+            if self.overhead:
+                done = done + self.overhead  # every rank pays the call's software overhead
+            hit = done.tolist()
             self._cache[key] = hit
         return hit
 

@@ -188,6 +188,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         from uml2perf_runtime.plot import plot_results
 
         plot_results(results, args.plot)
+    note = default_processes_note(results, args.procs)
+    if note:
+        print(note, file=sys.stderr)
     if args.json:
         json.dump(results.to_dict(), sys.stdout, indent=2, sort_keys=False, allow_nan=False)
         sys.stdout.write("\n")
@@ -198,6 +201,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.plot:
             print(f"plot written to {args.plot}")
     return EXIT_OK
+
+
+def default_processes_note(results: Any, procs: int | None) -> str | None:
+    """A note when ``--procs`` was not given and the copies started by default never communicated.
+
+    Without ``--procs`` a model runs one process per core.  A threads-only
+    program is one process; run as several independent copies it shares the
+    cores among them and its time grows without a word, so say so.
+    """
+    if procs is not None or getattr(results, "processes", 1) <= 1:
+        return None
+    rows = getattr(results, "per_process", None) or []
+    if any(row.get("communication", 0) or row.get("wait", 0) for row in rows):
+        return None
+    return (f"note: no --procs given, so {results.processes} processes ran (one per core) and they never "
+            "communicated; a threads-only program is one process: pass --procs 1")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -376,6 +395,24 @@ def _register_sweep(sub: Any) -> None:
 
 
 EXTRA_COMMANDS.append(_register_sweep)
+
+
+def _register_fit(sub: Any) -> None:
+    from .fit import register_command
+
+    register_command(sub)
+
+
+EXTRA_COMMANDS.append(_register_fit)
+
+
+def _register_calibrate(sub: Any) -> None:
+    from .calibrate import register_command
+
+    register_command(sub)
+
+
+EXTRA_COMMANDS.append(_register_calibrate)
 
 
 def _register_compare(sub: Any) -> None:

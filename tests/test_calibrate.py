@@ -1,0 +1,68 @@
+"""``uml2perf calibrate``: the knee search of the ping-pong and the machine file it writes."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+from uml2perf_runtime.machine import Machine
+
+from uml2perf import calibrate
+from uml2perf.cli import main
+
+
+def _ping_pong(eager: int, alpha: float = 2e-6, beta: float = 1 / 2e9, handshake: float = 6e-6):
+    """Times of an MPI whose messages above ``eager`` pay a rendezvous handshake."""
+    out = {}
+    for size in calibrate.PING_PONG_SIZES:
+        t = alpha + size * beta + (handshake if size > eager else 0.0)
+        out[size] = [t * 0.99, t, t * 1.02]
+    return out
+
+
+@pytest.mark.parametrize("eager", [4096, 16384, 65536])
+def test_knee_of_the_ping_pong_is_the_eager_limit(eager):
+    got = calibrate.fit_ping_pong(_ping_pong(eager))
+    assert got["eager_limit"].median == eager
+    assert got["latency"].median == pytest.approx(2e-6, rel=0.01)
+    assert got["bandwidth"].median == pytest.approx(2e9, rel=0.01)
+    assert got["rendezvous_latency"].median == pytest.approx(8e-6, rel=0.02)
+    # the spread of the smallest message: (1.02 - 0.99) / 1
+    assert got["latency"].spread == pytest.approx(0.03, rel=1e-6)
+
+
+def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(calibrate, "ping_pong", lambda repeats=5, progress=None: calibrate.fit_ping_pong(
+        _ping_pong(4096)))
+    monkeypatch.setattr(calibrate, "TRIAD_ELEMENTS", 1 << 16)
+    monkeypatch.setattr(calibrate, "MATMUL_N", 64)
+    out = tmp_path / "machine.toml"
+    assert main(["calibrate", "-o", str(out), "--repeats", "2"]) == 0
+    text = out.read_text()
+    machine = Machine.from_dict(tomllib.loads(text), source=str(out))
+    assert machine.speed == 1.0
+    assert "eager_limit = 4096" in text
+    assert machine.memory_bandwidth and machine.core_bandwidth and machine.peak_flops
+    assert "memory_bandwidth = " in text and "triad" in text
+    assert "[2] memory bandwidth" in capsys.readouterr().err  # the progress display
+    data = tomllib.loads(text)
+    assert data["network"]["intra_node"]["bandwidth"] == pytest.approx(2e9, rel=0.01)
+
+
+def test_reference_sort_sets_the_speed(monkeypatch, tmp_path):
+    monkeypatch.setattr(calibrate, "ping_pong", lambda repeats=5, progress=None: {})
+    monkeypatch.setattr(calibrate, "sort_seconds", lambda: 0.002)
+    monkeypatch.setattr(calibrate, "TRIAD_ELEMENTS", 1 << 16)
+    monkeypatch.setattr(calibrate, "MATMUL_N", 64)
+    out = tmp_path / "m.toml"
+    assert main(["calibrate", "-o", str(out), "--repeats", "1", "--reference-sort", "0.004"]) == 0
+    text = out.read_text()
+    assert tomllib.loads(text)["speed"] == 2.0
+    assert "no MPI measurement" in text
+
+
+def test_unwritable_output_is_an_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(calibrate, "measure", lambda **kw: pytest.fail("measured before checking the output"))
+    code = main(["calibrate", "-o", str(tmp_path / "missing" / "m.toml")])
+    assert code == 1
+    assert "missing" in capsys.readouterr().err

@@ -1,0 +1,44 @@
+"""Per-call collective overhead and reduction arithmetic from the machine file (``[collectives]``)."""
+
+from __future__ import annotations
+
+import pytest
+from uml2perf_runtime.errors import MachineError
+from uml2perf_runtime.machine import Machine
+from uml2perf_runtime.network import CollectiveModel
+
+
+def _machine(**collectives) -> Machine:
+    return Machine.from_dict({"nodes": 1, "cores_per_node": 4,
+                              "network": {"intra_node": {"latency": 1e-6, "bandwidth": 1e9}},
+                              "collectives": {"allreduce": "recursive_doubling", **collectives}})
+
+
+def test_without_the_keys_nothing_changes():
+    plain = CollectiveModel.for_machine(_machine(), [0, 0])
+    # recursive doubling on 2 ranks: one exchange of 1000 B = 1e-6 + 1000 / 1e9 = 2e-6 s
+    assert plain.duration("allreduce", 0, 1000.0) == pytest.approx(2e-6)
+    assert "overhead" not in _machine().to_dict()["collectives"]
+
+
+def test_overhead_is_paid_once_per_call_by_every_rank():
+    model = CollectiveModel.for_machine(_machine(overhead=5e-6), [0, 0, 0, 0])
+    plain = CollectiveModel.for_machine(_machine(), [0, 0, 0, 0])
+    for a, b in zip(model.offsets("allreduce", 0, 1000.0), plain.offsets("allreduce", 0, 1000.0)):
+        assert a == pytest.approx(b + 5e-6)
+    assert model.duration("barrier", 0, 0.0) == pytest.approx(plain.duration("barrier", 0, 0.0) + 5e-6)
+
+
+def test_reduction_arithmetic_costs_per_byte_combined():
+    # recursive doubling on 2 ranks: one step; each rank combines the 1000 B it received
+    model = CollectiveModel.for_machine(_machine(reduce_cost=1e-9), [0, 0])
+    assert model.duration("allreduce", 0, 1000.0) == pytest.approx(2e-6 + 1000 * 1e-9)
+    # a broadcast combines nothing
+    plain = CollectiveModel.for_machine(_machine(), [0, 0])
+    assert model.duration("bcast", 0, 1000.0) == pytest.approx(plain.duration("bcast", 0, 1000.0))
+
+
+@pytest.mark.parametrize("bad", [-1e-6, "fast", float("inf")])
+def test_bad_values_are_errors(bad):
+    with pytest.raises(MachineError, match=r"\[collectives\] overhead must be a number"):
+        _machine(overhead=bad)

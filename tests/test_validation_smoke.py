@@ -1,0 +1,35 @@
+"""The validation suite in its short form: the measure -> fit -> predict -> table loop works.
+
+Correctness only: a shared, noisy machine says nothing about accuracy, and
+the suite itself withholds errors when the load is high.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_validation_smoke(tmp_path):
+    done = subprocess.run([sys.executable, str(ROOT / "validation" / "run.py"), "--smoke", "--no-mpi",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "results.json").read_text())
+    assert report["smoke"] is True
+    names = [row["case"] for row in report["rows"]]
+    assert "pool T=2 sort n=16384" in names and "pipeline sort|increment n=16384" in names
+    for row in report["rows"]:
+        assert row["measured_median"] > 0 and row["predicted"] > 0
+        # accuracy is either reported (quiet) or withheld (loaded), never both
+        assert (row["error_percent"] is None) != (row["error_percent_loaded"] is None)
+    assert report["quiet"] == (report["summary"] is not None)
+    if not report["quiet"]:
+        assert "NO ACCURACY REPORTED" in done.stdout
+    # the pool of 2 threads is predicted faster than the pool of 1 (two cores; the model shares them)
+    by_name = {row["case"]: row["predicted"] for row in report["rows"]}
+    assert by_name["pool T=2 sort n=16384"] < by_name["pool T=1 sort n=16384"]
+    assert set(report["kernel_costs"]) == {"sort", "increment", "noop"}

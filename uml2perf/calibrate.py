@@ -1,0 +1,438 @@
+"""``uml2perf calibrate``: measure this machine and write a machine file that says how.
+
+Each number is the median of several repetitions (the spread is written next
+to it), measured the way programs run: numpy kernels with their results kept,
+on one core and on every core at once.  What is measured:
+
+* ``speed``: a reference kernel (numpy sort of 2**16 random doubles); 1.0 when
+  this machine is the reference (costs fitted here), else its time on the
+  reference machine (``--reference-sort SECONDS``) over the time here;
+* peak floating-point rate (a numpy matrix product) and memory bandwidth (a
+  STREAM-like triad ``a = b + s*c`` over arrays far larger than the caches),
+  on one core and on all cores;
+* thread start and hand-off overhead (``threading.Thread`` start/join, a
+  queue round trip between two threads);
+* with mpi4py and an MPI installed: intra-node latency and bandwidth from a
+  ping-pong over message sizes, and the eager limit from the knee where the
+  time per message jumps.
+
+``peak_flops`` (one core), ``memory_bandwidth`` (all cores) and
+``core_bandwidth`` (one core) are the machine file's roofline keys; the
+measurements the format has no key for (thread overheads, the rendezvous
+intercept) are written as comments with their values.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Seconds of the reference kernel (sort of 2**16 doubles) on the reference machine: speed 1.0.
+REFERENCE_SORT_SECONDS = 4.0e-3
+SORT_ELEMENTS = 1 << 16
+TRIAD_ELEMENTS = 1 << 23  # 3 arrays of 64 MiB: far beyond every cache
+MATMUL_N = 512
+
+
+@dataclass
+class Measured:
+    """A median over repetitions and its spread (min, max)."""
+
+    median: float
+    low: float
+    high: float
+    how: str
+
+    @property
+    def spread(self) -> float:
+        return (self.high - self.low) / self.median if self.median else 0.0
+
+
+def _repeat(fn: Callable[[], float], repeats: int) -> tuple[float, float, float]:
+    values = [fn() for _ in range(repeats)]
+    return statistics.median(values), min(values), max(values)
+
+
+def _on_all_cores(fn: Callable[[], float], cores: int) -> float:
+    """Run ``fn`` in ``cores`` threads at once (numpy releases the GIL); the slowest thread's time."""
+    results = [0.0] * cores
+    barrier = threading.Barrier(cores)
+
+    def worker(i: int) -> None:
+        barrier.wait()
+        results[i] = fn()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(cores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return max(results)
+
+
+def sort_seconds() -> float:
+    data = np.random.default_rng(0).random(SORT_ELEMENTS)
+    start = time.perf_counter()
+    kept = np.sort(data)
+    elapsed = time.perf_counter() - start
+    del kept
+    return elapsed
+
+
+def triad_seconds(elements: int = TRIAD_ELEMENTS) -> Callable[[], float]:
+    b = np.ones(elements)
+    c = np.full(elements, 2.0)
+    a = np.empty(elements)
+
+    def run() -> float:
+        start = time.perf_counter()
+        np.multiply(c, 3.0, out=a)
+        np.add(a, b, out=a)
+        return time.perf_counter() - start
+
+    return run
+
+
+def matmul_seconds(n: int = MATMUL_N) -> Callable[[], float]:
+    x = np.random.default_rng(1).random((n, n))
+    y = np.random.default_rng(2).random((n, n))
+
+    def run() -> float:
+        start = time.perf_counter()
+        np.dot(x, y)
+        return time.perf_counter() - start
+
+    return run
+
+
+def thread_start_seconds(count: int = 200) -> float:
+    start = time.perf_counter()
+    for _ in range(count):
+        t = threading.Thread(target=lambda: None)
+        t.start()
+        t.join()
+    return (time.perf_counter() - start) / count
+
+
+def handoff_seconds(count: int = 2000) -> float:
+    import queue
+
+    to_worker: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+    back: queue.SimpleQueue[int] = queue.SimpleQueue()
+
+    def worker() -> None:
+        while (item := to_worker.get()) is not None:
+            back.put(item)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    start = time.perf_counter()
+    for i in range(count):
+        to_worker.put(i)
+        back.get()
+    elapsed = time.perf_counter() - start
+    to_worker.put(None)
+    t.join()
+    return elapsed / count / 2  # one way
+
+
+def measure(repeats: int = 11, progress: Callable[[str], None] | None = None,
+            reference_sort: float | None = None) -> dict[str, Measured]:
+    """Every measurement of the machine (MPI ones only when mpi4py and mpiexec are there)."""
+    say = progress or (lambda _m: None)
+    cores = os.cpu_count() or 1
+    out: dict[str, Measured] = {}
+    say("reference kernel (numpy sort of 65,536 doubles)")
+    med, lo, hi = _repeat(sort_seconds, max(repeats, 9))
+    if reference_sort is None:
+        # this machine is the reference: costs fitted here are in its seconds
+        out["speed"] = Measured(1.0, med / hi, med / lo,
+                                f"this machine is the reference (numpy sort of {SORT_ELEMENTS} doubles: "
+                                f"{med * 1e3:.3f} ms; pass --reference-sort with another machine's time to compare)")
+    else:
+        out["speed"] = Measured(reference_sort / med, reference_sort / hi, reference_sort / lo,
+                                f"numpy sort of {SORT_ELEMENTS} doubles took {med * 1e3:.3f} ms against "
+                                f"{reference_sort * 1e3:.3f} ms on the reference machine")
+    say("memory bandwidth, one core (triad a = b + s*c)")
+    triad = triad_seconds(TRIAD_ELEMENTS)
+    moved = 5 * 8 * TRIAD_ELEMENTS  # numpy does it in two passes: c read, a written; a and b read, a written
+    triad()  # first touch of the output pages is not bandwidth
+    med, lo, hi = _repeat(triad, repeats)
+    out["core_bandwidth"] = Measured(moved / med, moved / hi, moved / lo,
+                                     f"triad over {TRIAD_ELEMENTS} doubles on one core")
+    say(f"memory bandwidth, {cores} cores")
+    small = TRIAD_ELEMENTS // cores
+    per_thread = [triad_seconds(small) for _ in range(cores)]
+    for fn in per_thread:
+        fn()
+    counter = iter(range(10**9))
+
+    def all_cores() -> float:
+        fns = list(per_thread)
+        results = [0.0] * cores
+        barrier = threading.Barrier(cores)
+
+        def work(i: int) -> None:
+            barrier.wait()
+            results[i] = fns[i]()
+
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(cores)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        next(counter)
+        return max(results)
+
+    med, lo, hi = _repeat(all_cores, repeats)
+    moved_all = 5 * 8 * small * cores
+    out["memory_bandwidth"] = Measured(moved_all / med, moved_all / hi, moved_all / lo,
+                                       f"triad over {small} doubles per core on {cores} cores at once")
+    say("peak floating-point rate (numpy matrix product)")
+    mm = matmul_seconds(MATMUL_N)
+    flops = 2 * MATMUL_N**3
+    mm()
+    med, lo, hi = _repeat(mm, repeats)
+    out["core_flops"] = Measured(flops / med, flops / hi, flops / lo, f"{MATMUL_N}x{MATMUL_N} matrix product, one call")
+    med, lo, hi = _repeat(lambda: _on_all_cores(mm, cores), repeats)
+    out["peak_flops"] = Measured(cores * flops / med, cores * flops / hi, cores * flops / lo,
+                                 f"{cores} matrix products at once, one per core")
+    say("thread start and hand-off")
+    med, lo, hi = _repeat(thread_start_seconds, repeats)
+    out["thread_start"] = Measured(med, lo, hi, "threading.Thread start + join, mean of 200")
+    med, lo, hi = _repeat(handoff_seconds, repeats)
+    out["thread_handoff"] = Measured(med, lo, hi, "one-way queue hand-off between two threads, mean of 2000")
+    mpi = ping_pong(progress=say)
+    out.update(mpi)
+    return out
+
+
+# --------------------------------------------------------------------------- MPI ping-pong
+
+PING_PONG_SIZES = [8 << k for k in range(0, 20, 1)]  # 8 B .. 4 MiB
+
+_PING_PONG = r"""
+import sys, time, json
+from mpi4py import MPI
+import numpy as np
+comm = MPI.COMM_WORLD
+sizes = json.loads(sys.argv[1]); repeats = int(sys.argv[2])
+out = {}
+for size in sizes:
+    buf = np.zeros(max(size, 1), dtype=np.uint8)
+    rounds = 200 if size <= 65536 else 20
+    times = []
+    for _ in range(repeats):
+        comm.Barrier()
+        start = time.perf_counter()
+        for _ in range(rounds):
+            if comm.rank == 0:
+                comm.Send([buf, size, MPI.BYTE], dest=1); comm.Recv([buf, size, MPI.BYTE], source=1)
+            elif comm.rank == 1:
+                comm.Recv([buf, size, MPI.BYTE], source=0); comm.Send([buf, size, MPI.BYTE], dest=0)
+        times.append((time.perf_counter() - start) / rounds / 2)
+    out[size] = sorted(times)
+if comm.rank == 0:
+    print(json.dumps(out))
+"""
+
+
+def mpi_available() -> str | None:
+    """The mpiexec to use when mpi4py imports, else None."""
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return None
+    return shutil.which("mpiexec") or shutil.which("mpirun")
+
+
+def mpiexec_command(launcher: str, ranks: int) -> list[str]:
+    command = [launcher, "-n", str(ranks)]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "openmpi" in Path(launcher).resolve().as_posix().lower() \
+            or os.environ.get("OMPI_ALLOW_RUN_AS_ROOT"):
+        command.append("--allow-run-as-root")
+    if "openmpi" in Path(launcher).resolve().as_posix().lower() or _is_openmpi(launcher):
+        command += ["--oversubscribe"]
+    return command
+
+
+def _is_openmpi(launcher: str) -> bool:
+    try:
+        text = subprocess.run([launcher, "--version"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "Open MPI" in text or "OpenRTE" in text
+
+
+def ping_pong(repeats: int = 5, progress: Callable[[str], None] | None = None) -> dict[str, Measured]:
+    launcher = mpi_available()
+    if launcher is None:
+        return {}
+    if progress:
+        progress("MPI ping-pong, 8 B to 4 MiB")
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "pingpong.py"
+        script.write_text(_PING_PONG)
+        command = mpiexec_command(launcher, 2)
+        if os.geteuid() == 0 and "--allow-run-as-root" not in command and _is_openmpi(launcher):
+            command.append("--allow-run-as-root")
+        import json
+
+        try:
+            done = subprocess.run(command + [sys.executable, str(script), json.dumps(PING_PONG_SIZES), str(repeats)],
+                                  capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.SubprocessError):
+            return {}
+        if done.returncode != 0 or not done.stdout.strip():
+            return {}
+        data = {int(k): v for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items()}
+    return fit_ping_pong(data)
+
+
+def fit_ping_pong(data: dict[int, list[float]]) -> dict[str, Measured]:
+    """Latency and bandwidth lines below and above the eager limit (the size where time jumps most)."""
+    sizes = sorted(data)
+    med = {s: statistics.median(data[s]) for s in sizes}
+    # the knee: the split into two alpha + n*beta lines (below / above) with the smallest relative error
+    def rel_error(chosen: list[int]) -> float:
+        if len(chosen) < 2:
+            return 0.0
+        x = np.array(chosen, float)
+        y = np.array([med[s] for s in chosen])
+        slope, intercept = np.polyfit(x, y, 1, w=1 / y)
+        return float((((slope * x + intercept) - y) / y) ** 2 @ np.ones(len(x)))
+
+    candidates = [s for s in sizes if 1024 <= s <= 1 << 18]
+    scored = [(rel_error([s2 for s2 in sizes if s2 <= s]) + rel_error([s2 for s2 in sizes if s2 > s]), s)
+              for s in candidates]
+    eager = min(scored)[1] if scored else 65536
+    following = [s for s in sizes if s > eager]
+    ratio = med[following[0]] / med[eager] if following else 1.0
+    small = [s for s in sizes if s <= eager]
+    large = [s for s in sizes if s > eager]
+
+    def line(chosen: list[int]) -> tuple[float, float]:
+        x = np.array(chosen, float)
+        y = np.array([med[s] for s in chosen])
+        slope, intercept = np.polyfit(x, y, 1, w=1 / y)
+        return max(float(intercept), 1e-9), (1 / float(slope) if slope > 0 else float("inf"))
+
+    lat, bw = line(small) if len(small) >= 2 else (med[sizes[0]], float("inf"))
+    lat_l, bw_l = line(large) if len(large) >= 2 else (lat, bw)
+    out = {
+        "latency": Measured(lat, lat * min(data[sizes[0]]) / med[sizes[0]], lat * max(data[sizes[0]]) / med[sizes[0]],
+                            f"ping-pong, one way, line over {small[0]}..{small[-1]} B"),
+        "bandwidth": Measured(bw_l, bw_l, bw_l, f"ping-pong, one way, slope over {large[0] if large else '-'}.."
+                              f"{large[-1] if large else '-'} B"),
+        "eager_limit": Measured(float(eager), float(eager), float(eager),
+                                f"knee of the ping-pong time after {eager} B (the next size takes {ratio:.2f}x as long; best "
+                                "split into two latency + size/bandwidth lines)"),
+        "rendezvous_latency": Measured(lat_l, lat_l, lat_l, "intercept of the line above the eager limit"),
+        "eager_bandwidth": Measured(bw, bw, bw, "slope of the line up to the eager limit"),
+    }
+    return out
+
+
+# --------------------------------------------------------------------------- machine file
+
+
+def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
+    """A machine file whose comments say how each number was measured."""
+    cores = os.cpu_count() or 1
+
+    def comment(key: str) -> str:
+        m = values[key]
+        return f"  # {m.how}; spread {m.spread * 100:.1f}% (min..max of the repetitions)"
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    lines = [
+        f"# Machine file written by 'uml2perf calibrate' on {time.strftime('%Y-%m-%d %H:%M:%S')}",
+        f"# load average at the start: {load:.2f} on {cores} cores"
+        + ("  (LOADED: numbers below may be pessimistic; calibrate again when the machine is quiet)"
+           if load > 0.5 * cores else ""),
+        f'name = "{name}"',
+        "nodes = 1",
+        f"cores_per_node = {cores}",
+        f"speed = {values['speed'].median:.4g}" + comment("speed"),
+        "",
+        "",
+        "# roofline: flop/s of one core, bytes/s of the node's memory (shared) and of one core alone",
+        f"peak_flops = {values['core_flops'].median:.4g}" + comment("core_flops"),
+        f"memory_bandwidth = {values['memory_bandwidth'].median:.4g}" + comment("memory_bandwidth"),
+        f"core_bandwidth = {values['core_bandwidth'].median:.4g}" + comment("core_bandwidth"),
+        f"# all cores at once: {values['peak_flops'].median:.4g} flop/s" + comment("peak_flops").replace("  #", ";"),
+        "# Thread overheads (seconds), for the overhead tags of task pools and pipelines:",
+        f"# thread_start = {values['thread_start'].median:.3g}" + comment("thread_start").replace("  #", " ;"),
+        f"# thread_handoff = {values['thread_handoff'].median:.3g}" + comment("thread_handoff").replace("  #", " ;"),
+    ]
+    if "latency" in values:
+        lines += [
+            "",
+            "[network]",
+            f"eager_limit = {int(values['eager_limit'].median)}" + comment("eager_limit"),
+            "",
+            "[network.intra_node]",
+            f"latency = {values['latency'].median:.4g}" + comment("latency"),
+            f"bandwidth = {values['bandwidth'].median:.4g}" + comment("bandwidth"),
+            f"# above the eager limit the line starts at {values['rendezvous_latency'].median:.4g} s "
+            f"(rendezvous handshake); below it the bandwidth is {values['eager_bandwidth'].median:.4g} B/s",
+        ]
+    else:
+        lines += ["", "# no MPI measurement: mpi4py or mpiexec is not installed (pip install 'uml2perf[mpi]');",
+                  "# the runtime's default intra-node link applies"]
+    return "\n".join(lines) + "\n"
+
+
+def cmd_calibrate(args: Any) -> int:
+    from uml2perf_runtime.files import write_atomically
+
+    from .errors import InputError, Location
+
+    folder = Path(args.output).parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise InputError(f"cannot write the machine file: folder '{folder}' does not exist or is not writable",
+                         Location(file=str(args.output)), hint="create the folder or choose another -o path")
+    started = time.perf_counter()
+    step = [0]
+
+    def say(message: str) -> None:
+        step[0] += 1
+        print(f"[{step[0]}] {message} ...", file=sys.stderr, flush=True)
+
+    values = measure(repeats=args.repeats, progress=say, reference_sort=args.reference_sort)
+    text = machine_text(values, name=args.name)
+    # the file must load as a machine before it replaces anything
+    import tomllib
+
+    from uml2perf_runtime.machine import Machine
+
+    Machine.from_dict(tomllib.loads(text), source=str(args.output))
+    write_atomically(args.output, "machine file", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    for key, m in values.items():
+        print(f"{key:<20} {m.median:12.4g}   spread {m.spread * 100:5.1f}%   {m.how}")
+    print(f"machine file written to {args.output} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def register_command(sub: Any) -> None:
+    from .cli import positive_int
+
+    cal = sub.add_parser("calibrate", help="measure this machine and write a machine file (TOML, commented)")
+    cal.add_argument("-o", "--output", required=True, metavar="machine.toml", help="the machine file to write")
+    cal.add_argument("--name", default="calibrated", help="machine name in the file (default: calibrated)")
+    cal.add_argument("--repeats", type=positive_int, default=11, metavar="N", help="repetitions per measurement")
+    cal.add_argument("--reference-sort", type=float, metavar="SECONDS",
+                     help="the reference kernel's time on the machine the costs were measured on (sets speed)")
+    cal.set_defaults(func=cmd_calibrate)

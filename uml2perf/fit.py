@@ -1,0 +1,811 @@
+"""Empirical cost models: the performance model normal form (PMNF) fitted to measurements.
+
+A cost function in a model should come from measurements, not be invented.
+``uml2perf fit`` reads measurements (CSV, or the text and JSON input formats
+of Extra-P) and searches, as Extra-P does, the performance model normal form
+
+    f(x1..xm) = c0 + sum_k c_k * prod_l x_l**i_kl * log2(x_l)**j_kl
+
+with exponents ``i`` from a fixed set of fractions (0..3 in quarters and
+thirds, and negative ones for quantities that shrink with the parameter) and
+``j`` in {0, 1, 2}.  For one parameter every hypothesis ``c0 + c1*x^i*log2(x)^j``
+is fitted by least squares; for several, the best single-parameter terms of
+each parameter are combined additively and multiplicatively.  The hypothesis
+chosen is the one with the smallest cross-validated SMAPE (leave one
+measurement point out, all its repetitions together); a hypothesis with more
+terms wins only when it lowers that error clearly, which guards against
+over-fitting noise.
+
+The result is an expression of the expression language whose variables are
+the parameter names, ready to be pasted into a model or written to a sidecar.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError, Location
+
+#: Exponents i of x**i searched (the usual Extra-P set plus shrinking quantities).
+POSITIVE_EXPONENTS = tuple(sorted({Fraction(n, 4) for n in range(13)} | {Fraction(n, 3) for n in range(10)}))
+NEGATIVE_EXPONENTS = tuple(-f for f in (Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3),
+                                        Fraction(3, 4), Fraction(1), Fraction(3, 2), Fraction(2)))
+LOG_EXPONENTS = (0, 1, 2)
+#: A hypothesis with more terms must lower the cross-validated SMAPE by this fraction to win.
+IMPROVEMENT_NEEDED = 0.10
+#: Relative error below which two hypotheses count as equally good (noise floor of timings).
+SMAPE_TIE = 0.5  # percent
+#: Quality below which a fitted model is reported with a warning.
+POOR_R2 = 0.9
+POOR_SMAPE = 10.0  # percent
+#: Single-parameter terms of each parameter kept for combining several parameters.
+CANDIDATES_PER_PARAMETER = 4
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass
+class Measurements:
+    """Measured values of one metric of one element over points of the parameter space."""
+
+    parameters: list[str]
+    points: np.ndarray          # (rows, parameters); one row per repetition
+    values: np.ndarray          # (rows,)
+    source: str = "<data>"
+    element: str | None = None
+    metric: str = "time"
+    lines: list[int] = field(default_factory=list)  # line of every row in the source, when known
+
+    def distinct_points(self) -> np.ndarray:
+        return np.unique(self.points, axis=0)
+
+
+def _error(path: str, line: int | None, message: str, column: str | int | None = None,
+           hint: str | None = None) -> InputError:
+    where = message if column is None else f"column {column}: {message}"
+    return InputError(where, Location(file=path, line=line), hint=hint)
+
+
+def read_measurements(path: str | Path, metric: str | None = None, text: str | None = None) -> list[Measurements]:
+    """Read a CSV, Extra-P text or Extra-P JSON file into one :class:`Measurements` per element."""
+    shown = str(path)
+    if text is None:
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read measurements: {exc.strerror or exc}", Location(file=shown),
+                             hint="check the path") from None
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise InputError("measurements are not UTF-8 text", Location(file=shown)) from None
+    stripped = text.lstrip()
+    suffix = Path(shown).suffix.lower()
+    if suffix == ".json" or stripped.startswith(("{", "[")):
+        data = _read_extrap_json(shown, text, metric)
+    elif suffix in (".txt", ".extrap") or _looks_like_extrap_text(stripped):
+        data = _read_extrap_text(shown, text, metric)
+    else:
+        data = _read_csv(shown, text, metric or "time")
+    for item in data:
+        _check_varies(item)
+    return data
+
+
+def _looks_like_extrap_text(text: str) -> bool:
+    for line in text.splitlines():
+        word = line.strip().split(" ", 1)[0].upper()
+        if not word or word.startswith("#"):
+            continue
+        return word in ("PARAMETER", "POINTS", "REGION", "METRIC", "DATA", "EXPERIMENT")
+    return False
+
+
+def _number(path: str, line: int, column: str | int, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise _error(path, line, f"{text.strip()!r} is not a number", column,
+                     hint="every parameter and metric value must be a number") from None
+    if not math.isfinite(value):
+        raise _error(path, line, f"{text.strip()!r} is not a finite number", column)
+    return value
+
+
+def _read_csv(path: str, text: str, metric: str) -> list[Measurements]:
+    reader = csv.reader(io.StringIO(text))
+    rows = [(number, row) for number, row in enumerate(reader, start=1) if any(cell.strip() for cell in row)]
+    if not rows:
+        raise _error(path, None, "no measurements in the file",
+                     hint="expected a header line (parameters, 'time') and one line per measurement")
+    header_line, header = rows[0]
+    header = [cell.strip() for cell in header]
+    if metric not in header:
+        raise _error(path, header_line, f"no column {metric!r} in the header ({', '.join(header)})",
+                     hint="name the metric column with --metric NAME")
+    for position, name in enumerate(header, start=1):
+        if not name:
+            raise _error(path, header_line, "a column has no name", position)
+        if not name.isidentifier():
+            raise _error(path, header_line, f"column name {name!r} is not a variable name", position,
+                         hint="parameter columns become variables of the expression: use letters, digits, _")
+        if header.count(name) > 1:
+            raise _error(path, header_line, f"column {name!r} appears twice", position)
+    element_col = header.index("element") if "element" in header else None
+    metric_col = header.index(metric)
+    param_cols = [i for i in range(len(header)) if i not in (metric_col, element_col)]
+    if not param_cols:
+        raise _error(path, header_line, "no parameter column besides the metric",
+                     hint="add one column per parameter (e.g. n, p)")
+    groups: dict[str | None, tuple[list[list[float]], list[float], list[int]]] = {}
+    for number, row in rows[1:]:
+        if len(row) != len(header):
+            raise _error(path, number, f"{len(row)} values for {len(header)} columns",
+                         hint="every line needs one value per column of the header")
+        point = []
+        for i in param_cols:
+            cell = row[i].strip()
+            if not cell:
+                raise _error(path, number, f"missing value of {header[i]!r}", i + 1)
+            point.append(_number(path, number, f"{i + 1} ({header[i]})", cell))
+        cell = row[metric_col].strip()
+        if not cell:
+            raise _error(path, number, f"missing value of {metric!r}", metric_col + 1)
+        value = _number(path, number, f"{metric_col + 1} ({metric})", cell)
+        element = row[element_col].strip() if element_col is not None else None
+        pts, vals, lines = groups.setdefault(element, ([], [], []))
+        pts.append(point)
+        vals.append(value)
+        lines.append(number)
+    if not groups:
+        raise _error(path, header_line, "the header is followed by no measurement")
+    params = [header[i] for i in param_cols]
+    return [Measurements(params, np.array(p, dtype=float), np.array(v, dtype=float), path, element, metric, lines)
+            for element, (p, v, lines) in groups.items()]
+
+
+def _read_extrap_text(path: str, text: str, metric: str | None) -> list[Measurements]:
+    """Extra-P's text input: PARAMETER, POINTS, then REGION/METRIC and one DATA line per point."""
+    params: list[str] = []
+    points: list[list[float]] = []
+    region: str | None = None
+    current_metric = "time"
+    series: dict[tuple[str | None, str], tuple[list[list[float]], list[float], list[int]]] = {}
+    next_point: dict[tuple[str | None, str], int] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        keyword, _, rest = line.partition(" ")
+        keyword = keyword.upper()
+        rest = rest.strip()
+        if keyword == "PARAMETER":
+            for name in rest.split():
+                if not name.isidentifier():
+                    raise _error(path, number, f"parameter name {name!r} is not a variable name")
+                params.append(name)
+        elif keyword == "POINTS":
+            if not params:
+                raise _error(path, number, "POINTS before any PARAMETER line")
+            points.extend(_extrap_points(path, number, rest, len(params)))
+        elif keyword == "REGION":
+            region = rest or None
+        elif keyword == "METRIC":
+            current_metric = rest or "time"
+        elif keyword == "EXPERIMENT":
+            continue
+        elif keyword == "DATA":
+            key = (region, current_metric)
+            index = next_point.get(key, 0)
+            if index >= len(points):
+                raise _error(path, number, f"more DATA lines than the {len(points)} POINTS",
+                             hint="write one DATA line (its repetitions) per point, in the order of POINTS")
+            next_point[key] = index + 1
+            values = [_number(path, number, c + 1, v) for c, v in enumerate(rest.split())]
+            if not values:
+                raise _error(path, number, "DATA line without values")
+            pts, vals, lines = series.setdefault(key, ([], [], []))
+            for value in values:
+                pts.append(points[index])
+                vals.append(value)
+                lines.append(number)
+        else:
+            raise _error(path, number, f"unknown Extra-P keyword {keyword!r}",
+                         hint="expected PARAMETER, POINTS, REGION, METRIC or DATA")
+    if not params or not points:
+        raise _error(path, None, "not an Extra-P text file: no PARAMETER or POINTS line")
+    if not series:
+        raise _error(path, None, "no DATA lines")
+    chosen = [(key, value) for key, value in series.items() if metric is None or key[1] == metric]
+    if not chosen:
+        raise _error(path, None, f"no metric {metric!r} in the file",
+                     hint="metrics there: " + ", ".join(sorted({k[1] for k in series})))
+    for key in next_point:
+        if next_point[key] != len(points):
+            raise _error(path, None, f"region {key[0]!r}: {next_point[key]} DATA lines for {len(points)} POINTS")
+    return [Measurements(list(params), np.array(p, dtype=float), np.array(v, dtype=float), path, key[0], key[1],
+                         lines) for key, (p, v, lines) in chosen]
+
+
+def _extrap_points(path: str, line: int, text: str, dims: int) -> list[list[float]]:
+    if "(" in text:
+        out = []
+        for chunk in text.replace(")", "").split("(")[1:]:
+            values = [_number(path, line, None, v) for v in chunk.split()]
+            if len(values) != dims:
+                raise _error(path, line, f"point ({chunk.strip()}) has {len(values)} values for {dims} parameters")
+            out.append(values)
+        return out
+    values = [_number(path, line, c + 1, v) for c, v in enumerate(text.split())]
+    if dims != 1:
+        raise _error(path, line, f"{dims} parameters need points written as ( x y ... )")
+    return [[v] for v in values]
+
+
+def _read_extrap_json(path: str, text: str, metric: str | None) -> list[Measurements]:
+    """Extra-P's JSON input: ``parameters`` and ``measurements`` (point, value(s), callpath, metric)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", Location(file=path, line=exc.lineno),
+                         hint=f"column {exc.colno}") from None
+    if not isinstance(data, dict) or "parameters" not in data or "measurements" not in data:
+        raise _error(path, None, "an Extra-P JSON file needs the keys 'parameters' and 'measurements'")
+    params = data["parameters"]
+    if not isinstance(params, list) or not all(isinstance(p, str) and p.isidentifier() for p in params):
+        raise _error(path, None, "'parameters' must be a list of variable names")
+    entries = data["measurements"]
+    if isinstance(entries, dict):  # {"callpath": {"metric": [{"point":..., "value":...}]}}
+        flat = []
+        for callpath, by_metric in entries.items():
+            for name, items in (by_metric or {}).items():
+                for item in items:
+                    flat.append({**item, "callpath": callpath, "metric": name})
+        entries = flat
+    if not isinstance(entries, list):
+        raise _error(path, None, "'measurements' must be a list")
+    series: dict[tuple[str | None, str], tuple[list[list[float]], list[float], list[int]]] = {}
+    for position, entry in enumerate(entries):
+        where = f"measurements[{position}]"
+        if not isinstance(entry, dict) or "point" not in entry:
+            raise _error(path, None, f"{where} has no 'point'")
+        point = entry["point"]
+        if not isinstance(point, list):
+            point = [point]
+        if len(point) != len(params) or not all(isinstance(v, (int, float)) for v in point):
+            raise _error(path, None, f"{where}: 'point' needs {len(params)} numbers")
+        values = entry.get("values", entry.get("value"))
+        if not isinstance(values, list):
+            values = [values]
+        if not values or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
+            raise _error(path, None, f"{where}: 'value' must be a number or a list of numbers")
+        key = (entry.get("callpath", entry.get("region")), str(entry.get("metric", "time")))
+        pts, vals, lines = series.setdefault(key, ([], [], []))
+        for value in values:
+            pts.append([float(v) for v in point])
+            vals.append(float(value))
+            lines.append(0)
+    chosen = [(key, value) for key, value in series.items() if metric is None or key[1] == metric]
+    if not chosen:
+        raise _error(path, None, f"no measurements of metric {metric!r}" if metric else "no measurements")
+    return [Measurements(list(params), np.array(p, dtype=float), np.array(v, dtype=float), path, key[0], key[1],
+                         []) for key, (p, v, _lines) in chosen]
+
+
+def _check_varies(data: Measurements) -> None:
+    for index, name in enumerate(data.parameters):
+        column = data.points[:, index]
+        if np.all(column == column[0]):
+            raise _error(data.source, None, f"parameter {name!r} never varies (always {column[0]:g})",
+                         name, hint="drop that column, or measure at several values of it")
+        if np.any(column <= 0):
+            bad = int(np.argmax(column <= 0))
+            line = data.lines[bad] if data.lines else None
+            raise _error(data.source, line, f"parameter {name!r} is {column[bad]:g}; PMNF models need positive "
+                         "parameter values", name)
+
+
+# --------------------------------------------------------------------------- hypotheses
+
+
+@dataclass(frozen=True)
+class Factor:
+    """``x**exponent * log2(x)**log_exponent`` of one parameter."""
+
+    parameter: int
+    exponent: Fraction
+    log_exponent: int
+
+    def evaluate(self, points: np.ndarray) -> np.ndarray:
+        x = points[:, self.parameter]
+        out = np.ones_like(x)
+        if self.exponent:
+            out = out * x ** float(self.exponent)
+        if self.log_exponent:
+            out = out * np.log2(x) ** self.log_exponent
+        return out
+
+    def text(self, names: Sequence[str]) -> str:
+        name = names[self.parameter]
+        parts = []
+        e = self.exponent
+        if e == 1:
+            parts.append(name)
+        elif e == Fraction(1, 2):
+            parts.append(f"sqrt({name})")
+        elif e.denominator == 1 and e:
+            parts.append(f"{name}**{e.numerator}" if e > 0 else f"{name}**({e.numerator})")
+        elif e:
+            parts.append(f"{name}**({e.numerator}/{e.denominator})")
+        if self.log_exponent == 1:
+            parts.append(f"log2({name})")
+        elif self.log_exponent:
+            parts.append(f"log2({name})**{self.log_exponent}")
+        return " * ".join(parts)
+
+    @property
+    def degree(self) -> float:
+        return float(self.exponent) + 0.01 * self.log_exponent
+
+
+@dataclass(frozen=True)
+class Term:
+    """A product of factors (one per parameter it involves)."""
+
+    factors: tuple[Factor, ...]
+
+    def evaluate(self, points: np.ndarray) -> np.ndarray:
+        out = np.ones(points.shape[0])
+        for factor in self.factors:
+            out = out * factor.evaluate(points)
+        return out
+
+    def text(self, names: Sequence[str]) -> str:
+        return " * ".join(f.text(names) for f in self.factors)
+
+
+def single_parameter_factors(parameter: int, points: np.ndarray, negative: bool = True) -> list[Factor]:
+    """Every x**i * log2(x)**j of the search space except the constant."""
+    exponents = POSITIVE_EXPONENTS + (NEGATIVE_EXPONENTS if negative else ())
+    out = []
+    for i in exponents:
+        for j in LOG_EXPONENTS:
+            if i == 0 and j == 0:
+                continue
+            out.append(Factor(parameter, i, j))
+    return out
+
+
+@dataclass
+class Fit:
+    """One fitted hypothesis and its quality."""
+
+    terms: tuple[Term, ...]
+    coefficients: np.ndarray
+    rss: float
+    smape: float            # percent, on the points fitted
+    cv_smape: float         # percent, leave one point out
+    r2_adj: float
+    sigma: float            # residual standard error
+    sigma_rel: float        # residual standard error relative to the prediction (timings scale their noise)
+    covariance: np.ndarray  # of the coefficients, for prediction intervals
+    dof: int
+
+    @property
+    def size(self) -> int:
+        return len(self.terms)
+
+
+def _design(terms: Sequence[Term], points: np.ndarray) -> np.ndarray:
+    columns = [np.ones(points.shape[0])] + [t.evaluate(points) for t in terms]
+    return np.column_stack(columns)
+
+
+def _smape(measured: np.ndarray, predicted: np.ndarray) -> float:
+    denominator = np.abs(measured) + np.abs(predicted)
+    safe = np.where(denominator == 0, 1.0, denominator)
+    return float(np.mean(np.where(denominator == 0, 0.0, 2 * np.abs(predicted - measured) / safe)) * 100)
+
+
+def fit_hypothesis(terms: Sequence[Term], data: Measurements, groups: np.ndarray) -> Fit | None:
+    """Least squares of ``c0 + sum c_k * term_k``; None when the points cannot determine it."""
+    X = _design(terms, data.points)
+    y = data.values
+    if not np.all(np.isfinite(X)):
+        return None
+    n_groups = int(groups.max()) + 1
+    if n_groups < X.shape[1] + 1:  # leave-one-out needs one point to spare
+        return None
+    scale = np.max(np.abs(X), axis=0)
+    scale[scale == 0] = 1.0
+    Xs = X / scale
+    coef_s, _res, rank, _sv = np.linalg.lstsq(Xs, y, rcond=None)
+    if rank < X.shape[1]:
+        return None
+    coef = coef_s / scale
+    predicted = X @ coef
+    residuals = y - predicted
+    rss = float(residuals @ residuals)
+    n, k = X.shape
+    dof = n - k
+    tss = float(((y - y.mean()) ** 2).sum())
+    r2 = 1 - rss / tss if tss > 0 else 1.0
+    r2_adj = 1 - (1 - r2) * (n - 1) / dof if dof > 0 else r2
+    sigma = math.sqrt(rss / dof) if dof > 0 else 0.0
+    try:
+        cov_s = np.linalg.inv(Xs.T @ Xs) * sigma**2
+    except np.linalg.LinAlgError:
+        return None
+    covariance = cov_s / np.outer(scale, scale)
+    # cross-validation: leave out every repetition of one point in turn
+    errors = []
+    for g in range(n_groups):
+        keep = groups != g
+        c, *_ = np.linalg.lstsq(Xs[keep], y[keep], rcond=None)
+        out = ~keep
+        errors.append(_smape(y[out], Xs[out] @ c))
+    safe = np.where(predicted == 0, 1.0, np.abs(predicted))
+    sigma_rel = math.sqrt(float(((residuals / safe) ** 2).sum()) / dof) if dof > 0 else 0.0
+    return Fit(tuple(terms), coef, rss, _smape(y, predicted), float(np.mean(errors)), r2_adj, sigma, sigma_rel,
+               covariance, dof)
+
+
+def _better(a: Fit, b: Fit | None) -> bool:
+    """Whether ``a`` beats ``b``: clearly lower CV error, or as good and simpler."""
+    if b is None:
+        return True
+    if a.size > b.size:
+        return a.cv_smape < b.cv_smape * (1 - IMPROVEMENT_NEEDED) and b.cv_smape - a.cv_smape > SMAPE_TIE / 10
+    if a.size < b.size:
+        return not (b.cv_smape < a.cv_smape * (1 - IMPROVEMENT_NEEDED) and a.cv_smape - b.cv_smape > SMAPE_TIE / 10)
+    if abs(a.cv_smape - b.cv_smape) <= 1e-9:
+        return a.rss < b.rss
+    return a.cv_smape < b.cv_smape
+
+
+@dataclass
+class Model:
+    """The selected model of one element, with everything ``fit`` reports about it."""
+
+    data: Measurements
+    fit: Fit
+    considered: int
+
+    @property
+    def parameters(self) -> list[str]:
+        return self.data.parameters
+
+    def expression(self, digits: int = 6) -> str:
+        names = self.parameters
+        parts = [_number_text(self.fit.coefficients[0], digits)]
+        for coefficient, term in zip(self.fit.coefficients[1:], self.fit.terms):
+            sign = "-" if coefficient < 0 else "+"
+            parts.append(f"{sign} {_number_text(abs(coefficient), digits)} * {term.text(names)}")
+        return " ".join(parts)
+
+    def predict(self, points: np.ndarray) -> np.ndarray:
+        return _design(self.fit.terms, np.atleast_2d(points)) @ self.fit.coefficients
+
+    def interval(self, points: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Prediction interval of a new measurement at ``points`` (Student t, OLS)."""
+        from scipy import stats
+
+        X = _design(self.fit.terms, np.atleast_2d(points))
+        mean = X @ self.fit.coefficients
+        if self.fit.dof <= 0:
+            return mean, mean
+        # measurement noise of timings grows with the time: the larger of the absolute and relative spreads
+        noise = np.maximum(self.fit.sigma, self.fit.sigma_rel * np.abs(mean))
+        spread = np.sqrt(noise**2 + np.einsum("ij,jk,ik->i", X, self.fit.covariance, X))
+        t = float(stats.t.ppf(0.5 + level / 2, self.fit.dof))
+        return mean - t * spread, mean + t * spread
+
+    @property
+    def poor(self) -> bool:
+        return self.fit.r2_adj < POOR_R2 or self.fit.smape > POOR_SMAPE
+
+    def to_dict(self) -> dict[str, Any]:
+        names = self.parameters
+        top = self.data.points.max(axis=0)
+        low, high = self.interval(top[None, :])
+        terms = [{"coefficient": float(self.fit.coefficients[0]), "factors": []}]
+        for coefficient, term in zip(self.fit.coefficients[1:], self.fit.terms):
+            terms.append({
+                "coefficient": float(coefficient),
+                "factors": [{"parameter": names[f.parameter], "exponent": str(f.exponent),
+                             "log2_exponent": f.log_exponent} for f in term.factors],
+                "text": term.text(names),
+            })
+        return {
+            "element": self.data.element,
+            "metric": self.data.metric,
+            "expression": self.expression(),
+            "parameters": list(names),
+            "terms": terms,
+            "metrics": {
+                "rss": self.fit.rss,
+                "adjusted_r2": self.fit.r2_adj,
+                "smape": self.fit.smape,
+                "cv_smape": self.fit.cv_smape,
+                "points": len(self.data.distinct_points()),
+                "measurements": len(self.data.values),
+                "hypotheses": self.considered,
+            },
+            "prediction_interval": {
+                "level": 0.95,
+                "at": {name: float(v) for name, v in zip(names, top)},
+                "predicted": float(self.predict(top[None, :])[0]),
+                "low": float(low[0]),
+                "high": float(high[0]),
+            },
+            "warning": self.warning(),
+        }
+
+    def warning(self) -> str | None:
+        if not self.poor:
+            return None
+        return (f"poor fit (adjusted R² {self.fit.r2_adj:.3f}, SMAPE {self.fit.smape:.1f}%): the measurements "
+                "are noisy or follow no PMNF model; measure more repetitions or more points")
+
+
+def _number_text(value: float, digits: int) -> str:
+    text = f"{value:.{digits}g}"
+    return text
+
+
+def _groups(points: np.ndarray) -> np.ndarray:
+    _unique, inverse = np.unique(points, axis=0, return_inverse=True)
+    return np.asarray(inverse).reshape(-1)
+
+
+def fit_model(data: Measurements, *, negative: bool = True) -> Model:
+    """Search the PMNF hypotheses for ``data`` and return the best by cross-validated SMAPE."""
+    groups = _groups(data.points)
+    n_points = int(groups.max()) + 1
+    dims = len(data.parameters)
+    if n_points < 3:
+        raise _error(data.source, None, f"only {n_points} distinct measurement point"
+                     f"{'s' if n_points != 1 else ''}{_element_text(data)}: a model needs at least 3 "
+                     "(one constant, one term, one left out for validation)",
+                     hint="measure at more parameter values (Extra-P asks for 5 per parameter)")
+    considered = 0
+    constant = fit_hypothesis((), data, groups)
+    best = constant
+    considered += 1
+    per_parameter: list[list[Fit]] = []
+    for p in range(dims):
+        if dims == 1:
+            fits = []
+            for factor in single_parameter_factors(p, data.points, negative):
+                fit = fit_hypothesis((Term((factor,)),), data, groups)
+                considered += 1
+                if fit is not None:
+                    fits.append(fit)
+                    if _better(fit, best):
+                        best = fit
+            per_parameter.append(fits)
+        else:
+            ranked, count = _rank_on_slices(data, p, negative)
+            considered += count
+            per_parameter.append([fit_hypothesis((Term((f,)),), data, groups) for f in ranked])
+            per_parameter[-1] = [f for f in per_parameter[-1] if f is not None]
+    if dims > 1:
+        tops = [fits[:CANDIDATES_PER_PARAMETER] for fits in per_parameter]
+        if any(not t for t in tops):
+            raise _error(data.source, None, f"too few distinct points{_element_text(data)} for the terms searched",
+                         hint="measure more values of every parameter")
+        import itertools
+
+        for fit in (f for t in tops for f in t):
+            if _better(fit, best):
+                best = fit
+        for combo in itertools.product(*tops):
+            factors = [c.terms[0].factors[0] for c in combo]
+            hypotheses: list[tuple[Term, ...]] = [
+                (Term(tuple(factors)),),                               # multiplicative
+                tuple(Term((f,)) for f in factors),                    # additive
+            ]
+            if dims == 2:
+                hypotheses.append((Term((factors[0],)), Term((factors[1],)), Term(tuple(factors))))
+                hypotheses.append((Term((factors[0],)), Term(tuple(factors))))
+                hypotheses.append((Term((factors[1],)), Term(tuple(factors))))
+            for terms in hypotheses:
+                fit = fit_hypothesis(terms, data, groups)
+                considered += 1
+                if fit is not None and _better(fit, best):
+                    best = fit
+    if best is None:
+        raise _error(data.source, None, f"too few distinct points{_element_text(data)} for the terms searched",
+                     hint="measure at more parameter values")
+    return Model(data, best, considered)
+
+
+def _rank_on_slices(data: Measurements, parameter: int, negative: bool) -> tuple[list[Factor], int]:
+    """The best single-parameter factors of ``parameter``, judged where only it varies.
+
+    As Extra-P does, each parameter is modelled first on lines of the
+    measurement space along which the other parameters stay fixed; the
+    factors with the lowest mean cross-validated SMAPE over those lines are
+    the candidates combined into multi-parameter hypotheses.
+    """
+    others = [i for i in range(len(data.parameters)) if i != parameter]
+    keys = data.points[:, others]
+    scores: dict[Factor, list[float]] = {}
+    count = 0
+    factors = single_parameter_factors(parameter, data.points, negative)
+    for key in np.unique(keys, axis=0):
+        mask = np.all(keys == key, axis=1)
+        sub = Measurements(data.parameters, data.points[mask], data.values[mask], data.source)
+        sub_groups = _groups(sub.points)
+        if int(sub_groups.max()) + 1 < 3:
+            continue
+        constant = fit_hypothesis((), sub, sub_groups)
+        for factor in factors:
+            fit = fit_hypothesis((Term((factor,)),), sub, sub_groups)
+            count += 1
+            if fit is None:
+                continue
+            # a factor no better than a constant on this line says nothing
+            if constant is None or fit.cv_smape < constant.cv_smape:
+                score = fit.cv_smape
+            else:
+                score = constant.cv_smape + 1e-6 * abs(factor.degree)
+            scores.setdefault(factor, []).append(score)
+    if not scores:
+        raise _error(data.source, None, f"parameter {data.parameters[parameter]!r} has fewer than 3 distinct values "
+                     f"on every line where the other parameters stay fixed{_element_text(data)}",
+                     hint="measure a grid: at least 3 (better 5) values of each parameter for fixed others")
+    ranked = sorted(scores, key=lambda f: (float(np.mean(scores[f])), abs(f.degree)))
+    return ranked[:CANDIDATES_PER_PARAMETER], count
+
+
+def _element_text(data: Measurements) -> str:
+    return f" of element {data.element!r}" if data.element else ""
+
+
+# --------------------------------------------------------------------------- output
+
+
+def sidecar_text(models: Sequence[tuple[str, Model]]) -> str:
+    """``[elements."NAME"] cost = "..."`` entries for ``run --sidecar``."""
+    lines = ["# Cost functions fitted by 'uml2perf fit' from measurements (PMNF model search).", ""]
+    for name, model in models:
+        m = model.fit
+        lines.append(f"# {name}: {len(model.data.values)} measurements at {len(model.data.distinct_points())} "
+                     f"points of {model.data.source}; adjusted R² {m.r2_adj:.4f}, SMAPE {m.smape:.2f}%, "
+                     f"cross-validated SMAPE {m.cv_smape:.2f}%")
+        lines.append(f"[elements.{json.dumps(name)}]")
+        lines.append(f"cost = {json.dumps(model.expression())}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def report_text(model: Model) -> str:
+    """The human-readable summary of one fitted model."""
+    d = model.to_dict()
+    m = d["metrics"]
+    pi = d["prediction_interval"]
+    title = f"{model.data.element}: " if model.data.element else ""
+    at = ", ".join(f"{k}={v:g}" for k, v in pi["at"].items())
+    lines = [
+        f"{title}{model.data.metric} = {d['expression']}",
+        f"  {m['measurements']} measurements at {m['points']} points, {m['hypotheses']} hypotheses searched",
+        f"  RSS {m['rss']:.4g}   adjusted R² {m['adjusted_r2']:.4f}   SMAPE {m['smape']:.2f}%   "
+        f"cross-validated SMAPE {m['cv_smape']:.2f}%",
+        f"  95% prediction interval at {at}: {pi['predicted']:.4g} [{pi['low']:.4g}, {pi['high']:.4g}]",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def plot_models(models: Sequence[Model], path: str) -> None:
+    """Measurements, model and 95% prediction interval over the first parameter, one panel per model."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError("--plot needs matplotlib", hint="pip install 'uml2perf[plot]'") from None
+    from uml2perf_runtime.files import write_atomically
+
+    fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 4), squeeze=False)
+    for ax, model in zip(axes[0], models):
+        data = model.data
+        x = data.points[:, 0]
+        ax.plot(x, data.values, "o", ms=3, label="measured")
+        # the other parameters at their most frequent values (a slice through the space)
+        base = np.array([np.median(data.points[:, i]) for i in range(len(data.parameters))])
+        grid = np.linspace(x.min(), x.max(), 200)
+        pts = np.tile(base, (len(grid), 1))
+        pts[:, 0] = grid
+        low, high = model.interval(pts)
+        ax.plot(grid, model.predict(pts), "-", label="model")
+        ax.fill_between(grid, low, high, alpha=0.2, label="95% prediction interval")
+        ax.set_xlabel(data.parameters[0])
+        ax.set_ylabel(data.metric)
+        ax.set_title(data.element or model.expression(3), fontsize=9)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    write_atomically(path, "plot", lambda tmp: fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png"))
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- command
+
+
+def cmd_fit(args: Any) -> int:
+    """``uml2perf fit``: fit PMNF models to measurements and print, write or plot them."""
+    from .errors import UsageError
+
+    models: list[Model] = []
+    for data in read_measurements(args.measurements, metric=args.metric):
+        if args.element and data.element not in (None, *args.element):
+            continue
+        models.append(fit_model(data, negative=not args.no_negative))
+    if not models:
+        raise InputError(f"no element named {', '.join(args.element)} in the measurements",
+                         Location(file=args.measurements))
+    named: list[tuple[str, Model]] = []
+    for model in models:
+        name = model.data.element or args.name
+        if args.sidecar and not name:
+            raise UsageError("--sidecar needs the element's name: add an 'element' column or pass --name NAME")
+        named.append((name or "", model))
+    import sys
+
+    if args.sidecar:
+        from uml2perf_runtime.files import write_atomically
+
+        text = sidecar_text(named)
+        write_atomically(args.sidecar, "sidecar", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    if args.plot:
+        plot_models(models, args.plot)
+    if args.json:
+        objects = [m.to_dict() for m in models]
+        json.dump(objects[0] if len(objects) == 1 else objects, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for model in models:
+            sys.stdout.write(report_text(model))
+        if args.sidecar:
+            print(f"sidecar written to {args.sidecar}")
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    for model in models:
+        warning = model.warning()
+        if warning:
+            element = f"{model.data.element}: " if model.data.element else ""
+            print(f"{args.measurements}: warning: {element}{warning}", file=sys.stderr)
+    return 0
+
+
+def register_command(sub: Any) -> None:
+    """Add ``fit`` to the subcommands of the ``uml2perf`` parser."""
+    fit = sub.add_parser(
+        "fit",
+        help="fit cost functions (PMNF models, as Extra-P does) to measurements",
+        description="Search sums of c*x^i*log2(x)^j terms for the model of each element's measurements, "
+                    "chosen by cross-validated SMAPE; print it as an expression of the model language.",
+    )
+    fit.add_argument("measurements", help="CSV (parameter columns, 'time', optional 'element'), "
+                     "or an Extra-P text (.txt) or JSON input file")
+    fit.add_argument("--metric", metavar="NAME", help="the metric column or Extra-P metric (default: time)")
+    fit.add_argument("--element", action="append", metavar="NAME", help="fit only this element (repeatable)")
+    fit.add_argument("--name", metavar="NAME", help="element name for --sidecar when the data names none")
+    fit.add_argument("--json", action="store_true", help="print one JSON object (a list for several elements)")
+    fit.add_argument("--sidecar", metavar="OUT.toml", help="write [elements.\"NAME\"] cost entries for run --sidecar")
+    fit.add_argument("--plot", metavar="FILE.png", help="draw measurements, model and prediction interval")
+    fit.add_argument("--no-negative", action="store_true",
+                     help="search only non-negative exponents (quantities that never shrink)")
+    fit.set_defaults(func=cmd_fit)

@@ -626,14 +626,18 @@ class Context:
             lock.release(request)
         self.leave(elem)
 
-    def pipeline(self, elem: Element, items: int, stages: Sequence[Callable[[Context, Any], Any]]) -> Any:
+    def pipeline(self, elem: Element, items: int, stages: Sequence[Callable[[Context, Any], Any]], *,
+                 overhead: float = 0.0, startup: float = 0.0) -> Any:
         """A pipeline over ``items``: stage s handles item k after stage s-1 did item k.
 
         Each stage is a thread (``tid`` = stage index) calling ``stage(t, v)``
         once per item with ``t.item = k``; stages are connected by unbounded
-        queues, so a stage waits only for its predecessor.
+        queues, so a stage waits only for its predecessor.  ``overhead`` seconds
+        of CPU are spent by a stage for every item it hands on (queueing,
+        wake-up), ``startup`` once by the calling thread before the stages start.
         """
         n = self._thread_count(elem, items, "number of items")
+        overhead = self._pattern_cost(elem, overhead, "overhead")
         stages = tuple(stages)
         count = len(stages)
         v = self.v
@@ -659,6 +663,8 @@ class Context:
                             t.totals[WAIT] += waited
                             t._note(elem, WAIT, t0, t0 + waited)
                     t.item = k
+                    if overhead > 0.0:
+                        yield from t._overhead(elem, overhead)
                     gen = _call_body(stage, t, v)
                     if gen is not None:
                         yield from gen
@@ -667,13 +673,44 @@ class Context:
             return runner
 
         runners = [make_runner(s) for s in range(count)] if n else []
-        return self._run_threads(elem, runners, f"the {count} stages of pipeline {elem.describe()}")
+        region = self._run_threads(elem, runners, f"the {count} stages of pipeline {elem.describe()}")
+        return self._after_startup(elem, self._pattern_cost(elem, startup, "startup"), region)
+
+    def _pattern_cost(self, elem: Element, value: Any, what: str) -> float:
+        """An ``overhead`` or ``startup`` tag of a pipeline or task pool: seconds, finite, at least 0."""
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            seconds = math.nan
+        if not (0.0 <= seconds < math.inf):
+            raise self._bad_cost(elem, value, what)
+        return seconds
+
+    def _overhead(self, t_elem: Element, seconds: float) -> Any:
+        """Spend a per-item overhead on this thread's core, accounted to the pattern as compute."""
+        t0 = self.env._now
+        yield from self.spend(seconds)
+        self.record_phase(t_elem, "compute", t0, self.env._now)
+
+    def _after_startup(self, elem: Element, seconds: float, region: Any) -> Any:
+        """Spend the pattern's start-up cost on the calling thread, then run the region."""
+        if seconds > 0.0:
+            t0 = self.env._now
+            yield from self.spend(seconds)
+            self.record_phase(elem, "compute", t0, self.env._now)
+        return (yield from region)
 
     def taskpool(self, elem: Element, threads: int, items: int,
-                 body: Callable[[Context, Any], Any]) -> Any:
-        """``items`` tasks served by ``threads`` workers from a shared queue, in order."""
+                 body: Callable[[Context, Any], Any], *, overhead: float = 0.0, startup: float = 0.0) -> Any:
+        """``items`` tasks served by ``threads`` workers from a shared queue, in order.
+
+        ``overhead`` seconds of CPU are spent by a worker for every task it
+        takes (dequeueing, dispatch), ``startup`` once by the calling thread
+        before the workers start.
+        """
         n_threads = self._thread_count(elem, threads, "number of threads")
         n_items = self._thread_count(elem, items, "number of items")
+        overhead = self._pattern_cost(elem, overhead, "overhead")
         v = self.v
         next_item = [0]
 
@@ -682,6 +719,8 @@ class Context:
                 k = next_item[0]
                 next_item[0] = k + 1
                 t.item = k
+                if overhead > 0.0:
+                    yield from t._overhead(elem, overhead)
                 gen = _call_body(body, t, v)
                 if gen is not None:
                     yield from gen
@@ -692,8 +731,9 @@ class Context:
                 element_name=elem.name, element_id=elem.xmi_id, line=elem.line,
                 pid=self.pid, tid=self.tid)
         workers = min(n_threads, n_items)
-        return self._run_threads(elem, [runner] * workers,
-                                 f"the {workers} workers of task pool {elem.describe()}")
+        region = self._run_threads(elem, [runner] * workers,
+                                   f"the {workers} workers of task pool {elem.describe()}")
+        return self._after_startup(elem, self._pattern_cost(elem, startup, "startup"), region)
 
 
 class TracingContext(Context):

@@ -401,3 +401,86 @@ def test_patterns_of_two_processes_share_their_node():
     assert _run(main, [task, pool], cores=2, procs=2).time == pytest.approx(4.0)
     assert _run(main, [task, pool], cores=2, procs=2, nodes=2, placement="round_robin").time \
         == pytest.approx(2.0)
+
+
+# -- per-item overhead and start-up of pools and pipelines -------------------------------------
+
+
+def test_task_pool_overhead_and_startup_by_hand():
+    work, pool = elements("Work", "Pool")
+
+    def body(p, v):
+        yield from p.compute(work, 1.0)
+
+    def main(p, v):
+        yield from p.taskpool(pool, 2, 4, body, overhead=0.1, startup=0.5)
+
+    res = _run(main, [work, pool], cores=2)
+    # 0.5 s to start, then each of 2 workers takes 2 tasks of 0.1 + 1 s
+    assert res.time == pytest.approx(0.5 + 2 * 1.1)
+
+
+def test_pipeline_overhead_and_startup_by_hand():
+    a, b, pipe = elements("A", "B", "Pipe")
+
+    def stage_a(p, v):
+        yield from p.compute(a, 1.0)
+
+    def stage_b(p, v):
+        yield from p.compute(b, 1.0)
+
+    def main(p, v):
+        yield from p.pipeline(pipe, 3, (stage_a, stage_b), overhead=0.1, startup=0.2)
+
+    res = _run(main, [a, b, pipe], cores=2)
+    # startup, then a + b + (n - 1) * max with 1.1 s per stage and item
+    assert res.time == pytest.approx(0.2 + 1.1 + 1.1 + 2 * 1.1)
+
+
+def test_without_the_tags_pools_and_pipelines_time_as_before():
+    work, pool = elements("Work", "Pool")
+
+    def body(p, v):
+        yield from p.compute(work, 1.0)
+
+    def main(p, v):
+        yield from p.taskpool(pool, 2, 4, body)
+
+    assert _run(main, [work, pool], cores=2).time == pytest.approx(2.0)
+
+
+def test_a_negative_overhead_is_an_error():
+    work, pool = elements("Work", "Pool")
+
+    def body(p, v):
+        yield from p.compute(work, 1.0)
+
+    def main(p, v):
+        yield from p.taskpool(pool, 2, 4, body, overhead=-1.0)
+
+    from uml2perf_runtime.errors import ModelRuntimeError
+
+    with pytest.raises(ModelRuntimeError, match="overhead"):
+        _run(main, [work, pool], cores=2)
+
+
+def test_overhead_and_startup_tags_reach_the_generated_code():
+    import sys as _sys
+    from pathlib import Path as _Path
+
+    _sys.path.insert(0, str(_Path(__file__).resolve().parent))
+    from builders import ModelBuilder
+    from stubs import load_module
+
+    from uml2perf.generation import generate
+
+    b = ModelBuilder("pool")
+    main = b.activity("main", main=True)
+    pool = main.structured("Pool", role="taskpool", threads=2, items=4, overhead="1e-1", startup="0.5")
+    task = pool.action("Task", 1.0)
+    pool.chain(pool.initial(), task, pool.final())
+    main.chain(main.initial(), pool.id, main.final())  # type: ignore[attr-defined]
+    text = generate(b.build()).text
+    assert "overhead=0.1" in text and "startup=0.5" in text
+    res = simulate(load_module(text).MODEL, machine=machine(cores=2), procs=1)
+    assert res.time == pytest.approx(0.5 + 2 * 1.1)

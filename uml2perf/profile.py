@@ -134,8 +134,8 @@ ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
     "critical+": (Role.CRITICAL, ("name",) + _METADATA),
     "loop+": (Role.LOOP, ("iterations", "while") + _METADATA),
     "clause+": (Role.ACTION, ("guard", "probability", "cost", "repeat", "code") + _METADATA),
-    "pipeline+": (Role.PIPELINE, ("items",) + _METADATA),
-    "taskpool+": (Role.TASKPOOL, ("threads", "items") + _METADATA),
+    "pipeline+": (Role.PIPELINE, ("items", "overhead", "startup") + _METADATA),
+    "taskpool+": (Role.TASKPOOL, ("threads", "items", "overhead", "startup") + _METADATA),
 }
 #: ``clause+`` adds a condition to whatever role the action has (see ``_Interpreter.own_spec``).
 _CLAUSE_ENTRY = ROLES["clause+"]

@@ -983,6 +983,7 @@ class PythonHandler(ContentHandler):
         assert isinstance(view, PipelineView)
         view.element = self.element(stmt.node, "pipeline")
         view.items = self.tag(stmt.node, "items", "1")
+        view.extra = self._pattern_costs(stmt.node)
         self.called()
 
     def visit_Lane(self, lane: Lane) -> None:
@@ -1036,6 +1037,13 @@ class PythonHandler(ContentHandler):
         view.threads = self.tag(stmt.node, "threads", "p.nthreads")
         view.items = self.tag(stmt.node, "items", "1")
         view.element = self.element(stmt.node, "taskpool")
+        view.extra = self._pattern_costs(stmt.node)
+
+    def _pattern_costs(self, node: Node) -> str:
+        """``, overhead=..., startup=...`` for the tags a pipeline or task pool gives (else "")."""
+        parts = [f", {name}={self.tag(node, name, None)}" for name in ("overhead", "startup")
+                 if node.perf is not None and node.perf.get(name)]
+        return "".join(parts)
 
     # -- output ---------------------------------------------------------------------
 

@@ -250,6 +250,8 @@ class PipelineView:
     element: str = ""
     items: str = ""
     flag: str | None = None
+    #: printed keyword arguments for the overhead and startup tags (``, overhead=2e-05``), or ""
+    extra: str = ""
 
 
 @dataclass(slots=True)
@@ -268,6 +270,8 @@ class ThreadsView:
     items: str = ""
     lock: str = ""
     flag: str | None = None
+    #: printed keyword arguments for the overhead and startup tags of a task pool, or ""
+    extra: str = ""
 
 
 @dataclass(slots=True)

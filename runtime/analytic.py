@@ -601,6 +601,10 @@ def _evaluate_shape(
     if ppn_by_node.max(initial=0) > cores:
         raise NotAnalytic(f"{int(ppn_by_node.max())} processes share a node of {cores} cores (contention "
                           "needs the simulator)")
+    load = float(getattr(plan.machine, "background_load", 0.0) or 0.0)
+    if load and ppn_by_node.max(initial=0) + load > cores:
+        raise NotAnalytic(f"processes share their cores with a background load of {load:g} cores "
+                          "(contention needs the simulator)")
     machine = plan.machine
     try:
         collectives = CollectiveModel.for_machine(machine, node_of)

@@ -297,7 +297,7 @@ class Context:
             env = self.env
             start = env._now
             cpu = self.cpu
-            if not cpu.shared and cpu.busy < cpu.cores:
+            if not cpu.shared and cpu.busy < cpu.free:
                 # Fast path: a free core, the segment runs at full speed.
                 cpu.busy += 1
                 delay = cost * self.inv_speed
@@ -328,7 +328,7 @@ class Context:
         if seconds > 0.0:
             cpu = self.cpu
             env = self.env
-            if not cpu.shared and cpu.busy < cpu.cores:
+            if not cpu.shared and cpu.busy < cpu.free:
                 cpu.busy += 1
                 delay = seconds * self.inv_speed
                 self.fast_end = env._now + delay

@@ -71,11 +71,15 @@ class NodeCPU:
     """
 
     __slots__ = ("env", "cores", "busy", "shared", "members", "heap", "vtime", "t_last", "rate",
-                 "version", "seq")
+                 "version", "seq", "load", "free")
 
-    def __init__(self, env: simpy.Environment, cores: int) -> None:
+    def __init__(self, env: simpy.Environment, cores: int, load: float = 0.0) -> None:
         self.env = env
         self.cores = cores
+        #: cores' worth of other programs' work on the node (the machine's background_load)
+        self.load = load
+        #: segments that run at full speed before sharing starts: whole cores left beside the load
+        self.free = max(0, math.floor(cores - load + 1e-9))
         self.busy = 0
         self.shared = False
         self.members: dict[Context, None] = {}
@@ -127,7 +131,8 @@ class NodeCPU:
             self.rate = 1.0
             return
         n = len(heap)
-        self.rate = 1.0 if n <= self.cores else self.cores / n
+        runnable = n + self.load
+        self.rate = 1.0 if runnable <= self.cores else self.cores / runnable
         delay = (heap[0][0] - self.vtime) / self.rate
         timer = Timeout(self.env, delay if delay > 0.0 else 0.0, self.version)
         timer.callbacks.append(self._on_timer)
@@ -186,7 +191,8 @@ class Simulation:
         self.track_labels: dict[tuple[int, int], str] = {}
         self.error: SimulationError | None = None
         self.live: dict[Context, None] = {}
-        self.cpus = [NodeCPU(self.env, machine.cores_per_node) for _ in range(self.nnodes)]
+        self.cpus = [NodeCPU(self.env, machine.cores_per_node, machine.background_load)
+                     for _ in range(self.nnodes)]
         self._nodes = [self._place(pid) for pid in range(nprocs)]
         ppn = [0] * self.nnodes
         for node in self._nodes:

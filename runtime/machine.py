@@ -68,7 +68,7 @@ DEFAULT_INTRA_NODE = Link(latency=1e-6, bandwidth=10e9)
 DEFAULT_INTER_NODE = Link(latency=20e-6, bandwidth=1.25e9)
 
 _TOP_KEYS = ("name", "nodes", "cores_per_node", "speed", "network", "collectives", "placement",
-             "peak_flops", "memory_bandwidth", "core_bandwidth", "devices")
+             "peak_flops", "memory_bandwidth", "core_bandwidth", "devices", "background_load")
 _DEVICE_KEYS = ("count", "peak_flops", "memory_bandwidth", "link")
 
 
@@ -111,6 +111,8 @@ class Machine:
     collective_overhead: float = 0.0
     #: Seconds per byte a reduction spends combining what it received (``[collectives] reduce_cost``).
     reduce_cost: float = 0.0
+    #: cores' worth of other programs running on every node (0: the model has the nodes to itself)
+    background_load: float = 0.0
 
     def __post_init__(self) -> None:
         where = self.source or f"machine '{self.name}'"
@@ -208,6 +210,7 @@ class Machine:
             devices=_devices(source, data.get("devices", {})),
             collective_overhead=_collective_cost(source, data.get("collectives", {}), "overhead"),
             reduce_cost=_collective_cost(source, data.get("collectives", {}), "reduce_cost"),
+            background_load=_background_load(source, data.get("background_load", 0.0), data["cores_per_node"]),
         )
 
     def with_nodes(self, nodes: int) -> Machine:
@@ -247,6 +250,8 @@ class Machine:
         for key in ("peak_flops", "memory_bandwidth", "core_bandwidth"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.background_load:
+            out["background_load"] = self.background_load
         if self.devices:
             out["devices"] = {
                 name: {"count": d.count, "peak_flops": d.peak_flops, "memory_bandwidth": d.memory_bandwidth,
@@ -263,6 +268,16 @@ def _optional_positive(source: str, key: str, value: Any) -> float | None:
     if value is None:
         return None
     return _positive_number(source, key, value)
+
+
+def _background_load(source: str, value: Any, cores: Any) -> float:
+    """Other programs' work on each node, in cores (0 up to the node's cores)."""
+    if not _is_number(value) or not (0.0 <= float(value) < math.inf):
+        raise MachineError(f"{source}: background_load must be a number of cores (0 or more), got {value!r}",
+                           hint="e.g. background_load = 0.5 when other work keeps half a core busy")
+    if isinstance(cores, int) and float(value) > cores:
+        raise MachineError(f"{source}: background_load {value} is more than the node's {cores} cores")
+    return float(value)
 
 
 def _devices(source: str, value: Any) -> dict[str, Device]:

@@ -484,3 +484,27 @@ def test_overhead_and_startup_tags_reach_the_generated_code():
     assert "overhead=0.1" in text and "startup=0.5" in text
     res = simulate(load_module(text).MODEL, machine=machine(cores=2), procs=1)
     assert res.time == pytest.approx(0.5 + 2 * 1.1)
+
+
+def test_background_load_shares_the_cores_by_hand(tmp_path):
+    from uml2perf_runtime import Machine
+
+    (work,) = elements("Work")
+
+    def main(p, v):
+        yield from p.compute(work, 1.0)
+
+    def run(load, procs):
+        m = Machine(name="busy", nodes=1, cores_per_node=2, background_load=load)
+        return simulate(spec(main, [work]), machine=m, procs=procs).time
+
+    assert run(0.0, 2) == pytest.approx(1.0)
+    assert run(1.0, 1) == pytest.approx(1.0)        # one core left: full speed
+    assert run(1.0, 2) == pytest.approx(1.5)        # 2 + 1 runnable on 2 cores: rate 2/3
+    assert run(0.5, 2) == pytest.approx(1.25)       # 2.5 on 2 cores: rate 0.8
+    path = tmp_path / "busy.toml"
+    path.write_text('name = "busy"\nnodes = 1\ncores_per_node = 2\nbackground_load = 0.5\n')
+    assert Machine.load(path).background_load == 0.5
+    path.write_text('name = "busy"\nnodes = 1\ncores_per_node = 2\nbackground_load = 3\n')
+    with pytest.raises(Exception, match="more than the node's 2 cores"):
+        Machine.load(path)

@@ -155,7 +155,7 @@ def count(value: Any) -> Any:
         number = value
     else:
         as_float = _Float(value)  # an analytic grid value declines here, as int() would
-        if not (as_float == as_float and -_math.inf < as_float < _math.inf) or as_float != _math.floor(as_float):
+        if not _math.isfinite(as_float) or as_float != _math.floor(as_float):
             raise ValueError(f"a repeat or loop count is {value!r}: counts must be whole numbers (0, 1, 2, ...)")
         number = _Int(as_float)
     if number < 0:

@@ -31,13 +31,14 @@ values computed by expressions are bounded separately (see
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from .errors import SimulationError
 
-__all__ = ["Limits", "LimitExceeded", "current", "set_current", "parse_limit", "ENVIRONMENT"]
+__all__ = ["ENVIRONMENT", "LimitExceeded", "Limits", "current", "parse_limit", "set_current"]
 
 
 class LimitExceeded(SimulationError):
@@ -73,7 +74,7 @@ class Limits:
         """These limits with some replaced (names checked by :func:`parse_limit`)."""
         return replace(self, **assignments)
 
-    def check(self, name: str, value: int | float, what: str) -> None:
+    def check(self, name: str, value: float, what: str) -> None:
         """Raise :class:`LimitExceeded` when ``value`` is above the limit ``name``."""
         bound = getattr(self, name)
         if value > bound:
@@ -96,7 +97,7 @@ ENVIRONMENT: dict[str, str] = {
 }
 
 
-def _show(value: int | float) -> str:
+def _show(value: float) -> str:
     if isinstance(value, int) and value.bit_length() > 64:
         return f"about 10^{len(str(value)) - 1}" if value.bit_length() < 20_000 else "astronomically large"
     return f"{value:,}" if isinstance(value, int) else f"{value:g}"
@@ -111,7 +112,7 @@ def _whole(raw: str, where: str) -> int:
             as_float = float(text)
         except ValueError:
             as_float = float("nan")
-        if not (as_float == as_float and as_float.is_integer() and abs(as_float) < 2**62):
+        if not (math.isfinite(as_float) and as_float.is_integer() and abs(as_float) < 2**62):
             raise LimitExceeded(
                 f"{where} is {raw.strip()!r}: a limit must be a whole number", hint="for example 1000000"
             ) from None

@@ -45,7 +45,7 @@ __all__ = ["NodeMemory", "roofline"]
 class NodeMemory:
     """The memory bandwidth of one node, shared max-min fairly by its streaming actions."""
 
-    __slots__ = ("env", "bandwidth", "cap", "heap", "vbytes", "t_last", "rate", "version", "seq")
+    __slots__ = ("bandwidth", "cap", "env", "heap", "rate", "seq", "t_last", "vbytes", "version")
 
     def __init__(self, env: Any, bandwidth: float, cap: float) -> None:
         self.env = env
@@ -79,7 +79,7 @@ class NodeMemory:
             return
         self.rate = min(self.cap, self.bandwidth / len(heap))
         delay = (heap[0][0] - self.vbytes) / self.rate
-        timer = Timeout(self.env, delay if delay > 0.0 else 0.0, self.version)
+        timer = Timeout(self.env, max(0.0, delay), self.version)
         timer.callbacks.append(self._on_timer)
 
     def _on_timer(self, timer: Event) -> None:
@@ -89,8 +89,7 @@ class NodeMemory:
         heap = self.heap
         key, _, done = heapq.heappop(heap)
         done.succeed()
-        if key > self.vbytes:
-            self.vbytes = key
+        self.vbytes = max(self.vbytes, key)
         limit = self.vbytes * (1 + 1e-12) + 1e-9
         while heap and heap[0][0] <= limit:
             heapq.heappop(heap)[2].succeed()

@@ -363,9 +363,9 @@ def predict(
 
     want_path = critical_path is True or rank_speedups
     runs = [run_once(0, speedups, want_path, True)]
-    if critical_path == "auto" and not want_path:
-        if runs[0].events <= AUTO_CRITICAL_PATH_EVENTS:  # small: one more run with its timeline costs little
-            runs[0].critical_path = run_once(0, speedups, True, False).critical_path
+    if critical_path == "auto" and not want_path and runs[0].events <= AUTO_CRITICAL_PATH_EVENTS:
+        # a small run: one more run with its timeline costs little
+        runs[0].critical_path = run_once(0, speedups, True, False).critical_path
     runs += _more_replications(run_once, replications, speedups, runs[0].wall_time)
     if replications == 1:
         result = runs[0]

@@ -72,7 +72,7 @@ def positive_int(text: str) -> int:
     return value
 
 
-_CONTROL = {code: f"\\x{code:02x}" for code in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F)}
+_CONTROL = {code: f"\\x{code:02x}" for code in (*range(0x09), *range(0x0B, 0x20), 0x7F)}
 _CONTROL.update({code: f"\\x{code:02x}" for code in range(0x80, 0xA0)})
 
 

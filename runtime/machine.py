@@ -183,7 +183,7 @@ class Machine:
         _check_keys(source, "network", network, _NETWORK_KEYS)
         eager = network.get("eager_limit")
         if eager is not None:
-            _nonnegative_int(source, "[network] eager_limit", eager)
+            eager = _nonnegative_int(source, "[network] eager_limit", eager)
         placement = _table(source, "placement", data.get("placement", {}))
         _check_keys(source, "placement", placement, _PLACEMENT_KEYS)
         policy = placement.get("policy", "block")
@@ -339,13 +339,39 @@ def _positive_int(source: str, key: str, value: Any) -> int:
     return value
 
 
+#: Which kind of quantity a key holds, for values written with units (see :mod:`.units`).
+_UNIT_KINDS = {"latency": "time", "bandwidth": "bandwidth", "memory_bandwidth": "bandwidth",
+               "core_bandwidth": "bandwidth", "peak_flops": "flops", "eager_limit": "bytes",
+               "overhead": "time"}
+
+
+def _with_unit(source: str, key: str, value: Any) -> Any:
+    """A value given with a unit ("1us", "10 Gbit/s") in the key's base unit; other values as they are."""
+    if not isinstance(value, str):
+        return value
+    from .units import quantity
+
+    kind = _UNIT_KINDS.get(key.split()[-1].split(".")[-1].strip("[]"))
+    if kind is None:
+        return value
+    try:
+        result = quantity(value, kind)
+    except ValueError as exc:
+        raise MachineError(f"{source}: {key}: {exc}") from None
+    if kind == "bytes" and float(result).is_integer():
+        return int(result)
+    return result
+
+
 def _nonnegative_int(source: str, key: str, value: Any) -> int:
+    value = _with_unit(source, key, value)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise MachineError(f"{source}: {key} must be a whole number of bytes (0 or more), got {value!r}")
     return value
 
 
 def _positive_number(source: str, key: str, value: Any) -> float:
+    value = _with_unit(source, key, value)
     if not _is_number(value) or not (0.0 < float(value) < math.inf):
         raise MachineError(f"{source}: {key} must be a positive number, got {value!r}")
     return float(value)
@@ -356,11 +382,11 @@ def _link(source: str, table: str, value: Any, default: Link) -> Link:
         return default
     data = _table(source, table, value)
     _check_keys(source, table, data, _LINK_KEYS)
-    latency = data.get("latency", default.latency)
+    latency = _with_unit(source, f"[{table}] latency", data.get("latency", default.latency))
     if not _is_number(latency) or not (0.0 <= float(latency) < math.inf):
         raise MachineError(f"{source}: [{table}] latency must be a number of seconds (0 or more), "
                            f"got {latency!r}")
-    bandwidth = data.get("bandwidth", default.bandwidth)
+    bandwidth = _with_unit(source, f"[{table}] bandwidth", data.get("bandwidth", default.bandwidth))
     if not _is_number(bandwidth) or not (0.0 < float(bandwidth) <= math.inf):
         raise MachineError(f"{source}: [{table}] bandwidth must be a positive number of bytes per "
                            f"second, got {bandwidth!r}")

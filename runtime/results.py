@@ -274,17 +274,17 @@ class Results:
         rows = [r for r in self.elements if r["calls"]]
         if not rows:
             return ["No element was executed."]
-        width = min(28, max(7, *(len(r["name"]) for r in rows[:max_elements])))
+        width = max(7, *(len(r["name"]) for r in rows[:max_elements]))  # names are never cut
         out = ["Where the time goes (summed over processes; threads in thread-seconds)",
                f"  {'element':<{width}} {'kind':<10}{'calls':>10}{'inclusive':>12}{'exclusive':>12}"
-               f"{'%excl':>7}{'mean':>12}{'min':>12}{'max':>12}{'std':>12}"]
+               f"{'%excl':>7}{'per call':>12}{'mean/proc':>12}{'min':>12}{'max':>12}{'std':>12}"]
         for r in rows[:max_elements]:
-            name = r["name"] if len(r["name"]) <= width else r["name"][: width - 1] + "~"
+            per_call = r["inclusive"] / r["calls"] if r["calls"] else 0.0
             out.append(
-                f"  {name:<{width}} {r['kind'][:10]:<10}{r['calls']:>10,}"
+                f"  {r['name']:<{width}} {r['kind'][:10]:<10}{r['calls']:>10,}"
                 f"{format_time(r['inclusive']):>12}{format_time(r['exclusive']):>12}"
-                f"{r['percent']:>6.1f}%{format_time(r['mean']):>12}{format_time(r['min']):>12}"
-                f"{format_time(r['max']):>12}{format_time(r['std']):>12}")
+                f"{r['percent']:>6.1f}%{format_time(per_call):>12}{format_time(r['mean']):>12}"
+                f"{format_time(r['min']):>12}{format_time(r['max']):>12}{format_time(r['std']):>12}")
         if len(rows) > max_elements:
             out.append(f"  ... {len(rows) - max_elements} more elements (see --json)")
         return out

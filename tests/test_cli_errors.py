@@ -170,3 +170,17 @@ def test_a_generated_module_piped_into_head_exits_quietly(tmp_path: Path) -> Non
         done = subprocess.run(f"{' '.join(command)} | head -1", shell=True, capture_output=True, text=True,
                               timeout=120, executable="/bin/bash")
         assert done.stdout.startswith("Model 'LAPW0'") and done.stderr == "", done.stderr
+
+
+def test_quiet_counts_the_warnings_instead_of_listing_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "lapw0.uml"
+    model.write_text(LAPW0)
+    sidecar = tmp_path / "near.toml"
+    sidecar.write_text("[variables]\nnat = 3\n")
+    assert main(["run", str(model), "--sidecar", str(sidecar), "--procs", "2"]) == 0
+    assert "did you mean 'NAT'" in capsys.readouterr().err
+    assert main(["run", str(model), "--sidecar", str(sidecar), "--procs", "2", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "did you mean" not in err and "1 warning not shown (--quiet)" in err
+    assert main(["check", str(model), "--sidecar", str(sidecar), "-q"]) == 0
+    assert "did you mean" not in capsys.readouterr().out

@@ -105,6 +105,16 @@ def _speedups(items: Sequence[str] | None) -> dict[str, float] | None:
     return found
 
 
+def _print_warnings(warnings: Sequence[str], args: argparse.Namespace) -> None:
+    """The model's warnings on standard error, or with ``--quiet`` one line counting them."""
+    if getattr(args, "quiet", False):
+        if warnings:
+            print(f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''} not shown (--quiet)", file=sys.stderr)
+        return
+    for warning in warnings:
+        print(_printable(warning), file=sys.stderr)
+
+
 def _severity(text: str) -> float:
     """An argparse type for a severity: a number from 0 to 1."""
     try:
@@ -152,7 +162,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {result.path} ({args.handler}, {len(result.text.splitlines())} lines)", file=sys.stderr)
     warnings = [d for d in result.diagnostics if getattr(d, "severity", None) != Severity.INFO]
-    _print_diagnostics(warnings)
+    _print_warnings([str(d) for d in warnings], args)
     return EXIT_OK
 
 
@@ -182,8 +192,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         speedups=_speedups(args.speedup),
         rank_speedups=args.rank_speedups,
     )
-    for warning in warnings:
-        print(_printable(warning), file=sys.stderr)
+    _print_warnings(warnings, args)
     if args.plot:
         from uml2perf_runtime.plot import plot_results
 
@@ -225,6 +234,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     report = check_file(args.model, sidecar=args.sidecar, activity=args.activity)
     shown = [d for d in report.diagnostics if args.verbose or d.severity != Severity.INFO]
+    if args.quiet:
+        shown = [d for d in shown if d.severity == Severity.ERROR]
     _print_diagnostics(shown, sys.stdout)
     print(_printable(report.summary(notes_hidden=not args.verbose)))
     return EXIT_PROBLEM if report.has_errors else EXIT_OK
@@ -298,6 +309,7 @@ def _apply_limits(args: argparse.Namespace) -> None:
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
     _add_limit_option(parser)
+    parser.add_argument("-q", "--quiet", action="store_true", help="do not list the model's warnings (errors still show)")
     parser.add_argument("--activity", metavar="NAME", help="the activity to start from (name or xmi:id)")
     parser.add_argument(
         "--sidecar", metavar="FILE.toml", help="costs and stereotypes by element name or id, for plain exports"

@@ -184,3 +184,34 @@ def test_quiet_counts_the_warnings_instead_of_listing_them(tmp_path: Path, capsy
     assert "did you mean" not in err and "1 warning not shown (--quiet)" in err
     assert main(["check", str(model), "--sidecar", str(sidecar), "-q"]) == 0
     assert "did you mean" not in capsys.readouterr().out
+
+
+def _prophet_without(*ids: str) -> str:
+    text = (ROOT / "samples" / "prophet.uml").read_text()
+    lines = [line for line in text.splitlines(keepends=True) if not any(f'xmi:id="{i}"' in line for i in ids)]
+    return "".join(lines)
+
+
+def test_a_model_where_nothing_takes_time_is_refused_with_the_fix(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    model = tmp_path / "untimed.uml"
+    model.write_text(_prophet_without("_st_a1", "_st_a2", "_st_a4", "_st_sa1", "_st_sa2"))
+    for _ in range(2):  # the second run comes from the cache and must say the same
+        done = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(model)], capture_output=True, text=True,
+                              timeout=120, env={**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path / "c")})
+        assert done.returncode == 1 and "nothing in this model takes time" in done.stderr
+        assert "[defaults] cost" in done.stderr and "Predicted time" not in done.stdout
+
+
+def test_actions_without_a_cost_are_counted_once(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    model = tmp_path / "partly.uml"
+    model.write_text(_prophet_without("_st_a4"))
+    done = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(model), "--procs", "1"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0
+    assert done.stderr.count("actions have no cost") == 1 and "1 of 4 actions" in done.stderr

@@ -176,6 +176,7 @@ def load_spec(
         generated = _generated_for_run(p, activity, sidecar)
         if given is not None and generated.required:
             _require_values(generated.required, given)
+        _require_timing(p, generated.timing, warnings)
         if warnings is not None:
             warnings.extend(generated.warnings)
         module = _module_from_code(generated.code, generated.source, "uml2perf_model", generated.filename)
@@ -198,6 +199,8 @@ class _Generated:
     filename: str
     warnings: tuple[str, ...]
     required: tuple[dict[str, Any], ...]
+    #: (actions, actions without a cost, whether anything takes time)
+    timing: tuple[int, int, bool] = (0, 0, True)
 
 
 def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | None) -> _Generated:
@@ -240,8 +243,10 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
         str(d) for d in (*model.diagnostics, *getattr(result, "diagnostics", ()))
         if getattr(d, "severity", None) == Severity.WARNING
     )
+    from .check import timing_summary
+
     generated = _Generated(_compiled(result.text, filename, path), result.text, filename,
-                           tuple(dict.fromkeys(warnings)), required)
+                           tuple(dict.fromkeys(warnings)), required, timing_summary(model))
     if cache is not None and key is not None:
         cache.put("module", key, _encode_generated(generated))
     return generated
@@ -261,7 +266,7 @@ def _compiled(source: str, filename: str, path: Path) -> types.CodeType:
 
 def _encode_generated(generated: _Generated) -> bytes:
     header = json.dumps({"warnings": generated.warnings, "required": generated.required,
-                         "source": generated.source}).encode()
+                         "source": generated.source, "timing": list(generated.timing)}).encode()
     return len(header).to_bytes(8, "little") + header + marshal.dumps(generated.code)
 
 
@@ -275,10 +280,28 @@ def _decode_generated(payload: bytes | None, filename: str) -> _Generated | None
         code = marshal.loads(payload[8 + size :])
         if not isinstance(code, types.CodeType) or code.co_filename != filename:
             return None
+        actions, untimed, timed = header["timing"]
         return _Generated(code, str(header["source"]), filename, tuple(map(str, header["warnings"])),
-                          tuple(dict(r) for r in header["required"]))
+                          tuple(dict(r) for r in header["required"]), (int(actions), int(untimed), bool(timed)))
     except (ValueError, TypeError, KeyError, EOFError):
         return None
+
+
+def _require_timing(path: Path, timing: tuple[int, int, bool], warnings: list[str] | None) -> None:
+    """Refuse a model in which nothing takes time; count the actions without a cost once."""
+    actions, untimed, timed = timing
+    if not timed:
+        what = f"none of its {actions} actions has a cost" if actions else "it has no actions"
+        raise ModelError(
+            f"nothing in this model takes time: {what}, and nothing communicates, so every prediction "
+            "would be 0 s",
+            Location(file=str(path)),
+            hint="give the actions costs: an action+ stereotype with a cost tag, a MARTE PaStep hostDemand, "
+            "or a sidecar (--sidecar FILE.toml) with [defaults] cost = \"1e-3\" or [elements.\"NAME\"] cost = ...",
+        )
+    if untimed and warnings is not None:
+        warnings.append(f"{path.name}: warning: {untimed} of {actions} actions have no cost and take no time "
+                        "('uml2perf check' lists them)")
 
 
 def _require_values(required: Iterable[dict[str, Any]], given: Iterable[str]) -> None:

@@ -120,6 +120,29 @@ def check_model(model: Model, *, activity: str | None = None, report: CheckRepor
     return findings
 
 
+def timing_summary(model: Model) -> tuple[int, int, bool]:
+    """``(actions, actions without a cost, whether anything in the model takes time)``.
+
+    Something takes time when an element has a cost (or flops or bytes), or
+    communicates: a model where nothing does would predict 0 s, which is never
+    what its author meant.
+    """
+    actions = untimed = 0
+    timed = False
+    for act in model.activities:
+        if act.perf is not None and _cost_of(act.perf) is not None:
+            timed = True
+        for node in act.walk():
+            perf = node.perf
+            if perf is not None and (perf.role in COMMUNICATION_ROLES or _cost_of(perf) is not None):
+                timed = True
+            if node.kind == NodeKind.ACTION and _is_plain_action(node):
+                actions += 1
+                if _cost_of(perf) is None:
+                    untimed += 1
+    return actions, untimed, timed
+
+
 def _is_plain_action(node: Node) -> bool:
     return node.perf is None or node.perf.role == Role.ACTION
 

@@ -20,7 +20,9 @@ import sys
 import simpy
 
 
-def link_time(src: int, dst: int, ppn: int, size: float, intra: tuple[float, float], inter: tuple[float, float]) -> float:
+def link_time(
+    src: int, dst: int, ppn: int, size: float, intra: tuple[float, float], inter: tuple[float, float]
+) -> float:
     """Transfer time of one message under block placement (``ppn`` processes per node)."""
     latency, bandwidth = intra if src // ppn == dst // ppn else inter
     return latency + size / bandwidth
@@ -65,10 +67,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=float, default=1e-3)
     parser.add_argument("--size", type=float, default=1024)
     parser.add_argument("--ppn", type=int, default=4, help="processes per node (block placement)")
-    parser.add_argument("--intra", type=float, nargs=2, default=(1e-6, 1e10), metavar=("LATENCY", "BANDWIDTH"))
-    parser.add_argument("--inter", type=float, nargs=2, default=(5e-5, 1.25e7), metavar=("LATENCY", "BANDWIDTH"))
+    parser.add_argument(
+        "--intra", type=float, nargs=2, default=(1e-6, 1e10), metavar=("LATENCY", "BANDWIDTH")
+    )
+    parser.add_argument(
+        "--inter", type=float, nargs=2, default=(5e-5, 1.25e7), metavar=("LATENCY", "BANDWIDTH")
+    )
     args = parser.parse_args(argv)
-    now, events = run(args.procs, args.rounds, args.work, args.size, args.ppn, tuple(args.intra), tuple(args.inter))
+    now, events = run(
+        args.procs, args.rounds, args.work, args.size, args.ppn, tuple(args.intra), tuple(args.inter)
+    )
     json.dump({"time": now, "events": events}, sys.stdout)
     sys.stdout.write("\n")
     return 0

@@ -121,14 +121,19 @@ def uncached(kind: str, text: str, *, fast: bool) -> Any:
 
 def rename_for(parsed: Any) -> dict[str, str]:
     names = set(parsed.names) | set(getattr(parsed, "assigned", ()))
-    return {name: f"p.{ex.SYSTEM_PARAMETERS[name]}" if name in ex.SYSTEM_PARAMETERS else f"v.{name}" for name in names}
+    return {
+        name: f"p.{ex.SYSTEM_PARAMETERS[name]}" if name in ex.SYSTEM_PARAMETERS else f"v.{name}"
+        for name in names
+    }
 
 
 def leading_for(parsed: Any) -> dict[str, tuple[str, ...]]:
     return {name: ("p", "v") for name in parsed.calls}
 
 
-def typical_row(kind: str, text: str, repeat: int, before: ModuleType | None, locations: list[Location]) -> str:
+def typical_row(
+    kind: str, text: str, repeat: int, before: ModuleType | None, locations: list[Location]
+) -> str:
     """One line of the table: every way of parsing and printing ``text``."""
     turn = iter(range(10**12))
 
@@ -146,8 +151,17 @@ def typical_row(kind: str, text: str, repeat: int, before: ModuleType | None, lo
     fast = best_us(lambda: uncached(kind, text, fast=True), repeat)
     memo = best_us(lambda: parse_with(ex, kind, text, located()), repeat)
     # the first print of a tree makes its template, later ones only fill names in
-    first = best_us(lambda: ex._fill(ex._Printer().expression(parsed.tree.body) if kind != "code"
-                                     else ex._Printer().module(parsed.tree), rename, leading, {}), repeat)
+    first = best_us(
+        lambda: ex._fill(
+            ex._Printer().expression(parsed.tree.body)
+            if kind != "code"
+            else ex._Printer().module(parsed.tree),
+            rename,
+            leading,
+            {},
+        ),
+        repeat,
+    )
     again = best_us(lambda: ex.to_python(parsed, rename, leading), repeat)
     row += [f"{tokens:.1f}", f"{fast:.1f}", f"{memo:.2f}", f"{first:.1f}", f"{again:.1f}"]
     return "| " + " | ".join(row) + " |"
@@ -174,7 +188,9 @@ def model_workload(module: ModuleType, texts: list[str]) -> float:
     rename = {"W": "v.W", "pid": "p.pid"}
     start = time.perf_counter()
     for i, text in enumerate(texts):
-        parsed = module.parse_expression(text, Location(file="model.uml", line=i, element_id=f"_a{i}"), what="cost")
+        parsed = module.parse_expression(
+            text, Location(file="model.uml", line=i, element_id=f"_a{i}"), what="cost"
+        )
         module.to_python(parsed, rename)
     return time.perf_counter() - start
 
@@ -183,7 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="rounds per measurement; the best is kept")
     parser.add_argument("--actions", type=int, default=20_000, help="cost texts in the model workload")
-    parser.add_argument("--against", type=Path, help="another copy of uml2perf/expressions.py to compare with")
+    parser.add_argument(
+        "--against", type=Path, help="another copy of uml2perf/expressions.py to compare with"
+    )
     args = parser.parse_args(argv)
     before = load_module(args.against) if args.against else None
 
@@ -191,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(typical_table(args.repeat, before)))
 
     texts = chain_costs(args.actions)
-    print(f"\nChain model: {len(texts):,} cost texts ({len(set(texts))} distinct), parsed and printed one by one")
+    print(
+        f"\nChain model: {len(texts):,} cost texts ({len(set(texts))} distinct), parsed and printed one by one"
+    )
     if before is not None:
         old = min(model_workload(before, texts) for _ in range(max(1, args.repeat // 2)))
         print(f"  before: {old * 1e3:8.1f} ms  ({old / len(texts) * 1e6:.1f} us per text)")

@@ -84,7 +84,9 @@ class Sizes:
     scaling_rounds: int  # rounds of the synthetic ring when the LAPW0 sample is absent
 
 
-FULL = Sizes(chain_actions=20_000, ring_procs=64, ring_rounds=2_000, scaling_procs=(32, 512, 4096), scaling_rounds=50)
+FULL = Sizes(
+    chain_actions=20_000, ring_procs=64, ring_rounds=2_000, scaling_procs=(32, 512, 4096), scaling_rounds=50
+)
 QUICK = Sizes(chain_actions=300, ring_procs=8, ring_rounds=20, scaling_procs=(4, 8, 16), scaling_rounds=5)
 
 
@@ -143,8 +145,14 @@ def run_child(command: Sequence[str], cwd: Path) -> tuple[float, float, float, i
         err.seek(0)
         # ru_maxrss is in KiB on Linux
         cpu = usage.ru_utime + usage.ru_stime
-        return wall, cpu, usage.ru_maxrss / 1024.0, proc.returncode, out.read().decode(errors="replace"), \
-            err.read().decode(errors="replace")
+        return (
+            wall,
+            cpu,
+            usage.ru_maxrss / 1024.0,
+            proc.returncode,
+            out.read().decode(errors="replace"),
+            err.read().decode(errors="replace"),
+        )
 
 
 def measure(label: str, command: Sequence[str], repeat: int, cwd: Path) -> Measurement:
@@ -236,7 +244,9 @@ def bench_convert(work: Path, sizes: Sizes, repeat: int) -> dict[str, Any]:
         "etree.fromstring(open(sys.argv[1],'rb').read(), etree.XMLParser(resolve_entities=False))"
     )
     floor = measure("lxml parse", [sys.executable, "-c", lxml_code, str(model)], repeat, work)
-    tool = measure("uml2perf convert", [*uml2perf_command(), "convert", str(model), "-o", str(out)], repeat, work)
+    tool = measure(
+        "uml2perf convert", [*uml2perf_command(), "convert", str(model), "-o", str(out)], repeat, work
+    )
     ratio = _ratio(tool, floor)
     return {
         "actions": sizes.chain_actions,
@@ -257,13 +267,38 @@ def bench_ring(work: Path, sizes: Sizes, repeat: int) -> dict[str, Any]:
     model = write_model(work / f"ring{procs}x{rounds}.uml", ring_model(rounds))
     machine = write_machine(work / "ring_machine.toml", nodes_for(procs))
     bare_cmd = [
-        sys.executable, str(HERE / "bare_simpy_ring.py"), "--procs", str(procs), "--rounds", str(rounds),
-        "--work", "1e-3", "--size", "1024", "--ppn", str(CORES_PER_NODE),
-        "--intra", repr(INTRA[0]), repr(INTRA[1]), "--inter", repr(INTER[0]), repr(INTER[1]),
+        sys.executable,
+        str(HERE / "bare_simpy_ring.py"),
+        "--procs",
+        str(procs),
+        "--rounds",
+        str(rounds),
+        "--work",
+        "1e-3",
+        "--size",
+        "1024",
+        "--ppn",
+        str(CORES_PER_NODE),
+        "--intra",
+        repr(INTRA[0]),
+        repr(INTRA[1]),
+        "--inter",
+        repr(INTER[0]),
+        repr(INTER[1]),
     ]
     floor = measure("bare SimPy ring", bare_cmd, repeat, work)
-    tool_cmd = [*uml2perf_command(), "run", str(model), "--machine", str(machine), "--procs", str(procs),
-                "--nodes", str(nodes_for(procs)), "--json"]
+    tool_cmd = [
+        *uml2perf_command(),
+        "run",
+        str(model),
+        "--machine",
+        str(machine),
+        "--procs",
+        str(procs),
+        "--nodes",
+        str(nodes_for(procs)),
+        "--json",
+    ]
     tool = measure("uml2perf run", tool_cmd, repeat, work)
     bare_time = _json_from(floor.stdout).get("time") if floor.ok else None
     tool_time = _json_from(tool.stdout).get("time") if tool.ok else None
@@ -298,8 +333,18 @@ def bench_scaling(work: Path, sizes: Sizes, repeat: int) -> dict[str, Any]:
     rows = []
     for procs in sizes.scaling_procs:
         machine = write_machine(work / f"scaling_{procs}.toml", nodes_for(procs))
-        cmd = [*uml2perf_command(), "run", str(model), "--machine", str(machine), "--procs", str(procs),
-               "--nodes", str(nodes_for(procs)), "--json"]
+        cmd = [
+            *uml2perf_command(),
+            "run",
+            str(model),
+            "--machine",
+            str(machine),
+            "--procs",
+            str(procs),
+            "--nodes",
+            str(nodes_for(procs)),
+            "--json",
+        ]
         m = measure(f"run P={procs}", cmd, repeat, work)
         data = _json_from(m.stdout) if m.ok else {}
         events = data.get("events")
@@ -321,7 +366,9 @@ def bench_scaling(work: Path, sizes: Sizes, repeat: int) -> dict[str, Any]:
         # Growth no worse than linear: the cost per process at the largest size is not above
         # the cost at the smallest (start-up makes small runs dearer per process); checked on the
         # whole process and on the event loop alone (with 25 % slack for timer noise).
-        "linear_or_better": bool(per) and len(per) == len(rows) and per[-1] <= per[0] * 1.1
+        "linear_or_better": bool(per)
+        and len(per) == len(rows)
+        and per[-1] <= per[0] * 1.1
         and (len(loop_per) < 2 or loop_per[-1] <= loop_per[0] * 1.25),
     }
 
@@ -331,14 +378,27 @@ def bench_sweep(work: Path, sizes: Sizes, repeat: int) -> dict[str, Any]:
     model = write_model(work / "bsp_sweep.uml", bsp_model(steps=20, collectives=("allreduce", "barrier")))
     procs = ",".join(str(p) for p in sizes.scaling_procs)
     machine = write_machine(work / "sweep_machine.toml", nodes_for(max(sizes.scaling_procs)))
-    base = [*uml2perf_command(), "sweep", str(model), "--machine", str(machine), "--grid", f"procs={procs}",
-            "--grid", "NAT=32,64", "--json", "-"]
+    base = [
+        *uml2perf_command(),
+        "sweep",
+        str(model),
+        "--machine",
+        str(machine),
+        "--grid",
+        f"procs={procs}",
+        "--grid",
+        "NAT=32,64",
+        "--json",
+        "-",
+    ]
     fast = measure("sweep analytic", base, repeat, work)
     slow = measure("sweep simulated", [*base, "--no-analytic", "--workers", "1"], repeat, work)
     agree = None
     if fast.ok and slow.ok:
         a, b = _json_from(fast.stdout)["rows"], _json_from(slow.stdout)["rows"]
-        agree = all(abs(x["time"] - y["time"]) <= 1e-9 * abs(y["time"]) for x, y in zip(a, b)) and len(a) == len(b)
+        agree = all(abs(x["time"] - y["time"]) <= 1e-9 * abs(y["time"]) for x, y in zip(a, b)) and len(
+            a
+        ) == len(b)
     return {
         "points": len(sizes.scaling_procs) * 2,
         "procs": list(sizes.scaling_procs),
@@ -358,8 +418,17 @@ def profile_commands(work: Path, sizes: Sizes, out_dir: Path) -> dict[str, str]:
     base = [sys.executable]
     runs = {
         "convert": ["convert", str(chain), "-o", str(work / "profiled.py")],
-        "run": ["run", str(ring), "--machine", str(machine), "--procs", str(sizes.ring_procs),
-                "--nodes", str(nodes_for(sizes.ring_procs)), "--json"],
+        "run": [
+            "run",
+            str(ring),
+            "--machine",
+            str(machine),
+            "--procs",
+            str(sizes.ring_procs),
+            "--nodes",
+            str(nodes_for(sizes.ring_procs)),
+            "--json",
+        ],
     }
     written: dict[str, str] = {}
     for name, args in runs.items():
@@ -523,12 +592,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run in seconds")
     parser.add_argument("--repeat", "-k", type=int, default=3, metavar="K", help="best of K runs (default 3)")
     parser.add_argument("--json", metavar="FILE", help="write every number as JSON")
-    parser.add_argument("--only", default="convert,ring,scaling,sweep",
-                        help="comma-separated parts to run: convert, ring, scaling, sweep (default: all)")
-    parser.add_argument("--workdir", metavar="DIR", help="keep generated models here (default: a temporary dir)")
+    parser.add_argument(
+        "--only",
+        default="convert,ring,scaling,sweep",
+        help="comma-separated parts to run: convert, ring, scaling, sweep (default: all)",
+    )
+    parser.add_argument(
+        "--workdir", metavar="DIR", help="keep generated models here (default: a temporary dir)"
+    )
     parser.add_argument("--profile", metavar="DIR", help="also write cProfile and -X importtime logs here")
-    parser.add_argument("--no-compile", action="store_true",
-                        help="do not byte-compile uml2perf first (measures an uncompiled checkout)")
+    parser.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="do not byte-compile uml2perf first (measures an uncompiled checkout)",
+    )
     parser.add_argument("--actions", type=int, help="override the chain size of (a)")
     parser.add_argument("--procs", type=int, help="override the ring size of (b)")
     parser.add_argument("--rounds", type=int, help="override the ring rounds of (b)")
@@ -562,8 +639,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         temp = tempfile.mkdtemp(prefix="uml2perf-bench-")
         work = Path(temp)
-    report: dict[str, Any] = {"machine": machine_info(), "quick": args.quick, "repeat": args.repeat,
-                              "sizes": asdict(sizes), "bytecode_compiled": not args.no_compile}
+    report: dict[str, Any] = {
+        "machine": machine_info(),
+        "quick": args.quick,
+        "repeat": args.repeat,
+        "sizes": asdict(sizes),
+        "bytecode_compiled": not args.no_compile,
+    }
     if not args.no_compile:
         compile_packages()
     try:

@@ -79,6 +79,7 @@ SYSTEM_KEYS = ("procs", "nodes")
 #: Up to this many grid points, per-process runs go point by point on plain floats.
 _SCALAR_POINTS = 16
 
+
 class NotAnalytic(Exception):
     """The model (or this point of it) cannot be evaluated analytically; simulate it instead."""
 
@@ -97,8 +98,9 @@ class NonUniform(NotAnalytic):
     of the batch) by the value, so each group takes one path.
     """
 
-    def __init__(self, reason: str, *, across_processes: bool = False,
-                 groups: list[list[int]] | None = None) -> None:
+    def __init__(
+        self, reason: str, *, across_processes: bool = False, groups: list[list[int]] | None = None
+    ) -> None:
         super().__init__(reason)
         self.across_processes = across_processes
         self.groups = groups
@@ -205,8 +207,9 @@ def _rebind(spec: ModelSpec) -> tuple[Callable[..., Any], Callable[..., Any]]:
             namespace[name] = _dispatching(scalar, vector[name])
     for name, value in original.items():
         if isinstance(value, types.FunctionType) and value.__globals__ is original:
-            clone = types.FunctionType(value.__code__, namespace, value.__name__, value.__defaults__,
-                                       value.__closure__)
+            clone = types.FunctionType(
+                value.__code__, namespace, value.__name__, value.__defaults__, value.__closure__
+            )
             clone.__kwdefaults__ = value.__kwdefaults__
             namespace[name] = clone
 
@@ -355,8 +358,11 @@ class AnalyticContext:
 
     def __getattr__(self, name: str) -> Any:
         if name in NON_ANALYTIC_KINDS:
-            kind = "point-to-point communication" if name in ("send", "recv", "isend", "irecv", "wait") \
+            kind = (
+                "point-to-point communication"
+                if name in ("send", "recv", "isend", "irecv", "wait")
                 else "threads and patterns"
+            )
             return self._refuse(kind)
         raise AttributeError(name)
 
@@ -442,13 +448,17 @@ def _synchronise(run: _Run, contexts: Sequence[AnalyticContext], tokens: Sequenc
         col = part.stop
 
 
-def _roots_and_sizes(tokens: Sequence[_Collective], rows: int, elem: Element) -> tuple[list[Any], list[float]]:
+def _roots_and_sizes(
+    tokens: Sequence[_Collective], rows: int, elem: Element
+) -> tuple[list[Any], list[float]]:
     """One root and one size per grid point: roots must agree, the size is the largest given."""
     if not any(isinstance(t.root, np.ndarray) or isinstance(t.size, np.ndarray) for t in tokens):
         root_values = {t.root for t in tokens}
         sizes = [t.size for t in tokens]
         if len(root_values) > 1:
-            raise NotAnalytic("processes give different roots to a collective; the simulator reports it", elem)
+            raise NotAnalytic(
+                "processes give different roots to a collective; the simulator reports it", elem
+            )
         if not all(0.0 <= size < math.inf for size in sizes):
             raise NotAnalytic("a collective has an invalid size; the simulator reports it", elem)
         return [tokens[0].root] * rows, [float(max(sizes))] * rows
@@ -466,7 +476,9 @@ def _matrix(contexts: Sequence[AnalyticContext], attr: str, rows: int) -> np.nda
     if isinstance(getattr(contexts[0], attr), float):
         return np.array([[getattr(c, attr) for c in contexts]], dtype=float)
     parts = [getattr(c, attr) for c in contexts]
-    return np.concatenate([np.broadcast_to(np.asarray(x, dtype=float), (rows, x.shape[1])) for x in parts], axis=1)
+    return np.concatenate(
+        [np.broadcast_to(np.asarray(x, dtype=float), (rows, x.shape[1])) for x in parts], axis=1
+    )
 
 
 def _drive(run: _Run, contexts: list[AnalyticContext], generators: list[Iterator[Any]]) -> None:
@@ -485,8 +497,11 @@ def _drive(run: _Run, contexts: list[AnalyticContext], generators: list[Iterator
                 raise NotAnalytic("the model yields to the simulator directly")
             tokens.append(token)
         if done and tokens:
-            raise NotAnalytic("some processes finish while others wait in a collective (the simulator "
-                              "reports the deadlock)", tokens[0].elem)
+            raise NotAnalytic(
+                "some processes finish while others wait in a collective (the simulator "
+                "reports the deadlock)",
+                tokens[0].elem,
+            )
         if not tokens:
             return
         _synchronise(run, [contexts[i] for i in active], tokens)
@@ -570,8 +585,11 @@ def _plan(machine: Any, procs: int | None, nodes: int | None, placement: str | N
         raise SimulationError(f"the number of processes must be a whole number of at least 1, got {procs!r}")
     policy = placement or machine.placement
     stand_in = SimpleNamespace(nnodes=machine.nodes, placement=policy, machine=machine, nprocs=nprocs)
-    node_of = np.fromiter((Simulation._place(stand_in, pid) for pid in range(nprocs)),  # type: ignore[arg-type]
-                          dtype=np.int64, count=nprocs)
+    node_of = np.fromiter(
+        (Simulation._place(stand_in, pid) for pid in range(nprocs)),  # type: ignore[arg-type]
+        dtype=np.int64,
+        count=nprocs,
+    )
     return _Plan(machine, node_of, policy)
 
 
@@ -599,12 +617,16 @@ def _evaluate_shape(
     cores = plan.cores_per_node
     ppn_by_node = np.bincount(node_of, minlength=plan.nnodes)
     if ppn_by_node.max(initial=0) > cores:
-        raise NotAnalytic(f"{int(ppn_by_node.max())} processes share a node of {cores} cores (contention "
-                          "needs the simulator)")
+        raise NotAnalytic(
+            f"{int(ppn_by_node.max())} processes share a node of {cores} cores (contention "
+            "needs the simulator)"
+        )
     load = float(getattr(plan.machine, "background_load", 0.0) or 0.0)
     if load and ppn_by_node.max(initial=0) + load > cores:
-        raise NotAnalytic(f"processes share their cores with a background load of {load:g} cores "
-                          "(contention needs the simulator)")
+        raise NotAnalytic(
+            f"processes share their cores with a background load of {load:g} cores "
+            "(contention needs the simulator)"
+        )
     machine = plan.machine
     try:
         collectives = CollectiveModel.for_machine(machine, node_of)
@@ -625,14 +647,31 @@ def _evaluate_shape(
         return values
 
     def run_batch(chosen: list[dict[str, Any]], per_process: bool) -> list[dict[str, Any]]:
-        run = _Run(nprocs, plan.nnodes, len(chosen), params_for(chosen), inv_speed, max_iterations,
-                   node_of, collectives)
+        run = _Run(
+            nprocs,
+            plan.nnodes,
+            len(chosen),
+            params_for(chosen),
+            inv_speed,
+            max_iterations,
+            node_of,
+            collectives,
+        )
         if per_process:
-            contexts = [AnalyticContext(run, pid, int(node_of[pid]), int(ppn_by_node[node_of[pid]]), 1)
-                        for pid in range(nprocs)]
+            contexts = [
+                AnalyticContext(run, pid, int(node_of[pid]), int(ppn_by_node[node_of[pid]]), 1)
+                for pid in range(nprocs)
+            ]
         else:
-            contexts = [AnalyticContext(run, batch(np.arange(nprocs)[None, :]), batch(node_of[None, :]),
-                                        batch(ppn_by_node[node_of][None, :]), nprocs)]
+            contexts = [
+                AnalyticContext(
+                    run,
+                    batch(np.arange(nprocs)[None, :]),
+                    batch(node_of[None, :]),
+                    batch(ppn_by_node[node_of][None, :]),
+                    nprocs,
+                )
+            ]
         generators = [_start(init, main, ctx) for ctx in contexts]
         _drive(run, contexts, generators)
         return _summaries(run, contexts, chosen)
@@ -660,19 +699,25 @@ def _evaluate_shape(
     return attempt(points, False)
 
 
-def _summaries(run: _Run, contexts: Sequence[AnalyticContext], chosen: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _summaries(
+    run: _Run, contexts: Sequence[AnalyticContext], chosen: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     clock = _matrix(contexts, "clock", run.points)
-    compute, comm, wait = (_matrix(contexts, attr, run.points) for attr in ("compute_time", "comm_time", "wait_time"))
+    compute, comm, wait = (
+        _matrix(contexts, attr, run.points) for attr in ("compute_time", "comm_time", "wait_time")
+    )
     rows = []
     for g, point in enumerate(chosen):
-        rows.append({
-            **point,
-            "time": float(clock[g].max()),
-            "compute": float(compute[g].mean()),
-            "comm": float(comm[g].mean()),
-            "wait": float(wait[g].mean()),
-            "method": "analytic",
-        })
+        rows.append(
+            {
+                **point,
+                "time": float(clock[g].max()),
+                "compute": float(compute[g].mean()),
+                "comm": float(comm[g].mean()),
+                "wait": float(wait[g].mean()),
+                "method": "analytic",
+            }
+        )
     return rows
 
 
@@ -720,8 +765,9 @@ def evaluate_points(
     for (shape_procs, shape_nodes), indices in shapes.items():
         chosen = [dict(points[i]) for i in indices]
         try:
-            shape_rows = _evaluate_shape(spec, _plan(machine, shape_procs, shape_nodes, placement),
-                                          chosen, fixed, limit)
+            shape_rows = _evaluate_shape(
+                spec, _plan(machine, shape_procs, shape_nodes, placement), chosen, fixed, limit
+            )
         except NotAnalytic as exc:
             reasons[str(exc)] = None
             continue
@@ -757,8 +803,16 @@ def evaluate(
         grid[key] = [validate_overrides(spec, {key: value})[key] for value in grid[key]]
     fixed = validate_overrides(spec, overrides or {})
     points = grid_points(grid) if grid else [{}]
-    rows, reasons = evaluate_points(spec, machine, points, overrides=fixed, procs=procs, nodes=nodes,
-                                    placement=placement, max_iterations=max_iterations)
+    rows, reasons = evaluate_points(
+        spec,
+        machine,
+        points,
+        overrides=fixed,
+        procs=procs,
+        nodes=nodes,
+        placement=placement,
+        max_iterations=max_iterations,
+    )
     if any(row is None for row in rows):
         raise NotAnalytic("; ".join(reasons) or "not analytic")
     return Table(tuple(grid), [row for row in rows if row is not None])

@@ -69,8 +69,17 @@ class Message:
 
     __slots__ = ("src", "dst", "tag", "size", "sent", "arrival", "seq", "sender")
 
-    def __init__(self, src: int, dst: int, tag: int, size: float, sent: float,
-                 arrival: float, seq: int, sender: Request | None) -> None:
+    def __init__(
+        self,
+        src: int,
+        dst: int,
+        tag: int,
+        size: float,
+        sent: float,
+        arrival: float,
+        seq: int,
+        sender: Request | None,
+    ) -> None:
         self.src = src
         self.dst = dst
         self.tag = tag
@@ -89,11 +98,22 @@ class Request:
     request whose end is not yet known.  Calling a request describes it for deadlock reports.
     """
 
-    __slots__ = ("op", "pid", "peer", "tag", "size", "posted", "seq", "start", "done", "event",
-                 "source", "matched_tag")
+    __slots__ = (
+        "op",
+        "pid",
+        "peer",
+        "tag",
+        "size",
+        "posted",
+        "seq",
+        "start",
+        "done",
+        "event",
+        "source",
+        "matched_tag",
+    )
 
-    def __init__(self, op: str, pid: int, peer: int, tag: int, size: float, posted: float,
-                 seq: int) -> None:
+    def __init__(self, op: str, pid: int, peer: int, tag: int, size: float, posted: float, seq: int) -> None:
         self.op = op
         self.pid = pid
         self.peer = peer
@@ -117,8 +137,10 @@ class Request:
             src = "any process" if self.peer == ANY else f"process {self.peer}"
             tag = "any tag" if self.tag == ANY else f"tag {self.tag}"
             return f"recv from {src} {tag}"
-        return (f"send of {_fmt_bytes(self.size)} to process {self.peer} tag {self.tag}: "
-                f"rendezvous, waiting for the matching receive")
+        return (
+            f"send of {_fmt_bytes(self.size)} to process {self.peer} tag {self.tag}: "
+            f"rendezvous, waiting for the matching receive"
+        )
 
     def __repr__(self) -> str:
         state = f"done at {self.done:g}s" if self.done is not None else "pending"
@@ -128,11 +150,31 @@ class Request:
 class Gathering:
     """The k-th collective call while processes arrive at it."""
 
-    __slots__ = ("index", "kind", "root", "size", "elem", "first_pid", "arrived", "count",
-                 "events", "start", "offsets", "contexts")
+    __slots__ = (
+        "index",
+        "kind",
+        "root",
+        "size",
+        "elem",
+        "first_pid",
+        "arrived",
+        "count",
+        "events",
+        "start",
+        "offsets",
+        "contexts",
+    )
 
-    def __init__(self, index: int, kind: str, root: int, elem: Element, first_pid: int,
-                 nprocs: int, contexts: Any = None) -> None:
+    def __init__(
+        self,
+        index: int,
+        kind: str,
+        root: int,
+        elem: Element,
+        first_pid: int,
+        nprocs: int,
+        contexts: Any = None,
+    ) -> None:
         self.contexts = contexts
         self.index = index
         self.kind = kind
@@ -154,16 +196,32 @@ class Gathering:
         if done:
             names = ", ".join(str(q) for q in done[:12]) + (", ..." if len(done) > 12 else "")
             gone = f"; process{'es' if len(done) > 1 else ''} {names} finished without calling it"
-        return (f"{_call_name(self.kind, self.root)} (collective call #{self.index + 1}): waiting for "
-                f"process{'es' if len(missing) > 1 else ''} {shown} "
-                f"({self.count} of {len(self.arrived)} arrived{gone})")
+        return (
+            f"{_call_name(self.kind, self.root)} (collective call #{self.index + 1}): waiting for "
+            f"process{'es' if len(missing) > 1 else ''} {shown} "
+            f"({self.count} of {len(self.arrived)} arrived{gone})"
+        )
 
 
 class CommState:
     """Per-simulation state of the communication layer (``sim.comm_state``)."""
 
-    __slots__ = ("env", "nprocs", "mail", "posted", "wild", "pending", "seq", "pair", "node_of", "machine",
-                 "eager_limit", "coll_calls", "open", "_collectives")
+    __slots__ = (
+        "env",
+        "nprocs",
+        "mail",
+        "posted",
+        "wild",
+        "pending",
+        "seq",
+        "pair",
+        "node_of",
+        "machine",
+        "eager_limit",
+        "coll_calls",
+        "open",
+        "_collectives",
+    )
 
     def __init__(self, sim: Any) -> None:
         self.env = sim.env
@@ -267,8 +325,12 @@ def _rank(ctx: Context, elem: Element, value: Any, what: str, wildcard: bool) ->
     low = ANY if wildcard else 0
     if rank is None or rank != as_float or not low <= rank < ctx.nprocs:
         allowed = f"0..{ctx.nprocs - 1}" + (" or -1 for any" if wildcard else "")
-        raise _error(ctx, elem, f"{what} is {value!r}, but there are {ctx.nprocs} processes",
-                     f"{what} must be a process number {allowed}; check its expression")
+        raise _error(
+            ctx,
+            elem,
+            f"{what} is {value!r}, but there are {ctx.nprocs} processes",
+            f"{what} must be a process number {allowed}; check its expression",
+        )
     return rank
 
 
@@ -279,8 +341,12 @@ def _tag(ctx: Context, elem: Element, value: Any, wildcard: bool) -> int:
         as_float = math.nan
     low = ANY if wildcard else 0
     if not math.isfinite(as_float) or as_float != int(as_float) or as_float < low:
-        raise _error(ctx, elem, f"message tag is {value!r}",
-                     "a tag is a whole number >= 0" + (" (or -1 for any tag)" if wildcard else ""))
+        raise _error(
+            ctx,
+            elem,
+            f"message tag is {value!r}",
+            "a tag is a whole number >= 0" + (" (or -1 for any tag)" if wildcard else ""),
+        )
     return int(as_float)
 
 
@@ -290,8 +356,12 @@ def _size(ctx: Context, elem: Element, value: Any) -> float:
     except (TypeError, ValueError):
         size = math.nan
     if not 0.0 <= size < math.inf:
-        raise _error(ctx, elem, f"message size is {value!r}",
-                     "a size is a non-negative number of bytes; check the size expression")
+        raise _error(
+            ctx,
+            elem,
+            f"message size is {value!r}",
+            "a size is a non-negative number of bytes; check the size expression",
+        )
     return size
 
 
@@ -389,8 +459,9 @@ def _match(ctx: Context, st: CommState, msg: Message, req: Request) -> None:
     ctx.record_message(msg.src, msg.dst, msg.size, msg.tag, req.start, arrival)
 
 
-def _post_send(ctx: Context, st: CommState, dest: int, size: float, tag: int,
-               sender: Request | None) -> Message:
+def _post_send(
+    ctx: Context, st: CommState, dest: int, size: float, tag: int, sender: Request | None
+) -> Message:
     """Create a message now and deliver it to a posted receive or the mailbox."""
     env = st.env
     now = env._now
@@ -555,9 +626,12 @@ def _requests(ctx: Context, elem: Element, requests: Any) -> list[Request]:
         reqs = list(requests)
         if all(isinstance(r, Request) for r in reqs):
             return reqs
-    raise _error(ctx, elem, f"wait needs the requests returned by isend/irecv, got {requests!r}",
-                 "pass the variable that holds the result of p.isend(...) or p.irecv(...), "
-                 "or a list of them")
+    raise _error(
+        ctx,
+        elem,
+        f"wait needs the requests returned by isend/irecv, got {requests!r}",
+        "pass the variable that holds the result of p.isend(...) or p.irecv(...), or a list of them",
+    )
 
 
 def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
@@ -577,8 +651,12 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
     posted = env._now
     for req in reqs:
         if req.pid != ctx.pid:
-            raise _error(ctx, elem, f"waits for a request of process {req.pid}",
-                         "a process can only wait for its own isend/irecv requests")
+            raise _error(
+                ctx,
+                elem,
+                f"waits for a request of process {req.pid}",
+                "a process can only wait for its own isend/irecv requests",
+            )
         if req.done is None:
             ev = req.event  # another thread of this process may wait for it already
             if ev is None:
@@ -664,7 +742,8 @@ def _mismatch(ctx: Context, elem: Element, g: Gathering, kind: str, root: int) -
         f"{elem.describe()} as its collective call #{g.index + 1}, but process {g.first_pid} "
         f"calls {_call_name(g.kind, g.root)} at {g.elem.describe()} as its call #{g.index + 1}",
         hint="every process must call the same collectives in the same order with the same root "
-             "(all processes form one communicator); check the guards and loops around these elements")
+        "(all processes form one communicator); check the guards and loops around these elements",
+    )
 
 
 def barrier(ctx: Context, elem: Element, cost: float) -> Any:
@@ -707,6 +786,24 @@ def alltoall(ctx: Context, elem: Element, size: float, cost: float) -> Any:
     return _collective(ctx, elem, "alltoall", 0, size, cost)
 
 
-__all__ = ["Message", "Request", "Gathering", "CommState", "state", "send", "recv", "isend", "irecv",
-           "wait", "barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather",
-           "alltoall", "ANY"]
+__all__ = [
+    "Message",
+    "Request",
+    "Gathering",
+    "CommState",
+    "state",
+    "send",
+    "recv",
+    "isend",
+    "irecv",
+    "wait",
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "gather",
+    "scatter",
+    "allgather",
+    "alltoall",
+    "ANY",
+]

@@ -42,8 +42,9 @@ __all__ = [
 ]
 
 #: The polynomial exponents ``i`` searched by :func:`fit_pmnf` (Extra-P's default set).
-DEFAULT_POLY_EXPONENTS: tuple[Fraction, ...] = tuple(Fraction(x) for x in (
-    "0", "1/4", "1/3", "1/2", "2/3", "3/4", "1", "5/4", "4/3", "3/2", "2", "3"))
+DEFAULT_POLY_EXPONENTS: tuple[Fraction, ...] = tuple(
+    Fraction(x) for x in ("0", "1/4", "1/3", "1/2", "2/3", "3/4", "1", "5/4", "4/3", "3/2", "2", "3")
+)
 #: The logarithm exponents ``j`` searched by :func:`fit_pmnf`.
 DEFAULT_LOG_EXPONENTS: tuple[int, ...] = (0, 1, 2)
 
@@ -124,8 +125,12 @@ class PerfModel:
 
     __slots__ = ("terms", "name")
 
-    def __init__(self, terms: Iterable[Term | tuple[Number, Number | Fraction, int]] = (),
-                 constant: Number = 0.0, name: str | None = None):
+    def __init__(
+        self,
+        terms: Iterable[Term | tuple[Number, Number | Fraction, int]] = (),
+        constant: Number = 0.0,
+        name: str | None = None,
+    ):
         merged: dict[tuple[Fraction, int], float] = {}
         all_terms = [t if isinstance(t, Term) else Term(*t) for t in terms]
         if constant:
@@ -138,8 +143,9 @@ class PerfModel:
 
     # construction ------------------------------------------------------------------------
     @classmethod
-    def term(cls, coefficient: Number, poly: Number | Fraction | str = 0, log: int = 0,
-             name: str | None = None) -> PerfModel:
+    def term(
+        cls, coefficient: Number, poly: Number | Fraction | str = 0, log: int = 0, name: str | None = None
+    ) -> PerfModel:
         """A single-term model ``coefficient * n**poly * log2(n)**log``."""
         return cls([Term(coefficient, _exponent(poly), log)], name=name)
 
@@ -217,9 +223,10 @@ class PerfModel:
 
     def isclose(self, other: PerfModel, rel_tol: float = 1e-9) -> bool:
         """Same classes and coefficients equal up to ``rel_tol``."""
-        return (len(self.terms) == len(other.terms)
-                and all(a.order == b.order and math.isclose(a.coefficient, b.coefficient, rel_tol=rel_tol)
-                        for a, b in zip(self.terms, other.terms)))
+        return len(self.terms) == len(other.terms) and all(
+            a.order == b.order and math.isclose(a.coefficient, b.coefficient, rel_tol=rel_tol)
+            for a, b in zip(self.terms, other.terms)
+        )
 
     # display ---------------------------------------------------------------------------------
     def format(self, digits: int = 4) -> str:
@@ -291,8 +298,10 @@ def tpool(threads: Number, task: ModelLike) -> PerfModel | ComposedModel:
         return task / threads
     if not callable(task):
         raise TypeError(f"tpool needs a performance model (a callable of n), got {task!r}")
-    return ComposedModel(lambda n: np.asarray(task(n)) / threads if isinstance(n, np.ndarray)
-                         else task(n) / threads, f"tpool_{_fmt(threads, 6)}({_label(task)})")
+    return ComposedModel(
+        lambda n: np.asarray(task(n)) / threads if isinstance(n, np.ndarray) else task(n) / threads,
+        f"tpool_{_fmt(threads, 6)}({_label(task)})",
+    )
 
 
 def _pipe2(a: ModelLike, b: ModelLike, pointwise: bool) -> PerfModel | ComposedModel:
@@ -305,8 +314,9 @@ def _pipe2(a: ModelLike, b: ModelLike, pointwise: bool) -> PerfModel | ComposedM
     return ComposedModel(slowest, f"max({_label(a)}, {_label(b)})")
 
 
-def pipe(stage1: ModelLike, stage2: ModelLike, *more: ModelLike,
-         pointwise: bool = False) -> PerfModel | ComposedModel:
+def pipe(
+    stage1: ModelLike, stage2: ModelLike, *more: ModelLike, pointwise: bool = False
+) -> PerfModel | ComposedModel:
     """Pipeline of two or more stages: the model of the slowest stage.
 
     With :class:`PerfModel` stages and ``pointwise=False`` (default) the dominant model in the
@@ -374,10 +384,12 @@ def _loo_rmse(design: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[f
     if np.any(leverage >= 1 - 1e-12):
         return None
     loo = residual / (1 - leverage)
-    return float(np.sqrt(np.mean(loo ** 2))), coef_scaled / scale
+    return float(np.sqrt(np.mean(loo**2))), coef_scaled / scale
 
 
-def _hypotheses(polys: Sequence[Fraction], logs: Sequence[int], terms: int) -> list[tuple[tuple[Fraction, int], ...]]:
+def _hypotheses(
+    polys: Sequence[Fraction], logs: Sequence[int], terms: int
+) -> list[tuple[tuple[Fraction, int], ...]]:
     """All sets of up to ``terms`` non-constant classes, as Extra-P's PMNF search space."""
     classes = [(i, j) for i in polys for j in logs if (i, j) != (0, 0)]
     out: list[tuple[tuple[Fraction, int], ...]] = [()]
@@ -386,10 +398,17 @@ def _hypotheses(polys: Sequence[Fraction], logs: Sequence[int], terms: int) -> l
     return out
 
 
-def fit_pmnf(n_values: Sequence[Number] | np.ndarray, times: Sequence[Number] | np.ndarray,
-             *, poly_exponents: Sequence[Number | Fraction | str] = DEFAULT_POLY_EXPONENTS,
-             log_exponents: Sequence[int] = DEFAULT_LOG_EXPONENTS, terms: int = 1,
-             constant: bool = True, relative: bool = True, name: str | None = None) -> PmnfFit:
+def fit_pmnf(
+    n_values: Sequence[Number] | np.ndarray,
+    times: Sequence[Number] | np.ndarray,
+    *,
+    poly_exponents: Sequence[Number | Fraction | str] = DEFAULT_POLY_EXPONENTS,
+    log_exponents: Sequence[int] = DEFAULT_LOG_EXPONENTS,
+    terms: int = 1,
+    constant: bool = True,
+    relative: bool = True,
+    name: str | None = None,
+) -> PmnfFit:
     """Fit a PMNF model ``c0 + sum c_k n^i_k log2(n)^j_k`` to measured ``times`` at sizes ``n``.
 
     Every hypothesis of up to ``terms`` non-constant classes from ``poly_exponents`` x
@@ -411,16 +430,17 @@ def fit_pmnf(n_values: Sequence[Number] | np.ndarray, times: Sequence[Number] | 
     if np.any(n <= 0):
         raise ValueError("fit_pmnf needs positive sizes n (the model uses log2 n)")
     if len(np.unique(n)) < terms + 3:
-        raise ValueError(f"fit_pmnf needs at least {terms + 3} distinct sizes for {terms} term(s), "
-                         f"got {len(np.unique(n))}")
+        raise ValueError(
+            f"fit_pmnf needs at least {terms + 3} distinct sizes for {terms} term(s), got {len(np.unique(n))}"
+        )
     if relative and np.any(y <= 0):
         raise ValueError("relative fitting needs positive times; pass relative=False for other data")
-    weights = 1.0 / y ** 2 if relative else np.ones_like(y)
+    weights = 1.0 / y**2 if relative else np.ones_like(y)
     polys = [_exponent(i) for i in poly_exponents]
     scored: list[tuple[float, int, tuple[tuple[Fraction, int], ...], np.ndarray]] = []
     scored: list[tuple[float, int, int, PerfModel]] = []
     for idx, hyp in enumerate(_hypotheses(polys, log_exponents, terms)):
-        for with_constant in ((False, True) if constant else (False,)):
+        for with_constant in (False, True) if constant else (False,):
             if not hyp and not with_constant:
                 continue
             columns = [Term(1.0, i, j).basis(n) for i, j in hyp]
@@ -432,8 +452,11 @@ def fit_pmnf(n_values: Sequence[Number] | np.ndarray, times: Sequence[Number] | 
             error, coef = fitted
             if hyp and _dominant_coefficient(hyp, coef) <= 0:
                 continue
-            candidate = PerfModel([Term(c, i, j) for (i, j), c in zip(hyp, coef)],
-                                  constant=coef[-1] if with_constant else 0.0, name=name)
+            candidate = PerfModel(
+                [Term(c, i, j) for (i, j), c in zip(hyp, coef)],
+                constant=coef[-1] if with_constant else 0.0,
+                name=name,
+            )
             scored.append((error, len(columns), idx, candidate))
     if not scored:
         raise ValueError("no PMNF hypothesis could be fitted to these points")

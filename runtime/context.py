@@ -106,6 +106,7 @@ class _LazyComm:
     def __getattr__(self, name: str) -> Any:
         global _comm
         from . import comm as module  # noqa: PLC0415 - deliberate lazy import
+
         _comm = module
         return getattr(module, name)
 
@@ -134,15 +135,46 @@ class Context:
 
     __slots__ = (
         # identity and system parameters
-        "sim", "env", "pid", "nprocs", "tid", "nthreads", "uid", "node", "nnodes", "ppn",
-        "process", "v", "item", "track",
+        "sim",
+        "env",
+        "pid",
+        "nprocs",
+        "tid",
+        "nthreads",
+        "uid",
+        "node",
+        "nnodes",
+        "ppn",
+        "process",
+        "v",
+        "item",
+        "track",
         # CPU
-        "cpu", "inv_speed", "fast_end", "conv",
+        "cpu",
+        "inv_speed",
+        "fast_end",
+        "conv",
         # statistics (lists shared by a process and its threads)
-        "calls", "incl", "child", "iters", "waits", "oversubscribed", "totals", "thread_totals",
+        "calls",
+        "incl",
+        "child",
+        "iters",
+        "waits",
+        "oversubscribed",
+        "totals",
+        "thread_totals",
         # per-context bookkeeping
-        "covered", "stack", "cur", "blocked_elem", "blocked_for", "finished", "finish_time",
-        "comm", "_rng", "_locks", "_tracks",
+        "covered",
+        "stack",
+        "cur",
+        "blocked_elem",
+        "blocked_for",
+        "finished",
+        "finish_time",
+        "comm",
+        "_rng",
+        "_locks",
+        "_tracks",
     )
 
     def __init__(self, sim: Simulation, pid: int, node: int, ppn: int, cpu: Any) -> None:
@@ -243,6 +275,7 @@ class Context:
             value = overrides[name]
             if isinstance(value, str):
                 from .engine import coerce_value
+
                 value = coerce_value(name, value, default)
                 overrides[name] = value
             return value
@@ -282,9 +315,13 @@ class Context:
         return ModelRuntimeError(
             f"{what} of {elem.describe()} is {cost!r} on {self.describe()}: "
             "a cost must be a finite, non-negative number of seconds",
-            element_name=elem.name, element_id=elem.xmi_id, line=elem.line,
-            pid=self.pid, tid=self.tid,
-            hint="check the cost function and the variables it uses")
+            element_name=elem.name,
+            element_id=elem.xmi_id,
+            line=elem.line,
+            pid=self.pid,
+            tid=self.tid,
+            hint="check the cost function and the variables it uses",
+        )
 
     # -- computation ---------------------------------------------------------------
 
@@ -373,8 +410,9 @@ class Context:
             self._wait_list()[elem.index] += d
         self._note(elem, cat, start, end)
 
-    def record_message(self, src_pid: int, dst_pid: int, size: float, tag: int,
-                       send_time: float, recv_time: float) -> None:
+    def record_message(
+        self, src_pid: int, dst_pid: int, size: float, tag: int, send_time: float, recv_time: float
+    ) -> None:
         """Flow arrow for the trace; nothing to do when not tracing."""
 
     def _note(self, elem: Element, category: int, start: float, end: float) -> None:
@@ -393,8 +431,17 @@ class Context:
 
     # -- composites and loops ----------------------------------------------------------
 
-    def roofline(self, elem: Element, cost: float = 0.0, *, flops: Any = 0.0, bytes: Any = 0.0,  # noqa: A002
-                 device: str | None = None, copy_in: Any = 0.0, copy_out: Any = 0.0) -> Any:
+    def roofline(
+        self,
+        elem: Element,
+        cost: float = 0.0,
+        *,
+        flops: Any = 0.0,
+        bytes: Any = 0.0,  # noqa: A002
+        device: str | None = None,
+        copy_in: Any = 0.0,
+        copy_out: Any = 0.0,
+    ) -> Any:
         """Run a hardware-aware action: roofline time on a core or a device (see ``roofline.py``)."""
         from .roofline import roofline
 
@@ -406,8 +453,13 @@ class Context:
         raise ModelRuntimeError(
             f"no guard of {where} holds on {self.describe()} ({shown}): "
             "under UML the token stays at the decision and this process cannot go on",
-            element_name=None, element_id=None, line=None, pid=self.pid, tid=self.tid,
-            hint="add a branch guarded [else], or change the guards so that one of them always holds")
+            element_name=None,
+            element_id=None,
+            line=None,
+            pid=self.pid,
+            tid=self.tid,
+            hint="add a branch guarded [else], or change the guards so that one of them always holds",
+        )
 
     def enter(self, elem: Element) -> None:
         """Start of a composite element (call, structured node, loop) on this context."""
@@ -420,10 +472,12 @@ class Context:
             opened, t0, covered0 = self.stack.pop()
         except IndexError:
             raise SimulationError(
-                f"leave({elem.describe()}) without a matching enter on {self.describe()}") from None
+                f"leave({elem.describe()}) without a matching enter on {self.describe()}"
+            ) from None
         if opened is not elem:
             raise SimulationError(
-                f"leave({elem.describe()}) does not match enter({opened.describe()}) on {self.describe()}")
+                f"leave({elem.describe()}) does not match enter({opened.describe()}) on {self.describe()}"
+            )
         incl = self.env._now - t0
         i = elem.index
         self.calls[i] += 1
@@ -460,7 +514,8 @@ class Context:
                 f"loop {elem.describe()} ran more than {self.sim.max_iterations:,} iterations "
                 f"on {self.describe()}: check its condition",
                 kind="iterations",
-                hint="raise the limit with max_iterations if the loop is meant to run that long")
+                hint="raise the limit with max_iterations if the loop is meant to run that long",
+            )
 
     # -- communication (delegated to uml2perf_runtime.comm) ---------------------------
 
@@ -528,20 +583,27 @@ class Context:
             raise ModelRuntimeError(
                 f"{what} of {elem.describe()} is {value!r} on {self.describe()}: "
                 "it must be a non-negative whole number",
-                element_name=elem.name, element_id=elem.xmi_id, line=elem.line,
-                pid=self.pid, tid=self.tid)
+                element_name=elem.name,
+                element_id=elem.xmi_id,
+                line=elem.line,
+                pid=self.pid,
+                tid=self.tid,
+            )
         count = int(as_float)
         name = "threads" if "thread" in what else "iterations"
         bound = getattr(current_limits(), name)
         if count > bound:
             raise LimitError(
                 f"{what} of {elem.describe()} is {value:,.0f} on {self.describe()}, more than the limit "
-                f"of {bound:,} ({name})", kind=name,
-                hint=f"raise it with --limit {name}=N or the environment variable {LIMIT_VARIABLES[name]}")
+                f"of {bound:,} ({name})",
+                kind=name,
+                hint=f"raise it with --limit {name}=N or the environment variable {LIMIT_VARIABLES[name]}",
+            )
         return count
 
-    def _run_threads(self, elem: Element, bodies: Sequence[Callable[[Context], Any]],
-                     description: str) -> Any:
+    def _run_threads(
+        self, elem: Element, bodies: Sequence[Callable[[Context], Any]], description: str
+    ) -> Any:
         """Start one thread per runner, wait for all, account the region on this context."""
         self.cur = elem
         env = self.env
@@ -549,8 +611,7 @@ class Context:
         n = len(bodies)
         if n:
             sim = self.sim
-            procs = [sim.start_thread(self._new_thread(tid, n), runner)
-                     for tid, runner in enumerate(bodies)]
+            procs = [sim.start_thread(self._new_thread(tid, n), runner) for tid, runner in enumerate(bodies)]
             self.block(elem, description)
             yield AllOf(env, procs)
             self.blocked_for = None
@@ -580,21 +641,21 @@ class Context:
             if gen is not None:
                 yield from gen
 
-        return self._run_threads(elem, [runner] * n,
-                                 f"the {n} threads of parallel region {elem.describe()}")
+        return self._run_threads(elem, [runner] * n, f"the {n} threads of parallel region {elem.describe()}")
 
     def fork(self, elem: Element, branches: Iterable[Callable[[Context, Any], Any]]) -> Any:
         """Run each branch ``f(t, v)`` concurrently as a thread of this process and join."""
         v = self.v
         runners = []
         for branch in branches:
+
             def runner(t: Context, branch: Callable[[Context, Any], Any] = branch) -> Any:
                 gen = _call_body(branch, t, v)
                 if gen is not None:
                     yield from gen
+
             runners.append(runner)
-        return self._run_threads(elem, runners,
-                                 f"the {len(runners)} branches of fork {elem.describe()}")
+        return self._run_threads(elem, runners, f"the {len(runners)} branches of fork {elem.describe()}")
 
     def critical(self, elem: Element, name: str, body: Callable[[Context, Any], Any]) -> Any:
         """``body(p, v)`` under this process's lock ``name``; waiting time counts as wait."""
@@ -626,8 +687,15 @@ class Context:
             lock.release(request)
         self.leave(elem)
 
-    def pipeline(self, elem: Element, items: int, stages: Sequence[Callable[[Context, Any], Any]], *,
-                 overhead: float = 0.0, startup: float = 0.0) -> Any:
+    def pipeline(
+        self,
+        elem: Element,
+        items: int,
+        stages: Sequence[Callable[[Context, Any], Any]],
+        *,
+        overhead: float = 0.0,
+        startup: float = 0.0,
+    ) -> Any:
         """A pipeline over ``items``: stage s handles item k after stage s-1 did item k.
 
         Each stage is a thread (``tid`` = stage index) calling ``stage(t, v)``
@@ -670,6 +738,7 @@ class Context:
                         yield from gen
                     if outbox is not None:
                         outbox.put(k)
+
             return runner
 
         runners = [make_runner(s) for s in range(count)] if n else []
@@ -700,8 +769,16 @@ class Context:
             self.record_phase(elem, "compute", t0, self.env._now)
         return (yield from region)
 
-    def taskpool(self, elem: Element, threads: int, items: int,
-                 body: Callable[[Context, Any], Any], *, overhead: float = 0.0, startup: float = 0.0) -> Any:
+    def taskpool(
+        self,
+        elem: Element,
+        threads: int,
+        items: int,
+        body: Callable[[Context, Any], Any],
+        *,
+        overhead: float = 0.0,
+        startup: float = 0.0,
+    ) -> Any:
         """``items`` tasks served by ``threads`` workers from a shared queue, in order.
 
         ``overhead`` seconds of CPU are spent by a worker for every task it
@@ -728,11 +805,16 @@ class Context:
         if n_items and not n_threads:
             raise ModelRuntimeError(
                 f"task pool {elem.describe()} has {n_items} items but no threads on {self.describe()}",
-                element_name=elem.name, element_id=elem.xmi_id, line=elem.line,
-                pid=self.pid, tid=self.tid)
+                element_name=elem.name,
+                element_id=elem.xmi_id,
+                line=elem.line,
+                pid=self.pid,
+                tid=self.tid,
+            )
         workers = min(n_threads, n_items)
-        region = self._run_threads(elem, [runner] * workers,
-                                   f"the {workers} workers of task pool {elem.describe()}")
+        region = self._run_threads(
+            elem, [runner] * workers, f"the {workers} workers of task pool {elem.describe()}"
+        )
         return self._after_startup(elem, self._pattern_cost(elem, startup, "startup"), region)
 
 
@@ -750,8 +832,9 @@ class TracingContext(Context):
         Context.record(self, elem, category, start, end)
         self.sim.trace_events.append((self.pid, self.track, elem.index, CATEGORY_INDEX[category], start, end))
 
-    def record_message(self, src_pid: int, dst_pid: int, size: float, tag: int,
-                       send_time: float, recv_time: float) -> None:
+    def record_message(
+        self, src_pid: int, dst_pid: int, size: float, tag: int, send_time: float, recv_time: float
+    ) -> None:
         self.sim.trace_messages.append((src_pid, dst_pid, size, tag, send_time, recv_time))
 
     def _note(self, elem: Element, category: int, start: float, end: float) -> None:
@@ -763,5 +846,13 @@ class TracingContext(Context):
         self.sim.trace_events.append((self.pid, self.track, elem.index, -1, start, self.env._now))
 
 
-__all__ = ["Context", "TracingContext", "Variables", "CATEGORY_INDEX", "CATEGORY_NAMES",
-           "COMPUTE", "COMM", "WAIT"]
+__all__ = [
+    "Context",
+    "TracingContext",
+    "Variables",
+    "CATEGORY_INDEX",
+    "CATEGORY_NAMES",
+    "COMPUTE",
+    "COMM",
+    "WAIT",
+]

@@ -52,11 +52,11 @@ from simpy.core import StopSimulation
 from simpy.events import Event, Timeout
 
 from .context import Context, TracingContext, Variables
-from .progress import progress_line
 from .errors import DeadlockError, LimitError, ModelRuntimeError, ParameterError, SimulationError
 from .limits import current as current_limits
 from .machine import PLACEMENTS, Machine
 from .model import Element, ModelSpec
+from .progress import progress_line
 
 DEFAULT_MAX_ITERATIONS = 10_000_000
 _RUNTIME_DIR = str(Path(__file__).resolve().parent)
@@ -70,8 +70,21 @@ class NodeCPU:
     insertion order, for deterministic conversion).
     """
 
-    __slots__ = ("env", "cores", "busy", "shared", "members", "heap", "vtime", "t_last", "rate",
-                 "version", "seq", "load", "free")
+    __slots__ = (
+        "env",
+        "cores",
+        "busy",
+        "shared",
+        "members",
+        "heap",
+        "vtime",
+        "t_last",
+        "rate",
+        "version",
+        "seq",
+        "load",
+        "free",
+    )
 
     def __init__(self, env: simpy.Environment, cores: int, load: float = 0.0) -> None:
         self.env = env
@@ -155,11 +168,21 @@ class NodeCPU:
 class Simulation:
     """One evaluation of a model on a machine (see the module docstring)."""
 
-    def __init__(self, spec: ModelSpec, machine: Machine, nprocs: int, *,
-                 overrides: Mapping[str, Any] | None = None, seed: int = 0,
-                 placement: str = "block", tracing: bool = False,
-                 max_time: float | None = None, max_iterations: int = DEFAULT_MAX_ITERATIONS,
-                 max_events: int | None = None, progress: bool = False) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        machine: Machine,
+        nprocs: int,
+        *,
+        overrides: Mapping[str, Any] | None = None,
+        seed: int = 0,
+        placement: str = "block",
+        tracing: bool = False,
+        max_time: float | None = None,
+        max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        max_events: int | None = None,
+        progress: bool = False,
+    ) -> None:
         if placement not in PLACEMENTS:
             raise SimulationError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
         self.spec = spec
@@ -191,8 +214,9 @@ class Simulation:
         self.track_labels: dict[tuple[int, int], str] = {}
         self.error: SimulationError | None = None
         self.live: dict[Context, None] = {}
-        self.cpus = [NodeCPU(self.env, machine.cores_per_node, machine.background_load)
-                     for _ in range(self.nnodes)]
+        self.cpus = [
+            NodeCPU(self.env, machine.cores_per_node, machine.background_load) for _ in range(self.nnodes)
+        ]
         self._nodes = [self._place(pid) for pid in range(nprocs)]
         ppn = [0] * self.nnodes
         for node in self._nodes:
@@ -308,15 +332,19 @@ class Simulation:
                 raise LimitError(
                     f"the simulation processed more than {budget:,} events at simulated time "
                     f"{self.env.now:.6g} s and has not finished ({self._running_summary()})",
-                    kind="events", running=self._where_all(),
+                    kind="events",
+                    running=self._where_all(),
                     hint="check for loops that never end, or raise the limit with --limit events=N "
-                         "or the environment variable UML2PERF_MAX_EVENTS")
+                    "or the environment variable UML2PERF_MAX_EVENTS",
+                )
             if stopped_by_limit == "time":
                 raise LimitError(
                     f"simulated time reached the limit of {self.max_time:.6g} s before the model "
                     f"finished ({self._running_summary()})",
-                    kind="time", running=self._where_all(),
-                    hint="raise max_time, or check the costs and loop counts of the model")
+                    kind="time",
+                    running=self._where_all(),
+                    hint="raise max_time, or check the costs and loop counts of the model",
+                )
             raise self._deadlock()
         return Results.from_simulation(self)
 
@@ -331,7 +359,9 @@ class Simulation:
             machine = self.machine
             bandwidth = machine.memory_bandwidth
             assert bandwidth is not None
-            found = self._memories[node] = NodeMemory(self.env, bandwidth, machine.core_bandwidth or bandwidth)
+            found = self._memories[node] = NodeMemory(
+                self.env, bandwidth, machine.core_bandwidth or bandwidth
+            )
         return found
 
     def devices(self, node: int, kind: str) -> Any:
@@ -357,7 +387,8 @@ class Simulation:
             raise MachineError(
                 f"{elem.describe()} runs on device {device!r}, but machine '{self.machine.name}' has no "
                 f"[devices.{device}] (its devices: {known})",
-                hint=f"add a [devices.{device}] table to the machine file, or use device = \"cpu\"")
+                hint=f'add a [devices.{device}] table to the machine file, or use device = "cpu"',
+            )
         return device
 
     def apply_speedups(self, speedups: Mapping[str, float]) -> None:
@@ -437,11 +468,17 @@ class Simulation:
         if len(report) > 20:
             lines.append(f"  ... and {len(report) - 20} more")
         pids = {entry["pid"] for entry in report}
-        message = (f"deadlock at simulated time {self.env.now:.6g} s: {len(pids)} "
-                   f"process{'es' if len(pids) != 1 else ''} cannot finish\n" + "\n".join(lines))
-        return DeadlockError(message, report=report, time=self.env.now,
-                             hint="check that every receive has a matching send (source, tag) and "
-                                  "that all processes reach the same collectives")
+        message = (
+            f"deadlock at simulated time {self.env.now:.6g} s: {len(pids)} "
+            f"process{'es' if len(pids) != 1 else ''} cannot finish\n" + "\n".join(lines)
+        )
+        return DeadlockError(
+            message,
+            report=report,
+            time=self.env.now,
+            hint="check that every receive has a matching send (source, tag) and "
+            "that all processes reach the same collectives",
+        )
 
 
 def _describe_dict(elem: Mapping[str, Any]) -> str:
@@ -465,13 +502,18 @@ def resolve_speedups(elements: tuple[Element, ...], speedups: Mapping[str, float
     found: dict[int, float] = {}
     for name, factor in speedups.items():
         if not isinstance(factor, (int, float)) or isinstance(factor, bool) or not (0 < factor < math.inf):
-            raise SimulationError(f"--speedup {name}={factor}: the factor must be a positive, finite number",
-                                  hint="e.g. --speedup SFT=2 predicts SFT running twice as fast")
+            raise SimulationError(
+                f"--speedup {name}={factor}: the factor must be a positive, finite number",
+                hint="e.g. --speedup SFT=2 predicts SFT running twice as fast",
+            )
         matches = by_name.get(name)
         if not matches:
             close = difflib.get_close_matches(name, [e.name for e in elements], 3, 0.6)
-            hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else \
-                "give an element name or xmi id from the profile table"
+            hint = (
+                f"did you mean {', '.join(repr(c) for c in close)}?"
+                if close
+                else "give an element name or xmi id from the profile table"
+            )
             raise SimulationError(f"--speedup {name}={factor}: the model has no element {name!r}", hint=hint)
         for elem in matches:
             found[elem.index] = float(factor)
@@ -564,7 +606,8 @@ def _check_elements(spec: ModelSpec, elements: tuple[Element, ...]) -> None:
             raise SimulationError(
                 f"model '{spec.name}': element {elem.describe()} has index {elem.index} but is at "
                 f"position {position} of ELEMENTS",
-                hint="regenerate the model module; element indices must number ELEMENTS in order")
+                hint="regenerate the model module; element indices must number ELEMENTS in order",
+            )
 
 
 # -- model errors ---------------------------------------------------------------------------
@@ -584,8 +627,7 @@ def _model_frames(tb: TracebackType | None) -> list[tuple[FrameType, int]]:
     return frames
 
 
-def _element_of_frame(frame: FrameType, lineno: int,
-                      by_id: dict[str, Element]) -> tuple[Element, str] | None:
+def _element_of_frame(frame: FrameType, lineno: int, by_id: dict[str, Element]) -> tuple[Element, str] | None:
     """The element a failing line of generated code belongs to, and what was evaluated."""
     filename = frame.f_code.co_filename
     line = linecache.getline(filename, lineno, frame.f_globals)
@@ -657,10 +699,15 @@ def model_error(exc: Exception, ctx: Context, elements: tuple[Element, ...]) -> 
         where = "before the first element"
     error = ModelRuntimeError(
         f"{text} {where} on {ctx.describe()}",
-        element_name=elem.name if elem else None, element_id=elem.xmi_id if elem else None,
-        line=elem.line if elem else None, pid=ctx.pid, tid=ctx.tid, original=exc,
+        element_name=elem.name if elem else None,
+        element_id=elem.xmi_id if elem else None,
+        line=elem.line if elem else None,
+        pid=ctx.pid,
+        tid=ctx.tid,
+        original=exc,
         hint="check the cost function or code fragment and the variables it uses "
-             "(--set NAME=VALUE overrides a model variable)")
+        "(--set NAME=VALUE overrides a model variable)",
+    )
     error.__cause__ = exc
     return error
 
@@ -708,8 +755,9 @@ def coerce_value(name: str, value: Any, default: Any) -> Any:
             return value
     except ValueError:
         kind = "true or false" if isinstance(default, bool) else "a number"
-        raise ParameterError(f"--set {name}={value}: {name} must be {kind} "
-                             f"(its default is {default!r})") from None
+        raise ParameterError(
+            f"--set {name}={value}: {name} must be {kind} (its default is {default!r})"
+        ) from None
 
 
 def validate_overrides(spec: ModelSpec, overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -720,24 +768,38 @@ def validate_overrides(spec: ModelSpec, overrides: Mapping[str, Any]) -> dict[st
         known = ", ".join(defaults) if defaults else "(none)"
         raise ParameterError(
             f"model '{spec.name}' has no parameter{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(repr(n) for n in unknown)}; its parameters are: {known}")
+            f"{', '.join(repr(n) for n in unknown)}; its parameters are: {known}"
+        )
     values = {name: coerce_value(name, value, defaults[name]) for name, value in overrides.items()}
     for name, value in values.items():
         if isinstance(value, float) and not math.isfinite(value):
-            raise ParameterError(f"--set {name}={value}: {name} must be a finite number",
-                                 hint="infinite or not-a-number values would make every time meaningless")
+            raise ParameterError(
+                f"--set {name}={value}: {name} must be a finite number",
+                hint="infinite or not-a-number values would make every time meaningless",
+            )
     return values
 
 
 # -- entry point --------------------------------------------------------------------------------
 
-def simulate(spec: ModelSpec, machine: Machine | None = None, procs: int | None = None,
-             nodes: int | None = None, overrides: Mapping[str, Any] | None = None, seed: int = 0,
-             placement: str | None = None, trace: str | Path | None = None,
-             max_time: float | None = None, max_iterations: int | None = None,
-             max_events: int | None = None, progress: bool = False,
-             min_severity: float | None = None, critical_path: bool = False,
-             speedups: Mapping[str, float] | None = None) -> Any:
+
+def simulate(
+    spec: ModelSpec,
+    machine: Machine | None = None,
+    procs: int | None = None,
+    nodes: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    placement: str | None = None,
+    trace: str | Path | None = None,
+    max_time: float | None = None,
+    max_iterations: int | None = None,
+    max_events: int | None = None,
+    progress: bool = False,
+    min_severity: float | None = None,
+    critical_path: bool = False,
+    speedups: Mapping[str, float] | None = None,
+) -> Any:
     """Evaluate ``spec`` on ``machine`` and return its :class:`~uml2perf_runtime.results.Results`.
 
     ``min_severity`` is the smallest severity of a performance property reported
@@ -775,12 +837,19 @@ def simulate(spec: ModelSpec, machine: Machine | None = None, procs: int | None 
         raise SimulationError(f"the minimum severity must be between 0 and 1, got {min_severity!r}")
 
     def once(mapping: dict[int, str | None], final: bool) -> tuple[Any, Simulation]:
-        sim = Simulation(spec, machine, nprocs, overrides=overrides, seed=seed,
-                         placement=placement or machine.placement,
-                         tracing=final and ((trace is not None and trace is not False) or critical_path),
-                         max_time=max_time,
-                         max_iterations=max_iterations or DEFAULT_MAX_ITERATIONS,
-                         max_events=max_events, progress=progress and final)
+        sim = Simulation(
+            spec,
+            machine,
+            nprocs,
+            overrides=overrides,
+            seed=seed,
+            placement=placement or machine.placement,
+            tracing=final and ((trace is not None and trace is not False) or critical_path),
+            max_time=max_time,
+            max_iterations=max_iterations or DEFAULT_MAX_ITERATIONS,
+            max_events=max_events,
+            progress=progress and final,
+        )
         sim.mapping = dict(mapping)
         if speedups:
             sim.apply_speedups(speedups)
@@ -795,17 +864,29 @@ def simulate(spec: ModelSpec, machine: Machine | None = None, procs: int | None 
         def evaluate(mapping: dict[int, str | None]) -> float:
             return float(once(mapping, final=False)[0].time)
 
-        chosen, alternatives = choose_mapping(sorted(sim.auto_elements), [None, *sorted(machine.devices)], evaluate)
+        chosen, alternatives = choose_mapping(
+            sorted(sim.auto_elements), [None, *sorted(machine.devices)], evaluate
+        )
         if any(device is not None for device in chosen.values()):
             results, sim = once(chosen, final=True)
-        results.mapping = {sim.auto_elements[i].name if i in sim.auto_elements else str(i): device or "cpu"
-                           for i, device in sorted(chosen.items())}
+        results.mapping = {
+            sim.auto_elements[i].name if i in sim.auto_elements else str(i): device or "cpu"
+            for i, device in sorted(chosen.items())
+        }
         results.alternatives = alternatives
     if isinstance(trace, (str, os.PathLike)):
         from .trace import write_trace
+
         write_trace(trace, sim)
     return results
 
 
-__all__ = ["Simulation", "NodeCPU", "simulate", "coerce_value", "validate_overrides",
-           "model_error", "DEFAULT_MAX_ITERATIONS"]
+__all__ = [
+    "Simulation",
+    "NodeCPU",
+    "simulate",
+    "coerce_value",
+    "validate_overrides",
+    "model_error",
+    "DEFAULT_MAX_ITERATIONS",
+]

@@ -50,8 +50,14 @@ class DeadlockError(SimulationError):
     (a sentence such as ``"recv from 3 tag 7"``).
     """
 
-    def __init__(self, message: str, *, report: list[dict[str, Any]] | None = None,
-                 time: float = 0.0, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        report: list[dict[str, Any]] | None = None,
+        time: float = 0.0,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, hint=hint)
         self.report: list[dict[str, Any]] = list(report or [])
         self.time = time
@@ -65,8 +71,14 @@ class LimitError(SimulationError):
     :attr:`DeadlockError.report`).
     """
 
-    def __init__(self, message: str, *, kind: str = "time",
-                 running: list[dict[str, Any]] | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "time",
+        running: list[dict[str, Any]] | None = None,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, hint=hint)
         self.kind = kind
         self.running: list[dict[str, Any]] = list(running or [])
@@ -80,10 +92,18 @@ class ModelRuntimeError(SimulationError):
     exception (``original``, also chained as ``__cause__``).
     """
 
-    def __init__(self, message: str, *, element_name: str | None = None,
-                 element_id: str | None = None, line: int | None = None,
-                 pid: int | None = None, tid: int | None = None,
-                 original: BaseException | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        element_name: str | None = None,
+        element_id: str | None = None,
+        line: int | None = None,
+        pid: int | None = None,
+        tid: int | None = None,
+        original: BaseException | None = None,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, hint=hint)
         self.element_name = element_name
         self.element_id = element_id

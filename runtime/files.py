@@ -158,8 +158,10 @@ def _refuse_dangerous_device(target: Path, info: os.stat_result, what: str) -> N
     if stat.S_ISCHR(mode) and (real in _SAFE_DEVICES or real.startswith(("/dev/tty", "/dev/pts/"))):
         return
     kind = "block device" if stat.S_ISBLK(mode) else "socket" if stat.S_ISSOCK(mode) else "device"
-    raise OutputError(f"the {what} '{target}' is a {kind}; uml2perf writes only files, FIFOs, terminals "
-                      "and /dev/null", hint="choose a file name")
+    raise OutputError(
+        f"the {what} '{target}' is a {kind}; uml2perf writes only files, FIFOs, terminals and /dev/null",
+        hint="choose a file name",
+    )
 
 
 def _write_in_place(target: Path, content: str | bytes | Callable[[str], None], what: str) -> None:

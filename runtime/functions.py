@@ -35,9 +35,30 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 __all__ = [
-    "log", "log2", "log10", "sqrt", "exp", "ceil", "floor", "min", "max", "abs", "pow",
-    "int", "float", "round", "pi", "e", "MAX_EXPONENT", "MAX_INT_POWER_BITS", "SCALAR", "VECTOR", "count", "bounded",
-    "MAX_INT_BITS", "MAX_ROUND_DIGITS",
+    "log",
+    "log2",
+    "log10",
+    "sqrt",
+    "exp",
+    "ceil",
+    "floor",
+    "min",
+    "max",
+    "abs",
+    "pow",
+    "int",
+    "float",
+    "round",
+    "pi",
+    "e",
+    "MAX_EXPONENT",
+    "MAX_INT_POWER_BITS",
+    "SCALAR",
+    "VECTOR",
+    "count",
+    "bounded",
+    "MAX_INT_BITS",
+    "MAX_ROUND_DIGITS",
 ]
 
 #: Largest literal exponent accepted by the expression parser; also the largest
@@ -102,9 +123,7 @@ def pow(base: Any, exponent: Any) -> Any:  # noqa: A001 - the language's own nam
     try:
         result = base**exponent
     except OverflowError:
-        raise ValueError(
-            f"pow({base!r}, {exponent!r}): the result is too large for a float"
-        ) from None
+        raise ValueError(f"pow({base!r}, {exponent!r}): the result is too large for a float") from None
     if type(result) is complex:
         raise ValueError(
             f"pow({base!r}, {exponent!r}): a negative base with a fractional exponent has no real value"
@@ -156,7 +175,9 @@ def count(value: Any) -> Any:
     else:
         as_float = _Float(value)  # an analytic grid value declines here, as int() would
         if not _math.isfinite(as_float) or as_float != _math.floor(as_float):
-            raise ValueError(f"a repeat or loop count is {value!r}: counts must be whole numbers (0, 1, 2, ...)")
+            raise ValueError(
+                f"a repeat or loop count is {value!r}: counts must be whole numbers (0, 1, 2, ...)"
+            )
         number = _Int(as_float)
     if number < 0:
         raise ValueError(f"a repeat or loop count is {number}: counts cannot be negative")
@@ -173,9 +194,22 @@ def count(value: Any) -> Any:
 
 
 SCALAR: Mapping[str, Any] = {
-    "log": log, "log2": log2, "log10": log10, "sqrt": sqrt, "exp": exp, "ceil": ceil,
-    "floor": floor, "min": min, "max": max, "abs": abs, "pow": pow, "int": int,
-    "float": float, "round": round, "pi": pi, "e": e,
+    "log": log,
+    "log2": log2,
+    "log10": log10,
+    "sqrt": sqrt,
+    "exp": exp,
+    "ceil": ceil,
+    "floor": floor,
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "pow": pow,
+    "int": int,
+    "float": float,
+    "round": round,
+    "pi": pi,
+    "e": e,
 }
 """Name -> scalar implementation, for evaluators that look functions up by name."""
 
@@ -226,16 +260,30 @@ def _vector_functions() -> dict[str, Any]:
         return np.round(x) if ndigits is None else np.round(x, ndigits)
 
     arithmetic = {
-        "log": v_log, "log2": np.log2, "log10": np.log10, "sqrt": np.sqrt, "exp": np.exp,
-        "ceil": np.ceil, "floor": np.floor, "min": v_min, "max": v_max, "abs": np.abs,
-        "pow": v_pow, "int": v_int, "float": v_float, "round": v_round,
+        "log": v_log,
+        "log2": np.log2,
+        "log10": np.log10,
+        "sqrt": np.sqrt,
+        "exp": np.exp,
+        "ceil": np.ceil,
+        "floor": np.floor,
+        "min": v_min,
+        "max": v_max,
+        "abs": np.abs,
+        "pow": v_pow,
+        "int": v_int,
+        "float": v_float,
+        "round": v_round,
     }
     return {
         **{name: numeric(function) for name, function in arithmetic.items()},
-        "pi": pi, "e": e,
+        "pi": pi,
+        "e": e,
         # Used by vectorised compiled expressions for conditionals and logic,
         # where Python's `if`/`and`/`or`/`not` would need one truth value.
-        "where": np.where, "logical_and": np.logical_and, "logical_not": np.logical_not,
+        "where": np.where,
+        "logical_and": np.logical_and,
+        "logical_not": np.logical_not,
         "errstate": np.errstate,
         "float64": np.float64,
         "asfloat": v_float,

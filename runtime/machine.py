@@ -48,8 +48,16 @@ PLACEMENTS = ("block", "round_robin")
 #: Machine files installed with the runtime (copies of ``samples/machines``).
 BUNDLED_DIR = Path(__file__).resolve().parent / "machines"
 #: Collective operations whose algorithm a machine file may choose.
-COLLECTIVE_OPERATIONS = ("barrier", "bcast", "reduce", "allreduce", "gather", "scatter",
-                         "allgather", "alltoall")
+COLLECTIVE_OPERATIONS = (
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "gather",
+    "scatter",
+    "allgather",
+    "alltoall",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +75,20 @@ class Link:
 DEFAULT_INTRA_NODE = Link(latency=1e-6, bandwidth=10e9)
 DEFAULT_INTER_NODE = Link(latency=20e-6, bandwidth=1.25e9)
 
-_TOP_KEYS = ("name", "nodes", "cores_per_node", "speed", "network", "collectives", "placement",
-             "peak_flops", "memory_bandwidth", "core_bandwidth", "devices", "background_load")
+_TOP_KEYS = (
+    "name",
+    "nodes",
+    "cores_per_node",
+    "speed",
+    "network",
+    "collectives",
+    "placement",
+    "peak_flops",
+    "memory_bandwidth",
+    "core_bandwidth",
+    "devices",
+    "background_load",
+)
 _DEVICE_KEYS = ("count", "peak_flops", "memory_bandwidth", "link")
 
 
@@ -81,6 +101,8 @@ class Device:
     peak_flops: float
     memory_bandwidth: float
     link: Link
+
+
 _NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit")
 _LINK_KEYS = ("latency", "bandwidth")
 _PLACEMENT_KEYS = ("policy",)
@@ -120,8 +142,9 @@ class Machine:
         _positive_int(where, "cores_per_node", self.cores_per_node)
         _positive_number(where, "speed", self.speed)
         if self.placement not in PLACEMENTS:
-            raise MachineError(f"{where}: placement must be one of {', '.join(PLACEMENTS)}, "
-                               f"got {self.placement!r}")
+            raise MachineError(
+                f"{where}: placement must be one of {', '.join(PLACEMENTS)}, got {self.placement!r}"
+            )
 
     # -- construction -------------------------------------------------------------
 
@@ -144,8 +167,10 @@ class Machine:
         candidate = BUNDLED_DIR / f"{name_or_path}.toml"
         if candidate.is_file():
             return cls.from_toml(candidate)
-        raise MachineError(f"no machine file '{name_or_path}' and no bundled machine of that name",
-                           hint=f"bundled machines: {', '.join(cls.bundled()) or '(none)'}")
+        raise MachineError(
+            f"no machine file '{name_or_path}' and no bundled machine of that name",
+            hint=f"bundled machines: {', '.join(cls.bundled()) or '(none)'}",
+        )
 
     @classmethod
     def from_toml(cls, path: str | Path) -> Machine:
@@ -157,14 +182,16 @@ class Machine:
             data = tomllib.loads(read_text_input(file, what="machine file"))
         except InputFileError as exc:
             if not file.exists():
-                raise MachineError(f"machine file '{file}' not found",
-                                   hint="give the path of a TOML machine file, e.g. "
-                                        "samples/machines/laptop.toml") from None
+                raise MachineError(
+                    f"machine file '{file}' not found",
+                    hint="give the path of a TOML machine file, e.g. samples/machines/laptop.toml",
+                ) from None
             raise MachineError(exc.message, hint=exc.hint) from None
         except FileNotFoundError:
-            raise MachineError(f"machine file '{file}' not found",
-                               hint="give the path of a TOML machine file, e.g. "
-                                    "samples/machines/laptop.toml") from None
+            raise MachineError(
+                f"machine file '{file}' not found",
+                hint="give the path of a TOML machine file, e.g. samples/machines/laptop.toml",
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise MachineError(f"machine file '{file}' cannot be read: {exc}") from None
         except tomllib.TOMLDecodeError as exc:
@@ -177,8 +204,9 @@ class Machine:
         _check_keys(source, "", data, _TOP_KEYS)
         for key in ("nodes", "cores_per_node"):
             if key not in data:
-                raise MachineError(f"{source}: missing key '{key}'",
-                                   hint=f"add e.g. '{key} = 4' at the top of the file")
+                raise MachineError(
+                    f"{source}: missing key '{key}'", hint=f"add e.g. '{key} = 4' at the top of the file"
+                )
         network = _table(source, "network", data.get("network", {}))
         _check_keys(source, "network", network, _NETWORK_KEYS)
         eager = network.get("eager_limit")
@@ -188,8 +216,10 @@ class Machine:
         _check_keys(source, "placement", placement, _PLACEMENT_KEYS)
         policy = placement.get("policy", "block")
         if policy not in PLACEMENTS:
-            raise MachineError(f"{source}: [placement] policy must be one of "
-                               f"{', '.join(repr(p) for p in PLACEMENTS)}, got {policy!r}")
+            raise MachineError(
+                f"{source}: [placement] policy must be one of "
+                f"{', '.join(repr(p) for p in PLACEMENTS)}, got {policy!r}"
+            )
         name = data.get("name", Path(source).stem if source != "<machine>" else "machine")
         if not isinstance(name, str) or not name:
             raise MachineError(f"{source}: name must be a non-empty string, got {name!r}")
@@ -210,7 +240,9 @@ class Machine:
             devices=_devices(source, data.get("devices", {})),
             collective_overhead=_collective_cost(source, data.get("collectives", {}), "overhead"),
             reduce_cost=_collective_cost(source, data.get("collectives", {}), "reduce_cost"),
-            background_load=_background_load(source, data.get("background_load", 0.0), data["cores_per_node"]),
+            background_load=_background_load(
+                source, data.get("background_load", 0.0), data["cores_per_node"]
+            ),
         )
 
     def with_nodes(self, nodes: int) -> Machine:
@@ -254,14 +286,19 @@ class Machine:
             out["background_load"] = self.background_load
         if self.devices:
             out["devices"] = {
-                name: {"count": d.count, "peak_flops": d.peak_flops, "memory_bandwidth": d.memory_bandwidth,
-                       "link": {"latency": d.link.latency, "bandwidth": d.link.bandwidth}}
+                name: {
+                    "count": d.count,
+                    "peak_flops": d.peak_flops,
+                    "memory_bandwidth": d.memory_bandwidth,
+                    "link": {"latency": d.link.latency, "bandwidth": d.link.bandwidth},
+                }
                 for name, d in sorted(self.devices.items())
             }
         return out
 
 
 # -- validation helpers ------------------------------------------------------------------
+
 
 def _optional_positive(source: str, key: str, value: Any) -> float | None:
     """A positive, finite number given in a machine file (a value with units is accepted), or None."""
@@ -273,8 +310,10 @@ def _optional_positive(source: str, key: str, value: Any) -> float | None:
 def _background_load(source: str, value: Any, cores: Any) -> float:
     """Other programs' work on each node, in cores (0 up to the node's cores)."""
     if not _is_number(value) or not (0.0 <= float(value) < math.inf):
-        raise MachineError(f"{source}: background_load must be a number of cores (0 or more), got {value!r}",
-                           hint="e.g. background_load = 0.5 when other work keeps half a core busy")
+        raise MachineError(
+            f"{source}: background_load must be a number of cores (0 or more), got {value!r}",
+            hint="e.g. background_load = 0.5 when other work keeps half a core busy",
+        )
     if isinstance(cores, int) and float(value) > cores:
         raise MachineError(f"{source}: background_load {value} is more than the node's {cores} cores")
     return float(value)
@@ -287,20 +326,26 @@ def _devices(source: str, value: Any) -> dict[str, Device]:
     for name, entry in table.items():
         where = f"devices.{name}"
         if not isinstance(name, str) or not name.isidentifier() or name in ("cpu", "auto"):
-            raise MachineError(f"{source}: device name {name!r} must be a plain name other than cpu and auto",
-                               hint="e.g. [devices.gpu]")
+            raise MachineError(
+                f"{source}: device name {name!r} must be a plain name other than cpu and auto",
+                hint="e.g. [devices.gpu]",
+            )
         entry = _table(source, where, entry)
         _check_keys(source, where, entry, _DEVICE_KEYS)
         for key in ("count", "peak_flops", "memory_bandwidth", "link"):
             if key not in entry:
-                raise MachineError(f"{source}: [{where}] needs '{key}'",
-                                   hint="count, peak_flops (flop/s), memory_bandwidth (bytes/s) and "
-                                        "link = { latency = S, bandwidth = B }")
+                raise MachineError(
+                    f"{source}: [{where}] needs '{key}'",
+                    hint="count, peak_flops (flop/s), memory_bandwidth (bytes/s) and "
+                    "link = { latency = S, bandwidth = B }",
+                )
         found[name] = Device(
             name=name,
             count=_positive_int(source, f"[{where}] count", entry["count"]),
             peak_flops=_positive_number(source, f"[{where}] peak_flops", entry["peak_flops"]),
-            memory_bandwidth=_positive_number(source, f"[{where}] memory_bandwidth", entry["memory_bandwidth"]),
+            memory_bandwidth=_positive_number(
+                source, f"[{where}] memory_bandwidth", entry["memory_bandwidth"]
+            ),
             link=_link(source, f"{where}.link", entry["link"], DEFAULT_INTRA_NODE),
         )
     return found
@@ -311,8 +356,10 @@ def _check_keys(source: str, table: str, data: dict[str, Any], allowed: tuple[st
     if unknown:
         where = f"[{table}]" if table else "the top level"
         names = ", ".join(repr(k) for k in unknown)
-        raise MachineError(f"{source}: unknown key{'s' if len(unknown) > 1 else ''} {names} in {where}",
-                           hint=f"allowed keys there: {', '.join(allowed)}")
+        raise MachineError(
+            f"{source}: unknown key{'s' if len(unknown) > 1 else ''} {names} in {where}",
+            hint=f"allowed keys there: {', '.join(allowed)}",
+        )
 
 
 def _table(source: str, key: str, value: Any) -> dict[str, Any]:
@@ -334,15 +381,23 @@ def _positive_int(source: str, key: str, value: Any) -> int:
 
         bound = getattr(current(), limit)
         if value > bound:
-            raise MachineError(f"{source}: {key} is {value:,}, more than the limit of {bound:,} ({limit})",
-                               hint=f"raise it with --limit {limit}=N if the machine really is that large")
+            raise MachineError(
+                f"{source}: {key} is {value:,}, more than the limit of {bound:,} ({limit})",
+                hint=f"raise it with --limit {limit}=N if the machine really is that large",
+            )
     return value
 
 
 #: Which kind of quantity a key holds, for values written with units (see :mod:`.units`).
-_UNIT_KINDS = {"latency": "time", "bandwidth": "bandwidth", "memory_bandwidth": "bandwidth",
-               "core_bandwidth": "bandwidth", "peak_flops": "flops", "eager_limit": "bytes",
-               "overhead": "time"}
+_UNIT_KINDS = {
+    "latency": "time",
+    "bandwidth": "bandwidth",
+    "memory_bandwidth": "bandwidth",
+    "core_bandwidth": "bandwidth",
+    "peak_flops": "flops",
+    "eager_limit": "bytes",
+    "overhead": "time",
+}
 
 
 def _with_unit(source: str, key: str, value: Any) -> Any:
@@ -384,12 +439,14 @@ def _link(source: str, table: str, value: Any, default: Link) -> Link:
     _check_keys(source, table, data, _LINK_KEYS)
     latency = _with_unit(source, f"[{table}] latency", data.get("latency", default.latency))
     if not _is_number(latency) or not (0.0 <= float(latency) < math.inf):
-        raise MachineError(f"{source}: [{table}] latency must be a number of seconds (0 or more), "
-                           f"got {latency!r}")
+        raise MachineError(
+            f"{source}: [{table}] latency must be a number of seconds (0 or more), got {latency!r}"
+        )
     bandwidth = _with_unit(source, f"[{table}] bandwidth", data.get("bandwidth", default.bandwidth))
     if not _is_number(bandwidth) or not (0.0 < float(bandwidth) <= math.inf):
-        raise MachineError(f"{source}: [{table}] bandwidth must be a positive number of bytes per "
-                           f"second, got {bandwidth!r}")
+        raise MachineError(
+            f"{source}: [{table}] bandwidth must be a positive number of bytes per second, got {bandwidth!r}"
+        )
     return Link(latency=float(latency), bandwidth=float(bandwidth))
 
 
@@ -403,8 +460,10 @@ def _collective_cost(source: str, value: Any, key: str) -> float:
         return 0.0
     number = data[key]
     if not _is_number(number) or not math.isfinite(float(number)) or float(number) < 0:
-        raise MachineError(f"{source}: [collectives] {key} must be a number of at least 0 (seconds"
-                           f"{' per byte' if key == 'reduce_cost' else ''}), got {number!r}")
+        raise MachineError(
+            f"{source}: [collectives] {key} must be a number of at least 0 (seconds"
+            f"{' per byte' if key == 'reduce_cost' else ''}), got {number!r}"
+        )
     return float(number)
 
 
@@ -416,13 +475,15 @@ def _collectives(source: str, value: Any) -> dict[str, str]:
         if operation in COLLECTIVE_COSTS:
             continue
         if not isinstance(algorithm, str) or not algorithm:
-            raise MachineError(f"{source}: [collectives] {operation} must name an algorithm "
-                               f"(a string), got {algorithm!r}")
+            raise MachineError(
+                f"{source}: [collectives] {operation} must name an algorithm (a string), got {algorithm!r}"
+            )
         known = _known_algorithms(operation)
         if known and algorithm not in known:
-            raise MachineError(f"{source}: [collectives] {operation} = {algorithm!r} is not an algorithm "
-                               f"of {operation}",
-                               hint=f"choose one of: {', '.join(known)}")
+            raise MachineError(
+                f"{source}: [collectives] {operation} = {algorithm!r} is not an algorithm of {operation}",
+                hint=f"choose one of: {', '.join(known)}",
+            )
         choices[operation] = algorithm
     return choices
 
@@ -437,5 +498,11 @@ def _known_algorithms(operation: str) -> tuple[str, ...]:
     return ("auto", *names) if names else ()
 
 
-__all__ = ["Machine", "Link", "PLACEMENTS", "COLLECTIVE_OPERATIONS",
-           "DEFAULT_INTRA_NODE", "DEFAULT_INTER_NODE"]
+__all__ = [
+    "Machine",
+    "Link",
+    "PLACEMENTS",
+    "COLLECTIVE_OPERATIONS",
+    "DEFAULT_INTRA_NODE",
+    "DEFAULT_INTER_NODE",
+]

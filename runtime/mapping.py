@@ -47,7 +47,10 @@ def choose_mapping(
     alternatives = {(p or "cpu"): cost(dict.fromkeys(actions, p)) for p in processors}
     if len(processors) ** len(actions) <= EXHAUSTIVE_LIMIT:
         best = min(
-            (dict(zip(actions, combo, strict=True)) for combo in itertools.product(processors, repeat=len(actions))),
+            (
+                dict(zip(actions, combo, strict=True))
+                for combo in itertools.product(processors, repeat=len(actions))
+            ),
             key=cost,
         )
         return best, alternatives

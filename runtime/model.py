@@ -40,8 +40,9 @@ class Element:
 
     __slots__ = ("index", "name", "kind", "xmi_id", "line")
 
-    def __init__(self, index: int, name: str, kind: str = "action",
-                 xmi_id: str | None = None, line: int | None = None) -> None:
+    def __init__(
+        self, index: int, name: str, kind: str = "action", xmi_id: str | None = None, line: int | None = None
+    ) -> None:
         self.index = index
         self.name = name
         self.kind = kind
@@ -62,8 +63,7 @@ class Element:
         return {"name": self.name, "id": self.xmi_id, "kind": self.kind, "line": self.line}
 
     def __repr__(self) -> str:
-        return (f"Element({self.index!r}, {self.name!r}, {self.kind!r}, "
-                f"{self.xmi_id!r}, {self.line!r})")
+        return f"Element({self.index!r}, {self.name!r}, {self.kind!r}, {self.xmi_id!r}, {self.line!r})"
 
 
 def _no_init(p: Any, v: Any) -> None:
@@ -95,6 +95,7 @@ class ModelSpec:
 
 # Stand-alone command line ------------------------------------------------------
 
+
 def _parse_set(values: Sequence[str]) -> dict[str, str]:
     """``["K=V", ...]`` -> ``{"K": "V"}``; values stay text, the runtime converts them."""
     overrides: dict[str, str] = {}
@@ -110,20 +111,34 @@ def build_parser(spec: ModelSpec) -> argparse.ArgumentParser:
     """The argument parser of a stand-alone generated module."""
     parser = argparse.ArgumentParser(
         prog=f"python {spec.name}.py",
-        description=f"Evaluate the performance model '{spec.name}' (from {spec.source}).")
-    parser.add_argument("--machine", metavar="FILE",
-                        help="machine file (TOML) or the name of a bundled machine (gescher, laptop, "
-                             "cluster-modern); default: 1 node x 4 cores")
+        description=f"Evaluate the performance model '{spec.name}' (from {spec.source}).",
+    )
+    parser.add_argument(
+        "--machine",
+        metavar="FILE",
+        help="machine file (TOML) or the name of a bundled machine (gescher, laptop, "
+        "cluster-modern); default: 1 node x 4 cores",
+    )
     parser.add_argument("--procs", type=int, metavar="N", help="number of processes (default: nodes x cores)")
     parser.add_argument("--nodes", type=int, metavar="N", help="override the machine's node count")
-    parser.add_argument("--set", action="append", default=[], metavar="K=V", dest="overrides",
-                        help="override a model variable (repeatable)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="K=V",
+        dest="overrides",
+        help="override a model variable (repeatable)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--placement", choices=("block", "round_robin"), help="process placement")
     parser.add_argument("--trace", metavar="FILE", help="write a Chrome/Perfetto trace (JSON)")
     parser.add_argument("--max-time", type=float, metavar="SECONDS", help="stop at this simulated time")
-    parser.add_argument("--max-iterations", type=int, metavar="N",
-                        help="stop a loop after N iterations per process (default 10,000,000)")
+    parser.add_argument(
+        "--max-iterations",
+        type=int,
+        metavar="N",
+        help="stop a loop after N iterations per process (default 10,000,000)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     return parser
 
@@ -153,10 +168,18 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
         parser.error(str(exc))
     try:
         machine = Machine.load(args.machine) if args.machine else None
-        results = simulate(spec, machine=machine, procs=args.procs, nodes=args.nodes,
-                           overrides=overrides, seed=args.seed, placement=args.placement,
-                           trace=args.trace, max_time=args.max_time,
-                           max_iterations=args.max_iterations)
+        results = simulate(
+            spec,
+            machine=machine,
+            procs=args.procs,
+            nodes=args.nodes,
+            overrides=overrides,
+            seed=args.seed,
+            placement=args.placement,
+            trace=args.trace,
+            max_time=args.max_time,
+            max_iterations=args.max_iterations,
+        )
     except SimulationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -108,15 +108,25 @@ class Step:
     everyone: bool = False
 
 
-def _step(src: list[int] | np.ndarray, dst: list[int] | np.ndarray, nbytes: float | list[float],
-          repeat: int = 1, reduce_bytes: float = 0.0) -> Step:
+def _step(
+    src: list[int] | np.ndarray,
+    dst: list[int] | np.ndarray,
+    nbytes: float | list[float],
+    repeat: int = 1,
+    reduce_bytes: float = 0.0,
+) -> Step:
     bytes_value: float | np.ndarray
     if isinstance(nbytes, list):
         bytes_value = np.asarray(nbytes, dtype=float)
     else:
         bytes_value = float(nbytes)
-    return Step(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), bytes_value,
-                repeat, float(reduce_bytes))
+    return Step(
+        np.asarray(src, dtype=np.int64),
+        np.asarray(dst, dtype=np.int64),
+        bytes_value,
+        repeat,
+        float(reduce_bytes),
+    )
 
 
 def _binomial_bcast(p: int, n: float) -> list[Step]:
@@ -145,8 +155,7 @@ def _binomial_gather(p: int, n: float) -> list[Step]:
     for k in range(ceil_log2(p)):
         span = 1 << k
         senders = list(range(span, p, 2 * span))
-        steps.append(_step(senders, [r - span for r in senders],
-                           [n * min(span, p - r) for r in senders]))
+        steps.append(_step(senders, [r - span for r in senders], [n * min(span, p - r) for r in senders]))
     return steps
 
 
@@ -156,8 +165,9 @@ def _binomial_scatter(p: int, n: float) -> list[Step]:
     for k in reversed(range(ceil_log2(p))):
         span = 1 << k
         receivers = list(range(span, p, 2 * span))
-        steps.append(_step([r - span for r in receivers], receivers,
-                           [n * min(span, p - r) for r in receivers]))
+        steps.append(
+            _step([r - span for r in receivers], receivers, [n * min(span, p - r) for r in receivers])
+        )
     return steps
 
 
@@ -238,8 +248,10 @@ def _allgather_recursive_doubling(p: int, n: float) -> list[Step]:
 def _allgather_bruck(p: int, n: float) -> list[Step]:
     """Bruck: round k sends ``min(2**k, p - 2**k)`` blocks to ``r - 2**k``; any p."""
     ranks = np.arange(p, dtype=np.int64)
-    return [Step(ranks, (ranks - (1 << k)) % p, n * min(1 << k, p - (1 << k)), everyone=True)
-            for k in range(ceil_log2(p))]
+    return [
+        Step(ranks, (ranks - (1 << k)) % p, n * min(1 << k, p - (1 << k)), everyone=True)
+        for k in range(ceil_log2(p))
+    ]
 
 
 def _alltoall_pairwise(p: int, n: float) -> list[Step]:
@@ -273,18 +285,29 @@ Builder = Callable[[int, float], list[Step]]
 
 #: Algorithms per collective; the first name is the default unless DEFAULT_ALGORITHMS says ``auto``.
 ALGORITHMS: dict[str, dict[str, Builder]] = {
-    "barrier": {"dissemination": lambda p, n: _dissemination(p, 0.0),
-                "tree": lambda p, n: _tree_barrier(p, 0.0)},
-    "bcast": {"binomial": _binomial_bcast, "linear": _linear_out,
-              "scatter_allgather": _bcast_scatter_allgather},
+    "barrier": {
+        "dissemination": lambda p, n: _dissemination(p, 0.0),
+        "tree": lambda p, n: _tree_barrier(p, 0.0),
+    },
+    "bcast": {
+        "binomial": _binomial_bcast,
+        "linear": _linear_out,
+        "scatter_allgather": _bcast_scatter_allgather,
+    },
     "reduce": {"binomial": _binomial_reduce, "linear": lambda p, n: _linear_in(p, n, reduce=True)},
-    "allreduce": {"recursive_doubling": _allreduce_recursive_doubling, "ring": _allreduce_ring,
-                  "rabenseifner": _allreduce_rabenseifner,
-                  "reduce_bcast": lambda p, n: _binomial_reduce(p, n) + _binomial_bcast(p, n)},
+    "allreduce": {
+        "recursive_doubling": _allreduce_recursive_doubling,
+        "ring": _allreduce_ring,
+        "rabenseifner": _allreduce_rabenseifner,
+        "reduce_bcast": lambda p, n: _binomial_reduce(p, n) + _binomial_bcast(p, n),
+    },
     "gather": {"binomial": _binomial_gather, "linear": _linear_in},
     "scatter": {"binomial": _binomial_scatter, "linear": _linear_out},
-    "allgather": {"ring": lambda p, n: [_ring(p, n, p - 1)], "bruck": _allgather_bruck,
-                  "recursive_doubling": _allgather_recursive_doubling},
+    "allgather": {
+        "ring": lambda p, n: [_ring(p, n, p - 1)],
+        "bruck": _allgather_bruck,
+        "recursive_doubling": _allgather_recursive_doubling,
+    },
     "alltoall": {"pairwise": _alltoall_pairwise, "bruck": _alltoall_bruck},
 }
 
@@ -317,8 +340,9 @@ def resolve_algorithm(kind: str, choice: str | None, p: int, n: float) -> str:
     name = (choice or DEFAULT_ALGORITHMS[kind]).strip().lower().replace("-", "_")
     if name != "auto":
         if name not in ALGORITHMS[kind]:
-            raise ValueError(f"unknown {kind} algorithm {choice!r}; choose one of "
-                             f"auto, {', '.join(ALGORITHMS[kind])}")
+            raise ValueError(
+                f"unknown {kind} algorithm {choice!r}; choose one of auto, {', '.join(ALGORITHMS[kind])}"
+            )
         return name
     if kind == "bcast":
         return "binomial" if n < BCAST_SHORT_MSG or p < BCAST_MIN_PROCS else "scatter_allgather"
@@ -342,8 +366,10 @@ def schedule(kind: str, algorithm: str, p: int, n: float, root: int = 0) -> list
     steps = ALGORITHMS[kind][algorithm](p, float(n))
     if root % p == 0:
         return steps
-    return [Step((s.src + root) % p, (s.dst + root) % p, s.nbytes, s.repeat, s.reduce_bytes, s.everyone)
-            for s in steps]
+    return [
+        Step((s.src + root) % p, (s.dst + root) % p, s.nbytes, s.repeat, s.reduce_bytes, s.everyone)
+        for s in steps
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -366,8 +392,12 @@ class _PairCosts:
     which keeps 4096-process schedules with thousands of rounds (pairwise all-to-all) fast.
     """
 
-    def __init__(self, node_of: np.ndarray, link: Callable[[int, int], LinkLike],
-                 levels: tuple[LinkLike, LinkLike] | None = None):
+    def __init__(
+        self,
+        node_of: np.ndarray,
+        link: Callable[[int, int], LinkLike],
+        levels: tuple[LinkLike, LinkLike] | None = None,
+    ):
         self.node_of = node_of
         self.link = link
         self.nnodes = int(node_of.max()) + 1 if len(node_of) else 1
@@ -428,8 +458,9 @@ def finish_offsets(steps: list[Step], p: int, costs: _PairCosts, gamma: float = 
         counts = np.fromiter((len(s.src) for s in batch), dtype=np.int64, count=len(batch))
         src = np.concatenate([s.src for s in batch])
         dst = np.concatenate([s.dst for s in batch])
-        nbytes = np.concatenate([np.broadcast_to(np.asarray(s.nbytes, dtype=float), (len(s.src),))
-                                 for s in batch])
+        nbytes = np.concatenate(
+            [np.broadcast_to(np.asarray(s.nbytes, dtype=float), (len(s.src),)) for s in batch]
+        )
         alpha, beta = costs.arrays(src, dst)
         firsts = np.concatenate(([0], np.cumsum(counts)[:-1]))
         slowest = np.maximum.reduceat(alpha + nbytes * beta, firsts)
@@ -468,9 +499,16 @@ class CollectiveModel:
     costs one schedule evaluation.
     """
 
-    def __init__(self, node_of: list[int] | np.ndarray, link: Callable[[int, int], LinkLike],
-                 algorithms: Mapping[str, str] | None = None, gamma: float = 0.0, *,
-                 levels: tuple[LinkLike, LinkLike] | None = None, overhead: float = 0.0):
+    def __init__(
+        self,
+        node_of: list[int] | np.ndarray,
+        link: Callable[[int, int], LinkLike],
+        algorithms: Mapping[str, str] | None = None,
+        gamma: float = 0.0,
+        *,
+        levels: tuple[LinkLike, LinkLike] | None = None,
+        overhead: float = 0.0,
+    ):
         self.node_of = np.asarray(node_of, dtype=np.int64)
         self.p = len(self.node_of)
         self.algorithms = {k.lower(): str(v) for k, v in (algorithms or {}).items()}
@@ -483,7 +521,9 @@ class CollectiveModel:
         self._cache: dict[tuple[str, int, float], list[float]] = {}
 
     @classmethod
-    def for_machine(cls, machine: Any, node_of: list[int] | np.ndarray, gamma: float = 0.0) -> CollectiveModel:
+    def for_machine(
+        cls, machine: Any, node_of: list[int] | np.ndarray, gamma: float = 0.0
+    ) -> CollectiveModel:
         """The model of a :class:`~uml2perf_runtime.machine.Machine` and a placement.
 
         Uses the machine's ``[collectives]`` choices, and the fast two-level lookup when the
@@ -496,8 +536,14 @@ class CollectiveModel:
         if isinstance(machine, Machine) and type(machine).link is Machine.link:
             levels = (machine.intra_node, machine.inter_node)
         gamma = gamma or float(getattr(machine, "reduce_cost", 0.0))
-        return cls(node_of, machine.link, getattr(machine, "collectives", None), gamma, levels=levels,
-                   overhead=float(getattr(machine, "collective_overhead", 0.0)))
+        return cls(
+            node_of,
+            machine.link,
+            getattr(machine, "collectives", None),
+            gamma,
+            levels=levels,
+            overhead=float(getattr(machine, "collective_overhead", 0.0)),
+        )
 
     def algorithm(self, kind: str, size: float) -> str:
         """The algorithm name used for ``kind`` with ``size`` bytes on this machine."""

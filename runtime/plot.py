@@ -30,10 +30,12 @@ def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise SimulationError("plotting needs matplotlib, which is not installed",
-                              hint="pip install uml2perf[plot]") from None
+        raise SimulationError(
+            "plotting needs matplotlib, which is not installed", hint="pip install uml2perf[plot]"
+        ) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -42,8 +44,13 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
     suffix = Path(path).suffix or ".png"
 
     def render(tmp: str) -> None:
-        fig.savefig(tmp, dpi=120, bbox_inches="tight", format=suffix.lstrip("."),
-                    metadata={"Software": None} if suffix == ".png" else None)
+        fig.savefig(
+            tmp,
+            dpi=120,
+            bbox_inches="tight",
+            format=suffix.lstrip("."),
+            metadata={"Software": None} if suffix == ".png" else None,
+        )
 
     return write_atomically(path, "plot", render)
 
@@ -58,8 +65,7 @@ def _draw_timeline(ax: Any, results: Results) -> None:
             continue
         ax.broken_barh([(start, end - start)], (row[key] - 0.4, 0.8), facecolors=_COLOURS[category])
     ax.set_yticks(range(len(tracks)))
-    ax.set_yticklabels([f"rank {pid}" + (f" t{track}" if track else "") for pid, track in tracks],
-                       fontsize=7)
+    ax.set_yticklabels([f"rank {pid}" + (f" t{track}" if track else "") for pid, track in tracks], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("simulated time (s)")
     ax.set_title(f"Timeline of '{results.model}' ({results.processes} processes)")
@@ -69,6 +75,7 @@ def _draw_timeline(ax: Any, results: Results) -> None:
 
 def _patch(category: str) -> Any:
     from matplotlib.patches import Patch
+
     return Patch(color=_COLOURS[category], label=category)
 
 
@@ -97,8 +104,10 @@ def _draw_elements(ax: Any, results: Results, top: int) -> None:
 def plot_timeline(results: Results, path: str | os.PathLike[str]) -> Path:
     """Gantt chart of the recorded timeline (run ``simulate`` with ``trace=``)."""
     if results.timeline is None:
-        raise SimulationError("no timeline was recorded for this run",
-                              hint="simulate with trace=PATH (or trace=True) to record one")
+        raise SimulationError(
+            "no timeline was recorded for this run",
+            hint="simulate with trace=PATH (or trace=True) to record one",
+        )
     plt = _pyplot()
     tracks = len({(pid, track) for pid, track, *_ in results.timeline})
     fig, ax = plt.subplots(figsize=(10, 1.5 + 0.25 * min(tracks, _MAX_ROWS)))
@@ -123,11 +132,16 @@ def plot_elements(results: Results, path: str | os.PathLike[str], top: int = 20)
 def plot_results(results: Results, path: str | os.PathLike[str], top: int = 20) -> Path:
     """One PNG: the timeline (or per-process bars) above the per-element bars."""
     plt = _pyplot()
-    rows = min(_MAX_ROWS, results.processes if results.timeline is None
-               else len({(p, t) for p, t, *_ in results.timeline}))
+    rows = min(
+        _MAX_ROWS,
+        results.processes if results.timeline is None else len({(p, t) for p, t, *_ in results.timeline}),
+    )
     fig, (upper, lower) = plt.subplots(
-        2, 1, figsize=(10, 3 + 0.25 * rows + 0.3 * min(top, len(results.elements))),
-        gridspec_kw={"height_ratios": [max(rows, 2), max(min(top, len(results.elements)), 2)]})
+        2,
+        1,
+        figsize=(10, 3 + 0.25 * rows + 0.3 * min(top, len(results.elements))),
+        gridspec_kw={"height_ratios": [max(rows, 2), max(min(top, len(results.elements)), 2)]},
+    )
     try:
         if results.timeline is not None:
             _draw_timeline(upper, results)

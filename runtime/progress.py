@@ -23,13 +23,15 @@ INTERVAL = 0.5
 
 def _status(now: float, running: int, total: int, elapsed: float) -> str:
     done = total - running
-    return (f"simulating: t = {now:.6g} s simulated, {done}/{total} processes finished, "
-            f"{elapsed:.1f} s elapsed")
+    return (
+        f"simulating: t = {now:.6g} s simulated, {done}/{total} processes finished, {elapsed:.1f} s elapsed"
+    )
 
 
 @contextmanager
-def progress_line(sample: Callable[[], tuple[float, int, int]], enabled: bool,
-                  stream: TextIO | None = None) -> Iterator[None]:
+def progress_line(
+    sample: Callable[[], tuple[float, int, int]], enabled: bool, stream: TextIO | None = None
+) -> Iterator[None]:
     """Show a status line while the body runs, if ``enabled`` and it takes long.
 
     ``sample()`` returns (simulated time, processes still running, processes in all);

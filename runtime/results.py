@@ -80,23 +80,26 @@ class Results:
         for ctx in contexts:
             t = ctx.totals
             tt = ctx.thread_totals
-            per_process.append({
-                "pid": ctx.pid,
-                "node": ctx.node,
-                "time": ctx.finish_time,
-                "compute": t[0],
-                "communication": t[1],
-                "wait": t[2],
-                "threads": {"compute": tt[0], "communication": tt[1], "wait": tt[2]},
-                "oversubscribed": ctx.oversubscribed,
-            })
+            per_process.append(
+                {
+                    "pid": ctx.pid,
+                    "node": ctx.node,
+                    "time": ctx.finish_time,
+                    "compute": t[0],
+                    "communication": t[1],
+                    "wait": t[2],
+                    "threads": {"compute": tt[0], "communication": tt[1], "wait": tt[2]},
+                    "oversubscribed": ctx.oversubscribed,
+                }
+            )
         rows = _element_rows(sim) if elements else []
         timeline = None
         if sim.tracing:
             names = [e.name for e in elements]
-            timeline = [(pid, track, names[index], CATEGORY_NAMES[cat] if cat >= 0 else "composite",
-                         start, end)
-                        for pid, track, index, cat, start, end in sim.trace_events]
+            timeline = [
+                (pid, track, names[index], CATEGORY_NAMES[cat] if cat >= 0 else "composite", start, end)
+                for pid, track, index, cat, start, end in sim.trace_events
+            ]
         parameters = {name: sim.overrides.get(name, default) for name, default in sim.spec.parameters}
         time = max((ctx.finish_time for ctx in contexts), default=0.0)
         if not math.isfinite(time):
@@ -104,7 +107,9 @@ class Results:
 
             raise SimulationError(
                 f"the predicted time of model '{sim.spec.name}' is {time}: the costs add up past the largest "
-                "number a float can hold", hint="check the cost functions for huge values")
+                "number a float can hold",
+                hint="check the cost functions for huge values",
+            )
         return cls(
             model=sim.spec.name,
             source=sim.spec.source,
@@ -125,8 +130,10 @@ class Results:
         )
 
     def __repr__(self) -> str:
-        return (f"Results(model={self.model!r}, time={self.time!r}, processes={self.processes}, "
-                f"nodes={self.nodes}, machine={self.machine.get('name')!r})")
+        return (
+            f"Results(model={self.model!r}, time={self.time!r}, processes={self.processes}, "
+            f"nodes={self.nodes}, machine={self.machine.get('name')!r})"
+        )
 
     # -- queries -------------------------------------------------------------------------
 
@@ -155,12 +162,19 @@ class Results:
             "wall_time": self.wall_time,
             "properties": self.properties,
             "critical_path": self.critical_path,
-            **({"critical_path_note": "a large run: ask for its critical path with --critical-path"}
-               if self.critical_path is None else {}),
+            **(
+                {"critical_path_note": "a large run: ask for its critical path with --critical-path"}
+                if self.critical_path is None
+                else {}
+            ),
             **({"replications": self.replications} if self.replications is not None else {}),
             **({"base_time": self.base_time, "what_if": self.speedups} if self.base_time is not None else {}),
             **({"speedups": self.ranked_speedups} if self.ranked_speedups is not None else {}),
-            **({"mapping": self.mapping, "alternatives": self.alternatives} if self.mapping is not None else {}),
+            **(
+                {"mapping": self.mapping, "alternatives": self.alternatives}
+                if self.mapping is not None
+                else {}
+            ),
         }
 
     # -- text report ----------------------------------------------------------------------
@@ -197,9 +211,11 @@ class Results:
     def _mapping_lines(self) -> list[str]:
         if self.mapping is None:
             return []
-        out = ["", "Mapping of device = \"auto\" actions (chosen to minimise the whole model's time)"]
+        out = ["", 'Mapping of device = "auto" actions (chosen to minimise the whole model\'s time)']
         out += [f"  {name:<28} {device}" for name, device in self.mapping.items()]
-        alternatives = ", ".join(f"all on {name}: {value:.6g} s" for name, value in (self.alternatives or {}).items())
+        alternatives = ", ".join(
+            f"all on {name}: {value:.6g} s" for name, value in (self.alternatives or {}).items()
+        )
         out.append(f"  chosen: {self.time:.6g} s; {alternatives}")
         return out
 
@@ -209,8 +225,11 @@ class Results:
             change = self.time - self.base_time
             share = 100 * change / self.base_time if self.base_time > 0 else 0.0
             factors = ", ".join(f"{name} {factor:g}x faster" for name, factor in self.speedups.items())
-            out += ["", f"What if {factors}: {self.time:.6g} s instead of {self.base_time:.6g} s "
-                        f"({change:+.6g} s, {share:+.1f}%)"]
+            out += [
+                "",
+                f"What if {factors}: {self.time:.6g} s instead of {self.base_time:.6g} s "
+                f"({change:+.6g} s, {share:+.1f}%)",
+            ]
         if self.ranked_speedups:
             out += ["", "What to speed up first (each element of the critical path 2x faster)"]
             for row in self.ranked_speedups:
@@ -236,8 +255,10 @@ class Results:
         if rep is None:
             return ""
         low, high = rep["ci95"]
-        return (f", mean of {rep['n']} replications (std {format_time(rep['std'])}, "
-                f"95% confidence interval {low:.6g} .. {high:.6g} s)")
+        return (
+            f", mean of {rep['n']} replications (std {format_time(rep['std'])}, "
+            f"95% confidence interval {low:.6g} .. {high:.6g} s)"
+        )
 
     def _findings(self, most: int = 6) -> list[str]:
         """The most severe properties, one line each (nothing when none holds)."""
@@ -264,8 +285,11 @@ class Results:
         out = [f"Per process (over {self.processes} processes)", head]
         data = np.array([[row[k] for k in keys] for row in self.per_process])
         slowest = int(np.argmax(data[:, 0]))
-        for label, values in (("min", data.min(axis=0)), ("mean", data.mean(axis=0)),
-                              ("max", data.max(axis=0))):
+        for label, values in (
+            ("min", data.min(axis=0)),
+            ("mean", data.mean(axis=0)),
+            ("max", data.max(axis=0)),
+        ):
             out.append(f"  {label:<14}" + "".join(f"{format_time(float(x)):>12}" for x in values))
         out.append(f"  slowest process: {self.per_process[slowest]['pid']}")
         return out
@@ -275,16 +299,19 @@ class Results:
         if not rows:
             return ["No element was executed."]
         width = max(7, *(len(r["name"]) for r in rows[:max_elements]))  # names are never cut
-        out = ["Where the time goes (summed over processes; threads in thread-seconds)",
-               f"  {'element':<{width}} {'kind':<10}{'calls':>10}{'inclusive':>12}{'exclusive':>12}"
-               f"{'%excl':>7}{'per call':>12}{'mean/proc':>12}{'min':>12}{'max':>12}{'std':>12}"]
+        out = [
+            "Where the time goes (summed over processes; threads in thread-seconds)",
+            f"  {'element':<{width}} {'kind':<10}{'calls':>10}{'inclusive':>12}{'exclusive':>12}"
+            f"{'%excl':>7}{'per call':>12}{'mean/proc':>12}{'min':>12}{'max':>12}{'std':>12}",
+        ]
         for r in rows[:max_elements]:
             per_call = r["inclusive"] / r["calls"] if r["calls"] else 0.0
             out.append(
                 f"  {r['name']:<{width}} {r['kind'][:10]:<10}{r['calls']:>10,}"
                 f"{format_time(r['inclusive']):>12}{format_time(r['exclusive']):>12}"
                 f"{r['percent']:>6.1f}%{format_time(per_call):>12}{format_time(r['mean']):>12}"
-                f"{format_time(r['min']):>12}{format_time(r['max']):>12}{format_time(r['std']):>12}")
+                f"{format_time(r['min']):>12}{format_time(r['max']):>12}{format_time(r['std']):>12}"
+            )
         if len(rows) > max_elements:
             out.append(f"  ... {len(rows) - max_elements} more elements (see --json)")
         return out
@@ -293,8 +320,13 @@ class Results:
 def _critical_path(sim: Simulation) -> list[dict[str, Any]]:
     from .critical_path import critical_path
 
-    return critical_path(sim.trace_events, sim.trace_messages, [ctx.finish_time for ctx in sim.contexts],
-                         [e.name for e in sim.elements], [e.kind for e in sim.elements])
+    return critical_path(
+        sim.trace_events,
+        sim.trace_messages,
+        [ctx.finish_time for ctx in sim.contexts],
+        [e.name for e in sim.elements],
+        [e.kind for e in sim.elements],
+    )
 
 
 def _properties(sim: Simulation, time: float) -> list[dict[str, Any]]:
@@ -354,21 +386,23 @@ def _element_rows(sim: Simulation) -> list[dict[str, Any]]:
     for elem in sim.elements:
         i = elem.index
         ran = int(count[i])
-        rows.append({
-            "name": elem.name,
-            "id": elem.xmi_id,
-            "kind": elem.kind,
-            "line": elem.line,
-            "calls": int(total_calls[i]),
-            "inclusive": float(inclusive[i]),
-            "exclusive": float(exclusive[i]),
-            "percent": 100.0 * float(exclusive[i]) / total_excl if total_excl > 0 else 0.0,
-            "processes": ran,
-            "mean": float(mean[i]) if ran else 0.0,
-            "min": float(low[i]) if ran else 0.0,
-            "max": float(high[i]) if ran else 0.0,
-            "std": float(std[i]) if ran else 0.0,
-        })
+        rows.append(
+            {
+                "name": elem.name,
+                "id": elem.xmi_id,
+                "kind": elem.kind,
+                "line": elem.line,
+                "calls": int(total_calls[i]),
+                "inclusive": float(inclusive[i]),
+                "exclusive": float(exclusive[i]),
+                "percent": 100.0 * float(exclusive[i]) / total_excl if total_excl > 0 else 0.0,
+                "processes": ran,
+                "mean": float(mean[i]) if ran else 0.0,
+                "min": float(low[i]) if ran else 0.0,
+                "max": float(high[i]) if ran else 0.0,
+                "std": float(std[i]) if ran else 0.0,
+            }
+        )
     rows.sort(key=lambda r: -r["inclusive"])
     return rows
 

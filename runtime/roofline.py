@@ -105,8 +105,13 @@ def _number(ctx: Context, elem: Element, what: str, value: Any) -> float:
     if not (0.0 <= number < math.inf):
         raise ModelRuntimeError(
             f"{what} of {elem.describe()} is {value!r} on {ctx.describe()}: it must be a finite number of at least 0",
-            element_name=elem.name, element_id=elem.xmi_id, line=elem.line, pid=ctx.pid, tid=ctx.tid,
-            hint="check the tag's expression and the variables it uses")
+            element_name=elem.name,
+            element_id=elem.xmi_id,
+            line=elem.line,
+            pid=ctx.pid,
+            tid=ctx.tid,
+            hint="check the tag's expression and the variables it uses",
+        )
     return number
 
 
@@ -114,12 +119,21 @@ def _machine_value(ctx: Context, key: str, value: float | None, elem: Element) -
     if value is None:
         raise MachineError(
             f"{elem.describe()} gives flops or bytes, but machine '{ctx.sim.machine.name}' has no '{key}'",
-            hint=f"add '{key} = ...' to the machine file (see samples/machines/gpu-node.toml)")
+            hint=f"add '{key} = ...' to the machine file (see samples/machines/gpu-node.toml)",
+        )
     return value
 
 
-def roofline(ctx: Context, elem: Element, cost: float, flops: Any, nbytes: Any, device: str | None,
-             copy_in: Any, copy_out: Any) -> Any:
+def roofline(
+    ctx: Context,
+    elem: Element,
+    cost: float,
+    flops: Any,
+    nbytes: Any,
+    device: str | None,
+    copy_in: Any,
+    copy_out: Any,
+) -> Any:
     """Generator behind ``p.roofline(...)``: run one hardware-aware action (see the module docstring)."""
     sim = ctx.sim
     flops_v = _number(ctx, elem, "flops", flops)
@@ -158,7 +172,8 @@ def roofline(ctx: Context, elem: Element, cost: float, flops: Any, nbytes: Any, 
                 ctx.record(elem, "wait", start, start + queued)
             kernel = max(flops_v / spec.peak_flops, bytes_v / spec.memory_bandwidth) + cost_v
             transfers = (spec.link.time(copy_in_v) if copy_in_v > 0 else 0.0) + (
-                spec.link.time(copy_out_v) if copy_out_v > 0 else 0.0)
+                spec.link.time(copy_out_v) if copy_out_v > 0 else 0.0
+            )
             busy = kernel + transfers
             if busy > 0.0:
                 yield Timeout(env, busy)

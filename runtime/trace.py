@@ -43,17 +43,30 @@ def build_trace(sim: Simulation) -> dict[str, Any]:
     elements = sim.elements
     events: list[dict[str, Any]] = []
     for ctx in sim.contexts:
-        events.append({"ph": "M", "name": "process_name", "pid": ctx.pid, "tid": 0,
-                       "args": {"name": f"rank {ctx.pid} (node {ctx.node})"}})
-        events.append({"ph": "M", "name": "process_sort_index", "pid": ctx.pid, "tid": 0,
-                       "args": {"sort_index": ctx.pid}})
-        events.append({"ph": "M", "name": "thread_name", "pid": ctx.pid, "tid": 0,
-                       "args": {"name": "main"}})
+        events.append(
+            {
+                "ph": "M",
+                "name": "process_name",
+                "pid": ctx.pid,
+                "tid": 0,
+                "args": {"name": f"rank {ctx.pid} (node {ctx.node})"},
+            }
+        )
+        events.append(
+            {
+                "ph": "M",
+                "name": "process_sort_index",
+                "pid": ctx.pid,
+                "tid": 0,
+                "args": {"sort_index": ctx.pid},
+            }
+        )
+        events.append({"ph": "M", "name": "thread_name", "pid": ctx.pid, "tid": 0, "args": {"name": "main"}})
     for (pid, track), label in sorted(sim.track_labels.items()):
-        events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": track,
-                       "args": {"name": label}})
-        events.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": track,
-                       "args": {"sort_index": track}})
+        events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": track, "args": {"name": label}})
+        events.append(
+            {"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": track, "args": {"sort_index": track}}
+        )
 
     slices = sorted(sim.trace_events, key=lambda e: (e[0], e[1], e[4], -(e[5] - e[4]), e[2], e[3]))
     for pid, track, index, category, start, end in slices:
@@ -63,15 +76,26 @@ def build_trace(sim: Simulation) -> dict[str, Any]:
             args["id"] = elem.xmi_id
         if elem.line:
             args["line"] = elem.line
-        events.append({
-            "ph": "X", "name": elem.name,
-            "cat": CATEGORY_NAMES[category] if category >= 0 else "composite",
-            "pid": pid, "tid": track, "ts": _us(start), "dur": _us(end - start), "args": args,
-        })
+        events.append(
+            {
+                "ph": "X",
+                "name": elem.name,
+                "cat": CATEGORY_NAMES[category] if category >= 0 else "composite",
+                "pid": pid,
+                "tid": track,
+                "ts": _us(start),
+                "dur": _us(end - start),
+                "args": args,
+            }
+        )
 
     for number, (src, dst, size, tag, sent, received) in enumerate(sim.trace_messages):
-        flow = {"name": "message", "cat": "message", "id": number,
-                "args": {"size": size, "tag": tag, "from": src, "to": dst}}
+        flow = {
+            "name": "message",
+            "cat": "message",
+            "id": number,
+            "args": {"size": size, "tag": tag, "from": src, "to": dst},
+        }
         events.append({**flow, "ph": "s", "pid": src, "tid": 0, "ts": _us(sent)})
         events.append({**flow, "ph": "f", "bp": "e", "pid": dst, "tid": 0, "ts": _us(received)})
 

@@ -15,13 +15,28 @@ from typing import Any
 
 __all__ = ["KINDS", "quantity"]
 
-_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
-           "Ki": 1024.0, "Mi": 1024.0**2, "Gi": 1024.0**3, "Ti": 1024.0**4}
+_PREFIX = {
+    "": 1.0,
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "Ki": 1024.0,
+    "Mi": 1024.0**2,
+    "Gi": 1024.0**3,
+    "Ti": 1024.0**4,
+}
 _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9, "min": 60.0}
 
 #: What each kind of quantity is measured in (for messages).
-KINDS = {"time": "seconds (s, ms, us, ns)", "bytes": "bytes (B, KB, MiB...)",
-         "bandwidth": "bytes per second (GB/s, Gbit/s...)", "flops": "flop per second (Gflop/s...)"}
+KINDS = {
+    "time": "seconds (s, ms, us, ns)",
+    "bytes": "bytes (B, KB, MiB...)",
+    "bandwidth": "bytes per second (GB/s, Gbit/s...)",
+    "flops": "flop per second (Gflop/s...)",
+}
 
 _NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
 _PATTERN = re.compile(rf"^\s*{_NUMBER}\s*([A-Za-zµμ/]*)\s*$")

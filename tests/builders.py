@@ -302,7 +302,9 @@ class LoopNodeBuilder(RegionBuilder):
         self.body: list[str] = []
 
     def loop_spec(self) -> LoopSpec:
-        return LoopSpec(tuple(self.setup), tuple(self.test), tuple(self.body), self.tested_first, self.decider)
+        return LoopSpec(
+            tuple(self.setup), tuple(self.test), tuple(self.body), self.tested_first, self.decider
+        )
 
 
 class ConditionalBuilder(RegionBuilder):

@@ -13,15 +13,26 @@ def elements(*names: str, kind: str = "action") -> list[Element]:
     return [Element(i, name, kind, f"_{name}", 10 + i) for i, name in enumerate(names)]
 
 
-def spec(main: Callable[[Any, Any], Any], elems: Sequence[Element], *,
-         init: Callable[[Any, Any], Any] | None = None,
-         parameters: Sequence[tuple[str, Any]] = (), name: str = "test") -> ModelSpec:
+def spec(
+    main: Callable[[Any, Any], Any],
+    elems: Sequence[Element],
+    *,
+    init: Callable[[Any, Any], Any] | None = None,
+    parameters: Sequence[tuple[str, Any]] = (),
+    name: str = "test",
+) -> ModelSpec:
     """A ModelSpec around a hand-written main generator function."""
     kwargs: dict[str, Any] = {}
     if init is not None:
         kwargs["init"] = init
-    return ModelSpec(name=name, source=f"{name}.uml", elements=tuple(elems), main=main,
-                     parameters=tuple(parameters), **kwargs)
+    return ModelSpec(
+        name=name,
+        source=f"{name}.uml",
+        elements=tuple(elems),
+        main=main,
+        parameters=tuple(parameters),
+        **kwargs,
+    )
 
 
 def machine(nodes: int = 1, cores: int = 1, speed: float = 1.0, **kwargs: Any) -> Machine:

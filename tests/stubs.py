@@ -24,8 +24,15 @@ class NoGuardHolds(Exception):
 class StubContext:
     """Records ``compute``/communication calls as element names, in order."""
 
-    def __init__(self, *, pid: int = 0, nprocs: int = 1, seed: int = 0, limit: int = 10_000,
-                 overrides: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        pid: int = 0,
+        nprocs: int = 1,
+        seed: int = 0,
+        limit: int = 10_000,
+        overrides: dict[str, Any] | None = None,
+    ) -> None:
         self.pid, self.nprocs, self.tid, self.nthreads = pid, nprocs, 0, 1
         self.uid, self.node, self.nnodes, self.ppn = pid, 0, 1, 1
         self.trace: list[str] = []

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from uml2perf_runtime import Machine, simulate
 from uml2perf_runtime.analytic import (
     Batch,
@@ -44,8 +43,10 @@ def module(body: str, parameters: str = "()", elements: str = "") -> Any:
         """
     )
     source = f"KINDS = {elements or repr(('action',) * 8)}\n" + source + textwrap.dedent(body)
-    source += f"\nMODEL = rt.ModelSpec(name='m', source='m.uml', elements=E, init=init_globals, " \
-              f"main=activity_main, parameters={parameters})\n"
+    source += (
+        f"\nMODEL = rt.ModelSpec(name='m', source='m.uml', elements=E, init=init_globals, "
+        f"main=activity_main, parameters={parameters})\n"
+    )
     mod = types.ModuleType(f"analytic_test_model_{next(_counter)}")
     exec(compile(source, mod.__name__, "exec"), mod.__dict__)  # noqa: S102 - test code
     return mod.MODEL
@@ -53,11 +54,14 @@ def module(body: str, parameters: str = "()", elements: str = "") -> Any:
 
 def simulated(spec: Any, machine: Machine, point: dict[str, Any], **fixed: Any) -> Any:
     params = {k: v for k, v in point.items() if k not in ("procs", "nodes")}
-    return simulate(spec, machine, procs=point.get("procs"), nodes=point.get("nodes"),
-                    overrides={**fixed, **params})
+    return simulate(
+        spec, machine, procs=point.get("procs"), nodes=point.get("nodes"), overrides={**fixed, **params}
+    )
 
 
-def assert_agrees(spec: Any, machine: Machine, grid: dict[str, list[Any]], **fixed: Any) -> list[dict[str, Any]]:
+def assert_agrees(
+    spec: Any, machine: Machine, grid: dict[str, list[Any]], **fixed: Any
+) -> list[dict[str, Any]]:
     """Analytic rows equal the simulator's time and per-process means to 1e-9 relative."""
     table = evaluate(spec, machine, grid, overrides=fixed)
     assert len(table) == int(np.prod([len(v) for v in grid.values()]))
@@ -103,7 +107,8 @@ def test_loop_count_that_differs_across_points_splits_the_batch() -> None:
 
 
 def test_branches_on_rank_and_parameter() -> None:
-    spec = module("""
+    spec = module(
+        """
         def init_globals(p, v):
             v.N = p.param("N", 10)
             v.GV = p.param("GV", 0)
@@ -121,12 +126,15 @@ def test_branches_on_rank_and_parameter() -> None:
             yield from p.gather(E[5], 0, 16, 0.0)
             yield from p.scatter(E[6], 1 % p.nprocs, 16, 0.0)
             yield from p.alltoall(E[7], 32, 0.0)
-        """, "(('N', 10), ('GV', 0))")
+        """,
+        "(('N', 10), ('GV', 0))",
+    )
     assert_agrees(spec, CLUSTER, {"procs": [1, 2, 5, 12], "N": [10, 30]})
 
 
 def test_allgather_and_nodes_sweep_use_the_network_model() -> None:
-    spec = module("""
+    spec = module(
+        """
         def init_globals(p, v):
             v.SIZE = p.param("SIZE", 1000.0)
 
@@ -134,13 +142,16 @@ def test_allgather_and_nodes_sweep_use_the_network_model() -> None:
             yield from p.compute(E[0], 1e-3 * (p.node + 1))
             yield from p.allgather(E[1], v.SIZE)
             yield from p.allreduce(E[2], v.SIZE * 100)
-        """, "(('SIZE', 1000.0),)")
+        """,
+        "(('SIZE', 1000.0),)",
+    )
     gescher = Machine.from_toml(REPO / "samples" / "machines" / "gescher.toml")
     assert_agrees(spec, gescher, {"nodes": [1, 2, 4], "procs": [3, 4], "SIZE": [10.0, 1e5]})
 
 
 def test_while_loop_and_code_fragments() -> None:
-    spec = module("""
+    spec = module(
+        """
         def init_globals(p, v):
             v.TOL = p.param("TOL", 0.01)
             v.err = 1.0
@@ -153,7 +164,9 @@ def test_while_loop_and_code_fragments() -> None:
                 yield from p.allreduce(E[2], 8)
                 v.err = v.err / 2
             p.leave(E[0])
-        """, "(('TOL', 0.01),)")
+        """,
+        "(('TOL', 0.01),)",
+    )
     rows = assert_agrees(spec, CLUSTER, {"TOL": [0.1, 0.01, 1e-5], "procs": [2, 6]})
     assert rows[0]["time"] < rows[-1]["time"]
 
@@ -190,13 +203,16 @@ def test_textual_values_take_the_parameter_type() -> None:
 )
 def test_what_needs_the_simulator_is_refused(body: str, reason: str) -> None:
     kinds = "('send', 'barrier') + ('action',) * 6" if "send" in body else ""
-    spec = module(f"""
+    spec = module(
+        f"""
         def init_globals(p, v):
             pass
 
         def activity_main(p, v):
             {body}
-        """, elements=kinds)
+        """,
+        elements=kinds,
+    )
     with pytest.raises(NotAnalytic, match=reason):
         evaluate(spec, CLUSTER, {"procs": [2, 3]})
     assert not is_analytic(spec, CLUSTER, procs=2)

@@ -13,9 +13,28 @@ REPO = Path(__file__).resolve().parent.parent
 def test_quick_benchmark_reports_every_part(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     proc = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--repeat", "1", "--actions", "40",
-         "--procs", "4", "--rounds", "3", "--scaling", "2,4", "--json", str(out), "--workdir", str(tmp_path)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "run.py"),
+            "--quick",
+            "--repeat",
+            "1",
+            "--actions",
+            "40",
+            "--procs",
+            "4",
+            "--rounds",
+            "3",
+            "--scaling",
+            "2,4",
+            "--json",
+            str(out),
+            "--workdir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(out.read_text())

@@ -33,7 +33,9 @@ def _entries(folder: Path, kind: str) -> list[Path]:
     return sorted(folder.glob(f"{kind}-*"))
 
 
-def test_compiled_code_is_kept_verified_and_found_again(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compiled_code_is_kept_verified_and_found_again(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first = cache.compile_cached("x = 6 * 7\n", "<model>")
     (entry,) = _entries(cache_home, "code")
     assert oct(cache_home.stat().st_mode & 0o777) == "0o700" and oct(entry.stat().st_mode & 0o777) == "0o600"
@@ -56,7 +58,9 @@ def test_source_and_file_name_both_key_an_entry(cache_home: Path) -> None:
     assert len(_entries(cache_home, "code")) == 3
 
 
-def test_a_changed_entry_is_never_loaded_and_is_rebuilt(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_changed_entry_is_never_loaded_and_is_rebuilt(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An attacker's (or a disk's) change to the code inside an entry: the digest no longer matches."""
     cache.compile_cached("y = 1\n", "<m>")
     (entry,) = _entries(cache_home, "code")
@@ -95,7 +99,7 @@ def test_a_link_in_place_of_an_entry_is_not_followed(cache_home: Path, tmp_path:
     shutil.copy(entry, elsewhere)
     entry.unlink()
     entry.symlink_to(elsewhere)
-    assert cache.open_cache().get("code", entry.name[len("code-"):]) is None  # type: ignore[union-attr]
+    assert cache.open_cache().get("code", entry.name[len("code-") :]) is None  # type: ignore[union-attr]
 
 
 @POSIX
@@ -104,7 +108,7 @@ def test_an_entry_others_may_write_is_refused(cache_home: Path) -> None:
     (entry,) = _entries(cache_home, "code")
     entry.chmod(0o666)
     with pytest.warns(cache.UnsafeCacheWarning, match="another user"):
-        assert cache.open_cache().get("code", entry.name[len("code-"):]) is None  # type: ignore[union-attr]
+        assert cache.open_cache().get("code", entry.name[len("code-") :]) is None  # type: ignore[union-attr]
 
 
 @POSIX
@@ -128,8 +132,9 @@ def test_a_link_in_place_of_the_folder_is_refused(cache_home: Path, tmp_path: Pa
     assert not list(real.iterdir())
 
 
-def test_the_cache_can_be_switched_off_and_moved(cache_home: Path, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cache_can_be_switched_off_and_moved(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(cache.DISABLE_VARIABLE, "1")
     assert cache.cache_dir() is None
     cache.compile_cached("z = 1\n", "<m>")
@@ -139,7 +144,9 @@ def test_the_cache_can_be_switched_off_and_moved(cache_home: Path, tmp_path: Pat
     assert cache.cache_dir() == tmp_path / "moved"
 
 
-def test_only_the_newest_entries_of_a_kind_are_kept(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_only_the_newest_entries_of_a_kind_are_kept(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(cache, "MAX_ENTRIES", 3)
     for number in range(6):
         cache.compile_cached(f"x = {number}\n", "<m>")
@@ -156,8 +163,12 @@ def test_templates_use_the_verified_cache_and_survive_damage(cache_home: Path) -
     folder = Path(__file__).resolve().parents[1] / "templates"
 
     def render() -> str:
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), undefined=jinja2.StrictUndefined,
-                                 bytecode_cache=_template_cache(), **_JINJA_OPTIONS)
+        env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(folder)),
+            undefined=jinja2.StrictUndefined,
+            bytecode_cache=_template_cache(),
+            **_JINJA_OPTIONS,
+        )
         return env.get_template("model_graph.dot.jinja").render(title="t", graph_id="g", lines=["a -> b;"])
 
     text = render()
@@ -170,13 +181,17 @@ def test_templates_use_the_verified_cache_and_survive_damage(cache_home: Path) -
 
 
 def test_no_pickle_anywhere_in_the_cache() -> None:
-    source = (Path(cache.__file__).read_text() + Path(cache.__file__).with_name("generation.py").read_text())
+    source = Path(cache.__file__).read_text() + Path(cache.__file__).with_name("generation.py").read_text()
     assert "pickle" not in source.replace("unpickles", "").replace("Nothing is pickled", "")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.binary(max_size=600), cut=st.integers(0, 5000), flips=st.lists(st.integers(0, 5000), max_size=8))
-def test_fuzzed_entries_are_misses_never_crashes(cache_home: Path, data: bytes, cut: int, flips: list[int]) -> None:
+@given(
+    data=st.binary(max_size=600), cut=st.integers(0, 5000), flips=st.lists(st.integers(0, 5000), max_size=8)
+)
+def test_fuzzed_entries_are_misses_never_crashes(
+    cache_home: Path, data: bytes, cut: int, flips: list[int]
+) -> None:
     """Random bytes, truncations and bit flips of a real entry: always a clean miss (or the right code)."""
     store = cache.open_cache()
     assert store is not None
@@ -200,7 +215,9 @@ def test_fuzzed_entries_are_misses_never_crashes(cache_home: Path, data: bytes, 
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_a_repeated_run_imports_neither_lxml_nor_jinja(tmp_path: Path) -> None:
@@ -208,9 +225,11 @@ def test_a_repeated_run_imports_neither_lxml_nor_jinja(tmp_path: Path) -> None:
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     env.pop(cache.DISABLE_VARIABLE, None)
     env.pop(cache.LOCATION_VARIABLE, None)
-    probe = ("import sys, json; from uml2perf.cli import main; code = main(['run', 'prophet.uml', '--json']); "
-             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('lxml', 'jinja2'))), "
-             "file=sys.stderr); sys.exit(code)")
+    probe = (
+        "import sys, json; from uml2perf.cli import main; code = main(['run', 'prophet.uml', '--json']); "
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('lxml', 'jinja2'))), "
+        "file=sys.stderr); sys.exit(code)"
+    )
     first = _run(["-c", probe], tmp_path, env)
     second = _run(["-c", probe], tmp_path, env)
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr

@@ -32,8 +32,9 @@ def test_knee_of_the_ping_pong_is_the_eager_limit(eager):
 
 
 def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(calibrate, "ping_pong", lambda repeats=5, progress=None: calibrate.fit_ping_pong(
-        _ping_pong(4096)))
+    monkeypatch.setattr(
+        calibrate, "ping_pong", lambda repeats=5, progress=None: calibrate.fit_ping_pong(_ping_pong(4096))
+    )
     monkeypatch.setattr(calibrate, "TRIAD_ELEMENTS", 1 << 16)
     monkeypatch.setattr(calibrate, "MATMUL_N", 64)
     out = tmp_path / "machine.toml"

@@ -108,7 +108,9 @@ def test_every_dialect_of_the_prophet_sample_predicts_the_same(
     assert result["time"] == pytest.approx(PROPHET_ONE_PROCESS, rel=1e-12)
 
 
-def test_convert_writes_a_module_that_runs_the_same(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_convert_writes_a_module_that_runs_the_same(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     out = tmp_path / "prophet_model.py"
     code, _, err = run_cli(capsys, "convert", SAMPLES / "prophet.uml", "-o", out)
     assert code == 0, err
@@ -176,8 +178,15 @@ def test_same_inputs_same_numbers(capsys: pytest.CaptureFixture[str]) -> None:
 def test_trace_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     trace = tmp_path / "trace.json"
     code, out, err = run_cli(
-        capsys, "run", SAMPLES / "lapw0.uml", "--procs", "4", "--machine", MACHINES / "gescher.toml",
-        "--trace", trace,
+        capsys,
+        "run",
+        SAMPLES / "lapw0.uml",
+        "--procs",
+        "4",
+        "--machine",
+        MACHINES / "gescher.toml",
+        "--trace",
+        trace,
     )
     assert code == 0, err
     events = json.loads(trace.read_text())

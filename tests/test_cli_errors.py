@@ -108,7 +108,9 @@ def test_bad_input_gives_one_clear_message(
     bad = tmp_path / "bad.uml"
     bad.write_text(text)
     out = tmp_path / "out.py"
-    args = ["convert", str(bad), "-o", str(out)] if command == "convert" else ["run", str(bad), "--procs", "2"]
+    args = (
+        ["convert", str(bad), "-o", str(out)] if command == "convert" else ["run", str(bad), "--procs", "2"]
+    )
     code = main(args)
     captured = capsys.readouterr()
     assert code == 1, captured.out + captured.err
@@ -129,8 +131,11 @@ def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_deadlock_is_reported_not_hung(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Every process receives from its predecessor first: rank 0 waits for a message nobody sends.
     bad = tmp_path / "deadlock.uml"
-    bad.write_text(_replace('source="pid - 1"', 'source="(pid + nprocs - 1) % nprocs"').replace(
-        "nprocs > 1 and pid != 0", "nprocs > 1"))
+    bad.write_text(
+        _replace('source="pid - 1"', 'source="(pid + nprocs - 1) % nprocs"').replace(
+            "nprocs > 1 and pid != 0", "nprocs > 1"
+        )
+    )
     code = main(["run", str(bad), "--procs", "3"])
     err = capsys.readouterr().err
     assert code == 1
@@ -165,14 +170,24 @@ def test_a_generated_module_piped_into_head_exits_quietly(tmp_path: Path) -> Non
 
     module = tmp_path / "lapw0.py"
     assert main(["convert", str(ROOT / "samples" / "lapw0.uml"), "-o", str(module)]) == 0
-    for command in ([sys.executable, str(module), "--procs", "64"],
-                    [sys.executable, "-m", "uml2perf", "run", str(ROOT / "samples" / "lapw0.uml"), "--procs", "64"]):
-        done = subprocess.run(f"{' '.join(command)} | head -1", shell=True, capture_output=True, text=True,
-                              timeout=120, executable="/bin/bash")
+    for command in (
+        [sys.executable, str(module), "--procs", "64"],
+        [sys.executable, "-m", "uml2perf", "run", str(ROOT / "samples" / "lapw0.uml"), "--procs", "64"],
+    ):
+        done = subprocess.run(
+            f"{' '.join(command)} | head -1",
+            shell=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            executable="/bin/bash",
+        )
         assert done.stdout.startswith("Model 'LAPW0'") and done.stderr == "", done.stderr
 
 
-def test_quiet_counts_the_warnings_instead_of_listing_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_quiet_counts_the_warnings_instead_of_listing_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     model = tmp_path / "lapw0.uml"
     model.write_text(LAPW0)
     sidecar = tmp_path / "near.toml"
@@ -199,8 +214,13 @@ def test_a_model_where_nothing_takes_time_is_refused_with_the_fix(tmp_path: Path
     model = tmp_path / "untimed.uml"
     model.write_text(_prophet_without("_st_a1", "_st_a2", "_st_a4", "_st_sa1", "_st_sa2"))
     for _ in range(2):  # the second run comes from the cache and must say the same
-        done = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(model)], capture_output=True, text=True,
-                              timeout=120, env={**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path / "c")})
+        done = subprocess.run(
+            [sys.executable, "-m", "uml2perf", "run", str(model)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path / "c")},
+        )
         assert done.returncode == 1 and "nothing in this model takes time" in done.stderr
         assert "[defaults] cost" in done.stderr and "Predicted time" not in done.stdout
 
@@ -211,7 +231,11 @@ def test_actions_without_a_cost_are_counted_once(tmp_path: Path) -> None:
 
     model = tmp_path / "partly.uml"
     model.write_text(_prophet_without("_st_a4"))
-    done = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(model), "--procs", "1"], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "uml2perf", "run", str(model), "--procs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0
     assert done.stderr.count("actions have no cost") == 1 and "1 of 4 actions" in done.stderr

@@ -9,9 +9,14 @@ from uml2perf_runtime.network import CollectiveModel
 
 
 def _machine(**collectives) -> Machine:
-    return Machine.from_dict({"nodes": 1, "cores_per_node": 4,
-                              "network": {"intra_node": {"latency": 1e-6, "bandwidth": 1e9}},
-                              "collectives": {"allreduce": "recursive_doubling", **collectives}})
+    return Machine.from_dict(
+        {
+            "nodes": 1,
+            "cores_per_node": 4,
+            "network": {"intra_node": {"latency": 1e-6, "bandwidth": 1e9}},
+            "collectives": {"allreduce": "recursive_doubling", **collectives},
+        }
+    )
 
 
 def test_without_the_keys_nothing_changes():

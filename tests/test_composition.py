@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
 from uml2perf_runtime.composition import (
     DEFAULT_LOG_EXPONENTS,
     DEFAULT_POLY_EXPONENTS,
@@ -32,6 +31,7 @@ QSORT = PerfModel.term(0.03899, 1, 1, name="qsort")
 
 # -- Table II, modular column -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("threads, paper", [(1, 0.03899), (2, 0.01946), (4, 0.00975), (8, 0.00488)])
 def test_table2_task_pool_rows(threads: int, paper: float) -> None:
     model = tpool(threads, QSORT)
@@ -45,10 +45,16 @@ def test_table2_task_pool_rows(threads: int, paper: float) -> None:
     assert model(n) == pytest.approx(0.03899 / threads * n * 18)
 
 
-@pytest.mark.parametrize("stages, expected", [
-    ((QSORT, NOP), QSORT), ((QSORT, INC), QSORT), ((INC, QSORT), QSORT),
-    ((INC, INC), INC), ((INC, NOP), INC),
-])
+@pytest.mark.parametrize(
+    "stages, expected",
+    [
+        ((QSORT, NOP), QSORT),
+        ((QSORT, INC), QSORT),
+        ((INC, QSORT), QSORT),
+        ((INC, INC), INC),
+        ((INC, NOP), INC),
+    ],
+)
 def test_table2_pipeline_rows(stages: tuple[PerfModel, PerfModel], expected: PerfModel) -> None:
     assert pipe(*stages) == expected
 
@@ -68,6 +74,7 @@ def test_models_print_readably() -> None:
 
 
 # -- the PerfModel class --------------------------------------------------------------------------
+
 
 def test_terms_of_one_class_merge_and_zero_terms_vanish() -> None:
     model = PerfModel([(1.0, 1, 0), (2.0, 1, 0), (5.0, 0, 0)], constant=-5.0)
@@ -90,7 +97,7 @@ def test_evaluation_on_numbers_and_arrays() -> None:
 def test_asymptotic_order_decides_dominance() -> None:
     assert QSORT.dominates(INC) and not INC.dominates(QSORT)
     big_constant = PerfModel.constant(1e9)
-    assert INC.dominates(big_constant)      # eventually n beats any constant
+    assert INC.dominates(big_constant)  # eventually n beats any constant
     assert pipe(INC, big_constant) == INC
     assert PerfModel.term(1, "1/2", 2).dominates(PerfModel.term(100, "1/2", 1))
     assert INC.dominates(INC)
@@ -104,6 +111,7 @@ def test_term_validation() -> None:
 
 
 # -- operators on arbitrary callables -----------------------------------------------------------------
+
 
 def test_operators_accept_plain_callables_pointwise() -> None:
     def measured(n: float) -> float:
@@ -146,7 +154,8 @@ def test_n_ary_pipe_is_nested_binary() -> None:
 classes = st.tuples(st.sampled_from(DEFAULT_POLY_EXPONENTS), st.sampled_from(DEFAULT_LOG_EXPONENTS))
 coefficients = st.floats(min_value=1e-6, max_value=1e3, allow_nan=False, allow_infinity=False)
 models = st.lists(st.tuples(coefficients, classes), min_size=1, max_size=3).map(
-    lambda items: PerfModel([Term(c, i, j) for c, (i, j) in items]))
+    lambda items: PerfModel([Term(c, i, j) for c, (i, j) in items])
+)
 sizes = st.floats(min_value=2.0, max_value=1e7, allow_nan=False)
 powers_of_two = st.integers(min_value=0, max_value=10).map(lambda k: 1 << k)
 
@@ -189,8 +198,7 @@ def test_rule_iii_for_any_thread_count(a: PerfModel, b: PerfModel, threads: int,
     assert layered(n) == pytest.approx(pooled(n), rel=1e-12)
     # asymptotic: the same stage is chosen unless the leading coefficients are within rounding
     assume(a.leading is not None and b.leading is not None)
-    assume(a.order != b.order or not math.isclose(a.leading.coefficient, b.leading.coefficient,
-                                                  rel_tol=1e-9))
+    assume(a.order != b.order or not math.isclose(a.leading.coefficient, b.leading.coefficient, rel_tol=1e-9))
     assert pipe(tpool(threads, a), tpool(threads, b)) == tpool(threads, pipe(a, b))
 
 
@@ -205,13 +213,14 @@ def test_task_pools_nest_multiplicatively(a: PerfModel, t1: int, t2: int) -> Non
 
 # -- fitting ------------------------------------------------------------------------------------------------
 
+
 def noisy(fn, n: np.ndarray, noise: float, seed: int) -> np.ndarray:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(seed)
     return fn(n) * (1.0 + noise * rng.standard_normal(n.size))
 
 
 def test_fitter_recovers_the_qsort_model_from_noisy_measurements() -> None:
-    n = np.arange(1024, 262145, 1024 * 8, dtype=float)   # the paper's size range
+    n = np.arange(1024, 262145, 1024 * 8, dtype=float)  # the paper's size range
     fit = fit_pmnf(n, noisy(lambda x: 0.038962 * x * np.log2(x), n, 0.03, seed=1), name="qsort")
     assert fit.model.order == (1, 1)
     assert fit.model.leading is not None
@@ -222,14 +231,17 @@ def test_fitter_recovers_the_qsort_model_from_noisy_measurements() -> None:
     assert str(fit).endswith("·n·log2(n)")
 
 
-@pytest.mark.parametrize("truth, order, coefficient", [
-    (lambda n: 0.02599 * n, (Fraction(1), 0), 0.02599),
-    (lambda n: 2.0 * np.sqrt(n) * np.log2(n), (Fraction(1, 2), 1), 2.0),
-    (lambda n: 1e-3 * n * np.log2(n) ** 2, (Fraction(1), 2), 1e-3),
-    (lambda n: 4.0 * np.cbrt(n), (Fraction(1, 3), 0), 4.0),
-    (lambda n: 1.0 + 5e-6 * n ** 3, (Fraction(3), 0), 5e-6),
-    (lambda n: 0.00864 + 0.0 * n, (Fraction(0), 0), 0.00864),
-])
+@pytest.mark.parametrize(
+    "truth, order, coefficient",
+    [
+        (lambda n: 0.02599 * n, (Fraction(1), 0), 0.02599),
+        (lambda n: 2.0 * np.sqrt(n) * np.log2(n), (Fraction(1, 2), 1), 2.0),
+        (lambda n: 1e-3 * n * np.log2(n) ** 2, (Fraction(1), 2), 1e-3),
+        (lambda n: 4.0 * np.cbrt(n), (Fraction(1, 3), 0), 4.0),
+        (lambda n: 1.0 + 5e-6 * n**3, (Fraction(3), 0), 5e-6),
+        (lambda n: 0.00864 + 0.0 * n, (Fraction(0), 0), 0.00864),
+    ],
+)
 def test_fitter_recovers_classes_and_coefficients(truth, order, coefficient) -> None:  # type: ignore[no-untyped-def]
     n = np.geomspace(16, 1e5, 25)
     fit = fit_pmnf(n, noisy(truth, n, 0.02, seed=3))
@@ -240,7 +252,7 @@ def test_fitter_recovers_classes_and_coefficients(truth, order, coefficient) -> 
 
 def test_two_term_fit_finds_constant_and_dominant_term() -> None:
     n = np.geomspace(16, 1e5, 25)
-    fit = fit_pmnf(n, noisy(lambda x: 100 + 0.5 * x ** 2, n, 0.02, seed=5), terms=2)
+    fit = fit_pmnf(n, noisy(lambda x: 100 + 0.5 * x**2, n, 0.02, seed=5), terms=2)
     assert fit.model.order == (2, 0)
     assert fit.model(1e5) == pytest.approx(100 + 0.5e10, rel=0.02)
     assert fit.model(16) == pytest.approx(100 + 0.5 * 256, rel=0.05)
@@ -256,7 +268,7 @@ def test_fitted_models_compose() -> None:
 
 def test_absolute_fit_and_input_errors() -> None:
     n = np.linspace(10, 1000, 20)
-    fit = fit_pmnf(n, 3.0 * n ** 2 + 1.0, relative=False)
+    fit = fit_pmnf(n, 3.0 * n**2 + 1.0, relative=False)
     assert fit.model.order == (2, 0)
     with pytest.raises(ValueError, match="as many times as sizes"):
         fit_pmnf([1, 2, 3, 4], [1, 2, 3])

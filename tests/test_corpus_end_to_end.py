@@ -27,10 +27,15 @@ from uml2perf.profile import main_activity, unset_variables
 from uml2perf.reader import read_model
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-FILES = sorted(
-    str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md"
-) if CORPUS.is_dir() else []
-NEGATIVE = {"umbrello/nonactivity-umbrello161-class-all-elements.xmi", "modelio/nonactivity-modelio-usecase-sysml-trace.xmi"}
+FILES = (
+    sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md")
+    if CORPUS.is_dir()
+    else []
+)
+NEGATIVE = {
+    "umbrello/nonactivity-umbrello161-class-all-elements.xmi",
+    "modelio/nonactivity-modelio-usecase-sysml-trace.xmi",
+}
 #: Diagrams whose nodes are only control and object nodes: nothing takes time.
 NO_ACTIONS = {"umbrello/umbrello2-xmi21-activity-diagram.xmi"}
 DEFAULT_COST = 0.001
@@ -140,7 +145,19 @@ def test_run_names_variables_without_value_and_how_to_set_them(tmp_path: Path) -
     assert "without a value" in err and "--set a1=VALUE" in err and "[variables]" in err
     assert re.search(r"dice-poseidonia-forkjoin-marte-dam\.uml:\d+", err)
     status, out, _ = _cli(
-        "run", str(path), "--procs", "2", "--json", "--set", "a1=1", "--set", "a2=2", "--set", "a3=3", "--set", "a4=0.5"
+        "run",
+        str(path),
+        "--procs",
+        "2",
+        "--json",
+        "--set",
+        "a1=1",
+        "--set",
+        "a2=2",
+        "--set",
+        "a3=3",
+        "--set",
+        "a4=0.5",
     )
     assert status == 0
     # A1 (1 s), then A2 (2 s) and A3 (3 s) in parallel branches, then LastStep (0.5 s)

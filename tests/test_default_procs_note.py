@@ -12,8 +12,9 @@ POOL = ROOT / "validation" / "models" / "pool.uml"
 
 def _sidecar(tmp_path: Path) -> Path:
     path = tmp_path / "pool.toml"
-    path.write_text((ROOT / "validation" / "models" / "pool.toml").read_text()
-                    + '\n[elements."work"]\ncost = "1e-3"\n')
+    path.write_text(
+        (ROOT / "validation" / "models" / "pool.toml").read_text() + '\n[elements."work"]\ncost = "1e-3"\n'
+    )
     return path
 
 

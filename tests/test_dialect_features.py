@@ -32,7 +32,9 @@ def _cli(*argv: str) -> tuple[int, str, str]:
 
 
 def _run(name: str, *options: str, procs: int = 1) -> dict:
-    status, out, err = _cli("run", DATA / name, "--json", "--procs", str(procs), "--machine", MACHINE, *options)
+    status, out, err = _cli(
+        "run", DATA / name, "--json", "--procs", str(procs), "--machine", MACHINE, *options
+    )
     assert status == 0, err
     return json.loads(out)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from uml2perf_runtime import functions as lib
 
 from uml2perf.errors import ExpressionError, Location, ModelError
 from uml2perf.expressions import (
@@ -32,7 +33,6 @@ from uml2perf.expressions import (
     parse_function_body,
     to_python,
 )
-from uml2perf_runtime import functions as lib
 
 LOC = Location(file="model.uml", line=42, element_id="_a1", name="A1")
 RUNTIME_FUNCTIONS = Path(__file__).resolve().parents[1] / "runtime" / "functions.py"
@@ -70,11 +70,34 @@ def v_rename(node: Expression | CodeFragment) -> dict[str, str]:
 
 def test_vocabulary() -> None:
     assert dict(SYSTEM_PARAMETERS) == {
-        "pid": "pid", "nprocs": "nprocs", "NUM_PROCESSES": "nprocs", "NP": "nprocs", "tid": "tid",
-        "nthreads": "nthreads", "uid": "uid", "node": "node", "nnodes": "nnodes", "ppn": "ppn",
+        "pid": "pid",
+        "nprocs": "nprocs",
+        "NUM_PROCESSES": "nprocs",
+        "NP": "nprocs",
+        "tid": "tid",
+        "nthreads": "nthreads",
+        "uid": "uid",
+        "node": "node",
+        "nnodes": "nnodes",
+        "ppn": "ppn",
     }
     assert BUILTIN_FUNCTIONS == frozenset(
-        {"log", "log2", "log10", "sqrt", "exp", "ceil", "floor", "min", "max", "abs", "pow", "int", "float", "round"}
+        {
+            "log",
+            "log2",
+            "log10",
+            "sqrt",
+            "exp",
+            "ceil",
+            "floor",
+            "min",
+            "max",
+            "abs",
+            "pow",
+            "int",
+            "float",
+            "round",
+        }
     )
     assert CONSTANTS == frozenset({"pi", "e"})
     for name in BUILTIN_FUNCTIONS | CONSTANTS:
@@ -107,7 +130,11 @@ def test_expression_error_is_a_model_error() -> None:
         ("True", set(), set()),
         ("ceil(n / p) * floor(m) + round(x, 2) + int(y) + float(z)", {"n", "p", "m", "x", "y", "z"}, set()),
         ("match + case + type", {"match", "case", "type"}, set()),  # soft keywords are ordinary names
-        ("mod + div", {"mod", "div"}, set()),  # OCL operators only between operands  # soft keywords are ordinary names
+        (
+            "mod + div",
+            {"mod", "div"},
+            set(),
+        ),  # OCL operators only between operands  # soft keywords are ordinary names
         ("Größe * 2", {"Größe"}, set()),
     ],
 )
@@ -220,7 +247,12 @@ def test_location_is_kept() -> None:
         ("{1: 2}", ["dictionary"]),
         ("{1, 2}", ["set"]),
         ("...", ["not part of the expression language"]),
-        ("x ^ 2", ["operator '^'", ]),
+        (
+            "x ^ 2",
+            [
+                "operator '^'",
+            ],
+        ),
         ("x & y", ["operator '&'"]),
         ("x | y", ["operator '|'"]),
         ("x << 2", ["operator '<<'"]),
@@ -353,7 +385,9 @@ def test_paper_code_fragment() -> None:
 
 
 def test_code_fragment_names_are_reads_before_assignment() -> None:
-    fragment = parse_code("a = b + 1\nc = a * 2\nif c > limit:\n    d = F(a)\nelse:\n    d = 0\nf = d + c\nb += 1")
+    fragment = parse_code(
+        "a = b + 1\nc = a * 2\nif c > limit:\n    d = F(a)\nelse:\n    d = 0\nf = d + c\nb += 1"
+    )
     assert fragment.assigned == ("a", "c", "d", "f", "b")
     # b is read before it is assigned; a and c are assigned first; d is assigned in both branches.
     assert fragment.names == {"b", "limit"}
@@ -404,8 +438,10 @@ def test_chained_assignment() -> None:
         ("x = 1\n    y = 2\n  z = 3", "x = 1\ny = 2\nz = 3"),  # uneven indentation pasted from a UML tool
         ("    x = 1\n    y = 2", "x = 1\ny = 2"),
         # '=' in a condition is a comparison, as in a guard
-        ("if a > 1:\n    x = 1\nelif a = 1:\n    x = 2\nelse:\n    x = 3",
-         "if a > 1:\n    x = 1\nelif a == 1:\n    x = 2\nelse:\n    x = 3"),
+        (
+            "if a > 1:\n    x = 1\nelif a = 1:\n    x = 2\nelse:\n    x = 3",
+            "if a > 1:\n    x = 1\nelif a == 1:\n    x = 2\nelse:\n    x = 3",
+        ),
         ("if (GV = 1) { P = 3.14; }", "if GV == 1:\n    P = 3.14"),
         ("x = a if c = 1 else b", "x = a if c == 1 else b"),
         ("if a > 1: x = 1\nelse: x = 2", "if a > 1:\n    x = 1\nelse:\n    x = 2"),
@@ -487,8 +523,14 @@ def test_deep_code_fragment_is_refused_cleanly() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["32 / (pid + 1)", "return 32 / (pid + 1)", "return 32 / (pid + 1);", "{ return 32 / (pid + 1); }",
-     "{\n  return 32 / (pid + 1);\n}\n", "  return(32 / (pid + 1));  "],
+    [
+        "32 / (pid + 1)",
+        "return 32 / (pid + 1)",
+        "return 32 / (pid + 1);",
+        "{ return 32 / (pid + 1); }",
+        "{\n  return 32 / (pid + 1);\n}\n",
+        "  return(32 / (pid + 1));  ",
+    ],
 )
 def test_function_body_forms(text: str) -> None:
     expr = parse_function_body(text, ["pid"], LOC)
@@ -536,16 +578,24 @@ def test_function_body_rejections(body: str, parameters: list[str], fragment: st
 
 def test_to_python_exact_strings() -> None:
     expr = parse_expression("FSA2(pid) + 121 / P")
-    assert to_python(expr, {"pid": "p.pid", "P": "v.P"}, {"FSA2": ["p", "v"]}) == "FSA2(p, v, p.pid) + 121 / v.P"
+    assert (
+        to_python(expr, {"pid": "p.pid", "P": "v.P"}, {"FSA2": ["p", "v"]}) == "FSA2(p, v, p.pid) + 121 / v.P"
+    )
 
     expr = parse_expression("GV = 1")
     assert to_python(expr, {"GV": "v.GV"}) == "v.GV == 1"
 
     expr = parse_expression("x <> NP && !done")
-    assert to_python(expr, {"x": "v.x", "NP": "p.nprocs", "done": "v.done"}) == "v.x != p.nprocs and (not v.done)"
+    assert (
+        to_python(expr, {"x": "v.x", "NP": "p.nprocs", "done": "v.done"})
+        == "v.x != p.nprocs and (not v.done)"
+    )
 
     expr = parse_expression("log2(NUM_PROCESSES) * (a ** b) + pi")
-    assert to_python(expr, {"NUM_PROCESSES": "p.nprocs", "a": "a", "b": "b"}) == "log2(p.nprocs) * pow(a, b) + pi"
+    assert (
+        to_python(expr, {"NUM_PROCESSES": "p.nprocs", "a": "a", "b": "b"})
+        == "log2(p.nprocs) * pow(a, b) + pi"
+    )
 
     expr = parse_expression("-(x ** 2) if c else F(G(x), 1)")
     got = to_python(expr, {"x": "v.x", "c": "v.c"}, {"F": ["p", "v"], "G": ["p", "v"]})
@@ -554,7 +604,9 @@ def test_to_python_exact_strings() -> None:
 
 def test_to_python_code_fragment_with_indent() -> None:
     fragment = parse_code("if (GV = 1) { P = P * 2; } else { P = F(pid); }")
-    out = to_python(fragment, {"GV": "v.GV", "P": "v.P", "pid": "p.pid"}, {"F": ["p", "v"]}, indent="        ")
+    out = to_python(
+        fragment, {"GV": "v.GV", "P": "v.P", "pid": "p.pid"}, {"F": ["p", "v"]}, indent="        "
+    )
     assert out == (
         "        if v.GV == 1:\n"
         "            v.P = rt.bounded(v.P * 2)\n"
@@ -624,7 +676,9 @@ def test_compile_expression_integer_semantics() -> None:
 
 def test_compile_expression_with_named_functions() -> None:
     expr = parse_expression("FA1() + FSA2(pid)")
-    fn = compile_expression(expr, ["pid"], functions={"FA1": lambda: 10.0, "FSA2": lambda pid: 32 / (pid + 1)})
+    fn = compile_expression(
+        expr, ["pid"], functions={"FA1": lambda: 10.0, "FSA2": lambda pid: 32 / (pid + 1)}
+    )
     assert fn(3) == pytest.approx(18.0)
 
 
@@ -709,8 +763,20 @@ def test_evaluate() -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("3", 3), ("-1", -1), ("3.14", 3.14), ("1e6", 1e6), ("2**10", 1024), ("true", True), ("false", False),
-     ("log2(1024)", 10.0), ("pi", math.pi), ("-e", -math.e), ("(1 + 2) * 3", 9), ("min(1, 2)", 1)],
+    [
+        ("3", 3),
+        ("-1", -1),
+        ("3.14", 3.14),
+        ("1e6", 1e6),
+        ("2**10", 1024),
+        ("true", True),
+        ("false", False),
+        ("log2(1024)", 10.0),
+        ("pi", math.pi),
+        ("-e", -math.e),
+        ("(1 + 2) * 3", 9),
+        ("min(1, 2)", 1),
+    ],
 )
 def test_constant_value(text: str, value: object) -> None:
     assert is_constant(text)

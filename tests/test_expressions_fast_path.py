@@ -40,15 +40,112 @@ RANDOM = settings(max_examples=300, deadline=None, suppress_health_check=[Health
 # Pieces of plain formulas, with the spellings next to them that need the slow
 # path (OCL words, C operators, keywords, numbers glued to words...), so that
 # random text falls on both sides of the fast-path test.
-PIECES = st.sampled_from([
-    "a", "b", "x1", "pid", "NP", "n", "F", "G", "log", "log2", "pow", "min", "max", "pi", "e", "_x",
-    "mod", "div", "true", "false", "then", "endif", "not", "and", "or", "if", "else", "elif", "in", "is",
-    "None", "lambda", "for", "return", "pass", "match", "note", "nothing", "inx", "iffy",
-    "0", "1", "7", "40", "1e5", "2e", "1E-3", "1_000", "1_", "0x1F", "1j", "3.14", ".5", "1if", "1e5true", "2or",
-    "+", "-", "*", "/", "//", "%", "**", "(", ")", ",", ".", "=", "==", "!=", "<", ">", "<=", ">=", "<>", "!",
-    "===", "<==", "**=", "+=", ";", ";;", "++", "--", ":", "{", "}", "&&", "||", "?", "#", "'", "~", "[", "]",
-    " ", " ", " ", "  ", "\n", "\t", "\n    ",
-])
+PIECES = st.sampled_from(
+    [
+        "a",
+        "b",
+        "x1",
+        "pid",
+        "NP",
+        "n",
+        "F",
+        "G",
+        "log",
+        "log2",
+        "pow",
+        "min",
+        "max",
+        "pi",
+        "e",
+        "_x",
+        "mod",
+        "div",
+        "true",
+        "false",
+        "then",
+        "endif",
+        "not",
+        "and",
+        "or",
+        "if",
+        "else",
+        "elif",
+        "in",
+        "is",
+        "None",
+        "lambda",
+        "for",
+        "return",
+        "pass",
+        "match",
+        "note",
+        "nothing",
+        "inx",
+        "iffy",
+        "0",
+        "1",
+        "7",
+        "40",
+        "1e5",
+        "2e",
+        "1E-3",
+        "1_000",
+        "1_",
+        "0x1F",
+        "1j",
+        "3.14",
+        ".5",
+        "1if",
+        "1e5true",
+        "2or",
+        "+",
+        "-",
+        "*",
+        "/",
+        "//",
+        "%",
+        "**",
+        "(",
+        ")",
+        ",",
+        ".",
+        "=",
+        "==",
+        "!=",
+        "<",
+        ">",
+        "<=",
+        ">=",
+        "<>",
+        "!",
+        "===",
+        "<==",
+        "**=",
+        "+=",
+        ";",
+        ";;",
+        "++",
+        "--",
+        ":",
+        "{",
+        "}",
+        "&&",
+        "||",
+        "?",
+        "#",
+        "'",
+        "~",
+        "[",
+        "]",
+        " ",
+        " ",
+        " ",
+        "  ",
+        "\n",
+        "\t",
+        "\n    ",
+    ]
+)
 plain_soup = st.lists(PIECES, max_size=20).map("".join)
 spaced_soup = st.lists(PIECES, max_size=16).map(" ".join)
 plain_regex = st.from_regex(r"[A-Za-z0-9_ .+\-*/%()<>,=!;\n]{0,40}", fullmatch=True)
@@ -135,12 +232,43 @@ def test_fast_and_slow_agree_on_valid_code(body: list[tuple], style: str) -> Non
 @pytest.mark.parametrize(
     "text",
     [
-        "3e-6 * W", "5e-6 + pid * 1e-9", "(pid + 1) % nprocs", "ceil(NAT / nprocs) * 2e-3 * (1 + (pid % 3) / 4)",
-        "NAT > 40", "a <= b != c", "2e-3 if pid == 0 else 1e-3", "not done and (x or y)", "F(x) + G(a, b)",
-        "x ** 2", "x ** y", "(x ** 100) ** 100", "9**9**9", "1if x else 2", "1 +* 2", "a b", "(a + b", "x.y",
-        "f(x=1)", "f(x==1)", "a === b", "a <== b", "a **== b", "1e5true", "_x", "log + 1", "lambda: 1", "x in y",
-        "mod + div", "n mod 2", "true", "!a", "a != !b", "(" * 101 + "x" + ")" * 101, "-" * 101 + "1",
-        "not " * 101 + "x", "(" * 100 + "x" + ")" * 100,
+        "3e-6 * W",
+        "5e-6 + pid * 1e-9",
+        "(pid + 1) % nprocs",
+        "ceil(NAT / nprocs) * 2e-3 * (1 + (pid % 3) / 4)",
+        "NAT > 40",
+        "a <= b != c",
+        "2e-3 if pid == 0 else 1e-3",
+        "not done and (x or y)",
+        "F(x) + G(a, b)",
+        "x ** 2",
+        "x ** y",
+        "(x ** 100) ** 100",
+        "9**9**9",
+        "1if x else 2",
+        "1 +* 2",
+        "a b",
+        "(a + b",
+        "x.y",
+        "f(x=1)",
+        "f(x==1)",
+        "a === b",
+        "a <== b",
+        "a **== b",
+        "1e5true",
+        "_x",
+        "log + 1",
+        "lambda: 1",
+        "x in y",
+        "mod + div",
+        "n mod 2",
+        "true",
+        "!a",
+        "a != !b",
+        "(" * 101 + "x" + ")" * 101,
+        "-" * 101 + "1",
+        "not " * 101 + "x",
+        "(" * 100 + "x" + ")" * 100,
     ],
 )
 def test_fast_and_slow_agree_on_chosen_expressions(text: str) -> None:
@@ -150,10 +278,28 @@ def test_fast_and_slow_agree_on_chosen_expressions(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "GV = 1; P = 3.14;", "x = n / p\ny = x * 2 + 1", "a = b = 0", "count += 1", "x **= y", "x = 1;;",
-        ";x = 1", "x = 1\n;y = 2", "x++;", "x = n // p", "x = 1 // one", "if a > 1:\n    x = 1", "x = a if c = 1 else b",
-        "x = (1,\n2)", "x == 1", "pid = 3", "x = 1\n    y = 2", "    x = 1\n    y = 2", "x = !y", "x = y <> 1",
-        "x = f(a=1)", "x = 1\ny = ",
+        "GV = 1; P = 3.14;",
+        "x = n / p\ny = x * 2 + 1",
+        "a = b = 0",
+        "count += 1",
+        "x **= y",
+        "x = 1;;",
+        ";x = 1",
+        "x = 1\n;y = 2",
+        "x++;",
+        "x = n // p",
+        "x = 1 // one",
+        "if a > 1:\n    x = 1",
+        "x = a if c = 1 else b",
+        "x = (1,\n2)",
+        "x == 1",
+        "pid = 3",
+        "x = 1\n    y = 2",
+        "    x = 1\n    y = 2",
+        "x = !y",
+        "x = y <> 1",
+        "x = f(a=1)",
+        "x = 1\ny = ",
     ],
 )
 def test_fast_and_slow_agree_on_chosen_code(text: str) -> None:
@@ -162,13 +308,30 @@ def test_fast_and_slow_agree_on_chosen_code(text: str) -> None:
 
 def test_plain_text_takes_the_fast_path() -> None:
     """The fast path is no dead code: plain formulas skip the tokenizer, OCL and C spellings do not."""
-    for text in ("3e-6 * W", "(pid + 1) % nprocs", "NAT > 40", "GV == 1", "2e-3 if pid == 0 else 1e-3",
-                 "ceil(n / p) * log2(nprocs)"):
+    for text in (
+        "3e-6 * W",
+        "(pid + 1) % nprocs",
+        "NAT > 40",
+        "GV == 1",
+        "2e-3 if pid == 0 else 1e-3",
+        "ceil(n / p) * log2(nprocs)",
+    ):
         assert not ex._needs_normalising(text, code=False), text
         assert ex._parse_plain(text, "eval", code=False) is not None, text
     for text in ("GV = 1; P = 3.14;", "x = n / p\ny = x * 2"):
         assert not ex._needs_normalising(text, code=True), text
-    for text in ("x = 1", "x <> 1", "a && b", "!a", "true", "n mod 2", "1e5true", "f(x=1)", "a ? b : c", "x \u2264 1"):
+    for text in (
+        "x = 1",
+        "x <> 1",
+        "a && b",
+        "!a",
+        "true",
+        "n mod 2",
+        "1e5true",
+        "f(x=1)",
+        "a ? b : c",
+        "x \u2264 1",
+    ):
         assert ex._needs_normalising(text, code=False), text
     for text in ("if (a) { x = 1; }", "x = 1 // c", "x++", "x = 1;;", "if a > 1:\n    x = 1"):
         assert ex._needs_normalising(text, code=True), text
@@ -189,7 +352,9 @@ def test_plain_text_takes_the_fast_path() -> None:
         (lambda text, loc: ex.parse_function_body(text, ["a", "a"], loc), "a"),
     ],
 )
-def test_remembered_errors_name_each_callers_location(parse: Callable[[str, Location], Any], text: str) -> None:
+def test_remembered_errors_name_each_callers_location(
+    parse: Callable[[str, Location], Any], text: str
+) -> None:
     errors = []
     for location in (LOC, OTHER, LOC, None):
         with pytest.raises(ExpressionError) as info:
@@ -244,8 +409,12 @@ def test_long_texts_are_not_remembered_but_parse_the_same() -> None:
 class ReferenceRenamer(ast.NodeTransformer):
     """The straightforward printer: rename a deep copy of the tree node by node, then unparse it."""
 
-    def __init__(self, rename: Mapping[str, str], leading: Mapping[str, Sequence[str]],
-                 function_names: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        rename: Mapping[str, str],
+        leading: Mapping[str, Sequence[str]],
+        function_names: Mapping[str, str],
+    ) -> None:
         self.rename, self.leading, self.function_names = rename, leading, function_names
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
@@ -267,8 +436,10 @@ class ReferenceRenamer(ast.NodeTransformer):
         """Computed values pass through ``rt.bounded`` (integers cannot grow without bound)."""
         targets = [self.visit(t) for t in node.targets]
         value = self.visit(node.value)
-        if not (isinstance(node.value, (ast.Constant, ast.Name))
-                or (isinstance(node.value, ast.UnaryOp) and isinstance(node.value.operand, ast.Constant))):
+        if not (
+            isinstance(node.value, (ast.Constant, ast.Name))
+            or (isinstance(node.value, ast.UnaryOp) and isinstance(node.value.operand, ast.Constant))
+        ):
             value = ast.Call(func=ast.Name(id="rt.bounded", ctx=ast.Load()), args=[value], keywords=[])
         return ast.Assign(targets=targets, value=value, lineno=0)
 
@@ -279,8 +450,13 @@ class ReferenceRenamer(ast.NodeTransformer):
         return self.visit(ast.Assign(targets=[node.target], value=value, lineno=0))
 
 
-def reference_python(node: Any, rename: Mapping[str, str], leading: Mapping[str, Sequence[str]],
-                     function_names: Mapping[str, str], indent: str = "") -> str:
+def reference_python(
+    node: Any,
+    rename: Mapping[str, str],
+    leading: Mapping[str, Sequence[str]],
+    function_names: Mapping[str, str],
+    indent: str = "",
+) -> str:
     renamer = ReferenceRenamer(rename, leading, function_names)
     if isinstance(node, ex.Expression):
         return indent + ast.unparse(renamer.visit(copy.deepcopy(node.tree.body)))
@@ -292,7 +468,8 @@ def reference_python(node: Any, rename: Mapping[str, str], leading: Mapping[str,
 def reference_library(parsed: Any) -> set[str]:
     """Library names in a tree: what a generated module imports."""
     return {
-        node.id for node in ast.walk(parsed.tree)
+        node.id
+        for node in ast.walk(parsed.tree)
         if isinstance(node, ast.Name) and (node.id in ex.CONSTANTS or node.id in ex.BUILTIN_FUNCTIONS)
     }
 
@@ -331,12 +508,30 @@ def test_printing_code_matches_the_reference(body: list[tuple], style: str) -> N
 
 @pytest.mark.parametrize(
     "text",
-    ["F() + G(x) * H(F(y), 2)", "-(x ** 2) if c else F(G(x), 1)", "x ** y + 2 ** -1 + pi * e", "x.max(y).floor()",
-     "not (a < b < c) or a and b", "F(x) if F(x) > 0 else -F(-x)", "min(a, b, F()) // 2 % 3",
-     "(a if b else c) if (d if e else f) else (g if h else k)", "-(-x) + +(+x) - (not not a)", "(a < b) < c",
-     "(x ** 2) ** 3", "-x ** 2 + (-x) ** 2", "a - (b - c) - d", "a / (b * c) // (d % f)", "(a and b) or c",
-     "a and (b or c) and (not d) and e", "not (a and b) == (not a)", "pow(x, y ** 2) ** 2", "2 ** -1 * 1.5e-300",
-     "true or false", "1e308 * 10.0", "round(x, 2) + abs(-3) + int(1.0) + float(True)"],
+    [
+        "F() + G(x) * H(F(y), 2)",
+        "-(x ** 2) if c else F(G(x), 1)",
+        "x ** y + 2 ** -1 + pi * e",
+        "x.max(y).floor()",
+        "not (a < b < c) or a and b",
+        "F(x) if F(x) > 0 else -F(-x)",
+        "min(a, b, F()) // 2 % 3",
+        "(a if b else c) if (d if e else f) else (g if h else k)",
+        "-(-x) + +(+x) - (not not a)",
+        "(a < b) < c",
+        "(x ** 2) ** 3",
+        "-x ** 2 + (-x) ** 2",
+        "a - (b - c) - d",
+        "a / (b * c) // (d % f)",
+        "(a and b) or c",
+        "a and (b or c) and (not d) and e",
+        "not (a and b) == (not a)",
+        "pow(x, y ** 2) ** 2",
+        "2 ** -1 * 1.5e-300",
+        "true or false",
+        "1e308 * 10.0",
+        "round(x, 2) + abs(-3) + int(1.0) + float(True)",
+    ],
 )
 def test_printing_chosen_expressions_matches_the_reference(text: str) -> None:
     expr = ex.parse_expression(text)

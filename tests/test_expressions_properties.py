@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from uml2perf_runtime import functions as lib
 
 from uml2perf.errors import ExpressionError
 from uml2perf.expressions import (
@@ -29,7 +30,6 @@ from uml2perf.expressions import (
     parse_function_body,
     to_python,
 )
-from uml2perf_runtime import functions as lib
 
 VARIABLES = ("a", "b", "c", "n")
 NAMED = {"F": lambda x: 2 * x + 1, "G": lambda x, y: x - y}
@@ -101,7 +101,9 @@ def trees(functions: dict[str, int], named: bool = True, max_leaves: int = 12) -
             calls.update({"F": 1, "G": 2})
         for name, arity in sorted(calls.items()):
             options.append(
-                st.tuples(st.just("call"), st.just(name), st.lists(inner, min_size=arity, max_size=arity).map(tuple))
+                st.tuples(
+                    st.just("call"), st.just(name), st.lists(inner, min_size=arity, max_size=arity).map(tuple)
+                )
             )
         return st.one_of(*options)
 
@@ -149,17 +151,37 @@ def reference_pow(x: Any, y: Any) -> Any:
 
 
 REFERENCE_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "abs": abs, "min": min, "max": max, "ceil": math.ceil, "floor": math.floor, "int": int, "float": float,
-    "round": round, "sqrt": math.sqrt, "exp": math.exp, "log": math.log, "log2": math.log2, "log10": math.log10,
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "ceil": math.ceil,
+    "floor": math.floor,
+    "int": int,
+    "float": float,
+    "round": round,
+    "sqrt": math.sqrt,
+    "exp": math.exp,
+    "log": math.log,
+    "log2": math.log2,
+    "log10": math.log10,
     **NAMED,
 }
 BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y, "/": lambda x, y: x / y,
-    "//": lambda x, y: x // y, "%": lambda x, y: x % y, "**": reference_pow,
+    "+": lambda x, y: x + y,
+    "-": lambda x, y: x - y,
+    "*": lambda x, y: x * y,
+    "/": lambda x, y: x / y,
+    "//": lambda x, y: x // y,
+    "%": lambda x, y: x % y,
+    "**": reference_pow,
 }
 COMPARISON: dict[str, Callable[[Any, Any], bool]] = {
-    "==": lambda x, y: x == y, "!=": lambda x, y: x != y, "<": lambda x, y: x < y,
-    "<=": lambda x, y: x <= y, ">": lambda x, y: x > y, ">=": lambda x, y: x >= y,
+    "==": lambda x, y: x == y,
+    "!=": lambda x, y: x != y,
+    "<": lambda x, y: x < y,
+    "<=": lambda x, y: x <= y,
+    ">": lambda x, y: x > y,
+    ">=": lambda x, y: x >= y,
 }
 
 
@@ -222,12 +244,14 @@ def same(x: Any, y: Any) -> bool:
     return type(x) is type(y) and x == y
 
 
-envs = st.fixed_dictionaries({
-    "a": st.integers(-20, 20),
-    "b": st.floats(-50, 50, allow_nan=False, allow_infinity=False),
-    "c": st.integers(0, 5),
-    "n": st.one_of(st.integers(-1000, 1000), st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)),
-})
+envs = st.fixed_dictionaries(
+    {
+        "a": st.integers(-20, 20),
+        "b": st.floats(-50, 50, allow_nan=False, allow_infinity=False),
+        "c": st.integers(0, 5),
+        "n": st.one_of(st.integers(-1000, 1000), st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)),
+    }
+)
 
 
 def generated_namespace() -> dict[str, Any]:
@@ -245,8 +269,12 @@ def generated_namespace() -> dict[str, Any]:
 
 
 @COMMON
-@given(tree=trees({**EXACT_FUNCTIONS, **TRANSCENDENTAL}), style=st.sampled_from(("python", "ocl", "c")), env=envs)
-def test_generated_and_compiled_code_agree_with_the_reference(tree: tuple, style: str, env: dict[str, Any]) -> None:
+@given(
+    tree=trees({**EXACT_FUNCTIONS, **TRANSCENDENTAL}), style=st.sampled_from(("python", "ocl", "c")), env=envs
+)
+def test_generated_and_compiled_code_agree_with_the_reference(
+    tree: tuple, style: str, env: dict[str, Any]
+) -> None:
     text = render(tree, style)
     expr = parse_expression(text)
     assert expr.names <= set(VARIABLES)
@@ -307,7 +335,10 @@ def test_vectorised_agrees_with_scalar(tree: tuple, rows: list[tuple[float, ...]
         if kind != "value" or not math.isfinite(float(value)):
             continue  # scalar code raises where numpy gives inf/nan
         assert math.isclose(result[i], float(value), rel_tol=1e-9, abs_tol=1e-9), (
-            render(tree, "python"), row, result[i], value,
+            render(tree, "python"),
+            row,
+            result[i],
+            value,
         )
         compared += 1
     assume(compared > 0)
@@ -321,12 +352,18 @@ TARGETS = ("x", "y", "z")
 def statements(depth: int = 0) -> st.SearchStrategy[list[tuple]]:
     expression = trees(EXACT_FUNCTIONS, named=False, max_leaves=6)
     assign = st.tuples(st.just("set"), st.sampled_from(TARGETS), expression)
-    augment = st.tuples(st.just("aug"), st.sampled_from(TARGETS), st.sampled_from(("+", "-", "*")), expression)
+    augment = st.tuples(
+        st.just("aug"), st.sampled_from(TARGETS), st.sampled_from(("+", "-", "*")), expression
+    )
     simple = st.one_of(assign, augment)
     if depth >= 2:
         return st.lists(simple, min_size=1, max_size=2)
-    branch = st.tuples(st.just("if"), expression, st.deferred(lambda: statements(depth + 1)),
-                       st.one_of(st.just([]), st.deferred(lambda: statements(depth + 1))))
+    branch = st.tuples(
+        st.just("if"),
+        expression,
+        st.deferred(lambda: statements(depth + 1)),
+        st.one_of(st.just([]), st.deferred(lambda: statements(depth + 1))),
+    )
     return st.lists(st.one_of(simple, simple, branch), min_size=1, max_size=3)
 
 
@@ -337,7 +374,9 @@ def render_code(body: list[tuple], style: str, level: int = 0) -> str:
         if stmt[0] == "set":
             lines.append(f"{pad}{stmt[1]} = {render(stmt[2], 'python')}" + (";" if style == "c" else ""))
         elif stmt[0] == "aug":
-            lines.append(f"{pad}{stmt[1]} {stmt[2]}= {render(stmt[3], 'python')}" + (";" if style == "c" else ""))
+            lines.append(
+                f"{pad}{stmt[1]} {stmt[2]}= {render(stmt[3], 'python')}" + (";" if style == "c" else "")
+            )
         elif style == "c":
             lines.append(f"{pad}if ({render(stmt[1], 'c')}) {{")
             lines.append(render_code(stmt[2], style, level + 1))
@@ -388,19 +427,110 @@ def test_code_fragments_run_like_the_reference(body: list[tuple], style: str, en
     assert got[0] == expected[0], (text, expected, got)
     if expected[0] == "value":
         for name in TARGETS:
-            assert same(getattr(v, name), expected_env[name]), (text, name, getattr(v, name), expected_env[name])
+            assert same(getattr(v, name), expected_env[name]), (
+                text,
+                name,
+                getattr(v, name),
+                expected_env[name],
+            )
 
 
 # -- hostile and random text ------------------------------------------------
 
-TOKENS = st.sampled_from([
-    "a", "b", "x", "pid", "NP", "log", "pow", "F", "_", "__class__", "__import__", "os", "open", "lambda", "None",
-    "True", "true", "not", "and", "or", "if", "else", "elif", "return", "for", "in", "is", "import",
-    "0", "1", "9", "1e5", "1e999", "0x1F", "1j", "3.14", ".5", "'", '"', "'s'", "f'", "b'",
-    "+", "-", "*", "/", "//", "%", "**", "@", "^", "~", "&", "|", "&&", "||", "!", "?", ":", ";", ",", ".",
-    "=", "==", "<>", "!=", "<", ">", "<=", ">=", ":=", "(", ")", "[", "]", "{", "}", "\\", "#", "$",
-    " ", "  ", "\n", "\t", "\r\n", "    ", "\u00a0", "\u2264", "\x00", "\ufeff",
-])
+TOKENS = st.sampled_from(
+    [
+        "a",
+        "b",
+        "x",
+        "pid",
+        "NP",
+        "log",
+        "pow",
+        "F",
+        "_",
+        "__class__",
+        "__import__",
+        "os",
+        "open",
+        "lambda",
+        "None",
+        "True",
+        "true",
+        "not",
+        "and",
+        "or",
+        "if",
+        "else",
+        "elif",
+        "return",
+        "for",
+        "in",
+        "is",
+        "import",
+        "0",
+        "1",
+        "9",
+        "1e5",
+        "1e999",
+        "0x1F",
+        "1j",
+        "3.14",
+        ".5",
+        "'",
+        '"',
+        "'s'",
+        "f'",
+        "b'",
+        "+",
+        "-",
+        "*",
+        "/",
+        "//",
+        "%",
+        "**",
+        "@",
+        "^",
+        "~",
+        "&",
+        "|",
+        "&&",
+        "||",
+        "!",
+        "?",
+        ":",
+        ";",
+        ",",
+        ".",
+        "=",
+        "==",
+        "<>",
+        "!=",
+        "<",
+        ">",
+        "<=",
+        ">=",
+        ":=",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "\\",
+        "#",
+        "$",
+        " ",
+        "  ",
+        "\n",
+        "\t",
+        "\r\n",
+        "    ",
+        "\u00a0",
+        "\u2264",
+        "\x00",
+        "\ufeff",
+    ]
+)
 ALL_PARSERS: tuple[Callable[[str], Any], ...] = (
     parse_expression,
     parse_code,

@@ -23,8 +23,12 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def _csv(rows, header="n,time") -> str:
-    return header + "\n" + "\n".join(",".join(f"{v!r}" if isinstance(v, float) else str(v) for v in r)
-                                      for r in rows) + "\n"
+    return (
+        header
+        + "\n"
+        + "\n".join(",".join(f"{v!r}" if isinstance(v, float) else str(v) for v in r) for r in rows)
+        + "\n"
+    )
 
 
 def _data(f, xs=(2, 4, 8, 16, 32, 64), reps=3, noise=0.0, seed=0):
@@ -42,7 +46,7 @@ def _data(f, xs=(2, 4, 8, 16, 32, 64), reps=3, noise=0.0, seed=0):
     [
         (lambda n: 3.0 + 2.0 * n, Fraction(1), 0),
         (lambda n: 1.0 + 0.5 * n * math.log2(n), Fraction(1), 1),
-        (lambda n: 0.1 + 4.0 * n ** 1.5, Fraction(3, 2), 0),
+        (lambda n: 0.1 + 4.0 * n**1.5, Fraction(3, 2), 0),
         (lambda n: 2.0 + 0.3 * n ** (2 / 3), Fraction(2, 3), 0),
         (lambda n: 0.5 + 100.0 / n, Fraction(-1), 0),
         (lambda n: 1.0 + 0.2 * math.log2(n) ** 2, Fraction(0), 2),
@@ -58,8 +62,11 @@ def test_exact_models_are_recovered(f, exponent, log):
 
 
 def test_noisy_n_log_n_keeps_its_coefficient():
-    model = fit_model(_data(lambda n: 2e-6 + 3.9e-8 * n * math.log2(n), xs=(1000, 2000, 4000, 8000, 16000, 32000),
-                            noise=0.01))
+    model = fit_model(
+        _data(
+            lambda n: 2e-6 + 3.9e-8 * n * math.log2(n), xs=(1000, 2000, 4000, 8000, 16000, 32000), noise=0.01
+        )
+    )
     factor = model.fit.terms[0].factors[0]
     assert (factor.exponent, factor.log_exponent) == (1, 1)
     assert model.fit.coefficients[1] == pytest.approx(3.9e-8, rel=0.03)
@@ -99,7 +106,7 @@ def test_two_parameters_multiplicative_and_additive():
                 pts.append([n, p])
                 vals.append((1e-4 + 2e-6 * n / p) * (1 + 0.002 * rng.standard_normal()))
                 pts2.append([n, p])
-                vals2.append((5e-6 + 1e-6 * math.log2(p) * n ** 0.5) * (1 + 0.002 * rng.standard_normal()))
+                vals2.append((5e-6 + 1e-6 * math.log2(p) * n**0.5) * (1 + 0.002 * rng.standard_normal()))
     work = fit_model(Measurements(["n", "p"], np.array(pts, float), np.array(vals)))
     texts = [t.text(["n", "p"]) for t in work.fit.terms]
     assert "n * p**(-1)" in texts
@@ -111,13 +118,14 @@ def test_two_parameters_multiplicative_and_additive():
 def test_expression_output_is_in_the_expression_language(tmp_path):
     from uml2perf.expressions import parse_expression as parse
 
-    model = fit_model(_data(lambda n: 0.5 + 100.0 / n + 0.01 * n ** 0.75))
+    model = fit_model(_data(lambda n: 0.5 + 100.0 / n + 0.01 * n**0.75))
     expression = model.expression()
     parsed = parse(expression)
     assert parsed is not None
     env = {"n": 10.0, "log2": math.log2, "sqrt": math.sqrt}
-    assert eval(expression, {"__builtins__": {}}, env) == pytest.approx(float(model.predict(np.array([[10.0]]))[0]),
-                                                                         rel=1e-4)
+    assert eval(expression, {"__builtins__": {}}, env) == pytest.approx(
+        float(model.predict(np.array([[10.0]]))[0]), rel=1e-4
+    )
 
 
 def test_cli_json_sidecar_and_run(tmp_path, capsys):
@@ -164,8 +172,13 @@ def test_extrap_text_two_parameters(tmp_path):
 
 
 def test_extrap_json_format(tmp_path):
-    doc = {"parameters": ["x"], "measurements": [
-        {"point": [x], "values": [1 + x * x, 1 + x * x], "callpath": "k", "metric": "time"} for x in (1, 2, 3, 4, 5)]}
+    doc = {
+        "parameters": ["x"],
+        "measurements": [
+            {"point": [x], "values": [1 + x * x, 1 + x * x], "callpath": "k", "metric": "time"}
+            for x in (1, 2, 3, 4, 5)
+        ],
+    }
     [data] = read_measurements(_write(tmp_path, "in.json", json.dumps(doc)))
     model = fit_model(data, negative=False)
     assert model.fit.terms[0].factors[0].exponent == 2
@@ -210,19 +223,24 @@ def test_sidecar_needs_a_name(tmp_path, capsys):
 
 
 @pytest.mark.skipif(shutil.which("extrap") is None, reason="Extra-P is not installed")
-@pytest.mark.parametrize(("f", "term"), [
-    (lambda p: 0.5 + 0.01 * p * math.log2(p), "p^(1) * log2(p)^(1)"),
-    (lambda p: 2 + 0.3 * p**0.5, "p^(1/2)"),
-    (lambda p: 3 + 0.2 * p**0.75, "p^(3/4)"),
-    (lambda p: 1 + 0.05 * math.log2(p) ** 2, "log2(p)^(2)"),
-])
+@pytest.mark.parametrize(
+    ("f", "term"),
+    [
+        (lambda p: 0.5 + 0.01 * p * math.log2(p), "p^(1) * log2(p)^(1)"),
+        (lambda p: 2 + 0.3 * p**0.5, "p^(1/2)"),
+        (lambda p: 3 + 0.2 * p**0.75, "p^(3/4)"),
+        (lambda p: 1 + 0.05 * math.log2(p) ** 2, "log2(p)^(2)"),
+    ],
+)
 def test_agrees_with_extrap(tmp_path, f, term):
     """The same data through Extra-P's command line: the same term and coefficients."""
     rng = np.random.default_rng(5)
     xs = (4, 8, 16, 32, 64, 128)
     text = "PARAMETER p\nPOINTS " + " ".join(map(str, xs)) + "\nREGION r\nMETRIC time\n"
-    text += "".join("DATA " + " ".join(f"{f(x) * (1 + 0.01 * rng.standard_normal()):.6g}" for _ in range(5)) + "\n"
-                    for x in xs)
+    text += "".join(
+        "DATA " + " ".join(f"{f(x) * (1 + 0.01 * rng.standard_normal()):.6g}" for _ in range(5)) + "\n"
+        for x in xs
+    )
     path = _write(tmp_path, "in.txt", text)
     ours = fit_model(read_measurements(path)[0])
     out = subprocess.run(["extrap", "--text", str(path)], capture_output=True, text=True, timeout=300).stdout

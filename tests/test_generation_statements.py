@@ -64,7 +64,18 @@ def _view_kinds() -> set[str]:
 def test_every_view_kind_has_a_template_section():
     text = TEMPLATE.read_text(encoding="utf-8")
     kinds = _view_kinds()
-    assert {"compute", "comm", "call", "if", "while", "for", "repeat", "block", "fork", "state_machine"} <= kinds
+    assert {
+        "compute",
+        "comm",
+        "call",
+        "if",
+        "while",
+        "for",
+        "repeat",
+        "block",
+        "fork",
+        "state_machine",
+    } <= kinds
     missing = sorted(kind for kind in kinds if f'k == "{kind}"' not in text)
     assert not missing, f"no section in {TEMPLATE.name} for {missing}"
 
@@ -76,14 +87,28 @@ def test_the_handler_writes_no_statement_text():
         id(node.body[0].value)
         for node in ast.walk(tree)
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
-        and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
     }
     literals = [
-        node.value for node in ast.walk(tree)
+        node.value
+        for node in ast.walk(tree)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
     ]
-    shapes = ("yield from", "p.enter(", "p.leave(", "p.iteration(", "p.random(", "p.fork(", "def ", "while ",
-              "for _ in", "nonlocal", "elif ")
+    shapes = (
+        "yield from",
+        "p.enter(",
+        "p.leave(",
+        "p.iteration(",
+        "p.random(",
+        "p.fork(",
+        "def ",
+        "while ",
+        "for _ in",
+        "nonlocal",
+        "elif ",
+    )
     offending = sorted({text for text in literals for shape in shapes if shape in text})
     assert not offending, offending
 

@@ -58,9 +58,7 @@ def test_golden_output(case: str, handler: str, filename: str) -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_golden_module_runs(case: str) -> None:
     """The expected module compiles, and its one-process prediction matches when recorded."""
-    from uml2perf_runtime import simulate
-
-    from uml2perf_runtime import Machine
+    from uml2perf_runtime import Machine, simulate
 
     text = generate(load_case(case)).text
     module = load_module(text, f"golden_{case}")
@@ -79,6 +77,9 @@ def test_every_sample_has_a_golden_case() -> None:
     """Each bundled sample's generated code is pinned by a golden case holding an exact copy of it."""
     samples = Path(__file__).resolve().parents[1] / "samples"
     inputs = {p.read_bytes() for p in GOLDEN.glob("*/input.*")}
-    missing = [p.name for p in sorted(samples.iterdir()) if p.is_file() and p.suffix in (".uml", ".xmi")
-               and p.read_bytes() not in inputs]
+    missing = [
+        p.name
+        for p in sorted(samples.iterdir())
+        if p.is_file() and p.suffix in (".uml", ".xmi") and p.read_bytes() not in inputs
+    ]
     assert not missing, f"samples without an up-to-date golden case: {missing}"

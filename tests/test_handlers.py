@@ -166,7 +166,7 @@ def test_dot_output_is_escaped_and_complete():
     assert text.count("{") == text.count("}")
     assert dot_string('a"b\\c\nd') == '"a\\"b\\\\c\\nd"'
     assert 'label="A \\"quoted\\"\\nline"' in text
-    assert "label=\"[else]\"" in text
+    assert 'label="[else]"' in text
     assert "subgraph cluster_1" in text
 
 

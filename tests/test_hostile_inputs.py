@@ -34,8 +34,15 @@ def _limit_memory() -> None:
 
 def _cli(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "UML2PERF_NO_CACHE": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "uml2perf", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=TIMEOUT, preexec_fn=_limit_memory, env=environment)
+    return subprocess.run(
+        [sys.executable, "-m", "uml2perf", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        preexec_fn=_limit_memory,
+        env=environment,
+    )
 
 
 def _changed(text: str, old: str, new: str) -> str:
@@ -45,51 +52,114 @@ def _changed(text: str, old: str, new: str) -> str:
 
 #: name -> (file name, file text, command arguments after the file, words the message must contain)
 CASES: dict[str, tuple[str, str, list[str], tuple[str, ...]]] = {
-    "repeat_1e18": ("m.uml", _changed(LAPW0, 'repeat="PNAT"', 'repeat="1e18"'), [],
-                    ("Calculate_Multipolmoments", "limit", "iterations")),
-    "repeat_10_pow_15": ("m.uml", _changed(LAPW0, 'repeat="PNAT"', 'repeat="10**15"'), [],
-                         ("limit", "iterations")),
-    "repeat_negative": ("m.uml", _changed(LAPW0, 'repeat="PNAT"', 'repeat="PNAT - 100"'), [],
-                        ("negative", "Calculate_Multipolmoments")),
-    "repeat_fractional": ("m.uml", _changed(LAPW0, 'repeat="PNAT"', 'repeat="PNAT + 0.5"'), [],
-                          ("whole",)),
-    "threads_1e8": ("m.uml", _changed(HYBRID, 'threads="THREADS"', 'threads="1e8"'), [],
-                    ("threads", "limit")),
-    "items_1e12": ("m.uml", _changed(HYBRID, 'items="FRAMES"', 'items="1e12"'), [],
-                   ("items", "limit")),
+    "repeat_1e18": (
+        "m.uml",
+        _changed(LAPW0, 'repeat="PNAT"', 'repeat="1e18"'),
+        [],
+        ("Calculate_Multipolmoments", "limit", "iterations"),
+    ),
+    "repeat_10_pow_15": (
+        "m.uml",
+        _changed(LAPW0, 'repeat="PNAT"', 'repeat="10**15"'),
+        [],
+        ("limit", "iterations"),
+    ),
+    "repeat_negative": (
+        "m.uml",
+        _changed(LAPW0, 'repeat="PNAT"', 'repeat="PNAT - 100"'),
+        [],
+        ("negative", "Calculate_Multipolmoments"),
+    ),
+    "repeat_fractional": ("m.uml", _changed(LAPW0, 'repeat="PNAT"', 'repeat="PNAT + 0.5"'), [], ("whole",)),
+    "threads_1e8": (
+        "m.uml",
+        _changed(HYBRID, 'threads="THREADS"', 'threads="1e8"'),
+        [],
+        ("threads", "limit"),
+    ),
+    "items_1e12": ("m.uml", _changed(HYBRID, 'items="FRAMES"', 'items="1e12"'), [], ("items", "limit")),
     "procs_1e9": ("m.uml", LAPW0, ["--procs", "1000000000"], ("processes", "limit")),
-    "squaring_fragment": ("m.uml", _changed(LAPW0, 'repeat="PNAT"', 'repeat="PNAT" code="BUF = BUF * BUF"'),
-                          [], ("bits", "Calculate_Multipolmoments")),
-    "round_huge_digits_cost": ("m.uml", _changed(LAPW0, 'cost="MPIterm()"', 'cost="round(10**307, -10**300) + 1"'),
-                               [], None),
-    "infinite_cost": ("m.uml", _changed(LAPW0, 'cost="MPIterm()"', 'cost="1e308 * 10"'), [],
-                      ("Terminate_MPI_Environment", "finite")),
+    "squaring_fragment": (
+        "m.uml",
+        _changed(LAPW0, 'repeat="PNAT"', 'repeat="PNAT" code="BUF = BUF * BUF"'),
+        [],
+        ("bits", "Calculate_Multipolmoments"),
+    ),
+    "round_huge_digits_cost": (
+        "m.uml",
+        _changed(LAPW0, 'cost="MPIterm()"', 'cost="round(10**307, -10**300) + 1"'),
+        [],
+        None,
+    ),
+    "infinite_cost": (
+        "m.uml",
+        _changed(LAPW0, 'cost="MPIterm()"', 'cost="1e308 * 10"'),
+        [],
+        ("Terminate_MPI_Environment", "finite"),
+    ),
     "infinite_set": ("m.uml", LAPW0, ["--set", "NAT=inf"], ("NAT", "finite")),
     "nan_set": ("m.uml", LAPW0, ["--set", "NAT=nan"], ("NAT", "finite")),
-    "global_default_overflows": ("m.uml", _changed(LAPW0, "<body>ceil(NAT / nprocs)</body>", "<body>1e308 * 10</body>"),
-                                 [], ("PNAT", "finite")),
-    "global_default_huge_int": ("m.uml", _changed(LAPW0, "<body>ceil(NAT / nprocs)</body>",
-                                                  "<body>2 ** 1000 * 2 ** 1000 * 2 ** 1000 * 2 ** 1000 * 2 ** 1000 * "
-                                                  "2 ** 1000 * 2 ** 1000 * 2 ** 1000 * 2 ** 1000</body>"),
-                                [], ("PNAT", "bits")),
-    "global_default_round": ("m.uml", _changed(LAPW0, "<body>ceil(NAT / nprocs)</body>",
-                                               "<body>round(10**307, -10**300)</body>"), [], None),
+    "global_default_overflows": (
+        "m.uml",
+        _changed(LAPW0, "<body>ceil(NAT / nprocs)</body>", "<body>1e308 * 10</body>"),
+        [],
+        ("PNAT", "finite"),
+    ),
+    "global_default_huge_int": (
+        "m.uml",
+        _changed(
+            LAPW0,
+            "<body>ceil(NAT / nprocs)</body>",
+            "<body>2 ** 1000 * 2 ** 1000 * 2 ** 1000 * 2 ** 1000 * 2 ** 1000 * "
+            "2 ** 1000 * 2 ** 1000 * 2 ** 1000 * 2 ** 1000</body>",
+        ),
+        [],
+        ("PNAT", "bits"),
+    ),
+    "global_default_round": (
+        "m.uml",
+        _changed(LAPW0, "<body>ceil(NAT / nprocs)</body>", "<body>round(10**307, -10**300)</body>"),
+        [],
+        None,
+    ),
     "conflicting_action_plus": (
-        "m.uml", _changed(LAPW0, '<uml2perf:ActionPlus xmi:id="_st_read" base_Action="_read" cost="ReadInput(NAT)"/>',
-                          '<uml2perf:ActionPlus xmi:id="_st_read" base_Action="_read" cost="ReadInput(NAT)"/>'
-                          '<uml2perf:ActionPlus xmi:id="_st_read2" base_Action="_read" cost="2"/>'),
-        [], ("twice", "Read_Input")),
+        "m.uml",
+        _changed(
+            LAPW0,
+            '<uml2perf:ActionPlus xmi:id="_st_read" base_Action="_read" cost="ReadInput(NAT)"/>',
+            '<uml2perf:ActionPlus xmi:id="_st_read" base_Action="_read" cost="ReadInput(NAT)"/>'
+            '<uml2perf:ActionPlus xmi:id="_st_read2" base_Action="_read" cost="2"/>',
+        ),
+        [],
+        ("twice", "Read_Input"),
+    ),
     "internal_entity_in_text": (
-        "m.uml", _changed(_changed(LAPW0, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
-                                   "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE x [<!ENTITY k \"1.5\">]>"),
-                          "<body>return 1.5 + 0.15 * NAT</body>", "<body>return &k; + 0.15 * NAT</body>"),
-        [], ("entity", "&k;")),
-    "cost_function_named_range": (
-        "m.uml", LAPW0.replace("MPIinit", "range"), [], ("range",)),
+        "m.uml",
+        _changed(
+            _changed(
+                LAPW0,
+                '<?xml version="1.0" encoding="UTF-8"?>',
+                '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE x [<!ENTITY k "1.5">]>',
+            ),
+            "<body>return 1.5 + 0.15 * NAT</body>",
+            "<body>return &k; + 0.15 * NAT</body>",
+        ),
+        [],
+        ("entity", "&k;"),
+    ),
+    "cost_function_named_range": ("m.uml", LAPW0.replace("MPIinit", "range"), [], ("range",)),
     "cost_function_named_builtins": (
-        "m.uml", LAPW0.replace("MPIinit", "__builtins__"), [], ("__builtins__",)),
-    "no_guard_holds": ("m.uml", _changed(PROPHET, "GV = 1", "GV = 5"), [],
-                       ("no guard", "Decision", "GV = 5")),
+        "m.uml",
+        LAPW0.replace("MPIinit", "__builtins__"),
+        [],
+        ("__builtins__",),
+    ),
+    "no_guard_holds": (
+        "m.uml",
+        _changed(PROPHET, "GV = 1", "GV = 5"),
+        [],
+        ("no guard", "Decision", "GV = 5"),
+    ),
 }
 
 
@@ -151,7 +221,8 @@ def test_a_machine_of_a_billion_nodes_is_refused(tmp_path: Path) -> None:
 
 def test_infinite_machine_numbers_are_refused(tmp_path: Path) -> None:
     (tmp_path / "inf.toml").write_text(
-        'name = "inf"\nnodes = 2\ncores_per_node = 2\n[network.inter_node]\nlatency = inf\nbandwidth = 1e9\n')
+        'name = "inf"\nnodes = 2\ncores_per_node = 2\n[network.inter_node]\nlatency = inf\nbandwidth = 1e9\n'
+    )
     (tmp_path / "m.uml").write_text(LAPW0)
     done = _cli(["run", "m.uml", "--machine", "inf.toml"], tmp_path)
     assert done.returncode == 1 and "latency" in done.stderr
@@ -202,7 +273,9 @@ def test_a_few_thousand_lapw0_processes_run_under_the_default_limits(tmp_path: P
 
 def test_names_with_terminal_escapes_are_printed_escaped(tmp_path: Path) -> None:
     (tmp_path / "m.uml").write_text(PROPHET)
-    (tmp_path / "evil.toml").write_text('name = "box\\u001b]0;pwned\\u0007\\u001b[2J"\nnodes = 1\ncores_per_node = 2\n')
+    (tmp_path / "evil.toml").write_text(
+        'name = "box\\u001b]0;pwned\\u0007\\u001b[2J"\nnodes = 1\ncores_per_node = 2\n'
+    )
     done = _cli(["run", "m.uml", "--procs", "1", "--machine", "evil.toml"], tmp_path)
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
@@ -212,7 +285,7 @@ def test_names_with_terminal_escapes_are_printed_escaped(tmp_path: Path) -> None
 def test_machine_files_and_sidecars_with_a_byte_order_mark_are_read(tmp_path: Path) -> None:
     (tmp_path / "m.uml").write_text(PROPHET)
     (tmp_path / "bom.toml").write_bytes(b'\xef\xbb\xbfname = "bom"\nnodes = 2\ncores_per_node = 2\n')
-    (tmp_path / "car.toml").write_bytes(b'\xef\xbb\xbf[variables]\nGV = 0\n')
+    (tmp_path / "car.toml").write_bytes(b"\xef\xbb\xbf[variables]\nGV = 0\n")
     done = _cli(["run", "m.uml", "--machine", "bom.toml", "--sidecar", "car.toml", "--procs", "1"], tmp_path)
     assert done.returncode == 0 and "194.18" in done.stdout, done.stderr
 
@@ -224,10 +297,12 @@ def test_a_sidecar_that_is_not_utf8_names_the_place(tmp_path: Path) -> None:
     assert done.returncode == 1 and "not UTF-8" in done.stderr and "line 2" in done.stderr
 
 
-def test_a_fifo_with_no_writer_is_refused_not_waited_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from uml2perf.cli import main
+def test_a_fifo_with_no_writer_is_refused_not_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from uml2perf_runtime import files
+
+    from uml2perf.cli import main
 
     fifo = tmp_path / "model.uml"
     os.mkfifo(fifo)
@@ -248,7 +323,9 @@ def test_a_sidecar_variable_that_misses_by_case_is_a_warning(tmp_path: Path) -> 
 def test_an_unreachable_dask_scheduler_is_a_clear_error(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     (tmp_path / "m.uml").write_text(LAPW0)
-    done = _cli(["sweep", "m.uml", "--grid", "procs=1,2", "--no-analytic", "--dask", "not an address::"], tmp_path)
+    done = _cli(
+        ["sweep", "m.uml", "--grid", "procs=1,2", "--no-analytic", "--dask", "not an address::"], tmp_path
+    )
     assert done.returncode == 1 and "Dask scheduler" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -280,10 +357,10 @@ def _deeply_nested_decisions(depth: int):  # noqa: ANN202 - a test model
 @pytest.mark.parametrize("depth", [120, 300])
 def test_models_nested_past_pythons_limits_generate_a_flat_form_that_runs(depth: int) -> None:
     from stubs import load_module
+    from uml2perf_runtime import simulate
 
     from uml2perf.generation import generate
     from uml2perf.handlers.python_limits import first_excess
-    from uml2perf_runtime import simulate
 
     out = generate(_deeply_nested_decisions(depth))
     assert first_excess(out.text) is None
@@ -297,7 +374,9 @@ def test_the_limit_scanner_counts_loops_per_function() -> None:
     from uml2perf.handlers.python_limits import first_excess
 
     def nest(n: int, indent: int = 0) -> list[str]:
-        return ["    " * (indent + i) + "for _ in range(1):" for i in range(n)] + ["    " * (indent + n) + "pass"]
+        return ["    " * (indent + i) + "for _ in range(1):" for i in range(n)] + [
+            "    " * (indent + n) + "pass"
+        ]
 
     assert first_excess("\n".join(nest(20))) is None
     assert "21 loops" in first_excess("\n".join(nest(21)))[0]  # type: ignore[index]
@@ -312,9 +391,9 @@ def test_a_call_chain_of_two_thousand_activities_runs() -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     from builders import ModelBuilder
     from stubs import load_module
+    from uml2perf_runtime import simulate
 
     from uml2perf.generation import generate
-    from uml2perf_runtime import simulate
 
     b = ModelBuilder("chain")
     count = 2000
@@ -329,14 +408,16 @@ def test_a_call_chain_of_two_thousand_activities_runs() -> None:
     assert simulate(module.MODEL, procs=1).time == pytest.approx(count)
 
 
-def test_the_event_limit_stops_an_unlimited_run_without_per_event_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_event_limit_stops_an_unlimited_run_without_per_event_checks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     from builders import ModelBuilder
     from stubs import load_module
-
-    from uml2perf.generation import generate
     from uml2perf_runtime import engine, limits, simulate
     from uml2perf_runtime.errors import LimitError
+
+    from uml2perf.generation import generate
 
     b = ModelBuilder("long")
     main = b.activity("main", main=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from uml2perf_runtime import Link, Machine, MachineError
 from uml2perf_runtime.machine import BUNDLED_DIR, DEFAULT_INTER_NODE, DEFAULT_INTRA_NODE
 
@@ -85,7 +84,9 @@ policy = "round_robin"
 
 
 def test_partial_link_table_keeps_default_for_missing_key(tmp_path):
-    m = Machine.from_toml(write(tmp_path, "nodes = 1\ncores_per_node = 1\n[network.inter_node]\nlatency = 0.5\n"))
+    m = Machine.from_toml(
+        write(tmp_path, "nodes = 1\ncores_per_node = 1\n[network.inter_node]\nlatency = 0.5\n")
+    )
     assert m.inter_node == Link(0.5, DEFAULT_INTER_NODE.bandwidth)
 
 
@@ -105,24 +106,34 @@ def test_unknown_key_in_a_link_table(tmp_path):
     assert "latency, bandwidth" in str(info.value)
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("nodes = 1\ncores_per_node = -2\n", "cores_per_node must be a whole number of at least 1, got -2"),
-    ("nodes = 0\ncores_per_node = 2\n", "nodes must be a whole number of at least 1, got 0"),
-    ("nodes = 1.5\ncores_per_node = 2\n", "nodes must be a whole number"),
-    ("nodes = true\ncores_per_node = 2\n", "nodes must be a whole number"),
-    ("nodes = 1\ncores_per_node = 2\nspeed = 0\n", "speed must be a positive number"),
-    ("nodes = 1\ncores_per_node = 2\nspeed = \"fast\"\n", "speed must be a positive number"),
-    ("nodes = 1\ncores_per_node = 2\n[network.intra_node]\nbandwidth = -1\n",
-     "[network.intra_node] bandwidth must be a positive number"),
-    ("nodes = 1\ncores_per_node = 2\n[network.inter_node]\nlatency = \"soon\"\n",
-     "[network.inter_node] latency: 'soon' is not a number with a unit (expected seconds"),
-    ("nodes = 1\ncores_per_node = 2\n[network]\neager_limit = -5\n", "eager_limit must be a whole number"),
-    ("nodes = 1\ncores_per_node = 2\n[placement]\npolicy = \"scatter\"\n", "policy must be one of"),
-    ("nodes = 1\ncores_per_node = 2\nnetwork = 3\n", "'network' must be a table"),
-    ("cores_per_node = 2\n", "missing key 'nodes'"),
-    ("nodes = 2\n", "missing key 'cores_per_node'"),
-    ("nodes = 1\ncores_per_node = 2\nname = \"\"\n", "name must be a non-empty string"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("nodes = 1\ncores_per_node = -2\n", "cores_per_node must be a whole number of at least 1, got -2"),
+        ("nodes = 0\ncores_per_node = 2\n", "nodes must be a whole number of at least 1, got 0"),
+        ("nodes = 1.5\ncores_per_node = 2\n", "nodes must be a whole number"),
+        ("nodes = true\ncores_per_node = 2\n", "nodes must be a whole number"),
+        ("nodes = 1\ncores_per_node = 2\nspeed = 0\n", "speed must be a positive number"),
+        ('nodes = 1\ncores_per_node = 2\nspeed = "fast"\n', "speed must be a positive number"),
+        (
+            "nodes = 1\ncores_per_node = 2\n[network.intra_node]\nbandwidth = -1\n",
+            "[network.intra_node] bandwidth must be a positive number",
+        ),
+        (
+            'nodes = 1\ncores_per_node = 2\n[network.inter_node]\nlatency = "soon"\n',
+            "[network.inter_node] latency: 'soon' is not a number with a unit (expected seconds",
+        ),
+        (
+            "nodes = 1\ncores_per_node = 2\n[network]\neager_limit = -5\n",
+            "eager_limit must be a whole number",
+        ),
+        ('nodes = 1\ncores_per_node = 2\n[placement]\npolicy = "scatter"\n', "policy must be one of"),
+        ("nodes = 1\ncores_per_node = 2\nnetwork = 3\n", "'network' must be a table"),
+        ("cores_per_node = 2\n", "missing key 'nodes'"),
+        ("nodes = 2\n", "missing key 'cores_per_node'"),
+        ('nodes = 1\ncores_per_node = 2\nname = ""\n', "name must be a non-empty string"),
+    ],
+)
 def test_bad_values_are_explained(tmp_path, text, fragment):
     path = write(tmp_path, text)
     with pytest.raises(MachineError) as info:
@@ -132,10 +143,10 @@ def test_bad_values_are_explained(tmp_path, text, fragment):
 
 
 def test_collectives_are_checked(tmp_path):
-    path = write(tmp_path, "nodes = 1\ncores_per_node = 1\n[collectives]\nallreduc = \"ring\"\n")
+    path = write(tmp_path, 'nodes = 1\ncores_per_node = 1\n[collectives]\nallreduc = "ring"\n')
     with pytest.raises(MachineError, match="unknown key 'allreduc' in \\[collectives\\]"):
         Machine.from_toml(path)
-    path = write(tmp_path, "nodes = 1\ncores_per_node = 1\n[collectives]\nallreduce = \"magic\"\n")
+    path = write(tmp_path, 'nodes = 1\ncores_per_node = 1\n[collectives]\nallreduce = "magic"\n')
     with pytest.raises(MachineError) as info:
         Machine.from_toml(path)
     assert "'magic' is not an algorithm of allreduce" in str(info.value)

@@ -346,7 +346,7 @@ def random_graphs(draw: st.DrawFn) -> tuple[Model, dict[str, int]]:
     main.flow(initial, actions[0])
     use_merge = draw(st.booleans())
     for i, action in enumerate(actions):
-        forward = actions[i + 1:] + [final]
+        forward = actions[i + 1 :] + [final]
         if draw(st.booleans()):
             decision = main.decision(f"D{i}")
             main.flow(action, decision)
@@ -391,7 +391,9 @@ def test_reference_interpreter_agrees_on_a_hand_written_loop():
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_graphs())
-def test_the_flat_state_machine_form_matches_the_reference_interpreter(case: tuple[Model, dict[str, int]]) -> None:
+def test_the_flat_state_machine_form_matches_the_reference_interpreter(
+    case: tuple[Model, dict[str, int]],
+) -> None:
     """The form used for diagrams nested too deeply behaves like the structured one on every graph."""
     from uml2perf import generation
     from uml2perf.handlers.registry import create_handler

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-
 from uml2perf_runtime.network import (
     ALGORITHMS,
     COLLECTIVE_KINDS,
@@ -22,8 +21,8 @@ from uml2perf_runtime.network import (
     transfer_time,
 )
 
-A_IN, B_IN = 1e-6, 1e-10      # intra-node: 1 us, 10 GB/s
-A_EX, B_EX = 2e-5, 1e-9       # inter-node: 20 us, 1 GB/s
+A_IN, B_IN = 1e-6, 1e-10  # intra-node: 1 us, 10 GB/s
+A_EX, B_EX = 2e-5, 1e-9  # inter-node: 20 us, 1 GB/s
 N = 1000.0
 PROCS = (1, 2, 3, 8, 64)
 
@@ -57,6 +56,7 @@ def log2_floor_pow2(p: int) -> tuple[int, int]:
 
 # -- point to point ------------------------------------------------------------------------------
 
+
 def test_transfer_time_is_latency_plus_size_over_bandwidth() -> None:
     assert transfer_time(1e-6, 1e9, 1000) == pytest.approx(1e-6 + 1e-6)
     assert transfer_time(5e-6, 1e9, 0) == 5e-6
@@ -71,6 +71,7 @@ def test_ceil_log2(p: int, expected: int) -> None:
 
 # -- every collective at p = 1 ------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind", COLLECTIVE_KINDS)
 def test_single_process_collectives_cost_nothing(kind: str) -> None:
     for algorithm in ALGORITHMS[kind]:
@@ -78,6 +79,7 @@ def test_single_process_collectives_cost_nothing(kind: str) -> None:
 
 
 # -- closed forms on one node ---------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("p", PROCS)
 def test_barrier_formulas(p: int) -> None:
@@ -113,7 +115,8 @@ def test_allreduce_formulas(p: int) -> None:
     assert cost("allreduce", "recursive_doubling", p) == pytest.approx((levels + 2 * fold) * unit)
     gamma = 1e-9
     assert cost("allreduce", "recursive_doubling", p, gamma=gamma) == pytest.approx(
-        (levels + 2 * fold) * unit + (levels + fold) * N * gamma)
+        (levels + 2 * fold) * unit + (levels + fold) * N * gamma
+    )
     ring = 2 * (p - 1) * (A_IN + N / p * B_IN)
     assert cost("allreduce", "ring", p) == pytest.approx(ring)
     raben = 2 * fold * unit + 2 * levels * A_IN + 2 * (p2 - 1) / p2 * N * B_IN
@@ -150,6 +153,7 @@ def test_alltoall_formulas(p: int) -> None:
 
 # -- who finishes when ----------------------------------------------------------------------------
 
+
 def test_binomial_bcast_finish_times_per_rank_and_rotated_root() -> None:
     unit = A_IN + N * B_IN
     model = single_node(5, {"bcast": "binomial"})
@@ -168,12 +172,17 @@ def test_binomial_reduce_leaves_finish_first() -> None:
 def test_linear_bcast_serves_ranks_in_order() -> None:
     unit = A_IN + N * B_IN
     assert single_node(4, {"bcast": "linear"}).offsets("bcast", 0, N) == pytest.approx(
-        [3 * unit, unit, 2 * unit, 3 * unit])
+        [3 * unit, unit, 2 * unit, 3 * unit]
+    )
 
 
 def test_symmetric_algorithms_finish_together() -> None:
-    for kind, algorithm in [("allreduce", "ring"), ("allgather", "ring"), ("alltoall", "pairwise"),
-                            ("barrier", "dissemination")]:
+    for kind, algorithm in [
+        ("allreduce", "ring"),
+        ("allgather", "ring"),
+        ("alltoall", "pairwise"),
+        ("barrier", "dissemination"),
+    ]:
         offsets = single_node(6, {kind: algorithm}).offsets(kind, 0, N)
         assert len(set(offsets)) == 1, (kind, algorithm, offsets)
 
@@ -188,18 +197,29 @@ def test_recursive_doubling_serves_folded_ranks_last() -> None:
 
 # -- several nodes ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("p, ppn", [(8, 4), (64, 16), (64, 8)])
 def test_multi_node_steps_crossing_nodes_cost_the_inter_node_link(p: int, ppn: int) -> None:
     L = ceil_log2(p)
     local = ceil_log2(ppn)
     unit_in, unit_ex = A_IN + N * B_IN, A_EX + N * B_EX
-    m = blocks(p, ppn, {"bcast": "binomial", "allreduce": "recursive_doubling", "gather": "binomial",
-                        "allgather": "ring", "barrier": "dissemination"})
+    m = blocks(
+        p,
+        ppn,
+        {
+            "bcast": "binomial",
+            "allreduce": "recursive_doubling",
+            "gather": "binomial",
+            "allgather": "ring",
+            "barrier": "dissemination",
+        },
+    )
     # binomial steps at distance >= ppn leave the node
     assert m.duration("bcast", 0, N) == pytest.approx(local * unit_in + (L - local) * unit_ex)
     assert m.duration("allreduce", 0, N) == pytest.approx(local * unit_in + (L - local) * unit_ex)
-    gather = sum(A_IN + (1 << k) * N * B_IN for k in range(local)) + \
-        sum(A_EX + (1 << k) * N * B_EX for k in range(local, L))
+    gather = sum(A_IN + (1 << k) * N * B_IN for k in range(local)) + sum(
+        A_EX + (1 << k) * N * B_EX for k in range(local, L)
+    )
     assert m.duration("gather", 0, N) == pytest.approx(gather)
     # every ring round and every dissemination round has a pair that crosses a node boundary
     assert m.duration("allgather", 0, N) == pytest.approx((p - 1) * unit_ex)
@@ -235,6 +255,7 @@ def test_link_function_is_asked_once_per_node_pair_and_results_are_cached() -> N
 
 
 # -- algorithm choice -------------------------------------------------------------------------------
+
 
 def test_auto_choices_follow_message_size_and_process_count() -> None:
     assert resolve_algorithm("bcast", None, 64, 1024) == "binomial"
@@ -273,9 +294,13 @@ def test_two_level_fast_path_agrees_with_the_general_lookup() -> None:
     from uml2perf_runtime.machine import Link as MachineLink
     from uml2perf_runtime.machine import Machine
 
-    mach = Machine(nodes=4, cores_per_node=4, intra_node=MachineLink(A_IN, 1 / B_IN),
-                   inter_node=MachineLink(A_EX, 1 / B_EX))
-    placement = [r % 4 for r in range(13)]     # round robin, p not a power of two
+    mach = Machine(
+        nodes=4,
+        cores_per_node=4,
+        intra_node=MachineLink(A_IN, 1 / B_IN),
+        inter_node=MachineLink(A_EX, 1 / B_EX),
+    )
+    placement = [r % 4 for r in range(13)]  # round robin, p not a power of two
     fast = CollectiveModel.for_machine(mach, placement)
     general = CollectiveModel(placement, mach.link)
     assert fast._costs.levels is not None and general._costs.levels is None

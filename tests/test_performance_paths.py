@@ -132,9 +132,13 @@ def _region(build) -> structure.Region:
     [
         pytest.param(lambda m: None, id="empty"),
         pytest.param(lambda m: m.chain(m.action("A", 1), m.final()), id="no initial"),
-        pytest.param(lambda m: (m.chain(m.initial(), m.action("A", 1)), m.chain(m.initial(), m.action("B", 1))),
-                     id="two initials"),
-        pytest.param(lambda m: (m.chain(m.initial(), m.final()), m.action("Orphan", 1)), id="unreachable node"),
+        pytest.param(
+            lambda m: (m.chain(m.initial(), m.action("A", 1)), m.chain(m.initial(), m.action("B", 1))),
+            id="two initials",
+        ),
+        pytest.param(
+            lambda m: (m.chain(m.initial(), m.final()), m.action("Orphan", 1)), id="unreachable node"
+        ),
         pytest.param(lambda m: _two_ways(m), id="decision"),
         pytest.param(lambda m: _final_then_more(m), id="final inside"),
         pytest.param(lambda m: _loop(m), id="cycle"),
@@ -245,5 +249,3 @@ def test_the_synthetic_chain_takes_the_fast_path():
     region = read_bytes(chain_model(50).encode(), "chain.uml").activities[0].region
     chain = structure._straight_chain(region)
     assert chain is not None and chain[0].kind is NodeKind.INITIAL and len(chain) == len(region.nodes)
-
-

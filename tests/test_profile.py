@@ -54,8 +54,18 @@ def test_vsl_durations_become_seconds(text: str, seconds: str) -> None:
 
 @pytest.mark.parametrize(
     "text, size",
-    [("(1024,B)", "1024"), ("(4,KB)", "4096"), ("(2,KiB)", "2048"), ("(1,MB)", "1048576"), ("(16,b)", "2"),
-     ("(8,bit)", "1"), ("(3,kB)", "3000"), ("(1,GB)", "1073741824"), ("100", "100"), ("(expr=$n*8,unit=B)", "n*8")],
+    [
+        ("(1024,B)", "1024"),
+        ("(4,KB)", "4096"),
+        ("(2,KiB)", "2048"),
+        ("(1,MB)", "1048576"),
+        ("(16,b)", "2"),
+        ("(8,bit)", "1"),
+        ("(3,kB)", "3000"),
+        ("(1,GB)", "1073741824"),
+        ("100", "100"),
+        ("(expr=$n*8,unit=B)", "n*8"),
+    ],
 )
 def test_vsl_sizes_become_bytes(text: str, size: str) -> None:
     assert parse_vsl_size(text) == size
@@ -88,14 +98,28 @@ def test_every_vsl_spelling_of_a_duration_agrees(value, unit) -> None:  # type: 
 
 
 def _model(*nodes: Node, stereotypes: tuple[StereotypeApplication, ...] = (), name: str = "Act") -> Model:
-    activity = Activity(id="act", name=name, location=HERE, region=Region(nodes=nodes), stereotypes=stereotypes)
+    activity = Activity(
+        id="act", name=name, location=HERE, region=Region(nodes=nodes), stereotypes=stereotypes
+    )
     return Model(source="t.uml", dialect="test", activities=(activity,))
 
 
-def _node(*stereotypes: StereotypeApplication, kind: NodeKind = NodeKind.ACTION, ident: str = "n1",
-          name: str = "A1", code: str | None = None) -> Node:
-    return Node(id=ident, name=name, kind=kind, uml_type="OpaqueAction", location=HERE,
-                stereotypes=stereotypes, code=code)
+def _node(
+    *stereotypes: StereotypeApplication,
+    kind: NodeKind = NodeKind.ACTION,
+    ident: str = "n1",
+    name: str = "A1",
+    code: str | None = None,
+) -> Node:
+    return Node(
+        id=ident,
+        name=name,
+        kind=kind,
+        uml_type="OpaqueAction",
+        location=HERE,
+        stereotypes=stereotypes,
+        code=code,
+    )
 
 
 @pytest.mark.parametrize("spelling", ["action+", "ActionPlus", "action_plus", "Action Plus", "ACTION-PLUS"])
@@ -107,9 +131,18 @@ def test_stereotype_names_match_in_every_spelling(spelling: str) -> None:
 
 @pytest.mark.parametrize(
     "stereotype, role",
-    [("send+", Role.SEND), ("IrecvPlus", Role.IRECV), ("barrier+", Role.BARRIER), ("AllgatherPlus", Role.ALLGATHER),
-     ("parallel+", Role.PARALLEL), ("critical+", Role.CRITICAL), ("pipeline+", Role.PIPELINE),
-     ("taskpool+", Role.TASKPOOL), ("alltoall+", Role.ALLTOALL), ("wait+", Role.WAIT)],
+    [
+        ("send+", Role.SEND),
+        ("IrecvPlus", Role.IRECV),
+        ("barrier+", Role.BARRIER),
+        ("AllgatherPlus", Role.ALLGATHER),
+        ("parallel+", Role.PARALLEL),
+        ("critical+", Role.CRITICAL),
+        ("pipeline+", Role.PIPELINE),
+        ("taskpool+", Role.TASKPOOL),
+        ("alltoall+", Role.ALLTOALL),
+        ("wait+", Role.WAIT),
+    ],
 )
 def test_every_role_is_recognised(stereotype: str, role: Role) -> None:
     model = apply_profile(_model(_node(StereotypeApplication(stereotype))))
@@ -117,8 +150,10 @@ def test_every_role_is_recognised(stereotype: str, role: Role) -> None:
 
 
 def test_unknown_tags_warn_and_foreign_stereotypes_are_kept_silently() -> None:
-    node = _node(StereotypeApplication("send+", tags=(("dest", "pid+1"), ("colour", "red"))),
-                 StereotypeApplication("Requirement", profile="SysML", tags=(("text", "fast"),)))
+    node = _node(
+        StereotypeApplication("send+", tags=(("dest", "pid+1"), ("colour", "red"))),
+        StereotypeApplication("Requirement", profile="SysML", tags=(("text", "fast"),)),
+    )
     model = apply_profile(_model(node))
     warnings = [d for d in model.diagnostics if d.code == "unknown-tag"]
     assert len(warnings) == 1 and "'colour' on send+ of 'A1'" in warnings[0].message
@@ -136,14 +171,23 @@ def test_code_tag_and_opaque_body_end_up_in_one_place() -> None:
 
 
 def test_main_and_activity_stereotypes_on_activities() -> None:
-    model = apply_profile(_model(stereotypes=(StereotypeApplication("Main"), StereotypeApplication("activity+", tags=(("repeat", "3"),)))))
+    model = apply_profile(
+        _model(
+            stereotypes=(
+                StereotypeApplication("Main"),
+                StereotypeApplication("activity+", tags=(("repeat", "3"),)),
+            )
+        )
+    )
     activity = model.activities[0]
     assert activity.is_main and activity.perf.role is Role.ACTIVITY and activity.perf.get("repeat") == "3"
 
 
 def test_marte_steps_become_actions_and_bad_vsl_warns() -> None:
     node = _node(StereotypeApplication("GaStep", "GQAM", (("hostDemand", "(3,ms)"), ("rep", "4"))))
-    bad = _node(StereotypeApplication("PaStep", "PAM", (("hostDemand", "(3,parsecs)"),)), ident="n2", name="B")
+    bad = _node(
+        StereotypeApplication("PaStep", "PAM", (("hostDemand", "(3,parsecs)"),)), ident="n2", name="B"
+    )
     model = apply_profile(_model(node, bad))
     first, second = model.activities[0].region.nodes
     assert first.perf.origin == "marte" and dict(first.perf.tags) == {"cost": "0.003", "repeat": "4"}
@@ -161,7 +205,9 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 def test_sidecar_gives_costs_roles_defaults_functions_and_main(tmp_path: Path) -> None:
-    sidecar = _write(tmp_path, """
+    sidecar = _write(
+        tmp_path,
+        """
 [defaults]
 cost = 0.001
 [elements."A1"]
@@ -176,7 +222,8 @@ F = "2*x"
 G = { parameters = ["a"], body = "a + 1" }
 [globals]
 P = "3.14"
-""")
+""",
+    )
     plain = _node(ident="n3", name="Other")
     model = apply_profile(_model(_node(), _node(ident="n2", name="B"), plain), sidecar)
     a1, b, other = model.activities[0].region.nodes
@@ -184,7 +231,10 @@ P = "3.14"
     assert b.perf.role is Role.ALLREDUCE and b.perf.get("size") == "8"
     assert other.perf.get("cost") == "0.001" and other.perf.origin == "default"
     assert model.activities[0].is_main
-    assert [(f.name, f.parameters, f.body) for f in model.functions] == [("F", (), "2*x"), ("G", ("a",), "a + 1")]
+    assert [(f.name, f.parameters, f.body) for f in model.functions] == [
+        ("F", (), "2*x"),
+        ("G", ("a",), "a + 1"),
+    ]
     assert [(v.name, v.default) for v in model.globals] == [("P", "3.14")]
 
 
@@ -195,7 +245,7 @@ P = "3.14"
         ('[elements."A1"]\ncots = "1"', "unknown key 'cots'"),
         ('[elements."A1"]\nstereotype = "teleport+"', "not a uml2perf stereotype"),
         ('[activities."Missing"]\nmain = true', "names no activity"),
-        ('[weird]\nx = 1', "unknown table"),
+        ("[weird]\nx = 1", "unknown table"),
         ("[elements\n", "not valid TOML"),
     ],
 )
@@ -207,7 +257,9 @@ def test_sidecar_mistakes_name_the_file_and_the_key(tmp_path: Path, text: str, m
 
 
 def test_sidecar_on_a_real_sample_overrides_the_profile(tmp_path: Path) -> None:
-    sidecar = _write(tmp_path, '[elements."A2"]\ncost = "300"\n[elements."_e_decision_a2"]\nprobability = "0.5"\n')
+    sidecar = _write(
+        tmp_path, '[elements."A2"]\ncost = "300"\n[elements."_e_decision_a2"]\nprobability = "0.5"\n'
+    )
     model = read_model(SAMPLES / "prophet.uml", sidecar=sidecar)
     main = model.activity("MainActivity")
     assert next(n for n in main.walk() if n.name == "A2").perf.get("cost") == "300"
@@ -220,9 +272,17 @@ def test_sidecar_on_a_real_sample_overrides_the_profile(tmp_path: Path) -> None:
 def _activities(*specs: tuple[str, str, bool, str | None]) -> Model:
     acts = []
     for ident, name, is_main, calls in specs:
-        node = Node(id=ident + "_n", name="x", kind=NodeKind.CALL if calls else NodeKind.ACTION,
-                    uml_type="Action", location=HERE, behavior=calls)
-        acts.append(Activity(id=ident, name=name, location=HERE, region=Region(nodes=(node,)), is_main=is_main))
+        node = Node(
+            id=ident + "_n",
+            name="x",
+            kind=NodeKind.CALL if calls else NodeKind.ACTION,
+            uml_type="Action",
+            location=HERE,
+            behavior=calls,
+        )
+        acts.append(
+            Activity(id=ident, name=name, location=HERE, region=Region(nodes=(node,)), is_main=is_main)
+        )
     return Model(source="t.uml", dialect="test", activities=tuple(acts))
 
 

@@ -16,8 +16,14 @@ HERE = Location(file="t.uml")
 
 
 def _node(ident: str, *stereotypes: StereotypeApplication) -> Node:
-    return Node(id=ident, name=ident.upper(), kind=NodeKind.ACTION, uml_type="OpaqueAction",
-                location=HERE, stereotypes=stereotypes)
+    return Node(
+        id=ident,
+        name=ident.upper(),
+        kind=NodeKind.ACTION,
+        uml_type="OpaqueAction",
+        location=HERE,
+        stereotypes=stereotypes,
+    )
 
 
 def _activity(ident: str, *nodes: Node) -> Activity:
@@ -36,7 +42,9 @@ def test_identical_applications_share_one_spec() -> None:
 def test_every_node_still_gets_its_own_warning() -> None:
     bad = StereotypeApplication("action+", "uml2perf", (("cost", "1"), ("colour", "red")))
     model = apply_profile(
-        Model(source="t.uml", dialect="test", activities=(_activity("act", _node("a1", bad), _node("a2", bad)),))
+        Model(
+            source="t.uml", dialect="test", activities=(_activity("act", _node("a1", bad), _node("a2", bad)),)
+        )
     )
     messages = [d.message for d in model.diagnostics if d.code == "unknown-tag"]
     assert len(messages) == 2

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pytest
 from runtime_helpers import elements, machine, spec
-
 from uml2perf_runtime import Element, simulate
 from uml2perf_runtime.properties import compute_properties, load_imbalance
 from uml2perf_runtime.replications import interval
@@ -49,8 +48,11 @@ def test_an_imbalanced_action() -> None:
 
 
 def test_a_late_sender() -> None:
-    work, send, recv = Element(0, "Work", "action", "_w", 1), Element(1, "Send", "send", "_s", 2), \
-        Element(2, "Recv", "recv", "_r", 3)
+    work, send, recv = (
+        Element(0, "Work", "action", "_w", 1),
+        Element(1, "Send", "send", "_s", 2),
+        Element(2, "Recv", "recv", "_r", 3),
+    )
 
     def main(p: Any, v: Any) -> Any:
         if p.pid == 0:
@@ -67,8 +69,11 @@ def test_a_late_sender() -> None:
 
 
 def test_a_late_receiver_under_rendezvous() -> None:
-    work, send, recv = Element(0, "Work", "action", "_w", 1), Element(1, "Send", "send", "_s", 2), \
-        Element(2, "Recv", "recv", "_r", 3)
+    work, send, recv = (
+        Element(0, "Work", "action", "_w", 1),
+        Element(1, "Send", "send", "_s", 2),
+        Element(2, "Recv", "recv", "_r", 3),
+    )
 
     def main(p: Any, v: Any) -> Any:
         if p.pid == 0:
@@ -140,13 +145,29 @@ def test_a_balanced_run_has_no_findings() -> None:
 
 
 def test_the_threshold_is_settable() -> None:
-    found = compute_properties(time=10.0, names=["W"], kinds=["action"], incl=np.array([[1.0], [1.2]]),
-                               waits=np.zeros((2, 1)), compute=np.array([1.0, 1.2]),
-                               communication=np.zeros(2), oversubscribed=np.zeros(2), threshold=0.5)
+    found = compute_properties(
+        time=10.0,
+        names=["W"],
+        kinds=["action"],
+        incl=np.array([[1.0], [1.2]]),
+        waits=np.zeros((2, 1)),
+        compute=np.array([1.0, 1.2]),
+        communication=np.zeros(2),
+        oversubscribed=np.zeros(2),
+        threshold=0.5,
+    )
     assert found == []
-    found = compute_properties(time=10.0, names=["W"], kinds=["action"], incl=np.array([[1.0], [1.2]]),
-                               waits=np.zeros((2, 1)), compute=np.array([1.0, 1.2]),
-                               communication=np.zeros(2), oversubscribed=np.zeros(2), threshold=0.0)
+    found = compute_properties(
+        time=10.0,
+        names=["W"],
+        kinds=["action"],
+        incl=np.array([[1.0], [1.2]]),
+        waits=np.zeros((2, 1)),
+        compute=np.array([1.0, 1.2]),
+        communication=np.zeros(2),
+        oversubscribed=np.zeros(2),
+        threshold=0.0,
+    )
     assert {p["property"] for p in found} == {"load_imbalance"}
 
 
@@ -170,7 +191,9 @@ def test_replications_agree_with_the_analytic_mean_of_a_probabilistic_model() ->
 
     from uml2perf_runtime.replications import summarise
 
-    runs = [simulate(spec(main, [short, long]), machine=machine(cores=1), procs=1, seed=s) for s in range(400)]
+    runs = [
+        simulate(spec(main, [short, long]), machine=machine(cores=1), procs=1, seed=s) for s in range(400)
+    ]
     summary = summarise(runs)
     rep = summary.replications
     assert rep["n"] == 400 and summary.time == rep["mean"]
@@ -180,9 +203,26 @@ def test_replications_agree_with_the_analytic_mean_of_a_probabilistic_model() ->
 
 def test_run_json_has_properties_and_replications(tmp_path: Path) -> None:
     shutil.copy(SAMPLES / "lapw0.uml", tmp_path / "lapw0.uml")
-    done = subprocess.run([sys.executable, "-m", "uml2perf", "run", "lapw0.uml", "--machine", "gescher",
-                           "--procs", "8", "--json", "--replications", "3"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "uml2perf",
+            "run",
+            "lapw0.uml",
+            "--machine",
+            "gescher",
+            "--procs",
+            "8",
+            "--json",
+            "--replications",
+            "3",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["replications"]["n"] == 3 and data["time"] == pytest.approx(data["replications"]["mean"])
@@ -192,8 +232,22 @@ def test_run_json_has_properties_and_replications(tmp_path: Path) -> None:
 
 
 def _saved(tmp_path: Path, name: str, *args: str) -> Path:
-    done = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "lapw0.uml"), "--machine", "gescher",
-                           "--json", *args], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "uml2perf",
+            "run",
+            str(SAMPLES / "lapw0.uml"),
+            "--machine",
+            "gescher",
+            "--json",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     target = tmp_path / name
     target.write_text(done.stdout)
@@ -214,33 +268,52 @@ def test_compare_two_saved_predictions(tmp_path: Path) -> None:
     assert sft["ratio"] == pytest.approx(4.0)  # every process repeats it: 32 / 8
     text = format_comparison(result)
     assert "B/A" in text and "SFT" in text
-    done = subprocess.run([sys.executable, "-m", "uml2perf", "compare", str(a), str(b), "--json"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "uml2perf", "compare", str(a), str(b), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and json.loads(done.stdout)["model"] == "LAPW0"
 
 
-@pytest.mark.parametrize("content, words", [
-    ("not json", "not a JSON file"),
-    ("[1, 2]", "not an object"),
-    ('{"time": 1, "model": "LAPW0"}', "missing"),
-    ('{"time": "soon", "model": "LAPW0", "elements": [], "processes": 1}', "not a number"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ("not json", "not a JSON file"),
+        ("[1, 2]", "not an object"),
+        ('{"time": 1, "model": "LAPW0"}', "missing"),
+        ('{"time": "soon", "model": "LAPW0", "elements": [], "processes": 1}', "not a number"),
+    ],
+)
 def test_compare_refuses_what_is_not_a_prediction(tmp_path: Path, content: str, words: str) -> None:
     good = _saved(tmp_path, "a.json", "--procs", "4")
     bad = tmp_path / "bad.json"
     bad.write_text(content)
-    done = subprocess.run([sys.executable, "-m", "uml2perf", "compare", str(good), str(bad)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "uml2perf", "compare", str(good), str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1 and words in done.stderr and "Traceback" not in done.stderr
 
 
 def test_compare_refuses_two_different_models(tmp_path: Path) -> None:
     a = _saved(tmp_path, "a.json", "--procs", "4")
-    done = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "prophet.uml"), "--json"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "prophet.uml"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     (tmp_path / "p.json").write_text(done.stdout)
-    refused = subprocess.run([sys.executable, "-m", "uml2perf", "compare", str(a), str(tmp_path / "p.json")],
-                             capture_output=True, text=True, timeout=60)
+    refused = subprocess.run(
+        [sys.executable, "-m", "uml2perf", "compare", str(a), str(tmp_path / "p.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert refused.returncode == 1 and "different models" in refused.stderr
 
 
@@ -249,9 +322,13 @@ def test_compare_refuses_two_different_models(tmp_path: Path) -> None:
 
 def _chain_spec() -> Any:
     """Process p computes 1 s, then waits for p-1's message, computes 2 s, and sends to p+1; a side task on 0."""
-    work, recv, after, send, side = (Element(0, "Work", "action", "_w", 1), Element(1, "Recv", "recv", "_r", 2),
-                                     Element(2, "After", "action", "_a", 3), Element(3, "Send", "send", "_s", 4),
-                                     Element(4, "Side", "action", "_x", 5))
+    work, recv, after, send, side = (
+        Element(0, "Work", "action", "_w", 1),
+        Element(1, "Recv", "recv", "_r", 2),
+        Element(2, "After", "action", "_a", 3),
+        Element(3, "Send", "send", "_s", 4),
+        Element(4, "Side", "action", "_x", 5),
+    )
 
     def main(p: Any, v: Any) -> Any:
         yield from p.compute(work, 1.0)
@@ -290,12 +367,15 @@ def test_speeding_up_an_element_off_the_critical_path_changes_nothing() -> None:
     assert by_id.time == pytest.approx(after.time)
 
 
-@pytest.mark.parametrize("speedups, words", [
-    ({"Aftr": 2.0}, "did you mean 'After'"),
-    ({"After": 0.0}, "positive, finite"),
-    ({"After": float("inf")}, "positive, finite"),
-    ({"After": -2.0}, "positive, finite"),
-])
+@pytest.mark.parametrize(
+    "speedups, words",
+    [
+        ({"Aftr": 2.0}, "did you mean 'After'"),
+        ({"After": 0.0}, "positive, finite"),
+        ({"After": float("inf")}, "positive, finite"),
+        ({"After": -2.0}, "positive, finite"),
+    ],
+)
 def test_bad_speedups_are_clear_errors(speedups: dict[str, float], words: str) -> None:
     from uml2perf_runtime.errors import SimulationError
 
@@ -304,9 +384,26 @@ def test_bad_speedups_are_clear_errors(speedups: dict[str, float], words: str) -
 
 
 def test_what_if_and_ranking_through_the_command_line(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "lapw0.uml"), "--machine", "gescher",
-                           "--procs", "8", "--json", "--speedup", "SFT=2", "--rank-speedups"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "uml2perf",
+            "run",
+            str(SAMPLES / "lapw0.uml"),
+            "--machine",
+            "gescher",
+            "--procs",
+            "8",
+            "--json",
+            "--speedup",
+            "SFT=2",
+            "--rank-speedups",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["base_time"] - data["time"] == pytest.approx(31.4 / 2, rel=1e-6)  # SFT is on the path once
@@ -315,9 +412,17 @@ def test_what_if_and_ranking_through_the_command_line(tmp_path: Path) -> None:
     assert ranked[0]["element"] == "Calculate_Multipolmoments" and ranked[0]["factor"] == 2.0
     assert [row["time"] for row in ranked] == sorted(row["time"] for row in ranked)
     assert {"element", "process", "time"} <= set(data["critical_path"][0])
-    bad = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "lapw0.uml"), "--speedup", "SFX=2"],
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "lapw0.uml"), "--speedup", "SFX=2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 1 and "did you mean 'SFT'" in bad.stderr
-    bad = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "lapw0.uml"), "--speedup", "SFT=fast"],
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "uml2perf", "run", str(SAMPLES / "lapw0.uml"), "--speedup", "SFT=fast"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 1 and "not a number" in bad.stderr

@@ -47,7 +47,9 @@ def write_papyrus(graph: dict) -> tuple[bytes, int, int]:
         nonlocal edge_id
         edge_id += 1
         if guard is None:
-            edges.append(f'<edge xmi:type="uml:ControlFlow" xmi:id="e{edge_id}" source="{source}" target="{target}"/>')
+            edges.append(
+                f'<edge xmi:type="uml:ControlFlow" xmi:id="e{edge_id}" source="{source}" target="{target}"/>'
+            )
         else:
             edges.append(
                 f'<edge xmi:type="uml:ControlFlow" xmi:id="e{edge_id}" source="{source}" target="{target}">'

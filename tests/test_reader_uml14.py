@@ -189,7 +189,8 @@ def test_detection_scores() -> None:
 
 
 def test_registry_knows_the_dialect() -> None:
-    from uml2perf.reader.dialects import DIALECTS, by_name as dialect_by_name
+    from uml2perf.reader.dialects import DIALECTS
+    from uml2perf.reader.dialects import by_name as dialect_by_name
 
     assert DIALECT in DIALECTS and dialect_by_name("uml14") is DIALECT
 
@@ -409,8 +410,9 @@ def test_plain_tagged_values_without_a_stereotype_are_kept() -> None:
 
 def test_model_plus_stereotype_marks_the_main_activity() -> None:
     extra = "<UML:Stereotype xmi.id='s' name='ModelPlus'/>"
-    text = graph("", "", extra=extra).replace("<UML:ActivityGraph xmi.id='g' name='G'>",
-                                               "<UML:ActivityGraph xmi.id='g' name='G' stereotype='s'>")
+    text = graph("", "", extra=extra).replace(
+        "<UML:ActivityGraph xmi.id='g' name='G'>", "<UML:ActivityGraph xmi.id='g' name='G' stereotype='s'>"
+    )
     assert read_text(text).activities[0].is_main
 
 
@@ -497,7 +499,8 @@ def random_graphs(draw: st.DrawFn) -> tuple[str, int, list[tuple[int, int]]]:
         st.lists(st.tuples(st.integers(0, count - 1), st.integers(0, count - 1)), max_size=3 * count)
     )
     vertices = "".join(
-        f"<UML:ActionState xmi.id='v{k}' name='N{k}'/>" if kind == "ActionState"
+        f"<UML:ActionState xmi.id='v{k}' name='N{k}'/>"
+        if kind == "ActionState"
         else f"<UML:Pseudostate xmi.id='v{k}' kind='{kind}'/>"
         for k, kind in enumerate(kinds)
     )

@@ -29,12 +29,22 @@ def _signature(model: Model) -> dict[str, object]:
         # control nodes carry each tool's default name ("Initial", "ActivityInitial"): compare their kind
         names = {n.id: n.kind.value if n.kind in CONTROL_KINDS else n.name for n in activity.walk()}
         nodes = sorted(
-            (names[n.id], n.kind.value, n.perf.role.value if n.perf else None, n.perf.tags if n.perf else (), n.code)
+            (
+                names[n.id],
+                n.kind.value,
+                n.perf.role.value if n.perf else None,
+                n.perf.tags if n.perf else (),
+                n.code,
+            )
             for n in activity.walk()
         )
-        flows = sorted((names[e.source], names[e.target], e.guard, e.probability) for e in activity.region.edges)
+        flows = sorted(
+            (names[e.source], names[e.target], e.guard, e.probability) for e in activity.region.edges
+        )
         called = sorted(
-            model.activity(n.behavior).name for n in activity.walk() if n.behavior and model.activity(n.behavior)
+            model.activity(n.behavior).name
+            for n in activity.walk()
+            if n.behavior and model.activity(n.behavior)
         )
         result[activity.name] = (activity.is_main, nodes, flows, called)
     result["functions"] = sorted((f.name, f.parameters, f.body) for f in model.functions)
@@ -60,7 +70,10 @@ def test_prophet_sample_content_matches_the_paper() -> None:
     model = read_model(SAMPLES / "prophet.uml")
     main = model.activity("MainActivity")
     assert main is not None and main.is_main
-    assert [(v.name, v.type_name, v.default) for v in main.attributes] == [("GV", "Integer", "0"), ("P", "Real", "0.0")]
+    assert [(v.name, v.type_name, v.default) for v in main.attributes] == [
+        ("GV", "Integer", "0"),
+        ("P", "Real", "0.0"),
+    ]
     nodes = {n.name: n for n in main.walk()}
     assert nodes["A1"].code == "GV = 1\nP = 3.14"
     assert nodes["A1"].perf is not None and nodes["A1"].perf.get("cost") == "FA1()"
@@ -268,7 +281,9 @@ def test_external_entities_are_never_loaded(tmp_path: Path) -> None:
 
 
 def test_billion_laughs_is_refused() -> None:
-    entities = '<!ENTITY a0 "lol">' + "".join(f'<!ENTITY a{i} "{"&a%d;" % (i - 1) * 10}">' for i in range(1, 10))
+    entities = '<!ENTITY a0 "lol">' + "".join(
+        f'<!ENTITY a{i} "{"&a%d;" % (i - 1) * 10}">' for i in range(1, 10)
+    )
     data = f'<?xml version="1.0"?><!DOCTYPE x [{entities}]><x>&a9;</x>'.encode()
     with pytest.raises(InputError, match="expand without bound"):
         read_bytes(data, "lol.xmi")

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from runtime_helpers import elements, machine, spec
-
 from uml2perf_runtime import Machine, simulate
 from uml2perf_runtime.errors import MachineError, SimulationError
 from uml2perf_runtime.machine import Device, Link
@@ -19,14 +18,28 @@ from uml2perf_runtime.mapping import choose_mapping
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def node(cores: int = 4, *, flops: float = 1e9, bandwidth: float = 1e9, cap: float | None = None,
-         speed: float = 1.0, devices: dict[str, Device] | None = None) -> Machine:
-    return machine(cores=cores, speed=speed, peak_flops=flops, memory_bandwidth=bandwidth, core_bandwidth=cap,
-                   devices=devices or {})
+def node(
+    cores: int = 4,
+    *,
+    flops: float = 1e9,
+    bandwidth: float = 1e9,
+    cap: float | None = None,
+    speed: float = 1.0,
+    devices: dict[str, Device] | None = None,
+) -> Machine:
+    return machine(
+        cores=cores,
+        speed=speed,
+        peak_flops=flops,
+        memory_bandwidth=bandwidth,
+        core_bandwidth=cap,
+        devices=devices or {},
+    )
 
 
-def gpu(count: int = 1, *, flops: float = 1e12, bandwidth: float = 1e12, latency: float = 1e-3,
-        link: float = 1e9) -> dict[str, Device]:
+def gpu(
+    count: int = 1, *, flops: float = 1e12, bandwidth: float = 1e12, latency: float = 1e-3, link: float = 1e9
+) -> dict[str, Device]:
     return {"gpu": Device("gpu", count, flops, bandwidth, Link(latency, link))}
 
 
@@ -130,8 +143,8 @@ def test_the_mapping_counts_the_whole_model() -> None:
     a, b = elements("A", "B")
 
     def main(p: Any, v: Any) -> Any:
-        yield from p.roofline(a, flops=1e10, device="auto", copy_in=1e9)   # cpu 10 s, gpu 1.011 s
-        yield from p.roofline(b, flops=1e8, device="auto", copy_in=1e9)    # cpu 0.1 s, gpu 1.0011 s
+        yield from p.roofline(a, flops=1e10, device="auto", copy_in=1e9)  # cpu 10 s, gpu 1.011 s
+        yield from p.roofline(b, flops=1e8, device="auto", copy_in=1e9)  # cpu 0.1 s, gpu 1.0011 s
 
     r = simulate(spec(main, [a, b]), machine=node(devices=gpu()), procs=1)
     assert r.mapping == {"A": "gpu", "B": "cpu"}
@@ -140,7 +153,14 @@ def test_the_mapping_counts_the_whole_model() -> None:
 
 
 def test_the_stepwise_search_with_look_ahead_matches_exhaustive_on_a_separable_model() -> None:
-    costs = {(0, None): 3.0, (0, "gpu"): 1.0, (1, None): 1.0, (1, "gpu"): 2.0, (2, None): 2.0, (2, "gpu"): 0.5}
+    costs = {
+        (0, None): 3.0,
+        (0, "gpu"): 1.0,
+        (1, None): 1.0,
+        (1, "gpu"): 2.0,
+        (2, None): 2.0,
+        (2, "gpu"): 0.5,
+    }
 
     def evaluate(mapping: dict[int, str | None]) -> float:
         return sum(costs[(i, d)] for i, d in mapping.items())
@@ -158,11 +178,14 @@ def test_the_stepwise_search_with_look_ahead_matches_exhaustive_on_a_separable_m
     assert alternatives == {"cpu": 6.0, "gpu": 3.5}
 
 
-@pytest.mark.parametrize("tags, words", [
-    ({"flops": -1.0}, "flops"),
-    ({"bytes": float("nan")}, "bytes"),
-    ({"flops": 1.0, "device": "fpga"}, "devices.fpga"),
-])
+@pytest.mark.parametrize(
+    "tags, words",
+    [
+        ({"flops": -1.0}, "flops"),
+        ({"bytes": float("nan")}, "bytes"),
+        ({"flops": 1.0, "device": "fpga"}, "devices.fpga"),
+    ],
+)
 def test_bad_values_name_the_element_or_key(tags: dict[str, Any], words: str) -> None:
     (k,) = elements("K")
 
@@ -183,14 +206,19 @@ def test_a_missing_machine_key_is_named() -> None:
         simulate(spec(main, [k]), machine=machine(cores=1), procs=1)
 
 
-@pytest.mark.parametrize("text, words", [
-    ('peak_flops = 0', "peak_flops"),
-    ('memory_bandwidth = -1', "memory_bandwidth"),
-    ('core_bandwidth = inf', "core_bandwidth"),
-    ('[devices.gpu]\ncount = 1\npeak_flops = 1e12\nmemory_bandwidth = 1e12', "link"),
-    ('[devices.auto]\ncount = 1\npeak_flops = 1\nmemory_bandwidth = 1\nlink = { latency = 0, bandwidth = 1 }',
-     "plain name"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("peak_flops = 0", "peak_flops"),
+        ("memory_bandwidth = -1", "memory_bandwidth"),
+        ("core_bandwidth = inf", "core_bandwidth"),
+        ("[devices.gpu]\ncount = 1\npeak_flops = 1e12\nmemory_bandwidth = 1e12", "link"),
+        (
+            "[devices.auto]\ncount = 1\npeak_flops = 1\nmemory_bandwidth = 1\nlink = { latency = 0, bandwidth = 1 }",
+            "plain name",
+        ),
+    ],
+)
 def test_machine_file_keys_are_checked(tmp_path: Path, text: str, words: str) -> None:
     path = tmp_path / "m.toml"
     path.write_text(f'name = "m"\nnodes = 1\ncores_per_node = 2\n{text}\n')
@@ -201,37 +229,76 @@ def test_machine_file_keys_are_checked(tmp_path: Path, text: str, words: str) ->
 def test_the_sample_machine_and_model() -> None:
     m = Machine.load("gpu-node")
     assert m.devices["gpu"].count == 4 and m.peak_flops == pytest.approx(39.2e9)
-    done = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(ROOT / "samples" / "kernels.uml"),
-                           "--machine", "gpu-node", "--procs", "4", "--json"], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "uml2perf",
+            "run",
+            str(ROOT / "samples" / "kernels.uml"),
+            "--machine",
+            "gpu-node",
+            "--procs",
+            "4",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["mapping"] == {"Stencil": "gpu", "Map": "gpu", "Reduce": "gpu"}
     assert data["time"] == pytest.approx(min(data["alternatives"].values()))
-    crowded = subprocess.run([sys.executable, "-m", "uml2perf", "run", str(ROOT / "samples" / "kernels.uml"),
-                              "--machine", "gpu-node", "--procs", "16", "--json"], capture_output=True, text=True,
-                             timeout=120)
+    crowded = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "uml2perf",
+            "run",
+            str(ROOT / "samples" / "kernels.uml"),
+            "--machine",
+            "gpu-node",
+            "--procs",
+            "16",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert json.loads(crowded.stdout)["mapping"]["Stencil"] == "cpu"  # 16 processes would queue for 4 GPUs
 
 
 def test_the_analytic_path_declines_roofline_actions() -> None:
-    from uml2perf.sweep import ModelSource, run_sweep
-
     from uml2perf.api import read
     from uml2perf.generation import generate
+    from uml2perf.sweep import ModelSource, run_sweep
 
     text = generate(read(ROOT / "samples" / "kernels.uml"), "python").text
-    result = run_sweep(ModelSource(text, "kernels.py"), Machine.load("gpu-node"), {"procs": [1, 2]}, workers=1)
+    result = run_sweep(
+        ModelSource(text, "kernels.py"), Machine.load("gpu-node"), {"procs": [1, 2]}, workers=1
+    )
     assert all(row["method"] == "simulation" for row in result.rows)
 
 
-def test_check_counts_flops_and_bytes_as_timed_and_convert_refuses_an_expression_as_device(tmp_path: Path) -> None:
+def test_check_counts_flops_and_bytes_as_timed_and_convert_refuses_an_expression_as_device(
+    tmp_path: Path,
+) -> None:
     sample = (ROOT / "samples" / "kernels.uml").read_text()
-    done = subprocess.run([sys.executable, "-m", "uml2perf", "check", str(ROOT / "samples" / "kernels.uml")],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "uml2perf", "check", str(ROOT / "samples" / "kernels.uml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and "0 warning(s)" in done.stdout and "4 of 4 actions" in done.stdout
     bad = tmp_path / "bad.uml"
     bad.write_text(sample.replace('device="auto"', 'device="gpu + 1"', 1))
-    done = subprocess.run([sys.executable, "-m", "uml2perf", "convert", str(bad), "-o", str(tmp_path / "x.py")],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "uml2perf", "convert", str(bad), "-o", str(tmp_path / "x.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1 and "not a plain name" in done.stderr and not (tmp_path / "x.py").exists()

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from uml2perf_runtime import (
     DeadlockError,
     Element,
@@ -22,8 +21,8 @@ from uml2perf_runtime import (
     simulate,
 )
 
-A_IN, BW_IN = 1e-6, 1e9        # intra-node: 1 us, 1 GB/s
-A_EX, BW_EX = 5e-5, 1.25e7     # inter-node: 50 us, 12.5 MB/s
+A_IN, BW_IN = 1e-6, 1e9  # intra-node: 1 us, 1 GB/s
+A_EX, BW_EX = 5e-5, 1.25e7  # inter-node: 50 us, 12.5 MB/s
 MS = 1e-3
 
 C = Element(0, "C", "action")
@@ -37,11 +36,17 @@ COLL2 = Element(7, "COLL2", "collective")
 ELEMENTS = (C, S, R, S2, R2, W, COLL, COLL2)
 
 
-def machine(nodes: int = 1, cores: int = 8, eager_limit: int | None = None,
-            collectives: dict[str, str] | None = None) -> Machine:
-    return Machine(nodes=nodes, cores_per_node=cores, intra_node=Link(A_IN, BW_IN),
-                   inter_node=Link(A_EX, BW_EX), eager_limit=eager_limit,
-                   collectives=collectives or {})
+def machine(
+    nodes: int = 1, cores: int = 8, eager_limit: int | None = None, collectives: dict[str, str] | None = None
+) -> Machine:
+    return Machine(
+        nodes=nodes,
+        cores_per_node=cores,
+        intra_node=Link(A_IN, BW_IN),
+        inter_node=Link(A_EX, BW_EX),
+        eager_limit=eager_limit,
+        collectives=collectives or {},
+    )
 
 
 def run(main: Callable[[Any, Any], Any], procs: int, mach: Machine | None = None, **kw: Any) -> Any:
@@ -62,6 +67,7 @@ def proc(results: Any, pid: int) -> dict[str, Any]:
 
 
 # -- point to point: eager -----------------------------------------------------------------------
+
 
 def test_ping_pong_eager_on_one_node() -> None:
     n, rounds = 1000, 5
@@ -142,6 +148,7 @@ def test_receive_posted_early_waits_for_sender_then_transfer() -> None:
 
 # -- point to point: rendezvous --------------------------------------------------------------------
 
+
 def test_rendezvous_sender_waits_for_late_receiver() -> None:
     n = 100_000  # above the 64 KiB default eager limit
 
@@ -181,6 +188,7 @@ def test_rendezvous_receiver_first_and_configurable_eager_limit() -> None:
 
 # -- matching ---------------------------------------------------------------------------------------
 
+
 def test_messages_do_not_overtake_on_the_same_source_and_tag() -> None:
     big, small = 60_000, 0
 
@@ -217,8 +225,8 @@ def test_any_source_takes_the_message_sent_first() -> None:
     def main(p: Any, v: Any) -> Any:
         if p.pid == 0:
             yield from p.compute(C, 3 * MS)
-            yield from p.recv(R, -1, 0, -1, 0)    # gets process 2's message (sent at 1 ms)
-            yield from p.recv(R2, 1, 0, 0, 0)     # then process 1's (sent at 2 ms)
+            yield from p.recv(R, -1, 0, -1, 0)  # gets process 2's message (sent at 1 ms)
+            yield from p.recv(R2, 1, 0, 0, 0)  # then process 1's (sent at 2 ms)
         elif p.pid == 1:
             yield from p.compute(C, 2 * MS)
             yield from p.send(S, 0, 0, 0, 0)
@@ -263,6 +271,7 @@ def test_earlier_posted_wildcard_receive_is_matched_before_a_later_specific_one(
 
 
 # -- non-blocking -------------------------------------------------------------------------------------
+
 
 def test_irecv_overlaps_communication_with_computation() -> None:
     n = 10_000
@@ -319,6 +328,7 @@ def test_isend_rendezvous_completes_when_the_transfer_does() -> None:
 
 # -- errors and deadlocks -------------------------------------------------------------------------------
 
+
 def test_unmatched_receive_is_reported_as_deadlock_with_who_waits_for_whom() -> None:
     def main(p: Any, v: Any) -> Any:
         if p.pid == 1:
@@ -360,8 +370,11 @@ def test_collective_mismatch_names_elements_and_processes() -> None:
         else:
             yield from p.reduce(COLL2, 0, 8, 0)
 
-    with pytest.raises(SimulationError, match=r"process 1 calls reduce\(root=0\) at 'COLL2'.*"
-                                              r"process 0 calls bcast\(root=0\) at 'COLL'"):
+    with pytest.raises(
+        SimulationError,
+        match=r"process 1 calls reduce\(root=0\) at 'COLL2'.*"
+        r"process 0 calls bcast\(root=0\) at 'COLL'",
+    ):
         run(main, 2)
 
 
@@ -373,13 +386,16 @@ def test_different_roots_are_a_mismatch() -> None:
         run(main, 2)
 
 
-@pytest.mark.parametrize("call, fragment", [
-    (lambda p: p.send(S, 5, 8, 0, 0), "destination is 5, but there are 2 processes"),
-    (lambda p: p.recv(R, 0, 8, -3, 0), "message tag is -3"),
-    (lambda p: p.send(S, 1, -8, 0, 0), "message size is -8"),
-    (lambda p: p.bcast(COLL, 2.5, 8, 0), "root is 2.5"),
-    (lambda p: p.wait(W, "req", 0), "wait needs the requests"),
-])
+@pytest.mark.parametrize(
+    "call, fragment",
+    [
+        (lambda p: p.send(S, 5, 8, 0, 0), "destination is 5, but there are 2 processes"),
+        (lambda p: p.recv(R, 0, 8, -3, 0), "message tag is -3"),
+        (lambda p: p.send(S, 1, -8, 0, 0), "message size is -8"),
+        (lambda p: p.bcast(COLL, 2.5, 8, 0), "root is 2.5"),
+        (lambda p: p.wait(W, "req", 0), "wait needs the requests"),
+    ],
+)
 def test_bad_arguments_name_the_element(call: Callable[[Any], Any], fragment: str) -> None:
     def main(p: Any, v: Any) -> Any:
         yield from call(p)
@@ -439,6 +455,7 @@ def staggered(kind: str) -> Callable[[Any, Any], Any]:
     def main(p: Any, v: Any) -> Any:
         yield from p.compute(C, p.pid * DELTA)
         yield from collective_call(p, kind)
+
     return main
 
 
@@ -460,8 +477,9 @@ def multi_node_formula(kind: str, p: int, ppn: int) -> float:
     leave the node; every ring/shift round has a pair crossing a node boundary."""
     L, local = ceil_log2(p), ceil_log2(ppn)
     binomial = local * u_in(N) + (L - local) * u_ex(N)
-    doubling_bytes = sum(A_IN + (1 << k) * N / BW_IN for k in range(local)) + \
-        sum(A_EX + (1 << k) * N / BW_EX for k in range(local, L))
+    doubling_bytes = sum(A_IN + (1 << k) * N / BW_IN for k in range(local)) + sum(
+        A_EX + (1 << k) * N / BW_EX for k in range(local, L)
+    )
     return {
         "barrier": L * A_EX,
         "bcast": binomial,
@@ -482,16 +500,19 @@ def test_collective_on_several_nodes_matches_formula(kind: str, p: int, nodes: i
     assert r.time == pytest.approx((p - 1) * DELTA + multi_node_formula(kind, p, ppn), rel=1e-9)
 
 
-@pytest.mark.parametrize("kind, expected", [
-    ("barrier", 2 * A_EX),                      # both dissemination rounds cross
-    ("bcast", u_in(N) + u_ex(N)),               # 0->1 on node 0, then 0->2 across
-    ("reduce", u_in(N) + u_ex(N)),
-    ("allreduce", u_in(N) + 2 * u_ex(N)),       # fold 2 into 0, exchange 0<->1, serve 2
-    ("gather", u_in(N) + u_ex(N)),
-    ("scatter", u_in(N) + u_ex(N)),
-    ("allgather", 2 * u_ex(N)),                 # Bruck, one block per round, rounds cross
-    ("alltoall", 2 * u_ex(N)),
-])
+@pytest.mark.parametrize(
+    "kind, expected",
+    [
+        ("barrier", 2 * A_EX),  # both dissemination rounds cross
+        ("bcast", u_in(N) + u_ex(N)),  # 0->1 on node 0, then 0->2 across
+        ("reduce", u_in(N) + u_ex(N)),
+        ("allreduce", u_in(N) + 2 * u_ex(N)),  # fold 2 into 0, exchange 0<->1, serve 2
+        ("gather", u_in(N) + u_ex(N)),
+        ("scatter", u_in(N) + u_ex(N)),
+        ("allgather", 2 * u_ex(N)),  # Bruck, one block per round, rounds cross
+        ("alltoall", 2 * u_ex(N)),
+    ],
+)
 def test_three_processes_on_two_nodes(kind: str, expected: float) -> None:
     r = run(staggered(kind), 3, machine(nodes=2, cores=2))
     assert r.time == pytest.approx(2 * DELTA + expected, rel=1e-9)
@@ -504,7 +525,8 @@ def test_rooted_collective_finish_times_depend_on_position() -> None:
     r = run(main, 5, machine(cores=5, collectives={"bcast": "binomial"}))
     # rounds: 0->1 | 0->2, 1->3 | 0->4
     assert [proc(r, q)["time"] for q in range(5)] == pytest.approx(
-        [3 * u_in(N), 2 * u_in(N), 2 * u_in(N), 2 * u_in(N), 3 * u_in(N)])
+        [3 * u_in(N), 2 * u_in(N), 2 * u_in(N), 2 * u_in(N), 3 * u_in(N)]
+    )
 
 
 def test_configured_algorithm_is_used() -> None:
@@ -535,6 +557,7 @@ def test_collective_local_cost_is_compute_time() -> None:
 
 
 # -- trace ---------------------------------------------------------------------------------------------------
+
 
 def test_trace_gets_message_arrows_and_phase_slices() -> None:
     def main(p: Any, v: Any) -> Any:

@@ -12,11 +12,10 @@ import random
 
 import numpy as np
 import pytest
+import uml2perf_runtime as rt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from runtime_helpers import elements, finish_times, machine, spec
-
-import uml2perf_runtime as rt
 from uml2perf_runtime import (
     DeadlockError,
     Element,
@@ -186,8 +185,9 @@ def test_many_processes_on_few_cores():
 
 def _sim(nprocs, nodes, cores, placement="block"):
     (a,) = elements("A")
-    return Simulation(spec(lambda p, v: None, [a]), machine(nodes=nodes, cores=cores), nprocs,
-                      placement=placement)
+    return Simulation(
+        spec(lambda p, v: None, [a]), machine(nodes=nodes, cores=cores), nprocs, placement=placement
+    )
 
 
 def test_block_placement_fills_nodes_in_order():
@@ -240,8 +240,7 @@ def test_system_parameters():
     seen = {}
 
     def main(p, v):
-        seen[p.pid] = (p.pid, p.nprocs, p.tid, p.nthreads, p.uid, p.node, p.nnodes, p.ppn,
-                       p.process is p)
+        seen[p.pid] = (p.pid, p.nprocs, p.tid, p.nthreads, p.uid, p.node, p.nnodes, p.ppn, p.process is p)
         yield from p.compute(a, 1.0)
 
     simulate(spec(main, [a]), machine=machine(nodes=2, cores=2), procs=3)
@@ -551,8 +550,7 @@ def _param_model():
         seen["v"] = (v.N, v.X, v.FLAG, v.NAME)
         yield from p.compute(a, v.X)
 
-    model = spec(main, [a], init=init,
-                 parameters=[("N", 4), ("X", 1.0), ("FLAG", False), ("NAME", "x")])
+    model = spec(main, [a], init=init, parameters=[("N", 4), ("X", 1.0), ("FLAG", False), ("NAME", "x")])
     return model, seen
 
 
@@ -560,8 +558,9 @@ def test_parameter_overrides_are_typed():
     model, seen = _param_model()
     simulate(model, machine=machine(), procs=1)
     assert seen["v"] == (4, 1.0, False, "x")
-    simulate(model, machine=machine(), procs=1,
-             overrides={"N": "64", "X": "2.5", "FLAG": "true", "NAME": "abc"})
+    simulate(
+        model, machine=machine(), procs=1, overrides={"N": "64", "X": "2.5", "FLAG": "true", "NAME": "abc"}
+    )
     assert seen["v"] == (64, 2.5, True, "abc")
     assert type(seen["v"][0]) is int and type(seen["v"][1]) is float
     simulate(model, machine=machine(), procs=1, overrides={"N": "1e3", "X": 3})
@@ -629,8 +628,18 @@ def test_determinism_same_inputs_same_numbers():
 def test_to_dict_is_json_and_has_spec_keys():
     res = simulate(_mixed_model(), machine=machine(nodes=2, cores=2), procs=3)
     data = json.loads(json.dumps(res.to_dict()))
-    for key in ("time", "processes", "nodes", "per_process", "elements", "machine", "seed",
-                "model", "events", "wall_time"):
+    for key in (
+        "time",
+        "processes",
+        "nodes",
+        "per_process",
+        "elements",
+        "machine",
+        "seed",
+        "model",
+        "events",
+        "wall_time",
+    ):
         assert key in data
     assert data["processes"] == 3 and data["nodes"] == 2
     assert data["machine"]["name"] == "test"
@@ -638,8 +647,20 @@ def test_to_dict_is_json_and_has_spec_keys():
     for row in data["per_process"]:
         assert set(row) >= {"pid", "time", "compute", "communication", "wait"}
     for row in data["elements"]:
-        assert set(row) >= {"name", "id", "kind", "line", "calls", "inclusive", "exclusive",
-                            "mean", "min", "max", "std", "processes"}
+        assert set(row) >= {
+            "name",
+            "id",
+            "kind",
+            "line",
+            "calls",
+            "inclusive",
+            "exclusive",
+            "mean",
+            "min",
+            "max",
+            "std",
+            "processes",
+        }
     assert data["time"] == max(r["time"] for r in data["per_process"])
 
 
@@ -695,11 +716,14 @@ def test_standalone_main_with_bundled_machine_and_trace(tmp_path, capsys):
     code = rt.main(model, ["--machine", "laptop", "--trace", str(trace)], exit=False)
     assert code == 0
     out = capsys.readouterr().out
-    assert "machine 'laptop' (1 node x 8 cores): 8 processes on 1 node" in out and "Predicted time: 1 s" in out
+    assert (
+        "machine 'laptop' (1 node x 8 cores): 8 processes on 1 node" in out and "Predicted time: 1 s" in out
+    )
     assert json.loads(trace.read_text())["otherData"]["processes"] == 8
 
 
 # -- processor sharing against a reference ---------------------------------------------------------
+
 
 def _reference_ps(jobs, cores):
     """Exact processor sharing, step by step: jobs are lists of ("sleep"|"work", seconds)."""
@@ -732,8 +756,9 @@ _phase = st.tuples(st.sampled_from(["sleep", "work"]), st.integers(1, 8).map(lam
 
 
 @settings(max_examples=60, deadline=None)
-@given(jobs=st.lists(st.lists(_phase, min_size=1, max_size=4), min_size=1, max_size=6),
-       cores=st.integers(1, 3))
+@given(
+    jobs=st.lists(st.lists(_phase, min_size=1, max_size=4), min_size=1, max_size=6), cores=st.integers(1, 3)
+)
 def test_processor_sharing_matches_reference(jobs, cores):
     (a,) = elements("A")
 

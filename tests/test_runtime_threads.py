@@ -12,7 +12,6 @@ import math
 
 import pytest
 from runtime_helpers import elements, finish_times, machine, spec
-
 from uml2perf_runtime import ModelRuntimeError, simulate
 
 
@@ -23,13 +22,16 @@ def _run(main, elems, cores=4, procs=1, nodes=1, **kwargs):
 # -- parallel regions ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("threads, cores, expected", [
-    (8, 4, 2.0),   # 8 threads share 4 cores: each at rate 1/2
-    (8, 8, 1.0),
-    (4, 8, 1.0),
-    (3, 2, 1.5),   # 3 on 2 cores: rate 2/3
-    (1, 1, 1.0),
-])
+@pytest.mark.parametrize(
+    "threads, cores, expected",
+    [
+        (8, 4, 2.0),  # 8 threads share 4 cores: each at rate 1/2
+        (8, 8, 1.0),
+        (4, 8, 1.0),
+        (3, 2, 1.5),  # 3 on 2 cores: rate 2/3
+        (1, 1, 1.0),
+    ],
+)
 def test_parallel_region_contention(threads, cores, expected):
     a, par = elements("A", "PAR")
 
@@ -129,6 +131,7 @@ def test_zero_threads_and_bad_thread_counts():
 
     assert _run(main, [a, par]).time == 0.0
     for bad in (-1, 2.5, math.nan, "x"):
+
         def main_bad(p, v, bad=bad):
             yield from p.parallel(par, bad, lambda t, v: t.compute(a, 1.0))
 
@@ -240,14 +243,17 @@ def test_critical_locks_are_per_process():
 # -- pipeline -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("costs, items", [
-    ((1.0, 3.0), 5),
-    ((3.0, 1.0), 5),
-    ((2.0, 2.0), 4),
-    ((1.0, 2.0, 1.0), 4),
-    ((0.5, 0.25, 1.5, 1.0), 7),
-    ((1.0, 3.0), 1),
-])
+@pytest.mark.parametrize(
+    "costs, items",
+    [
+        ((1.0, 3.0), 5),
+        ((3.0, 1.0), 5),
+        ((2.0, 2.0), 4),
+        ((1.0, 2.0, 1.0), 4),
+        ((0.5, 0.25, 1.5, 1.0), 7),
+        ((1.0, 3.0), 1),
+    ],
+)
 def test_pipeline_formula_on_free_cores(costs, items):
     stage_elems = elements(*[f"S{i}" for i in range(len(costs))], "PIPE")
     pipe = stage_elems[-1]
@@ -255,6 +261,7 @@ def test_pipeline_formula_on_free_cores(costs, items):
     def make(i):
         def stage(p, v):
             yield from p.compute(stage_elems[i], costs[i])
+
         return stage
 
     def main(p, v):
@@ -324,9 +331,17 @@ def test_empty_pipeline():
 # -- task pool -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("threads, items, cores", [
-    (4, 10, 4), (4, 8, 4), (3, 10, 8), (1, 5, 1), (6, 4, 8), (8, 8, 8),
-])
+@pytest.mark.parametrize(
+    "threads, items, cores",
+    [
+        (4, 10, 4),
+        (4, 8, 4),
+        (3, 10, 8),
+        (1, 5, 1),
+        (6, 4, 8),
+        (8, 8, 8),
+    ],
+)
 def test_taskpool_formula_on_free_cores(threads, items, cores):
     task, pool = elements("TASK", "POOL")
 
@@ -399,8 +414,9 @@ def test_patterns_of_two_processes_share_their_node():
     # alone: ceil(4/2) = 2; two processes on one 2-core node: 4 workers share 2 cores -> 4
     assert _run(main, [task, pool], cores=2, procs=1).time == pytest.approx(2.0)
     assert _run(main, [task, pool], cores=2, procs=2).time == pytest.approx(4.0)
-    assert _run(main, [task, pool], cores=2, procs=2, nodes=2, placement="round_robin").time \
-        == pytest.approx(2.0)
+    assert _run(main, [task, pool], cores=2, procs=2, nodes=2, placement="round_robin").time == pytest.approx(
+        2.0
+    )
 
 
 # -- per-item overhead and start-up of pools and pipelines -------------------------------------
@@ -499,9 +515,9 @@ def test_background_load_shares_the_cores_by_hand(tmp_path):
         return simulate(spec(main, [work]), machine=m, procs=procs).time
 
     assert run(0.0, 2) == pytest.approx(1.0)
-    assert run(1.0, 1) == pytest.approx(1.0)        # one core left: full speed
-    assert run(1.0, 2) == pytest.approx(1.5)        # 2 + 1 runnable on 2 cores: rate 2/3
-    assert run(0.5, 2) == pytest.approx(1.25)       # 2.5 on 2 cores: rate 0.8
+    assert run(1.0, 1) == pytest.approx(1.0)  # one core left: full speed
+    assert run(1.0, 2) == pytest.approx(1.5)  # 2 + 1 runnable on 2 cores: rate 2/3
+    assert run(0.5, 2) == pytest.approx(1.25)  # 2.5 on 2 cores: rate 0.8
     path = tmp_path / "busy.toml"
     path.write_text('name = "busy"\nnodes = 1\ncores_per_node = 2\nbackground_load = 0.5\n')
     assert Machine.load(path).background_load == 0.5

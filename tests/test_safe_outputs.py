@@ -13,15 +13,15 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from uml2perf_runtime.files import OutputError, write_output
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "uml2perf", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "uml2perf", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.fixture()
@@ -107,8 +107,15 @@ def test_new_files_follow_the_umask_and_existing_ones_keep_their_mode(tmp_path: 
 def test_plots_and_traces_get_the_umask_mode_not_0600(model: Path) -> None:
     pytest.importorskip("matplotlib")
     done = subprocess.run(
-        ["sh", "-c", f"umask 022 && {sys.executable} -m uml2perf run prophet.uml --trace t.json --plot p.png"],
-        cwd=model.parent, capture_output=True, text=True, timeout=120,
+        [
+            "sh",
+            "-c",
+            f"umask 022 && {sys.executable} -m uml2perf run prophet.uml --trace t.json --plot p.png",
+        ],
+        cwd=model.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     for name in ("t.json", "p.png"):

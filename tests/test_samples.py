@@ -40,17 +40,28 @@ def test_hybrid_oversubscribed_node_is_slower() -> None:
     assert crowded > fits
     # Compute per thread halves with 4 processes but runs at half speed: same sweep time as 2 processes;
     # the pipeline (3 stage threads x 4 processes = 12 > 8 cores) and task pool (16 > 8) slow down by 12/8, 16/8.
-    expected = 0.05 * 1 + 5 * (1e-8 * 2048 * 2048 / 16 * 2 + 4 * 0.001 + ALPHA + 8 * 2048 * BETA
-                                + 2 * (ALPHA + 8 * BETA))
+    expected = 0.05 * 1 + 5 * (
+        1e-8 * 2048 * 2048 / 16 * 2 + 4 * 0.001 + ALPHA + 8 * 2048 * BETA + 2 * (ALPHA + 8 * BETA)
+    )
     assert crowded > expected
 
 
 @pytest.mark.parametrize(
     "nodes, procs, nat, measured",
-    [(1, 4, 32, 264), (2, 8, 32, 166), (4, 16, 32, 131), (8, 32, 32, 113),
-     (1, 4, 64, 501), (2, 8, 64, 264), (4, 16, 64, 197), (8, 32, 64, 164)],
+    [
+        (1, 4, 32, 264),
+        (2, 8, 32, 166),
+        (4, 16, 32, 131),
+        (8, 32, 32, 113),
+        (1, 4, 64, 501),
+        (2, 8, 64, 264),
+        (4, 16, 64, 197),
+        (8, 32, 64, 164),
+    ],
 )
 def test_lapw0_within_the_papers_error_band(nodes: int, procs: int, nat: int, measured: float) -> None:
     """The LAPW0 sample predicts the paper's measurements on Gescher within its 2-13 % band."""
-    results = predict(SAMPLES / "lapw0.uml", machine="gescher", nodes=nodes, procs=procs, overrides={"NAT": nat})
+    results = predict(
+        SAMPLES / "lapw0.uml", machine="gescher", nodes=nodes, procs=procs, overrides={"NAT": nat}
+    )
     assert abs(results.time - measured) / measured < 0.13

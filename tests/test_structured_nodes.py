@@ -65,7 +65,9 @@ def _node(model: Model, name: str):
         (500, 0.5 + 0.01 + 0.02 + 5 + 0.25, {"IsSmall", "IsMedium"}, "Large"),
     ],
 )
-def test_guarded_clauses_and_else_follow_the_variable(n: int, expected: float, tests_run: set[str], body: str) -> None:
+def test_guarded_clauses_and_else_follow_the_variable(
+    n: int, expected: float, tests_run: set[str], body: str
+) -> None:
     result = _run("conditional-guards.uml", "--set", f"n={n}")
     assert result["time"] == pytest.approx(expected)
     calls = _calls(result)
@@ -85,7 +87,9 @@ def test_clause_order_comes_from_predecessor_links_and_conditions_from_the_tests
     assert [c.guard for c in select.clauses] == [None, "n < 100", "else"]
     is_small, is_medium = _node(model, "IsSmall"), _node(model, "IsMedium")
     assert is_medium.code is None  # the body is the condition, not a code fragment
-    assert is_small.perf.get("guard") == "n < 10" and is_small.perf.get("cost") == "0.01"  # clause+ beside action+
+    assert (
+        is_small.perf.get("guard") == "n < 10" and is_small.perf.get("cost") == "0.01"
+    )  # clause+ beside action+
     out = _check("conditional-guards.uml")
     assert "0 error(s), 0 warning(s)" in out and "no initial node" not in out
 
@@ -130,12 +134,16 @@ def test_clauses_without_conditions_are_random_with_a_warning_that_says_what_to_
 def test_sidecar_gives_clause_conditions_and_an_else(pick: int, expected: float) -> None:
     # guess.toml: LooksLeft tests pick == 1; LooksRight (cost 0.5) is the else, run only when
     # LooksLeft failed.  Lookup stays a random choice: its body adds 0.01 or 0.1.
-    result = _run("conditional-probabilities.uml", "--sidecar", str(DATA / "guess.toml"), "--set", f"pick={pick}")
+    result = _run(
+        "conditional-probabilities.uml", "--sidecar", str(DATA / "guess.toml"), "--set", f"pick={pick}"
+    )
     calls = _calls(result)
     lookup = 0.01 if "ReadCache" in calls else 0.1
     assert result["time"] == pytest.approx(expected + lookup)
     assert ("GoLeft" in calls) == (pick == 1) and ("LooksRight" in calls) == (pick == 0)
-    assert "random-clause" not in _check("conditional-probabilities.uml", "--sidecar", str(DATA / "guess.toml"))
+    assert "random-clause" not in _check(
+        "conditional-probabilities.uml", "--sidecar", str(DATA / "guess.toml")
+    )
 
 
 # --------------------------------------------------------------------------- loop nodes

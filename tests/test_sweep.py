@@ -44,13 +44,21 @@ def test_bsp_grid_is_analytic_in_grid_order(bsp: str, capsys: pytest.CaptureFixt
     data = sweep_json(capsys, bsp, "--machine", GESCHER, "--grid", "procs=1,2,8", "--grid", "NAT=32,64")
     assert data["parameters"] == ["procs", "NAT"]
     assert [(r["procs"], r["NAT"]) for r in data["rows"]] == [
-        (1, 32), (1, 64), (2, 32), (2, 64), (8, 32), (8, 64)]
+        (1, 32),
+        (1, 64),
+        (2, 32),
+        (2, 64),
+        (8, 32),
+        (8, 64),
+    ]
     assert {r["method"] for r in data["rows"]} == {"analytic"}
     row = data["rows"][5]
     assert row["time"] == pytest.approx(simulated_time(capsys, bsp, 8, "NAT=64"), rel=1e-9)
 
 
-def test_no_analytic_simulates_every_point_with_the_same_answers(bsp: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_analytic_simulates_every_point_with_the_same_answers(
+    bsp: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     grid = ["--machine", GESCHER, "--grid", "procs=2,4", "--grid", "STEPS=1,3", "--set", "NAT=48"]
     fast = sweep_json(capsys, bsp, *grid)
     slow = sweep_json(capsys, bsp, *grid, "--no-analytic", "--workers", "2")
@@ -62,10 +70,26 @@ def test_no_analytic_simulates_every_point_with_the_same_answers(bsp: str, capsy
 
 
 def test_point_to_point_model_is_simulated_in_parallel(ring: str, capsys: pytest.CaptureFixture[str]) -> None:
-    data = sweep_json(capsys, ring, "--machine", GESCHER, "--grid", "procs=2,3,4", "--grid", "SIZE=8,60000",
-                      "--workers", "2")
+    data = sweep_json(
+        capsys,
+        ring,
+        "--machine",
+        GESCHER,
+        "--grid",
+        "procs=2,3,4",
+        "--grid",
+        "SIZE=8,60000",
+        "--workers",
+        "2",
+    )
     assert [(r["procs"], r["SIZE"]) for r in data["rows"]] == [
-        (2, 8), (2, 60000), (3, 8), (3, 60000), (4, 8), (4, 60000)]
+        (2, 8),
+        (2, 60000),
+        (3, 8),
+        (3, 60000),
+        (4, 8),
+        (4, 60000),
+    ]
     assert {r["method"] for r in data["rows"]} == {"simulation"}
     assert any("send" in note for note in data["notes"])
     assert data["rows"][4]["time"] == pytest.approx(simulated_time(capsys, ring, 4, "SIZE=8"), rel=1e-12)
@@ -73,18 +97,40 @@ def test_point_to_point_model_is_simulated_in_parallel(ring: str, capsys: pytest
 
 def test_table_and_csv_output(bsp: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "rows.csv"
-    assert main(["sweep", bsp, "--grid", "nodes=1,2", "--procs", "4", "--machine", GESCHER,
-                 "--csv", str(out)]) == 0
+    assert (
+        main(["sweep", bsp, "--grid", "nodes=1,2", "--procs", "4", "--machine", GESCHER, "--csv", str(out)])
+        == 0
+    )
     table = capsys.readouterr().out.splitlines()
-    assert table[0].split() == ["nodes", "time", "[s]", "compute", "[s]", "comm", "[s]", "wait", "[s]", "method"]
+    assert table[0].split() == [
+        "nodes",
+        "time",
+        "[s]",
+        "compute",
+        "[s]",
+        "comm",
+        "[s]",
+        "wait",
+        "[s]",
+        "method",
+    ]
     assert len(table) == 3 and all(line.rstrip().endswith("analytic") for line in table[1:])
     rows = list(csv.DictReader(out.open()))
     assert [r["nodes"] for r in rows] == ["1", "2"]
-    assert float(rows[0]["time"]) > 0 and set(rows[0]) == {"nodes", "time", "compute", "comm", "wait", "method"}
+    assert float(rows[0]["time"]) > 0 and set(rows[0]) == {
+        "nodes",
+        "time",
+        "compute",
+        "comm",
+        "wait",
+        "method",
+    }
 
 
 def test_oversubscribed_points_fall_back_to_simulation(bsp: str, capsys: pytest.CaptureFixture[str]) -> None:
-    data = sweep_json(capsys, bsp, "--machine", GESCHER, "--grid", "procs=4,6", "--nodes", "1", "--workers", "1")
+    data = sweep_json(
+        capsys, bsp, "--machine", GESCHER, "--grid", "procs=4,6", "--nodes", "1", "--workers", "1"
+    )
     assert [r["method"] for r in data["rows"]] == ["analytic", "simulation"]
 
 
@@ -148,9 +194,12 @@ def test_missing_dask_or_scheduler_is_a_clear_error(
 
 def test_dask_local_cluster(ring: str, capsys: pytest.CaptureFixture[str]) -> None:
     distributed = pytest.importorskip("dask.distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        data = sweep_json(capsys, ring, "--machine", GESCHER, "--grid", "procs=2,3", "--dask", cluster.scheduler_address)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        data = sweep_json(
+            capsys, ring, "--machine", GESCHER, "--grid", "procs=2,3", "--dask", cluster.scheduler_address
+        )
     assert [r["procs"] for r in data["rows"]] == [2, 3]
     assert {r["method"] for r in data["rows"]} == {"simulation"}
 
@@ -171,13 +220,29 @@ def test_zipped_axes_move_together(capsys):
     from uml2perf.cli import main
 
     lapw0 = Path(__file__).resolve().parents[1] / "samples" / "lapw0.uml"
-    code = main(["sweep", str(lapw0), "--machine", "gescher", "--grid", "nodes:procs=1:4,2:8",
-                 "--grid", "NAT=32,64", "--workers", "1"])
+    code = main(
+        [
+            "sweep",
+            str(lapw0),
+            "--machine",
+            "gescher",
+            "--grid",
+            "nodes:procs=1:4,2:8",
+            "--grid",
+            "NAT=32,64",
+            "--workers",
+            "1",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     rows = [line.split() for line in out.strip().splitlines()[1:]]
-    assert [(r[0], r[1], r[2]) for r in rows] == [("1", "4", "32"), ("1", "4", "64"), ("2", "8", "32"),
-                                                   ("2", "8", "64")]
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        ("1", "4", "32"),
+        ("1", "4", "64"),
+        ("2", "8", "32"),
+        ("2", "8", "64"),
+    ]
 
 
 def test_zipped_axis_values_must_match_the_names(capsys):
@@ -196,8 +261,24 @@ def test_a_sweep_over_processes_has_speedup_efficiency_and_non_scalability(tmp_p
     import sys as _sys
 
     lapw0 = Path(__file__).resolve().parents[1] / "samples" / "lapw0.uml"
-    done = _sp.run([_sys.executable, "-m", "uml2perf", "sweep", str(lapw0), "--machine", "gescher",
-                    "--grid", "nodes:procs=1:4,2:8,4:16", "--json", "-"], capture_output=True, text=True, timeout=120)
+    done = _sp.run(
+        [
+            _sys.executable,
+            "-m",
+            "uml2perf",
+            "sweep",
+            str(lapw0),
+            "--machine",
+            "gescher",
+            "--grid",
+            "nodes:procs=1:4,2:8,4:16",
+            "--json",
+            "-",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     data = _json.loads(done.stdout)
     rows = {row["procs"]: row for row in data["rows"]}
@@ -218,12 +299,42 @@ def test_sweep_plot_is_written_and_bad_formats_are_refused_before_the_sweep(tmp_
     pytest.importorskip("matplotlib")
     lapw0 = Path(__file__).resolve().parents[1] / "samples" / "lapw0.uml"
     target = tmp_path / "scaling.png"
-    done = _sp.run([_sys.executable, "-m", "uml2perf", "sweep", str(lapw0), "--grid", "procs=1,2,4",
-                    "--grid", "NAT=32,64", "--plot", str(target)], capture_output=True, text=True, timeout=120)
+    done = _sp.run(
+        [
+            _sys.executable,
+            "-m",
+            "uml2perf",
+            "sweep",
+            str(lapw0),
+            "--grid",
+            "procs=1,2,4",
+            "--grid",
+            "NAT=32,64",
+            "--plot",
+            str(target),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    bad = _sp.run([_sys.executable, "-m", "uml2perf", "sweep", str(lapw0), "--grid", "procs=1,2",
-                   "--plot", str(tmp_path / "x.nope")], capture_output=True, text=True, timeout=120)
+    bad = _sp.run(
+        [
+            _sys.executable,
+            "-m",
+            "uml2perf",
+            "sweep",
+            str(lapw0),
+            "--grid",
+            "procs=1,2",
+            "--plot",
+            str(tmp_path / "x.nope"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and ".png" in bad.stderr and not (tmp_path / "x.nope").exists()
 
 
@@ -250,10 +361,13 @@ def _probabilistic_source():  # noqa: ANN202 - a test model
 
 
 def test_sweep_replications_give_mean_and_interval_per_point() -> None:
-    from uml2perf.sweep import run_sweep
     from uml2perf_runtime import Machine
 
-    result = run_sweep(_probabilistic_source(), Machine.default(), {"procs": [1]}, replications=200, workers=1)
+    from uml2perf.sweep import run_sweep
+
+    result = run_sweep(
+        _probabilistic_source(), Machine.default(), {"procs": [1]}, replications=200, workers=1
+    )
     (row,) = result.rows
     assert row["method"] == "simulation"
     assert row["time_ci95_low"] < 2.4 < row["time_ci95_high"]  # E[T] = 0.3 * 1 + 0.7 * 3

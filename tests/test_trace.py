@@ -7,7 +7,6 @@ from collections import defaultdict
 
 import pytest
 from runtime_helpers import elements, machine, spec
-
 from uml2perf_runtime import ModelRuntimeError, simulate
 
 
@@ -31,8 +30,9 @@ def _model():
 
 def _trace(tmp_path, name="t.json", **kwargs):
     path = tmp_path / name
-    simulate(_model(), machine=machine(nodes=2, cores=4), procs=2, placement="round_robin",
-             trace=path, **kwargs)
+    simulate(
+        _model(), machine=machine(nodes=2, cores=4), procs=2, placement="round_robin", trace=path, **kwargs
+    )
     return path, json.loads(path.read_text())
 
 
@@ -41,10 +41,19 @@ def test_trace_is_valid_json_with_tracks_per_process_and_thread(tmp_path):
     events = data["traceEvents"]
     names = {(e["pid"], e["args"]["name"]) for e in events if e["ph"] == "M" and e["name"] == "process_name"}
     assert names == {(0, "rank 0 (node 0)"), (1, "rank 1 (node 1)")}
-    threads = {(e["pid"], e["tid"], e["args"]["name"]) for e in events
-               if e["ph"] == "M" and e["name"] == "thread_name"}
-    assert threads == {(0, 0, "main"), (1, 0, "main"), (0, 1, "thread 0 of 2"), (0, 2, "thread 1 of 2"),
-                       (1, 1, "thread 0 of 2"), (1, 2, "thread 1 of 2")}
+    threads = {
+        (e["pid"], e["tid"], e["args"]["name"])
+        for e in events
+        if e["ph"] == "M" and e["name"] == "thread_name"
+    }
+    assert threads == {
+        (0, 0, "main"),
+        (1, 0, "main"),
+        (0, 1, "thread 0 of 2"),
+        (0, 2, "thread 1 of 2"),
+        (1, 1, "thread 0 of 2"),
+        (1, 2, "thread 1 of 2"),
+    }
     slices = [e for e in events if e["ph"] == "X"]
     # per process: A, S (composite), PAR region, 2 × B
     assert len(slices) == 2 * 5
@@ -147,8 +156,12 @@ def test_plots_are_written(tmp_path):
 
     traced = simulate(_model(), machine=machine(nodes=2, cores=4), procs=2, trace=True)
     plain = simulate(_model(), machine=machine(nodes=2, cores=4), procs=2)
-    for func, res, name in ((plot_results, traced, "r1.png"), (plot_results, plain, "r2.png"),
-                            (plot_timeline, traced, "t.png"), (plot_elements, plain, "e.png")):
+    for func, res, name in (
+        (plot_results, traced, "r1.png"),
+        (plot_results, plain, "r2.png"),
+        (plot_timeline, traced, "t.png"),
+        (plot_elements, plain, "e.png"),
+    ):
         out = func(res, tmp_path / name)
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["e.png", "r1.png", "r2.png", "t.png"]

@@ -15,8 +15,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_validation_smoke(tmp_path):
-    done = subprocess.run([sys.executable, str(ROOT / "validation" / "run.py"), "--smoke", "--no-mpi",
-                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "validation" / "run.py"), "--smoke", "--no-mpi", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads((tmp_path / "results.json").read_text())
     assert report["smoke"] is True

@@ -70,9 +70,13 @@ def test_wheel_installs_and_runs_a_sample(wheel: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
     sample = ROOT / "samples" / "prophet.uml"
     run = subprocess.run(
-        [str(python), "-c", "import sys, uml2perf, uml2perf_runtime; print(uml2perf.__file__);"
-         "from uml2perf.cli import main; sys.exit(main(['run', sys.argv[1], '--procs', '1', '--json']))",
-         str(sample)],
+        [
+            str(python),
+            "-c",
+            "import sys, uml2perf, uml2perf_runtime; print(uml2perf.__file__);"
+            "from uml2perf.cli import main; sys.exit(main(['run', sys.argv[1], '--procs', '1', '--json']))",
+            str(sample),
+        ],
         capture_output=True,
         text=True,
         cwd=tmp_path,

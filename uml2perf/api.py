@@ -222,7 +222,10 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
         sidecar_bytes = read_input(sidecar, max_bytes=limit, what="sidecar") if sidecar is not None else b""
         key = key_of(
             hashlib.sha256(read_input(path, max_bytes=limit, what="model file")).digest(),
-            hashlib.sha256(sidecar_bytes).digest(), activity or "", filename, package_fingerprint(),
+            hashlib.sha256(sidecar_bytes).digest(),
+            activity or "",
+            filename,
+            package_fingerprint(),
         )
         hit = _decode_generated(cache.get("module", key), filename)
         if hit is not None:
@@ -235,18 +238,31 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
         result = generate(model, "python", activity=activity, options={"require_main": True})
 
     required = tuple(
-        {"name": v.name, "file": v.location.file, "line": v.location.line, "element_id": v.location.element_id,
-         "element": v.location.name, "uml_type": v.location.uml_type}
+        {
+            "name": v.name,
+            "file": v.location.file,
+            "line": v.location.line,
+            "element_id": v.location.element_id,
+            "element": v.location.name,
+            "uml_type": v.location.uml_type,
+        }
         for v in unset_variables(model, main_activity(model, activity), ())
     )
     warnings = tuple(
-        str(d) for d in (*model.diagnostics, *getattr(result, "diagnostics", ()))
+        str(d)
+        for d in (*model.diagnostics, *getattr(result, "diagnostics", ()))
         if getattr(d, "severity", None) == Severity.WARNING
     )
     from .check import timing_summary
 
-    generated = _Generated(_compiled(result.text, filename, path), result.text, filename,
-                           tuple(dict.fromkeys(warnings)), required, timing_summary(model))
+    generated = _Generated(
+        _compiled(result.text, filename, path),
+        result.text,
+        filename,
+        tuple(dict.fromkeys(warnings)),
+        required,
+        timing_summary(model),
+    )
     if cache is not None and key is not None:
         cache.put("module", key, _encode_generated(generated))
     return generated
@@ -265,8 +281,14 @@ def _compiled(source: str, filename: str, path: Path) -> types.CodeType:
 
 
 def _encode_generated(generated: _Generated) -> bytes:
-    header = json.dumps({"warnings": generated.warnings, "required": generated.required,
-                         "source": generated.source, "timing": list(generated.timing)}).encode()
+    header = json.dumps(
+        {
+            "warnings": generated.warnings,
+            "required": generated.required,
+            "source": generated.source,
+            "timing": list(generated.timing),
+        }
+    ).encode()
     return len(header).to_bytes(8, "little") + header + marshal.dumps(generated.code)
 
 
@@ -281,8 +303,14 @@ def _decode_generated(payload: bytes | None, filename: str) -> _Generated | None
         if not isinstance(code, types.CodeType) or code.co_filename != filename:
             return None
         actions, untimed, timed = header["timing"]
-        return _Generated(code, str(header["source"]), filename, tuple(map(str, header["warnings"])),
-                          tuple(dict(r) for r in header["required"]), (int(actions), int(untimed), bool(timed)))
+        return _Generated(
+            code,
+            str(header["source"]),
+            filename,
+            tuple(map(str, header["warnings"])),
+            tuple(dict(r) for r in header["required"]),
+            (int(actions), int(untimed), bool(timed)),
+        )
     except (ValueError, TypeError, KeyError, EOFError):
         return None
 
@@ -297,11 +325,13 @@ def _require_timing(path: Path, timing: tuple[int, int, bool], warnings: list[st
             "would be 0 s",
             Location(file=str(path)),
             hint="give the actions costs: an action+ stereotype with a cost tag, a MARTE PaStep hostDemand, "
-            "or a sidecar (--sidecar FILE.toml) with [defaults] cost = \"1e-3\" or [elements.\"NAME\"] cost = ...",
+            'or a sidecar (--sidecar FILE.toml) with [defaults] cost = "1e-3" or [elements."NAME"] cost = ...',
         )
     if untimed and warnings is not None:
-        warnings.append(f"{path.name}: warning: {untimed} of {actions} actions have no cost and take no time "
-                        "('uml2perf check' lists them)")
+        warnings.append(
+            f"{path.name}: warning: {untimed} of {actions} actions have no cost and take no time "
+            "('uml2perf check' lists them)"
+        )
 
 
 def _require_values(required: Iterable[dict[str, Any]], given: Iterable[str]) -> None:
@@ -312,8 +342,13 @@ def _require_values(required: Iterable[dict[str, Any]], given: Iterable[str]) ->
     missing = [
         types.SimpleNamespace(
             name=r["name"],
-            location=Location(file=r["file"], line=r["line"], element_id=r["element_id"], name=r["element"],
-                              uml_type=r["uml_type"]),
+            location=Location(
+                file=r["file"],
+                line=r["line"],
+                element_id=r["element_id"],
+                name=r["element"],
+                uml_type=r["uml_type"],
+            ),
         )
         for r in required
         if r["name"] not in supplied
@@ -362,9 +397,13 @@ def predict(
     from uml2perf_runtime import Machine, simulate
 
     if not isinstance(replications, int) or isinstance(replications, bool) or replications < 1:
-        raise InputError(f"the number of replications must be a whole number of at least 1, got {replications!r}",
-                         Location(file=str(path)))
-    spec = load_spec(path, activity=activity, sidecar=sidecar, given=tuple(overrides or ()), warnings=warnings)
+        raise InputError(
+            f"the number of replications must be a whole number of at least 1, got {replications!r}",
+            Location(file=str(path)),
+        )
+    spec = load_spec(
+        path, activity=activity, sidecar=sidecar, given=tuple(overrides or ()), warnings=warnings
+    )
     machine_obj = Machine.load(machine) if machine else None
 
     def run_once(index: int, factors: Mapping[str, float] | None, keep_path: bool, first: bool) -> Any:
@@ -401,9 +440,15 @@ def predict(
         result.base_time = sum(r.time for r in base_runs) / len(base_runs)
         result.speedups = dict(speedups)
     if rank_speedups:
-        result.ranked_speedups = _ranked_speedups(result, lambda name: [
-            run_once(index, {**(speedups or {}), name: 2.0 * (speedups or {}).get(name, 1.0)}, False, False).time
-            for index in range(replications)])
+        result.ranked_speedups = _ranked_speedups(
+            result,
+            lambda name: [
+                run_once(
+                    index, {**(speedups or {}), name: 2.0 * (speedups or {}).get(name, 1.0)}, False, False
+                ).time
+                for index in range(replications)
+            ],
+        )
     return result
 
 

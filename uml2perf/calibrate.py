@@ -148,8 +148,9 @@ def handoff_seconds(count: int = 2000) -> float:
     return elapsed / count / 2  # one way
 
 
-def measure(repeats: int = 11, progress: Callable[[str], None] | None = None,
-            reference_sort: float | None = None) -> dict[str, Measured]:
+def measure(
+    repeats: int = 11, progress: Callable[[str], None] | None = None, reference_sort: float | None = None
+) -> dict[str, Measured]:
     """Every measurement of the machine (MPI ones only when mpi4py and mpiexec are there)."""
     say = progress or (lambda _m: None)
     cores = os.cpu_count() or 1
@@ -158,20 +159,29 @@ def measure(repeats: int = 11, progress: Callable[[str], None] | None = None,
     med, lo, hi = _repeat(sort_seconds, max(repeats, 9))
     if reference_sort is None:
         # this machine is the reference: costs fitted here are in its seconds
-        out["speed"] = Measured(1.0, med / hi, med / lo,
-                                f"this machine is the reference (numpy sort of {SORT_ELEMENTS} doubles: "
-                                f"{med * 1e3:.3f} ms; pass --reference-sort with another machine's time to compare)")
+        out["speed"] = Measured(
+            1.0,
+            med / hi,
+            med / lo,
+            f"this machine is the reference (numpy sort of {SORT_ELEMENTS} doubles: "
+            f"{med * 1e3:.3f} ms; pass --reference-sort with another machine's time to compare)",
+        )
     else:
-        out["speed"] = Measured(reference_sort / med, reference_sort / hi, reference_sort / lo,
-                                f"numpy sort of {SORT_ELEMENTS} doubles took {med * 1e3:.3f} ms against "
-                                f"{reference_sort * 1e3:.3f} ms on the reference machine")
+        out["speed"] = Measured(
+            reference_sort / med,
+            reference_sort / hi,
+            reference_sort / lo,
+            f"numpy sort of {SORT_ELEMENTS} doubles took {med * 1e3:.3f} ms against "
+            f"{reference_sort * 1e3:.3f} ms on the reference machine",
+        )
     say("memory bandwidth, one core (triad a = b + s*c)")
     triad = triad_seconds(TRIAD_ELEMENTS)
     moved = 5 * 8 * TRIAD_ELEMENTS  # numpy does it in two passes: c read, a written; a and b read, a written
     triad()  # first touch of the output pages is not bandwidth
     med, lo, hi = _repeat(triad, repeats)
-    out["core_bandwidth"] = Measured(moved / med, moved / hi, moved / lo,
-                                     f"triad over {TRIAD_ELEMENTS} doubles on one core")
+    out["core_bandwidth"] = Measured(
+        moved / med, moved / hi, moved / lo, f"triad over {TRIAD_ELEMENTS} doubles on one core"
+    )
     say(f"memory bandwidth, {cores} cores")
     small = TRIAD_ELEMENTS // cores
     per_thread = [triad_seconds(small) for _ in range(cores)]
@@ -198,17 +208,27 @@ def measure(repeats: int = 11, progress: Callable[[str], None] | None = None,
 
     med, lo, hi = _repeat(all_cores, repeats)
     moved_all = 5 * 8 * small * cores
-    out["memory_bandwidth"] = Measured(moved_all / med, moved_all / hi, moved_all / lo,
-                                       f"triad over {small} doubles per core on {cores} cores at once")
+    out["memory_bandwidth"] = Measured(
+        moved_all / med,
+        moved_all / hi,
+        moved_all / lo,
+        f"triad over {small} doubles per core on {cores} cores at once",
+    )
     say("peak floating-point rate (numpy matrix product)")
     mm = matmul_seconds(MATMUL_N)
     flops = 2 * MATMUL_N**3
     mm()
     med, lo, hi = _repeat(mm, repeats)
-    out["core_flops"] = Measured(flops / med, flops / hi, flops / lo, f"{MATMUL_N}x{MATMUL_N} matrix product, one call")
+    out["core_flops"] = Measured(
+        flops / med, flops / hi, flops / lo, f"{MATMUL_N}x{MATMUL_N} matrix product, one call"
+    )
     med, lo, hi = _repeat(lambda: _on_all_cores(mm, cores), repeats)
-    out["peak_flops"] = Measured(cores * flops / med, cores * flops / hi, cores * flops / lo,
-                                 f"{cores} matrix products at once, one per core")
+    out["peak_flops"] = Measured(
+        cores * flops / med,
+        cores * flops / hi,
+        cores * flops / lo,
+        f"{cores} matrix products at once, one per core",
+    )
     say("thread start and hand-off")
     med, lo, hi = _repeat(thread_start_seconds, repeats)
     out["thread_start"] = Measured(med, lo, hi, "threading.Thread start + join, mean of 200")
@@ -260,8 +280,12 @@ def mpi_available() -> str | None:
 
 def mpiexec_command(launcher: str, ranks: int) -> list[str]:
     command = [launcher, "-n", str(ranks)]
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and "openmpi" in Path(launcher).resolve().as_posix().lower() \
-            or os.environ.get("OMPI_ALLOW_RUN_AS_ROOT"):
+    if (
+        hasattr(os, "geteuid")
+        and os.geteuid() == 0
+        and "openmpi" in Path(launcher).resolve().as_posix().lower()
+        or os.environ.get("OMPI_ALLOW_RUN_AS_ROOT")
+    ):
         command.append("--allow-run-as-root")
     if "openmpi" in Path(launcher).resolve().as_posix().lower() or _is_openmpi(launcher):
         command += ["--oversubscribe"]
@@ -291,8 +315,12 @@ def ping_pong(repeats: int = 5, progress: Callable[[str], None] | None = None) -
         import json
 
         try:
-            done = subprocess.run(command + [sys.executable, str(script), json.dumps(PING_PONG_SIZES), str(repeats)],
-                                  capture_output=True, text=True, timeout=120)
+            done = subprocess.run(
+                command + [sys.executable, str(script), json.dumps(PING_PONG_SIZES), str(repeats)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
         except (OSError, subprocess.SubprocessError):
             return {}
         if done.returncode != 0 or not done.stdout.strip():
@@ -305,6 +333,7 @@ def fit_ping_pong(data: dict[int, list[float]]) -> dict[str, Measured]:
     """Latency and bandwidth lines below and above the eager limit (the size where time jumps most)."""
     sizes = sorted(data)
     med = {s: statistics.median(data[s]) for s in sizes}
+
     # the knee: the split into two alpha + n*beta lines (below / above) with the smallest relative error
     def rel_error(chosen: list[int]) -> float:
         if len(chosen) < 2:
@@ -315,8 +344,10 @@ def fit_ping_pong(data: dict[int, list[float]]) -> dict[str, Measured]:
         return float((((slope * x + intercept) - y) / y) ** 2 @ np.ones(len(x)))
 
     candidates = [s for s in sizes if 1024 <= s <= 1 << 18]
-    scored = [(rel_error([s2 for s2 in sizes if s2 <= s]) + rel_error([s2 for s2 in sizes if s2 > s]), s)
-              for s in candidates]
+    scored = [
+        (rel_error([s2 for s2 in sizes if s2 <= s]) + rel_error([s2 for s2 in sizes if s2 > s]), s)
+        for s in candidates
+    ]
     eager = min(scored)[1] if scored else 65536
     following = [s for s in sizes if s > eager]
     ratio = med[following[0]] / med[eager] if following else 1.0
@@ -332,13 +363,25 @@ def fit_ping_pong(data: dict[int, list[float]]) -> dict[str, Measured]:
     lat, bw = line(small) if len(small) >= 2 else (med[sizes[0]], float("inf"))
     lat_l, bw_l = line(large) if len(large) >= 2 else (lat, bw)
     out = {
-        "latency": Measured(lat, lat * min(data[sizes[0]]) / med[sizes[0]], lat * max(data[sizes[0]]) / med[sizes[0]],
-                            f"ping-pong, one way, line over {small[0]}..{small[-1]} B"),
-        "bandwidth": Measured(bw_l, bw_l, bw_l, f"ping-pong, one way, slope over {large[0] if large else '-'}.."
-                              f"{large[-1] if large else '-'} B"),
-        "eager_limit": Measured(float(eager), float(eager), float(eager),
-                                f"knee of the ping-pong time after {eager} B (the next size takes {ratio:.2f}x as long; best "
-                                "split into two latency + size/bandwidth lines)"),
+        "latency": Measured(
+            lat,
+            lat * min(data[sizes[0]]) / med[sizes[0]],
+            lat * max(data[sizes[0]]) / med[sizes[0]],
+            f"ping-pong, one way, line over {small[0]}..{small[-1]} B",
+        ),
+        "bandwidth": Measured(
+            bw_l,
+            bw_l,
+            bw_l,
+            f"ping-pong, one way, slope over {large[0] if large else '-'}..{large[-1] if large else '-'} B",
+        ),
+        "eager_limit": Measured(
+            float(eager),
+            float(eager),
+            float(eager),
+            f"knee of the ping-pong time after {eager} B (the next size takes {ratio:.2f}x as long; best "
+            "split into two latency + size/bandwidth lines)",
+        ),
         "rendezvous_latency": Measured(lat_l, lat_l, lat_l, "intercept of the line above the eager limit"),
         "eager_bandwidth": Measured(bw, bw, bw, "slope of the line up to the eager limit"),
     }
@@ -360,8 +403,11 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
     lines = [
         f"# Machine file written by 'uml2perf calibrate' on {time.strftime('%Y-%m-%d %H:%M:%S')}",
         f"# load average at the start: {load:.2f} on {cores} cores"
-        + ("  (LOADED: numbers below may be pessimistic; calibrate again when the machine is quiet)"
-           if load > 0.5 * cores else ""),
+        + (
+            "  (LOADED: numbers below may be pessimistic; calibrate again when the machine is quiet)"
+            if load > 0.5 * cores
+            else ""
+        ),
         f'name = "{name}"',
         "nodes = 1",
         f"cores_per_node = {cores}",
@@ -372,10 +418,13 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
         f"peak_flops = {values['core_flops'].median:.4g}" + comment("core_flops"),
         f"memory_bandwidth = {values['memory_bandwidth'].median:.4g}" + comment("memory_bandwidth"),
         f"core_bandwidth = {values['core_bandwidth'].median:.4g}" + comment("core_bandwidth"),
-        f"# all cores at once: {values['peak_flops'].median:.4g} flop/s" + comment("peak_flops").replace("  #", ";"),
+        f"# all cores at once: {values['peak_flops'].median:.4g} flop/s"
+        + comment("peak_flops").replace("  #", ";"),
         "# Thread overheads (seconds), for the overhead tags of task pools and pipelines:",
-        f"# thread_start = {values['thread_start'].median:.3g}" + comment("thread_start").replace("  #", " ;"),
-        f"# thread_handoff = {values['thread_handoff'].median:.3g}" + comment("thread_handoff").replace("  #", " ;"),
+        f"# thread_start = {values['thread_start'].median:.3g}"
+        + comment("thread_start").replace("  #", " ;"),
+        f"# thread_handoff = {values['thread_handoff'].median:.3g}"
+        + comment("thread_handoff").replace("  #", " ;"),
     ]
     if "latency" in values:
         lines += [
@@ -390,8 +439,11 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
             f"(rendezvous handshake); below it the bandwidth is {values['eager_bandwidth'].median:.4g} B/s",
         ]
     else:
-        lines += ["", "# no MPI measurement: mpi4py or mpiexec is not installed (pip install 'uml2perf[mpi]');",
-                  "# the runtime's default intra-node link applies"]
+        lines += [
+            "",
+            "# no MPI measurement: mpi4py or mpiexec is not installed (pip install 'uml2perf[mpi]');",
+            "# the runtime's default intra-node link applies",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -402,8 +454,11 @@ def cmd_calibrate(args: Any) -> int:
 
     folder = Path(args.output).parent
     if not folder.is_dir() or not os.access(folder, os.W_OK):
-        raise InputError(f"cannot write the machine file: folder '{folder}' does not exist or is not writable",
-                         Location(file=str(args.output)), hint="create the folder or choose another -o path")
+        raise InputError(
+            f"cannot write the machine file: folder '{folder}' does not exist or is not writable",
+            Location(file=str(args.output)),
+            hint="create the folder or choose another -o path",
+        )
     started = time.perf_counter()
     step = [0]
 
@@ -430,9 +485,17 @@ def register_command(sub: Any) -> None:
     from .cli import positive_int
 
     cal = sub.add_parser("calibrate", help="measure this machine and write a machine file (TOML, commented)")
-    cal.add_argument("-o", "--output", required=True, metavar="machine.toml", help="the machine file to write")
+    cal.add_argument(
+        "-o", "--output", required=True, metavar="machine.toml", help="the machine file to write"
+    )
     cal.add_argument("--name", default="calibrated", help="machine name in the file (default: calibrated)")
-    cal.add_argument("--repeats", type=positive_int, default=11, metavar="N", help="repetitions per measurement")
-    cal.add_argument("--reference-sort", type=float, metavar="SECONDS",
-                     help="the reference kernel's time on the machine the costs were measured on (sets speed)")
+    cal.add_argument(
+        "--repeats", type=positive_int, default=11, metavar="N", help="repetitions per measurement"
+    )
+    cal.add_argument(
+        "--reference-sort",
+        type=float,
+        metavar="SECONDS",
+        help="the reference kernel's time on the machine the costs were measured on (sets speed)",
+    )
     cal.set_defaults(func=cmd_calibrate)

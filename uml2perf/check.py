@@ -63,7 +63,9 @@ def _from_exception(exc: Uml2PerfError) -> Diagnostic:
     return Diagnostic(Severity.ERROR, exc.message, exc.location, exc.hint)
 
 
-def check_file(path: str | Path, *, sidecar: str | Path | None = None, activity: str | None = None) -> CheckReport:
+def check_file(
+    path: str | Path, *, sidecar: str | Path | None = None, activity: str | None = None
+) -> CheckReport:
     """Read and check one file; reading errors become the report's only finding."""
     from .reader import read_model
 
@@ -90,7 +92,9 @@ def _unique(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return result
 
 
-def check_model(model: Model, *, activity: str | None = None, report: CheckReport | None = None) -> list[Diagnostic]:
+def check_model(
+    model: Model, *, activity: str | None = None, report: CheckReport | None = None
+) -> list[Diagnostic]:
     """Every problem of a read model, errors first per element, in file order."""
     findings: list[Diagnostic] = []
     findings.extend(_check_main(model, activity))
@@ -323,7 +327,9 @@ def _check_node(node: Node, known: set[str], functions: dict) -> Iterator[Diagno
             continue
         yield from _check_expression(value, node.location, f"tag {tag!r}", known, functions)
     if perf.role == Role.SEND and perf.get("dest") is None:
-        yield _error("send+ has no 'dest' tag", node.location, "add dest = <rank expression>, e.g. (pid+1) % nprocs")
+        yield _error(
+            "send+ has no 'dest' tag", node.location, "add dest = <rank expression>, e.g. (pid+1) % nprocs"
+        )
     if perf.role in COMMUNICATION_ROLES and node.kind not in (NodeKind.ACTION, NodeKind.CALL):
         yield _warning(f"{perf.role.value}+ on a {node.uml_type}: treated as an action", node.location)
 

@@ -99,8 +99,9 @@ def _speedups(items: Sequence[str] | None) -> dict[str, float] | None:
         except ValueError:
             from .errors import InputError
 
-            raise InputError(f"--speedup {item}: the factor {raw!r} is not a number",
-                             hint="e.g. --speedup SFT=2") from None
+            raise InputError(
+                f"--speedup {item}: the factor {raw!r} is not a number", hint="e.g. --speedup SFT=2"
+            ) from None
         found[name.strip()] = factor
     return found
 
@@ -109,7 +110,10 @@ def _print_warnings(warnings: Sequence[str], args: argparse.Namespace) -> None:
     """The model's warnings on standard error, or with ``--quiet`` one line counting them."""
     if getattr(args, "quiet", False):
         if warnings:
-            print(f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''} not shown (--quiet)", file=sys.stderr)
+            print(
+                f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''} not shown (--quiet)",
+                file=sys.stderr,
+            )
         return
     for warning in warnings:
         print(_printable(warning), file=sys.stderr)
@@ -136,7 +140,11 @@ def _refuse_overwriting_inputs(args: argparse.Namespace, outputs: dict[str, Any]
     from uml2perf_runtime.files import OutputError, refuse_inputs_as_outputs
 
     machine = getattr(args, "machine", None)
-    inputs = [args.model, getattr(args, "sidecar", None), machine if machine and os.path.exists(machine) else None]
+    inputs = [
+        args.model,
+        getattr(args, "sidecar", None),
+        machine if machine and os.path.exists(machine) else None,
+    ]
     try:
         refuse_inputs_as_outputs(outputs, inputs)
     except OutputError as exc:
@@ -224,8 +232,10 @@ def default_processes_note(results: Any, procs: int | None) -> str | None:
     rows = getattr(results, "per_process", None) or []
     if any(row.get("communication", 0) or row.get("wait", 0) for row in rows):
         return None
-    return (f"note: no --procs given, so {results.processes} processes ran (one per core) and they never "
-            "communicated; a threads-only program is one process: pass --procs 1")
+    return (
+        f"note: no --procs given, so {results.processes} processes ran (one per core) and they never "
+        "communicated; a threads-only program is one process: pass --procs 1"
+    )
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -286,7 +296,9 @@ def cmd_dialects(args: argparse.Namespace) -> int:
 
 def _add_limit_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--limit", action="append", metavar="NAME=N",
+        "--limit",
+        action="append",
+        metavar="NAME=N",
         help="raise or lower a limit: input_bytes, processes, threads, nodes, cores, iterations, events, "
         "sweep_points (see docs/security.md)",
     )
@@ -294,7 +306,7 @@ def _add_limit_option(parser: argparse.ArgumentParser) -> None:
 
 def _apply_limits(args: argparse.Namespace) -> None:
     """The limits of this command: defaults, then UML2PERF_MAX_* variables, then --limit flags."""
-    from uml2perf_runtime.limits import Limits, LimitExceeded, parse_limit, set_current
+    from uml2perf_runtime.limits import LimitExceeded, Limits, parse_limit, set_current
 
     limits = Limits.from_environment()
     assignments: dict[str, int] = {}
@@ -309,10 +321,14 @@ def _apply_limits(args: argparse.Namespace) -> None:
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
     _add_limit_option(parser)
-    parser.add_argument("-q", "--quiet", action="store_true", help="do not list the model's warnings (errors still show)")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="do not list the model's warnings (errors still show)"
+    )
     parser.add_argument("--activity", metavar="NAME", help="the activity to start from (name or xmi:id)")
     parser.add_argument(
-        "--sidecar", metavar="FILE.toml", help="costs and stereotypes by element name or id, for plain exports"
+        "--sidecar",
+        metavar="FILE.toml",
+        help="costs and stereotypes by element name or id, for plain exports",
     )
 
 
@@ -326,10 +342,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    convert = sub.add_parser("convert", help="convert an XMI export into a Python performance model (or dot/json)")
+    convert = sub.add_parser(
+        "convert", help="convert an XMI export into a Python performance model (or dot/json)"
+    )
     convert.add_argument("model", help="XMI export (.uml, .xmi, .mdxml, .emx...)")
     convert.add_argument("-o", "--output", metavar="OUT", help="output file ('-' or absent: standard output)")
-    convert.add_argument("--handler", default="python", help="content handler: python, dot, json, or pkg.mod:Class")
+    convert.add_argument(
+        "--handler", default="python", help="content handler: python, dot, json, or pkg.mod:Class"
+    )
     _add_model_options(convert)
     convert.set_defaults(func=cmd_convert)
 
@@ -340,26 +360,54 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE.toml|NAME",
         help="machine file, or a bundled machine: gescher, laptop, cluster-modern (default: 1 node x 4 cores)",
     )
-    run.add_argument("--procs", type=positive_int, metavar="N", help="number of processes (default: all cores)")
-    run.add_argument("--nodes", type=positive_int, metavar="N", help="number of nodes to use (default: machine's)")
+    run.add_argument(
+        "--procs", type=positive_int, metavar="N", help="number of processes (default: all cores)"
+    )
+    run.add_argument(
+        "--nodes", type=positive_int, metavar="N", help="number of nodes to use (default: machine's)"
+    )
     run.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a model variable")
     run.add_argument("--seed", type=int, default=0, help="seed of the random choices (default 0)")
     run.add_argument("--placement", choices=("block", "round_robin"), help="process placement on nodes")
     run.add_argument("--trace", metavar="FILE.json", help="write a Perfetto / chrome://tracing trace")
-    run.add_argument("--plot", metavar="FILE.png", help="write a timeline and profile plot (needs matplotlib)")
+    run.add_argument(
+        "--plot", metavar="FILE.png", help="write a timeline and profile plot (needs matplotlib)"
+    )
     run.add_argument("--json", action="store_true", help="print the results as one JSON object")
-    run.add_argument("--top", type=positive_int, default=15, metavar="N", help="elements shown in the profile")
+    run.add_argument(
+        "--top", type=positive_int, default=15, metavar="N", help="elements shown in the profile"
+    )
     run.add_argument("--max-time", type=float, metavar="SECONDS", help="stop at this simulated time")
-    run.add_argument("--replications", type=int, default=1, metavar="N",
-                     help="run N seeds and report mean, std and a 95%% confidence interval (default 1)")
-    run.add_argument("--speedup", action="append", metavar="NAME=FACTOR",
-                     help="predict as if element NAME (name or xmi id) were FACTOR times faster (repeatable)")
-    run.add_argument("--rank-speedups", action="store_true",
-                     help="try each element of the critical path 2x faster and list the gains")
-    run.add_argument("--critical-path", action="store_true",
-                     help="show the elements on the critical path (always part of --json)")
-    run.add_argument("--min-severity", type=_severity, default=None, metavar="S",
-                     help="report performance properties of at least this severity (0..1, default 0.01)")
+    run.add_argument(
+        "--replications",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N seeds and report mean, std and a 95%% confidence interval (default 1)",
+    )
+    run.add_argument(
+        "--speedup",
+        action="append",
+        metavar="NAME=FACTOR",
+        help="predict as if element NAME (name or xmi id) were FACTOR times faster (repeatable)",
+    )
+    run.add_argument(
+        "--rank-speedups",
+        action="store_true",
+        help="try each element of the critical path 2x faster and list the gains",
+    )
+    run.add_argument(
+        "--critical-path",
+        action="store_true",
+        help="show the elements on the critical path (always part of --json)",
+    )
+    run.add_argument(
+        "--min-severity",
+        type=_severity,
+        default=None,
+        metavar="S",
+        help="report performance properties of at least this severity (0..1, default 0.01)",
+    )
     run.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -389,8 +437,9 @@ def build_parser() -> argparse.ArgumentParser:
     for register in EXTRA_COMMANDS:
         register(sub)
     for command in sub.choices.values():  # --debug also after the subcommand (uml2perf run X --debug)
-        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                             help="show tracebacks of errors")
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
+        )
     return parser
 
 
@@ -470,8 +519,14 @@ def _plain_warnings() -> None:
     """Python warnings (an unsafe cache folder, say) print as one ``warning:`` line, without source code."""
     import warnings
 
-    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-             file: Any = None, line: str | None = None) -> None:
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
         print(f"warning: {_printable(str(message))}", file=file or sys.stderr)
 
     warnings.showwarning = show

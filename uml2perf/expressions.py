@@ -52,32 +52,49 @@ from dataclasses import dataclass, field
 from types import CodeType, MappingProxyType
 from typing import Any, ClassVar, NoReturn
 
-from uml2perf.errors import ExpressionError, Location
 from uml2perf_runtime import functions as _library
 from uml2perf_runtime.functions import MAX_EXPONENT, MAX_INT_BITS
 
+from uml2perf.errors import ExpressionError, Location
+
 __all__ = [
-    "SYSTEM_PARAMETERS", "BUILTIN_FUNCTIONS", "CONSTANTS", "MAX_EXPONENT", "MAX_TEXT_LENGTH", "MAX_DEPTH",
-    "Expression", "CodeFragment", "parse_expression", "parse_code", "parse_function_body", "to_python",
-    "compile_expression", "evaluate", "is_constant", "constant_value", "library_names",
+    "SYSTEM_PARAMETERS",
+    "BUILTIN_FUNCTIONS",
+    "CONSTANTS",
+    "MAX_EXPONENT",
+    "MAX_TEXT_LENGTH",
+    "MAX_DEPTH",
+    "Expression",
+    "CodeFragment",
+    "parse_expression",
+    "parse_code",
+    "parse_function_body",
+    "to_python",
+    "compile_expression",
+    "evaluate",
+    "is_constant",
+    "constant_value",
+    "library_names",
 ]
 
 # ---------------------------------------------------------------------------
 # Vocabulary of the language
 # ---------------------------------------------------------------------------
 
-SYSTEM_PARAMETERS: Mapping[str, str] = MappingProxyType({
-    "pid": "pid",
-    "nprocs": "nprocs",
-    "NUM_PROCESSES": "nprocs",
-    "NP": "nprocs",
-    "tid": "tid",
-    "nthreads": "nthreads",
-    "uid": "uid",
-    "node": "node",
-    "nnodes": "nnodes",
-    "ppn": "ppn",
-})
+SYSTEM_PARAMETERS: Mapping[str, str] = MappingProxyType(
+    {
+        "pid": "pid",
+        "nprocs": "nprocs",
+        "NUM_PROCESSES": "nprocs",
+        "NP": "nprocs",
+        "tid": "tid",
+        "nthreads": "nthreads",
+        "uid": "uid",
+        "node": "node",
+        "nnodes": "nnodes",
+        "ppn": "ppn",
+    }
+)
 """Name used in models -> attribute of the runtime's process context ``p``."""
 
 BUILTIN_FUNCTIONS: frozenset[str] = frozenset(
@@ -101,11 +118,24 @@ _MAX_BRACKET_DEPTH = 100
 _MAX_PREFIX_RUN = 100
 
 # (minimum, maximum) number of arguments of each builtin; None = unbounded.
-_ARITY: Mapping[str, tuple[int, int | None]] = MappingProxyType({
-    "log": (1, 2), "log2": (1, 1), "log10": (1, 1), "sqrt": (1, 1), "exp": (1, 1),
-    "ceil": (1, 1), "floor": (1, 1), "min": (2, None), "max": (2, None), "abs": (1, 1),
-    "pow": (2, 2), "int": (1, 1), "float": (1, 1), "round": (1, 2),
-})
+_ARITY: Mapping[str, tuple[int, int | None]] = MappingProxyType(
+    {
+        "log": (1, 2),
+        "log2": (1, 1),
+        "log10": (1, 1),
+        "sqrt": (1, 1),
+        "exp": (1, 1),
+        "ceil": (1, 1),
+        "floor": (1, 1),
+        "min": (2, None),
+        "max": (2, None),
+        "abs": (1, 1),
+        "pow": (2, 2),
+        "int": (1, 1),
+        "float": (1, 1),
+        "round": (1, 2),
+    }
+)
 
 # Python builtins outside the library may not be called: a model function of
 # that name would shadow the builtin in generated code, and a call such as
@@ -131,10 +161,19 @@ _KEYWORDS_IN_EXPRESSIONS = frozenset({"and", "or", "not", "if", "else", "True", 
 _KEYWORDS_IN_CODE = _KEYWORDS_IN_EXPRESSIONS | {"elif", "pass"}
 
 # Lookalike characters pasted from word processors and UML tools' rich text.
-_UNICODE_OPERATORS: Mapping[str, str] = MappingProxyType({
-    "\u2264": "<=", "\u2265": ">=", "\u2260": "!=", "\u2212": "-", "\u00d7": "*", "\u00f7": "/",
-    "\u2227": " and ", "\u2228": " or ", "\u00ac": " not ",
-})
+_UNICODE_OPERATORS: Mapping[str, str] = MappingProxyType(
+    {
+        "\u2264": "<=",
+        "\u2265": ">=",
+        "\u2260": "!=",
+        "\u2212": "-",
+        "\u00d7": "*",
+        "\u00f7": "/",
+        "\u2227": " and ",
+        "\u2228": " or ",
+        "\u00ac": " not ",
+    }
+)
 
 
 # ---------------------------------------------------------------------------
@@ -356,8 +395,10 @@ def _strip_c_comments(source: _Source) -> _Source:
             elif tok.type == tokenize.OP and tok.string in ")]":
                 depth -= 1
             if tok.type == tokenize.OP and tok.string == "//":
-                at_start = previous is None or (previous.type == tokenize.OP and previous.string in _STATEMENT_BREAKS)
-                rest = line[tok.end[1]:]
+                at_start = previous is None or (
+                    previous.type == tokenize.OP and previous.string in _STATEMENT_BREAKS
+                )
+                rest = line[tok.end[1] :]
                 # Inside brackets a '//' can only be a division; elsewhere it is a
                 # comment unless an operand follows.
                 if at_start or (depth <= 0 and not _starts_with_operand(rest.split(";", 1)[0])):
@@ -418,8 +459,11 @@ def _normalise_tokens(source: _Source, ctx: _Context, *, code: bool) -> _Source:
             depth += 1
             max_depth = max(max_depth, depth)
             in_call.append(
-                s == "(" and prev is not None
-                and ((prev.type == tokenize.NAME and not keyword.iskeyword(prev.string)) or prev.string == ")")
+                s == "("
+                and prev is not None
+                and (
+                    (prev.type == tokenize.NAME and not keyword.iskeyword(prev.string)) or prev.string == ")"
+                )
             )
         elif kind == tokenize.OP and s in ")]}":
             depth -= 1
@@ -442,10 +486,21 @@ def _normalise_tokens(source: _Source, ctx: _Context, *, code: bool) -> _Source:
         elif condition and kind == tokenize.OP and s == ")" and depth == condition_depth:
             # C style without braces, "if (c) x = 1;": the condition ends with its parenthesis
             # when a statement follows rather than more of the condition.
-            if nxt is not None and nxt.type == tokenize.NAME and nxt.string not in ("and", "or", "if", "else", "not"):
+            if (
+                nxt is not None
+                and nxt.type == tokenize.NAME
+                and nxt.string not in ("and", "or", "if", "else", "not")
+            ):
                 condition = False
-        if code and kind == tokenize.OP and s == ";" and (
-            prev is None or prev.type == tokenize.NEWLINE or (prev.type == tokenize.OP and prev.string in ";:{")
+        if (
+            code
+            and kind == tokenize.OP
+            and s == ";"
+            and (
+                prev is None
+                or prev.type == tokenize.NEWLINE
+                or (prev.type == tokenize.OP and prev.string in ";:{")
+            )
         ):
             edits.append((at(tok.start), at(tok.end), ""))  # empty statement, as in C: "x = 1;;"
         if kind == tokenize.NAME:
@@ -472,8 +527,10 @@ def _normalise_tokens(source: _Source, ctx: _Context, *, code: bool) -> _Source:
             elif code and s in ("+", "-") and adjacent and nxt is not None and nxt.string == s:
                 following = tokens[i + 2] if i + 2 < len(tokens) else None
                 prev = tokens[i - 1] if i > 0 else None
-                ends = following is None or following.type in (tokenize.NEWLINE, tokenize.ENDMARKER) or (
-                    following.type == tokenize.OP and following.string in (";", "}")
+                ends = (
+                    following is None
+                    or following.type in (tokenize.NEWLINE, tokenize.ENDMARKER)
+                    or (following.type == tokenize.OP and following.string in (";", "}"))
                 )
                 if ends and prev is not None and prev.type == tokenize.NAME:
                     edits.append((at(tok.start), at(nxt.end), f" {s}= 1"))  # C increment: x++ -> x += 1
@@ -569,7 +626,9 @@ class _CBlocks:
         text = source.text
         starts = _line_starts(text)
         self.tokens = [t for t in _tokens(text) if t.type not in _SKIP and t.type != tokenize.ENDMARKER]
-        self.pos = [(starts[t.start[0] - 1] + t.start[1], starts[t.end[0] - 1] + t.end[1]) for t in self.tokens]
+        self.pos = [
+            (starts[t.start[0] - 1] + t.start[1], starts[t.end[0] - 1] + t.end[1]) for t in self.tokens
+        ]
         self.i = 0
         self.out: list[str] = []
         self.origin: list[int] = []
@@ -640,7 +699,9 @@ class _CBlocks:
                 depth += 1
             elif tok.type == tokenize.OP and tok.string in ")]":
                 depth -= 1
-            if depth <= 0 and (tok.type == tokenize.NEWLINE or (tok.type == tokenize.OP and tok.string in ";{}")):
+            if depth <= 0 and (
+                tok.type == tokenize.NEWLINE or (tok.type == tokenize.OP and tok.string in ";{}")
+            ):
                 break
             self.i += 1
         if self.i == first:
@@ -691,7 +752,9 @@ class _CBlocks:
             self.emit(":\n", self.pos[last][1])
             self.body(level)
             j = self.i
-            while j < len(self.tokens) and (self.tokens[j].type == tokenize.NEWLINE or self.is_op(self.tokens[j], ";")):
+            while j < len(self.tokens) and (
+                self.tokens[j].type == tokenize.NEWLINE or self.is_op(self.tokens[j], ";")
+            ):
                 j += 1
             if j >= len(self.tokens) or self.tokens[j].string != "else":
                 return
@@ -722,7 +785,13 @@ def _is_c_style(source: _Source) -> bool:
         if starts and tok.type == tokenize.NAME and tok.string == "else":
             if i + 1 < len(tokens) and tokens[i + 1].string != ":":
                 return True
-        if starts and tok.type == tokenize.NAME and tok.string == "if" and i + 1 < len(tokens) and tokens[i + 1].string == "(":
+        if (
+            starts
+            and tok.type == tokenize.NAME
+            and tok.string == "if"
+            and i + 1 < len(tokens)
+            and tokens[i + 1].string == "("
+        ):
             depth = 0
             for j in range(i + 1, len(tokens)):
                 if tokens[j].string == "(":
@@ -764,11 +833,16 @@ def _parse(source: _Source, ctx: _Context, mode: str, hint: str) -> ast.AST:
         if exc.lineno is not None:
             index = source.offset(exc.lineno, (exc.offset or 1) - 1)
             line, column = source.where(index)
-            where = f" at line {line}, column {column}" if "\n" in source.original.strip() else f" at column {column}"
+            where = (
+                f" at line {line}, column {column}"
+                if "\n" in source.original.strip()
+                else f" at column {column}"
+            )
         raise ctx.error(f"syntax error{where}: {problem}", hint) from None
     except (MemoryError, RecursionError):
         raise ctx.error(
-            f"nested too deeply for the parser (limit {MAX_DEPTH} levels)", "split it into named cost functions"
+            f"nested too deeply for the parser (limit {MAX_DEPTH} levels)",
+            "split it into named cost functions",
         ) from None
     except ValueError as exc:  # e.g. integer literals beyond Python's digit limit
         raise ctx.error(str(exc), hint) from None
@@ -885,72 +959,103 @@ def _parse_plain(text: str, mode: str, *, code: bool) -> ast.AST | None:
 # Validation
 # ---------------------------------------------------------------------------
 
-_BINARY_OPERATORS: Mapping[type, str] = MappingProxyType({
-    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
-})
-_REJECTED_OPERATORS: Mapping[type, tuple[str, str]] = MappingProxyType({
-    ast.BitXor: ("^", "write powers as x ** y"),
-    ast.BitAnd: ("&", "write 'and' (or '&&') for a logical and"),
-    ast.BitOr: ("|", "write 'or' (or '||') for a logical or"),
-    ast.LShift: ("<<", "write x * 2 ** k"),
-    ast.RShift: (">>", "write x // 2 ** k"),
-    ast.MatMult: ("@", _LANGUAGE_HINT),
-    ast.Invert: ("~", "write -x - 1, or 'not x' for a logical negation"),
-})
-_COMPARISONS: Mapping[type, str] = MappingProxyType({
-    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-})
-_REJECTED_NODES: Mapping[type, str] = MappingProxyType({
-    ast.Lambda: "'lambda' is not part of the expression language",
-    ast.ListComp: "comprehension {src} is not part of the expression language",
-    ast.SetComp: "comprehension {src} is not part of the expression language",
-    ast.DictComp: "comprehension {src} is not part of the expression language",
-    ast.GeneratorExp: "generator expression {src} is not part of the expression language",
-    ast.List: "list {src} is not part of the expression language",
-    ast.Tuple: "tuple {src} is not part of the expression language",
-    ast.Set: "set {src} is not part of the expression language",
-    ast.Dict: "dictionary {src} is not part of the expression language",
-    ast.Attribute: "attribute access {src} is not allowed",
-    ast.Subscript: "subscript {src} is not allowed",
-    ast.Slice: "slice {src} is not allowed",
-    ast.Starred: "starred expression {src} is not allowed",
-    ast.NamedExpr: "assignment expression {src} (':=') is not allowed",
-    ast.JoinedStr: "f-string {src} is not allowed: the expression language has numbers only",
-    ast.FormattedValue: "f-string {src} is not allowed: the expression language has numbers only",
-    ast.Await: "'await' is not part of the expression language",
-    ast.Yield: "'yield' is not part of the expression language",
-    ast.YieldFrom: "'yield' is not part of the expression language",
-})
-_REJECTED_STATEMENTS: Mapping[type, str] = MappingProxyType({
-    ast.For: "'for' loops are not part of code fragments",
-    ast.AsyncFor: "'for' loops are not part of code fragments",
-    ast.While: "'while' loops are not part of code fragments",
-    ast.FunctionDef: "function definitions are not part of code fragments",
-    ast.AsyncFunctionDef: "function definitions are not part of code fragments",
-    ast.ClassDef: "class definitions are not part of code fragments",
-    ast.Import: "'import' is not part of code fragments",
-    ast.ImportFrom: "'import' is not part of code fragments",
-    ast.Return: "'return' is not part of code fragments",
-    ast.Delete: "'del' is not part of code fragments",
-    ast.With: "'with' is not part of code fragments",
-    ast.AsyncWith: "'with' is not part of code fragments",
-    ast.Raise: "'raise' is not part of code fragments",
-    ast.Try: "'try' is not part of code fragments",
-    ast.Assert: "'assert' is not part of code fragments",
-    ast.Global: "'global' is not part of code fragments",
-    ast.Nonlocal: "'nonlocal' is not part of code fragments",
-    ast.Break: "'break' is not part of code fragments",
-    ast.Continue: "'continue' is not part of code fragments",
-    ast.Match: "'match' is not part of code fragments",
-    ast.AnnAssign: "annotated assignment {src} is not allowed: types come from the model",
-})
+_BINARY_OPERATORS: Mapping[type, str] = MappingProxyType(
+    {
+        ast.Add: "+",
+        ast.Sub: "-",
+        ast.Mult: "*",
+        ast.Div: "/",
+        ast.FloorDiv: "//",
+        ast.Mod: "%",
+        ast.Pow: "**",
+    }
+)
+_REJECTED_OPERATORS: Mapping[type, tuple[str, str]] = MappingProxyType(
+    {
+        ast.BitXor: ("^", "write powers as x ** y"),
+        ast.BitAnd: ("&", "write 'and' (or '&&') for a logical and"),
+        ast.BitOr: ("|", "write 'or' (or '||') for a logical or"),
+        ast.LShift: ("<<", "write x * 2 ** k"),
+        ast.RShift: (">>", "write x // 2 ** k"),
+        ast.MatMult: ("@", _LANGUAGE_HINT),
+        ast.Invert: ("~", "write -x - 1, or 'not x' for a logical negation"),
+    }
+)
+_COMPARISONS: Mapping[type, str] = MappingProxyType(
+    {
+        ast.Eq: "==",
+        ast.NotEq: "!=",
+        ast.Lt: "<",
+        ast.LtE: "<=",
+        ast.Gt: ">",
+        ast.GtE: ">=",
+    }
+)
+_REJECTED_NODES: Mapping[type, str] = MappingProxyType(
+    {
+        ast.Lambda: "'lambda' is not part of the expression language",
+        ast.ListComp: "comprehension {src} is not part of the expression language",
+        ast.SetComp: "comprehension {src} is not part of the expression language",
+        ast.DictComp: "comprehension {src} is not part of the expression language",
+        ast.GeneratorExp: "generator expression {src} is not part of the expression language",
+        ast.List: "list {src} is not part of the expression language",
+        ast.Tuple: "tuple {src} is not part of the expression language",
+        ast.Set: "set {src} is not part of the expression language",
+        ast.Dict: "dictionary {src} is not part of the expression language",
+        ast.Attribute: "attribute access {src} is not allowed",
+        ast.Subscript: "subscript {src} is not allowed",
+        ast.Slice: "slice {src} is not allowed",
+        ast.Starred: "starred expression {src} is not allowed",
+        ast.NamedExpr: "assignment expression {src} (':=') is not allowed",
+        ast.JoinedStr: "f-string {src} is not allowed: the expression language has numbers only",
+        ast.FormattedValue: "f-string {src} is not allowed: the expression language has numbers only",
+        ast.Await: "'await' is not part of the expression language",
+        ast.Yield: "'yield' is not part of the expression language",
+        ast.YieldFrom: "'yield' is not part of the expression language",
+    }
+)
+_REJECTED_STATEMENTS: Mapping[type, str] = MappingProxyType(
+    {
+        ast.For: "'for' loops are not part of code fragments",
+        ast.AsyncFor: "'for' loops are not part of code fragments",
+        ast.While: "'while' loops are not part of code fragments",
+        ast.FunctionDef: "function definitions are not part of code fragments",
+        ast.AsyncFunctionDef: "function definitions are not part of code fragments",
+        ast.ClassDef: "class definitions are not part of code fragments",
+        ast.Import: "'import' is not part of code fragments",
+        ast.ImportFrom: "'import' is not part of code fragments",
+        ast.Return: "'return' is not part of code fragments",
+        ast.Delete: "'del' is not part of code fragments",
+        ast.With: "'with' is not part of code fragments",
+        ast.AsyncWith: "'with' is not part of code fragments",
+        ast.Raise: "'raise' is not part of code fragments",
+        ast.Try: "'try' is not part of code fragments",
+        ast.Assert: "'assert' is not part of code fragments",
+        ast.Global: "'global' is not part of code fragments",
+        ast.Nonlocal: "'nonlocal' is not part of code fragments",
+        ast.Break: "'break' is not part of code fragments",
+        ast.Continue: "'continue' is not part of code fragments",
+        ast.Match: "'match' is not part of code fragments",
+        ast.AnnAssign: "annotated assignment {src} is not allowed: types come from the model",
+    }
+)
 if hasattr(ast, "TryStar"):  # Python 3.11+
-    _REJECTED_STATEMENTS = MappingProxyType({**_REJECTED_STATEMENTS, ast.TryStar: "'try' is not part of code fragments"})
+    _REJECTED_STATEMENTS = MappingProxyType(
+        {**_REJECTED_STATEMENTS, ast.TryStar: "'try' is not part of code fragments"}
+    )
 
 #: OCL operations on Real/Integer written as method calls -> number of arguments.
-_OCL_METHODS: Mapping[str, int] = MappingProxyType({
-    "abs": 0, "floor": 0, "round": 0, "max": 1, "min": 1, "mod": 1, "div": 1,
-})
+_OCL_METHODS: Mapping[str, int] = MappingProxyType(
+    {
+        "abs": 0,
+        "floor": 0,
+        "round": 0,
+        "max": 1,
+        "min": 1,
+        "mod": 1,
+        "div": 1,
+    }
+)
 
 #: Largest literal number accepted: a performance model counts bytes, flops and
 #: seconds, never anything near 10**308; bigger literals are typing mistakes.
@@ -987,7 +1092,9 @@ class _Validator:
     def expr(self, node: ast.expr, depth: int, reads: list[str]) -> ast.expr:
         """Validate ``node``; append free names read to ``reads``; return the normalised node."""
         if depth > MAX_DEPTH:
-            raise self.fail(f"nested too deeply (more than {MAX_DEPTH} levels)", "split it into named cost functions")
+            raise self.fail(
+                f"nested too deeply (more than {MAX_DEPTH} levels)", "split it into named cost functions"
+            )
         handler = self.HANDLERS.get(type(node))
         if handler is not None:
             return handler(self, node, depth + 1, reads)
@@ -1017,9 +1124,12 @@ class _Validator:
     def _compare(self, node: ast.Compare, d: int, reads: list[str]) -> ast.expr:
         for op in node.ops:
             if type(op) not in _COMPARISONS:
-                word = {ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}.get(type(op), "?")
+                word = {ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}.get(
+                    type(op), "?"
+                )
                 raise self.fail(
-                    f"operator '{word}' in {self.src(node)} is not allowed", "compare numbers with == != < <= > >="
+                    f"operator '{word}' in {self.src(node)} is not allowed",
+                    "compare numbers with == != < <= > >=",
                 )
         node.left = self.expr(node.left, d, reads)
         node.comparators = [self.expr(c, d, reads) for c in node.comparators]
@@ -1037,7 +1147,9 @@ class _Validator:
             return node
         if isinstance(value, int):
             if value >= _MAX_LITERAL:
-                raise self.fail(f"number {self.src(node)} is too large (limit 1e308)", "use a float, e.g. 1.5e20")
+                raise self.fail(
+                    f"number {self.src(node)} is too large (limit 1e308)", "use a float, e.g. 1.5e20"
+                )
             return node
         if isinstance(value, float):
             if not math.isfinite(value):
@@ -1050,7 +1162,9 @@ class _Validator:
                 "remove the quotes if you meant a variable or a number",
             )
         if value is None:
-            raise self.fail("'None' is not part of the expression language: values are numbers and True/False")
+            raise self.fail(
+                "'None' is not part of the expression language: values are numbers and True/False"
+            )
         if isinstance(value, complex):
             raise self.fail(f"imaginary number {self.src(node)} is not allowed")
         raise self.fail(f"{self.src(node)} is not part of the expression language")
@@ -1084,7 +1198,9 @@ class _Validator:
         if literal is None and _is_constant_tree(exponent):
             value = _fold(exponent)
             if value is None or not isinstance(value, (int, float)) or abs(value) > MAX_EXPONENT:
-                raise self.fail(f"exponent {self.src(exponent)} too large (limit {MAX_EXPONENT})", _EXPONENT_HINT)
+                raise self.fail(
+                    f"exponent {self.src(exponent)} too large (limit {MAX_EXPONENT})", _EXPONENT_HINT
+                )
         elif literal is not None and abs(literal) > MAX_EXPONENT:
             raise self.fail(f"exponent {self.src(exponent)} too large (limit {MAX_EXPONENT})", _EXPONENT_HINT)
         elif literal is None and _is_power(exponent):
@@ -1117,7 +1233,9 @@ class _Validator:
         if isinstance(func, ast.Attribute):
             raise self.fail(
                 f"method call {self.src(node)} is not allowed",
-                f"call functions by name, e.g. {func.attr}(x)" if func.attr in BUILTIN_FUNCTIONS else _LANGUAGE_HINT,
+                f"call functions by name, e.g. {func.attr}(x)"
+                if func.attr in BUILTIN_FUNCTIONS
+                else _LANGUAGE_HINT,
             )
         if not isinstance(func, ast.Name):
             raise self.fail(
@@ -1128,7 +1246,9 @@ class _Validator:
         if ident.startswith("_") or ident in _FORBIDDEN_CALLS:
             raise self.fail(
                 f"call to {ident!r} is not allowed: only {_FUNCTION_LIST} and the model's cost functions can be called",
-                "if a cost function of the model has this name, rename it" if not ident.startswith("_") else None,
+                "if a cost function of the model has this name, rename it"
+                if not ident.startswith("_")
+                else None,
             )
         if ident in CONSTANTS or ident in SYSTEM_PARAMETERS:
             kind = "a constant" if ident in CONSTANTS else "a system parameter"
@@ -1140,7 +1260,9 @@ class _Validator:
             )
         for arg in node.args:
             if isinstance(arg, ast.Starred):
-                raise self.fail(f"starred argument {self.src(arg)} is not allowed", "pass arguments by position")
+                raise self.fail(
+                    f"starred argument {self.src(arg)} is not allowed", "pass arguments by position"
+                )
         if ident in BUILTIN_FUNCTIONS:
             low, high = _ARITY[ident]
             n = len(node.args)
@@ -1223,7 +1345,11 @@ class _Validator:
             raise self.fail(problem, hint)
         template = _REJECTED_STATEMENTS.get(type(node))
         if template is not None:
-            hint = "model loops with a loop+ node or a 'repeat' tag" if isinstance(node, (ast.For, ast.While)) else _CODE_HINT
+            hint = (
+                "model loops with a loop+ node or a 'repeat' tag"
+                if isinstance(node, (ast.For, ast.While))
+                else _CODE_HINT
+            )
             raise self.fail(template.format(src=self.src(node)), hint)
         raise self.fail(f"statement {self.src(node)} is not part of code fragments", _CODE_HINT)
 
@@ -1247,11 +1373,14 @@ class _Validator:
     def target(self, target: ast.expr, stmt: ast.stmt) -> None:
         if not isinstance(target, ast.Name):
             raise self.fail(
-                f"cannot assign to {self.src(target)}: assignment targets must be plain variable names", _CODE_HINT
+                f"cannot assign to {self.src(target)}: assignment targets must be plain variable names",
+                _CODE_HINT,
             )
         ident = target.id
         if ident.startswith("_"):
-            raise self.fail(f"name {ident!r} is reserved: names starting with '_' are not allowed", "rename the variable")
+            raise self.fail(
+                f"name {ident!r} is reserved: names starting with '_' are not allowed", "rename the variable"
+            )
         if ident in SYSTEM_PARAMETERS:
             raise self.fail(
                 f"cannot assign to system parameter {ident!r} in {self.src(stmt)}",
@@ -1259,19 +1388,23 @@ class _Validator:
             )
         if ident in BUILTIN_FUNCTIONS or ident in CONSTANTS:
             kind = "function" if ident in BUILTIN_FUNCTIONS else "constant"
-            raise self.fail(f"cannot assign to built-in {kind} {ident!r} in {self.src(stmt)}", "rename the variable")
+            raise self.fail(
+                f"cannot assign to built-in {kind} {ident!r} in {self.src(stmt)}", "rename the variable"
+            )
 
 
-_Validator.HANDLERS.update({
-    ast.Constant: _Validator._constant,
-    ast.Name: _Validator._name,
-    ast.BinOp: _Validator.binop,
-    ast.UnaryOp: _Validator._unary,
-    ast.BoolOp: _Validator._boolean,
-    ast.Compare: _Validator._compare,
-    ast.IfExp: _Validator._conditional,
-    ast.Call: _Validator.call,
-})
+_Validator.HANDLERS.update(
+    {
+        ast.Constant: _Validator._constant,
+        ast.Name: _Validator._name,
+        ast.BinOp: _Validator.binop,
+        ast.UnaryOp: _Validator._unary,
+        ast.BoolOp: _Validator._boolean,
+        ast.Compare: _Validator._compare,
+        ast.IfExp: _Validator._conditional,
+        ast.Call: _Validator.call,
+    }
+)
 
 
 class _Flow:
@@ -1367,7 +1500,9 @@ def _is_constant_tree(node: ast.AST) -> bool:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and sub.id not in CONSTANTS and sub.id not in BUILTIN_FUNCTIONS:
             return False
-        if isinstance(sub, ast.Call) and (not isinstance(sub.func, ast.Name) or sub.func.id not in BUILTIN_FUNCTIONS):
+        if isinstance(sub, ast.Call) and (
+            not isinstance(sub.func, ast.Name) or sub.func.id not in BUILTIN_FUNCTIONS
+        ):
             return False
     return True
 
@@ -1422,7 +1557,9 @@ def _memo_key(text: object) -> str | None:
     return text if type(text) is str else str(text)
 
 
-def _expression_from_text(text: str, what: str, location: Location | None, *, fast: bool = True) -> Expression:
+def _expression_from_text(
+    text: str, what: str, location: Location | None, *, fast: bool = True
+) -> Expression:
     """Parse and validate one expression, without the memo.
 
     ``fast=False`` always takes the token-level path; the result is the same
@@ -1518,7 +1655,9 @@ def _function_body_from_text(
         _check_parameter_name(parameter, ctx)
     duplicates = sorted({p for p in parameters if list(parameters).count(p) > 1})
     if duplicates:
-        raise ctx.error(f"parameter {duplicates[0]!r} is declared more than once", "rename one of the parameters")
+        raise ctx.error(
+            f"parameter {duplicates[0]!r} is declared more than once", "rename one of the parameters"
+        )
     body = _precheck(text, ctx).strip()
     while True:  # peel '{ ... }', a trailing ';' and a leading 'return', in any nesting order
         before = body
@@ -1527,19 +1666,25 @@ def _function_body_from_text(
         body = body.rstrip(";").strip()
         match = _RETURN_PREFIX.match(body)
         if match:
-            body = body[match.end():].strip()
+            body = body[match.end() :].strip()
         if body == before:
             break
     if not body:
-        raise ctx.error("empty function body", "write the cost as an expression over the parameters, e.g. 'return 2 * n'")
+        raise ctx.error(
+            "empty function body", "write the cost as an expression over the parameters, e.g. 'return 2 * n'"
+        )
     return _expression_from_text(body, "cost function body", location, fast=fast)
 
 
 def _check_parameter_name(name: str, ctx: _Context) -> None:
     if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-        raise ctx.error(f"parameter name {name!r} is not a valid identifier", "rename the parameter in the model")
+        raise ctx.error(
+            f"parameter name {name!r} is not a valid identifier", "rename the parameter in the model"
+        )
     if name.startswith("_"):
-        raise ctx.error(f"parameter name {name!r} is reserved: names starting with '_' are not allowed", "rename it")
+        raise ctx.error(
+            f"parameter name {name!r} is reserved: names starting with '_' are not allowed", "rename it"
+        )
     if name in BUILTIN_FUNCTIONS or name in CONSTANTS:
         raise ctx.error(f"parameter name {name!r} would hide the built-in {name!r}", "rename the parameter")
 
@@ -1672,15 +1817,28 @@ def _template(tree: ast.Expression | ast.Module) -> _Template:
 _TEST, _OR, _AND, _NOT, _CMP, _EXPR = 4, 5, 6, 7, 8, 9
 _ARITH, _TERM, _FACTOR, _POWER, _ATOM = 13, 14, 15, 16, 18
 
-_BINARY_FORMS: Mapping[type, tuple[str, int]] = MappingProxyType({
-    ast.Add: (" + ", _ARITH), ast.Sub: (" - ", _ARITH), ast.Mult: (" * ", _TERM), ast.Div: (" / ", _TERM),
-    ast.FloorDiv: (" // ", _TERM), ast.Mod: (" % ", _TERM), ast.Pow: (" ** ", _POWER),
-})
-_UNARY_FORMS: Mapping[type, tuple[str, int]] = MappingProxyType({
-    ast.Not: ("not ", _NOT), ast.USub: ("-", _FACTOR), ast.UAdd: ("+", _FACTOR),
-})
+_BINARY_FORMS: Mapping[type, tuple[str, int]] = MappingProxyType(
+    {
+        ast.Add: (" + ", _ARITH),
+        ast.Sub: (" - ", _ARITH),
+        ast.Mult: (" * ", _TERM),
+        ast.Div: (" / ", _TERM),
+        ast.FloorDiv: (" // ", _TERM),
+        ast.Mod: (" % ", _TERM),
+        ast.Pow: (" ** ", _POWER),
+    }
+)
+_UNARY_FORMS: Mapping[type, tuple[str, int]] = MappingProxyType(
+    {
+        ast.Not: ("not ", _NOT),
+        ast.USub: ("-", _FACTOR),
+        ast.UAdd: ("+", _FACTOR),
+    }
+)
 _COMPARISON_FORMS: Mapping[type, str] = MappingProxyType({op: f" {sym} " for op, sym in _COMPARISONS.items()})
-_BOOLEAN_FORMS: Mapping[type, tuple[str, int]] = MappingProxyType({ast.And: (" and ", _AND), ast.Or: (" or ", _OR)})
+_BOOLEAN_FORMS: Mapping[type, tuple[str, int]] = MappingProxyType(
+    {ast.And: (" and ", _AND), ast.Or: (" or ", _OR)}
+)
 _INFINITY = "1e" + repr(sys.float_info.max_10_exp + 1)
 
 
@@ -1832,8 +1990,13 @@ class _Printer:
             self.line(level)
             self.expr(node.target, _ATOM)
             self.out.append(" = ")
-            self.bounded(ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op,  # type: ignore[attr-defined]
-                                   right=node.value))
+            self.bounded(
+                ast.BinOp(
+                    left=ast.Name(id=node.target.id, ctx=ast.Load()),
+                    op=node.op,  # type: ignore[attr-defined]
+                    right=node.value,
+                )
+            )
         elif kind is ast.If:
             assert isinstance(node, ast.If)
             self.line(level, "if ")
@@ -1864,6 +2027,7 @@ def _fill(
     function_names: Mapping[str, str],
 ) -> str:
     """Replace the marks of a template; every replacement is checked to be a (dotted) name, on every call."""
+
     def replace(match: re.Match[str]) -> str:
         name, function, caller, comma = match.groups()
         if name is not None:
@@ -2016,7 +2180,8 @@ class _CompileTransformer(ast.NodeTransformer):
             return ast.Compare(left=left, ops=node.ops, comparators=comparators)
         operands = [left, *comparators]
         pairs = [
-            ast.Compare(left=operands[i], ops=[op], comparators=[operands[i + 1]]) for i, op in enumerate(node.ops)
+            ast.Compare(left=operands[i], ops=[op], comparators=[operands[i + 1]])
+            for i, op in enumerate(node.ops)
         ]
         result: ast.expr = pairs[0]
         for pair in pairs[1:]:
@@ -2054,15 +2219,21 @@ def _compile_tree(node: ast.expr, argnames: tuple[str, ...], *, vectorised: bool
         # Both branches of where() are evaluated: silence the warnings of the
         # branch that is not taken (it shows up as inf/nan and is discarded).
         errstate = ast.Call(
-            func=ast.Name(id="_b_errstate", ctx=ast.Load()), args=[],
+            func=ast.Name(id="_b_errstate", ctx=ast.Load()),
+            args=[],
             keywords=[ast.keyword(arg="all", value=ast.Constant(value="ignore"))],
         )
         body = [ast.With(items=[ast.withitem(context_expr=errstate)], body=body)]
     function = ast.FunctionDef(
         name=_FUNCTION_NAME,
         args=ast.arguments(
-            posonlyargs=[], args=[ast.arg(arg=a) for a in argnames], vararg=None, kwonlyargs=[],
-            kw_defaults=[], kwarg=None, defaults=[],
+            posonlyargs=[],
+            args=[ast.arg(arg=a) for a in argnames],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
         ),
         body=body,
         decorator_list=[],
@@ -2077,7 +2248,9 @@ def _compile_tree(node: ast.expr, argnames: tuple[str, ...], *, vectorised: bool
     return code
 
 
-def _instantiate(code: CodeType, functions: Mapping[str, Callable[..., Any]], *, vectorised: bool) -> Callable[..., Any]:
+def _instantiate(
+    code: CodeType, functions: Mapping[str, Callable[..., Any]], *, vectorised: bool
+) -> Callable[..., Any]:
     """Run the module code (it only defines the function) in a namespace without builtins."""
     library = _library.VECTOR if vectorised else _library.SCALAR
     namespace: dict[str, Any] = {"__builtins__": {}}
@@ -2106,7 +2279,12 @@ def compile_expression(
     argnames = tuple(argnames)
     ctx = _Context("expression", expr.text, expr.location)
     for name in argnames:
-        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_"):
+        if (
+            not isinstance(name, str)
+            or not name.isidentifier()
+            or keyword.iskeyword(name)
+            or name.startswith("_")
+        ):
             raise ValueError(f"argument name {name!r} is not usable: identifiers not starting with '_' only")
     if len(set(argnames)) != len(argnames):
         raise ValueError(f"duplicate argument names in {argnames!r}")

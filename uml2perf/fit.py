@@ -38,8 +38,19 @@ from .errors import InputError, Location
 
 #: Exponents i of x**i searched (the usual Extra-P set plus shrinking quantities).
 POSITIVE_EXPONENTS = tuple(sorted({Fraction(n, 4) for n in range(13)} | {Fraction(n, 3) for n in range(10)}))
-NEGATIVE_EXPONENTS = tuple(-f for f in (Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3),
-                                        Fraction(3, 4), Fraction(1), Fraction(3, 2), Fraction(2)))
+NEGATIVE_EXPONENTS = tuple(
+    -f
+    for f in (
+        Fraction(1, 4),
+        Fraction(1, 3),
+        Fraction(1, 2),
+        Fraction(2, 3),
+        Fraction(3, 4),
+        Fraction(1),
+        Fraction(3, 2),
+        Fraction(2),
+    )
+)
 LOG_EXPONENTS = (0, 1, 2)
 #: A hypothesis with more terms must lower the cross-validated SMAPE by this fraction to win.
 IMPROVEMENT_NEEDED = 0.10
@@ -60,8 +71,8 @@ class Measurements:
     """Measured values of one metric of one element over points of the parameter space."""
 
     parameters: list[str]
-    points: np.ndarray          # (rows, parameters); one row per repetition
-    values: np.ndarray          # (rows,)
+    points: np.ndarray  # (rows, parameters); one row per repetition
+    values: np.ndarray  # (rows,)
     source: str = "<data>"
     element: str | None = None
     metric: str = "time"
@@ -71,21 +82,27 @@ class Measurements:
         return np.unique(self.points, axis=0)
 
 
-def _error(path: str, line: int | None, message: str, column: str | int | None = None,
-           hint: str | None = None) -> InputError:
+def _error(
+    path: str, line: int | None, message: str, column: str | int | None = None, hint: str | None = None
+) -> InputError:
     where = message if column is None else f"column {column}: {message}"
     return InputError(where, Location(file=path, line=line), hint=hint)
 
 
-def read_measurements(path: str | Path, metric: str | None = None, text: str | None = None) -> list[Measurements]:
+def read_measurements(
+    path: str | Path, metric: str | None = None, text: str | None = None
+) -> list[Measurements]:
     """Read a CSV, Extra-P text or Extra-P JSON file into one :class:`Measurements` per element."""
     shown = str(path)
     if text is None:
         try:
             raw = Path(path).read_bytes()
         except OSError as exc:
-            raise InputError(f"cannot read measurements: {exc.strerror or exc}", Location(file=shown),
-                             hint="check the path") from None
+            raise InputError(
+                f"cannot read measurements: {exc.strerror or exc}",
+                Location(file=shown),
+                hint="check the path",
+            ) from None
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
@@ -116,8 +133,13 @@ def _number(path: str, line: int, column: str | int, text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise _error(path, line, f"{text.strip()!r} is not a number", column,
-                     hint="every parameter and metric value must be a number") from None
+        raise _error(
+            path,
+            line,
+            f"{text.strip()!r} is not a number",
+            column,
+            hint="every parameter and metric value must be a number",
+        ) from None
     if not math.isfinite(value):
         raise _error(path, line, f"{text.strip()!r} is not a finite number", column)
     return value
@@ -127,32 +149,53 @@ def _read_csv(path: str, text: str, metric: str) -> list[Measurements]:
     reader = csv.reader(io.StringIO(text))
     rows = [(number, row) for number, row in enumerate(reader, start=1) if any(cell.strip() for cell in row)]
     if not rows:
-        raise _error(path, None, "no measurements in the file",
-                     hint="expected a header line (parameters, 'time') and one line per measurement")
+        raise _error(
+            path,
+            None,
+            "no measurements in the file",
+            hint="expected a header line (parameters, 'time') and one line per measurement",
+        )
     header_line, header = rows[0]
     header = [cell.strip() for cell in header]
     if metric not in header:
-        raise _error(path, header_line, f"no column {metric!r} in the header ({', '.join(header)})",
-                     hint="name the metric column with --metric NAME")
+        raise _error(
+            path,
+            header_line,
+            f"no column {metric!r} in the header ({', '.join(header)})",
+            hint="name the metric column with --metric NAME",
+        )
     for position, name in enumerate(header, start=1):
         if not name:
             raise _error(path, header_line, "a column has no name", position)
         if not name.isidentifier():
-            raise _error(path, header_line, f"column name {name!r} is not a variable name", position,
-                         hint="parameter columns become variables of the expression: use letters, digits, _")
+            raise _error(
+                path,
+                header_line,
+                f"column name {name!r} is not a variable name",
+                position,
+                hint="parameter columns become variables of the expression: use letters, digits, _",
+            )
         if header.count(name) > 1:
             raise _error(path, header_line, f"column {name!r} appears twice", position)
     element_col = header.index("element") if "element" in header else None
     metric_col = header.index(metric)
     param_cols = [i for i in range(len(header)) if i not in (metric_col, element_col)]
     if not param_cols:
-        raise _error(path, header_line, "no parameter column besides the metric",
-                     hint="add one column per parameter (e.g. n, p)")
+        raise _error(
+            path,
+            header_line,
+            "no parameter column besides the metric",
+            hint="add one column per parameter (e.g. n, p)",
+        )
     groups: dict[str | None, tuple[list[list[float]], list[float], list[int]]] = {}
     for number, row in rows[1:]:
         if len(row) != len(header):
-            raise _error(path, number, f"{len(row)} values for {len(header)} columns",
-                         hint="every line needs one value per column of the header")
+            raise _error(
+                path,
+                number,
+                f"{len(row)} values for {len(header)} columns",
+                hint="every line needs one value per column of the header",
+            )
         point = []
         for i in param_cols:
             cell = row[i].strip()
@@ -171,8 +214,10 @@ def _read_csv(path: str, text: str, metric: str) -> list[Measurements]:
     if not groups:
         raise _error(path, header_line, "the header is followed by no measurement")
     params = [header[i] for i in param_cols]
-    return [Measurements(params, np.array(p, dtype=float), np.array(v, dtype=float), path, element, metric, lines)
-            for element, (p, v, lines) in groups.items()]
+    return [
+        Measurements(params, np.array(p, dtype=float), np.array(v, dtype=float), path, element, metric, lines)
+        for element, (p, v, lines) in groups.items()
+    ]
 
 
 def _read_extrap_text(path: str, text: str, metric: str | None) -> list[Measurements]:
@@ -209,8 +254,12 @@ def _read_extrap_text(path: str, text: str, metric: str | None) -> list[Measurem
             key = (region, current_metric)
             index = next_point.get(key, 0)
             if index >= len(points):
-                raise _error(path, number, f"more DATA lines than the {len(points)} POINTS",
-                             hint="write one DATA line (its repetitions) per point, in the order of POINTS")
+                raise _error(
+                    path,
+                    number,
+                    f"more DATA lines than the {len(points)} POINTS",
+                    hint="write one DATA line (its repetitions) per point, in the order of POINTS",
+                )
             next_point[key] = index + 1
             values = [_number(path, number, c + 1, v) for c, v in enumerate(rest.split())]
             if not values:
@@ -221,21 +270,35 @@ def _read_extrap_text(path: str, text: str, metric: str | None) -> list[Measurem
                 vals.append(value)
                 lines.append(number)
         else:
-            raise _error(path, number, f"unknown Extra-P keyword {keyword!r}",
-                         hint="expected PARAMETER, POINTS, REGION, METRIC or DATA")
+            raise _error(
+                path,
+                number,
+                f"unknown Extra-P keyword {keyword!r}",
+                hint="expected PARAMETER, POINTS, REGION, METRIC or DATA",
+            )
     if not params or not points:
         raise _error(path, None, "not an Extra-P text file: no PARAMETER or POINTS line")
     if not series:
         raise _error(path, None, "no DATA lines")
     chosen = [(key, value) for key, value in series.items() if metric is None or key[1] == metric]
     if not chosen:
-        raise _error(path, None, f"no metric {metric!r} in the file",
-                     hint="metrics there: " + ", ".join(sorted({k[1] for k in series})))
+        raise _error(
+            path,
+            None,
+            f"no metric {metric!r} in the file",
+            hint="metrics there: " + ", ".join(sorted({k[1] for k in series})),
+        )
     for key in next_point:
         if next_point[key] != len(points):
-            raise _error(path, None, f"region {key[0]!r}: {next_point[key]} DATA lines for {len(points)} POINTS")
-    return [Measurements(list(params), np.array(p, dtype=float), np.array(v, dtype=float), path, key[0], key[1],
-                         lines) for key, (p, v, lines) in chosen]
+            raise _error(
+                path, None, f"region {key[0]!r}: {next_point[key]} DATA lines for {len(points)} POINTS"
+            )
+    return [
+        Measurements(
+            list(params), np.array(p, dtype=float), np.array(v, dtype=float), path, key[0], key[1], lines
+        )
+        for key, (p, v, lines) in chosen
+    ]
 
 
 def _extrap_points(path: str, line: int, text: str, dims: int) -> list[list[float]]:
@@ -244,7 +307,9 @@ def _extrap_points(path: str, line: int, text: str, dims: int) -> list[list[floa
         for chunk in text.replace(")", "").split("(")[1:]:
             values = [_number(path, line, None, v) for v in chunk.split()]
             if len(values) != dims:
-                raise _error(path, line, f"point ({chunk.strip()}) has {len(values)} values for {dims} parameters")
+                raise _error(
+                    path, line, f"point ({chunk.strip()}) has {len(values)} values for {dims} parameters"
+                )
             out.append(values)
         return out
     values = [_number(path, line, c + 1, v) for c, v in enumerate(text.split())]
@@ -258,8 +323,9 @@ def _read_extrap_json(path: str, text: str, metric: str | None) -> list[Measurem
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", Location(file=path, line=exc.lineno),
-                         hint=f"column {exc.colno}") from None
+        raise InputError(
+            f"not valid JSON: {exc.msg}", Location(file=path, line=exc.lineno), hint=f"column {exc.colno}"
+        ) from None
     if not isinstance(data, dict) or "parameters" not in data or "measurements" not in data:
         raise _error(path, None, "an Extra-P JSON file needs the keys 'parameters' and 'measurements'")
     params = data["parameters"]
@@ -299,21 +365,34 @@ def _read_extrap_json(path: str, text: str, metric: str | None) -> list[Measurem
     chosen = [(key, value) for key, value in series.items() if metric is None or key[1] == metric]
     if not chosen:
         raise _error(path, None, f"no measurements of metric {metric!r}" if metric else "no measurements")
-    return [Measurements(list(params), np.array(p, dtype=float), np.array(v, dtype=float), path, key[0], key[1],
-                         []) for key, (p, v, _lines) in chosen]
+    return [
+        Measurements(
+            list(params), np.array(p, dtype=float), np.array(v, dtype=float), path, key[0], key[1], []
+        )
+        for key, (p, v, _lines) in chosen
+    ]
 
 
 def _check_varies(data: Measurements) -> None:
     for index, name in enumerate(data.parameters):
         column = data.points[:, index]
         if np.all(column == column[0]):
-            raise _error(data.source, None, f"parameter {name!r} never varies (always {column[0]:g})",
-                         name, hint="drop that column, or measure at several values of it")
+            raise _error(
+                data.source,
+                None,
+                f"parameter {name!r} never varies (always {column[0]:g})",
+                name,
+                hint="drop that column, or measure at several values of it",
+            )
         if np.any(column <= 0):
             bad = int(np.argmax(column <= 0))
             line = data.lines[bad] if data.lines else None
-            raise _error(data.source, line, f"parameter {name!r} is {column[bad]:g}; PMNF models need positive "
-                         "parameter values", name)
+            raise _error(
+                data.source,
+                line,
+                f"parameter {name!r} is {column[bad]:g}; PMNF models need positive parameter values",
+                name,
+            )
 
 
 # --------------------------------------------------------------------------- hypotheses
@@ -394,11 +473,11 @@ class Fit:
     terms: tuple[Term, ...]
     coefficients: np.ndarray
     rss: float
-    smape: float            # percent, on the points fitted
-    cv_smape: float         # percent, leave one point out
+    smape: float  # percent, on the points fitted
+    cv_smape: float  # percent, leave one point out
     r2_adj: float
-    sigma: float            # residual standard error
-    sigma_rel: float        # residual standard error relative to the prediction (timings scale their noise)
+    sigma: float  # residual standard error
+    sigma_rel: float  # residual standard error relative to the prediction (timings scale their noise)
     covariance: np.ndarray  # of the coefficients, for prediction intervals
     dof: int
 
@@ -457,8 +536,18 @@ def fit_hypothesis(terms: Sequence[Term], data: Measurements, groups: np.ndarray
         errors.append(_smape(y[out], Xs[out] @ c))
     safe = np.where(predicted == 0, 1.0, np.abs(predicted))
     sigma_rel = math.sqrt(float(((residuals / safe) ** 2).sum()) / dof) if dof > 0 else 0.0
-    return Fit(tuple(terms), coef, rss, _smape(y, predicted), float(np.mean(errors)), r2_adj, sigma, sigma_rel,
-               covariance, dof)
+    return Fit(
+        tuple(terms),
+        coef,
+        rss,
+        _smape(y, predicted),
+        float(np.mean(errors)),
+        r2_adj,
+        sigma,
+        sigma_rel,
+        covariance,
+        dof,
+    )
 
 
 def _better(a: Fit, b: Fit | None) -> bool:
@@ -468,7 +557,9 @@ def _better(a: Fit, b: Fit | None) -> bool:
     if a.size > b.size:
         return a.cv_smape < b.cv_smape * (1 - IMPROVEMENT_NEEDED) and b.cv_smape - a.cv_smape > SMAPE_TIE / 10
     if a.size < b.size:
-        return not (b.cv_smape < a.cv_smape * (1 - IMPROVEMENT_NEEDED) and a.cv_smape - b.cv_smape > SMAPE_TIE / 10)
+        return not (
+            b.cv_smape < a.cv_smape * (1 - IMPROVEMENT_NEEDED) and a.cv_smape - b.cv_smape > SMAPE_TIE / 10
+        )
     if abs(a.cv_smape - b.cv_smape) <= 1e-9:
         return a.rss < b.rss
     return a.cv_smape < b.cv_smape
@@ -521,12 +612,20 @@ class Model:
         low, high = self.interval(top[None, :])
         terms = [{"coefficient": float(self.fit.coefficients[0]), "factors": []}]
         for coefficient, term in zip(self.fit.coefficients[1:], self.fit.terms):
-            terms.append({
-                "coefficient": float(coefficient),
-                "factors": [{"parameter": names[f.parameter], "exponent": str(f.exponent),
-                             "log2_exponent": f.log_exponent} for f in term.factors],
-                "text": term.text(names),
-            })
+            terms.append(
+                {
+                    "coefficient": float(coefficient),
+                    "factors": [
+                        {
+                            "parameter": names[f.parameter],
+                            "exponent": str(f.exponent),
+                            "log2_exponent": f.log_exponent,
+                        }
+                        for f in term.factors
+                    ],
+                    "text": term.text(names),
+                }
+            )
         return {
             "element": self.data.element,
             "metric": self.data.metric,
@@ -555,8 +654,10 @@ class Model:
     def warning(self) -> str | None:
         if not self.poor:
             return None
-        return (f"poor fit (adjusted R² {self.fit.r2_adj:.3f}, SMAPE {self.fit.smape:.1f}%): the measurements "
-                "are noisy or follow no PMNF model; measure more repetitions or more points")
+        return (
+            f"poor fit (adjusted R² {self.fit.r2_adj:.3f}, SMAPE {self.fit.smape:.1f}%): the measurements "
+            "are noisy or follow no PMNF model; measure more repetitions or more points"
+        )
 
 
 def _number_text(value: float, digits: int) -> str:
@@ -575,10 +676,14 @@ def fit_model(data: Measurements, *, negative: bool = True) -> Model:
     n_points = int(groups.max()) + 1
     dims = len(data.parameters)
     if n_points < 3:
-        raise _error(data.source, None, f"only {n_points} distinct measurement point"
-                     f"{'s' if n_points != 1 else ''}{_element_text(data)}: a model needs at least 3 "
-                     "(one constant, one term, one left out for validation)",
-                     hint="measure at more parameter values (Extra-P asks for 5 per parameter)")
+        raise _error(
+            data.source,
+            None,
+            f"only {n_points} distinct measurement point"
+            f"{'s' if n_points != 1 else ''}{_element_text(data)}: a model needs at least 3 "
+            "(one constant, one term, one left out for validation)",
+            hint="measure at more parameter values (Extra-P asks for 5 per parameter)",
+        )
     considered = 0
     constant = fit_hypothesis((), data, groups)
     best = constant
@@ -603,8 +708,12 @@ def fit_model(data: Measurements, *, negative: bool = True) -> Model:
     if dims > 1:
         tops = [fits[:CANDIDATES_PER_PARAMETER] for fits in per_parameter]
         if any(not t for t in tops):
-            raise _error(data.source, None, f"too few distinct points{_element_text(data)} for the terms searched",
-                         hint="measure more values of every parameter")
+            raise _error(
+                data.source,
+                None,
+                f"too few distinct points{_element_text(data)} for the terms searched",
+                hint="measure more values of every parameter",
+            )
         import itertools
 
         for fit in (f for t in tops for f in t):
@@ -613,8 +722,8 @@ def fit_model(data: Measurements, *, negative: bool = True) -> Model:
         for combo in itertools.product(*tops):
             factors = [c.terms[0].factors[0] for c in combo]
             hypotheses: list[tuple[Term, ...]] = [
-                (Term(tuple(factors)),),                               # multiplicative
-                tuple(Term((f,)) for f in factors),                    # additive
+                (Term(tuple(factors)),),  # multiplicative
+                tuple(Term((f,)) for f in factors),  # additive
             ]
             if dims == 2:
                 hypotheses.append((Term((factors[0],)), Term((factors[1],)), Term(tuple(factors))))
@@ -626,8 +735,12 @@ def fit_model(data: Measurements, *, negative: bool = True) -> Model:
                 if fit is not None and _better(fit, best):
                     best = fit
     if best is None:
-        raise _error(data.source, None, f"too few distinct points{_element_text(data)} for the terms searched",
-                     hint="measure at more parameter values")
+        raise _error(
+            data.source,
+            None,
+            f"too few distinct points{_element_text(data)} for the terms searched",
+            hint="measure at more parameter values",
+        )
     return Model(data, best, considered)
 
 
@@ -663,9 +776,13 @@ def _rank_on_slices(data: Measurements, parameter: int, negative: bool) -> tuple
                 score = constant.cv_smape + 1e-6 * abs(factor.degree)
             scores.setdefault(factor, []).append(score)
     if not scores:
-        raise _error(data.source, None, f"parameter {data.parameters[parameter]!r} has fewer than 3 distinct values "
-                     f"on every line where the other parameters stay fixed{_element_text(data)}",
-                     hint="measure a grid: at least 3 (better 5) values of each parameter for fixed others")
+        raise _error(
+            data.source,
+            None,
+            f"parameter {data.parameters[parameter]!r} has fewer than 3 distinct values "
+            f"on every line where the other parameters stay fixed{_element_text(data)}",
+            hint="measure a grid: at least 3 (better 5) values of each parameter for fixed others",
+        )
     ranked = sorted(scores, key=lambda f: (float(np.mean(scores[f])), abs(f.degree)))
     return ranked[:CANDIDATES_PER_PARAMETER], count
 
@@ -682,9 +799,11 @@ def sidecar_text(models: Sequence[tuple[str, Model]]) -> str:
     lines = ["# Cost functions fitted by 'uml2perf fit' from measurements (PMNF model search).", ""]
     for name, model in models:
         m = model.fit
-        lines.append(f"# {name}: {len(model.data.values)} measurements at {len(model.data.distinct_points())} "
-                     f"points of {model.data.source}; adjusted R² {m.r2_adj:.4f}, SMAPE {m.smape:.2f}%, "
-                     f"cross-validated SMAPE {m.cv_smape:.2f}%")
+        lines.append(
+            f"# {name}: {len(model.data.values)} measurements at {len(model.data.distinct_points())} "
+            f"points of {model.data.source}; adjusted R² {m.r2_adj:.4f}, SMAPE {m.smape:.2f}%, "
+            f"cross-validated SMAPE {m.cv_smape:.2f}%"
+        )
         lines.append(f"[elements.{json.dumps(name)}]")
         lines.append(f"cost = {json.dumps(model.expression())}")
         lines.append("")
@@ -737,7 +856,9 @@ def plot_models(models: Sequence[Model], path: str) -> None:
         ax.set_title(data.element or model.expression(3), fontsize=9)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    write_atomically(path, "plot", lambda tmp: fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png"))
+    write_atomically(
+        path, "plot", lambda tmp: fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png")
+    )
     plt.close(fig)
 
 
@@ -754,13 +875,17 @@ def cmd_fit(args: Any) -> int:
             continue
         models.append(fit_model(data, negative=not args.no_negative))
     if not models:
-        raise InputError(f"no element named {', '.join(args.element)} in the measurements",
-                         Location(file=args.measurements))
+        raise InputError(
+            f"no element named {', '.join(args.element)} in the measurements",
+            Location(file=args.measurements),
+        )
     named: list[tuple[str, Model]] = []
     for model in models:
         name = model.data.element or args.name
         if args.sidecar and not name:
-            raise UsageError("--sidecar needs the element's name: add an 'element' column or pass --name NAME")
+            raise UsageError(
+                "--sidecar needs the element's name: add an 'element' column or pass --name NAME"
+            )
         named.append((name or "", model))
     import sys
 
@@ -796,16 +921,26 @@ def register_command(sub: Any) -> None:
         "fit",
         help="fit cost functions (PMNF models, as Extra-P does) to measurements",
         description="Search sums of c*x^i*log2(x)^j terms for the model of each element's measurements, "
-                    "chosen by cross-validated SMAPE; print it as an expression of the model language.",
+        "chosen by cross-validated SMAPE; print it as an expression of the model language.",
     )
-    fit.add_argument("measurements", help="CSV (parameter columns, 'time', optional 'element'), "
-                     "or an Extra-P text (.txt) or JSON input file")
+    fit.add_argument(
+        "measurements",
+        help="CSV (parameter columns, 'time', optional 'element'), "
+        "or an Extra-P text (.txt) or JSON input file",
+    )
     fit.add_argument("--metric", metavar="NAME", help="the metric column or Extra-P metric (default: time)")
     fit.add_argument("--element", action="append", metavar="NAME", help="fit only this element (repeatable)")
     fit.add_argument("--name", metavar="NAME", help="element name for --sidecar when the data names none")
-    fit.add_argument("--json", action="store_true", help="print one JSON object (a list for several elements)")
-    fit.add_argument("--sidecar", metavar="OUT.toml", help="write [elements.\"NAME\"] cost entries for run --sidecar")
+    fit.add_argument(
+        "--json", action="store_true", help="print one JSON object (a list for several elements)"
+    )
+    fit.add_argument(
+        "--sidecar", metavar="OUT.toml", help='write [elements."NAME"] cost entries for run --sidecar'
+    )
     fit.add_argument("--plot", metavar="FILE.png", help="draw measurements, model and prediction interval")
-    fit.add_argument("--no-negative", action="store_true",
-                     help="search only non-negative exponents (quantities that never shrink)")
+    fit.add_argument(
+        "--no-negative",
+        action="store_true",
+        help="search only non-negative exponents (quantities that never shrink)",
+    )
     fit.set_defaults(func=cmd_fit)

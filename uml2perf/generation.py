@@ -36,7 +36,9 @@ class GeneratedOutput:
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
-def _main_activity(model: Model, activity: str | None, require: bool) -> tuple[Activity | None, list[Diagnostic]]:
+def _main_activity(
+    model: Model, activity: str | None, require: bool
+) -> tuple[Activity | None, list[Diagnostic]]:
     from .profile import main_activity
 
     if not model.activities:
@@ -90,7 +92,9 @@ def generate(
         return _generate(model, create_handler(handler, opts), main, (*notes, flat_note), opts, flat=True)
 
 
-def _generate(model: Model, instance: Any, main: Any, notes: Any, opts: dict[str, Any], *, flat: bool) -> GeneratedOutput:
+def _generate(
+    model: Model, instance: Any, main: Any, notes: Any, opts: dict[str, Any], *, flat: bool
+) -> GeneratedOutput:
     """One pass of a handler over the model (see :func:`generate`)."""
     from .handlers.base import GenerationJob
     from .navigation.structure import recover_model
@@ -172,7 +176,9 @@ def _template_cache() -> jinja2.BytecodeCache | None:
     cache = open_cache()
     if cache is None:
         return None
-    fingerprint = key_of(jinja2.__version__, __version__, repr(sorted(_JINJA_OPTIONS.items())), "StrictUndefined")
+    fingerprint = key_of(
+        jinja2.__version__, __version__, repr(sorted(_JINJA_OPTIONS.items())), "StrictUndefined"
+    )
 
     class VerifiedTemplateCache(jinja2.BytecodeCache):
         """Compiled templates from the verified cache; anything wrong means compiling the template."""
@@ -186,7 +192,9 @@ def _template_cache() -> jinja2.BytecodeCache | None:
 
         def dump_bytecode(self, bucket: Any) -> None:
             if bucket.code is not None:
-                cache.put("jinja", key_of(fingerprint, bucket.key, bucket.checksum), marshal.dumps(bucket.code))
+                cache.put(
+                    "jinja", key_of(fingerprint, bucket.key, bucket.checksum), marshal.dumps(bucket.code)
+                )
 
     return VerifiedTemplateCache()
 

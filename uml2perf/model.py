@@ -19,7 +19,6 @@ from typing import Any
 
 from .errors import Diagnostic, Location
 
-
 _NORMALISED: dict[str, str] = {}
 _IGNORED_IN_NAMES = str.maketrans("", "", "_- \t")
 

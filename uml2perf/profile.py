@@ -75,13 +75,13 @@ does not know, is an error naming the sidecar file and the key.
 
 from __future__ import annotations
 
-import re
 import math
+import re
 import tomllib
-from functools import lru_cache
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from pathlib import Path
 
 from .errors import Diagnostic, Location, ModelError, Severity
@@ -114,8 +114,10 @@ _METADATA = ("id", "type")
 
 #: normalised stereotype name -> (role, tags it accepts)
 ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
-    "action+": (Role.ACTION, ("cost", "repeat", "code", "flops", "bytes", "device", "copyin", "copyout")
-                + _METADATA),
+    "action+": (
+        Role.ACTION,
+        ("cost", "repeat", "code", "flops", "bytes", "device", "copyin", "copyout") + _METADATA,
+    ),
     "activity+": (Role.ACTIVITY, ("repeat", "cost") + _METADATA),
     "send+": (Role.SEND, _COMM_P2P_SEND + _METADATA),
     "recv+": (Role.RECV, _COMM_P2P_RECV + _METADATA),
@@ -337,12 +339,22 @@ def parse_vsl_real(text: str) -> str:
 
 #: MARTE-family stereotypes -> {tag: (PerfSpec tag, converter)}
 MARTE: dict[str, dict[str, tuple[str, Callable[[str], str]]]] = {
-    "pastep": {"hostdemand": ("cost", parse_vsl_duration), "rep": ("repeat", parse_vsl_real),
-               "prob": ("probability", parse_vsl_real)},
-    "gastep": {"hostdemand": ("cost", parse_vsl_duration), "rep": ("repeat", parse_vsl_real),
-               "prob": ("probability", parse_vsl_real)},
-    "pacommstep": {"hostdemand": ("cost", parse_vsl_duration), "rep": ("repeat", parse_vsl_real),
-                   "prob": ("probability", parse_vsl_real), "msgsize": ("size", parse_vsl_size)},
+    "pastep": {
+        "hostdemand": ("cost", parse_vsl_duration),
+        "rep": ("repeat", parse_vsl_real),
+        "prob": ("probability", parse_vsl_real),
+    },
+    "gastep": {
+        "hostdemand": ("cost", parse_vsl_duration),
+        "rep": ("repeat", parse_vsl_real),
+        "prob": ("probability", parse_vsl_real),
+    },
+    "pacommstep": {
+        "hostdemand": ("cost", parse_vsl_duration),
+        "rep": ("repeat", parse_vsl_real),
+        "prob": ("probability", parse_vsl_real),
+        "msgsize": ("size", parse_vsl_size),
+    },
     "resourceusage": {"exectime": ("cost", parse_vsl_duration)},
     "stormbolt": {"hostdemand": ("cost", parse_vsl_duration)},
 }
@@ -438,7 +450,9 @@ def load_sidecar(path: str | Path) -> Sidecar:
     car = Sidecar(path=shown)
     for key, value in data.items():
         if key not in _SIDECAR_TABLES:
-            raise car.error(f"unknown table [{key}] in sidecar", hint="known tables: " + ", ".join(_SIDECAR_TABLES))
+            raise car.error(
+                f"unknown table [{key}] in sidecar", hint="known tables: " + ", ".join(_SIDECAR_TABLES)
+            )
         if not isinstance(value, dict):
             raise car.error(f"[{key}] must be a table")
     defaults = data.get("defaults", {})
@@ -456,7 +470,9 @@ def load_sidecar(path: str | Path) -> Sidecar:
     car.variables = dict(data.get("variables", {}))
     for name in car.variables:
         if not name.isidentifier():
-            raise car.error(f"[variables] key {name!r} is not a variable name", hint="use letters, digits and '_'")
+            raise car.error(
+                f"[variables] key {name!r} is not a variable name", hint="use letters, digits and '_'"
+            )
     return car
 
 
@@ -470,8 +486,10 @@ def _expression_text(value: object, car: Sidecar, key: str) -> str:
         return "True" if value else "False"
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
-            raise car.error(f"{key} is {value}: values must be finite numbers",
-                            hint="infinite or not-a-number values would make every time meaningless")
+            raise car.error(
+                f"{key} is {value}: values must be finite numbers",
+                hint="infinite or not-a-number values would make every time meaningless",
+            )
         return repr(value)
     if isinstance(value, str):
         return value.strip()
@@ -499,12 +517,16 @@ class _Interpreter:
         self.spec_memo: dict[tuple[StereotypeApplication, ...], tuple[PerfSpec | None, str | None]] = {}
         self.vsl_seen = False
 
-    def warn(self, message: str, location: Location, code: str, severity: Severity = Severity.WARNING) -> None:
+    def warn(
+        self, message: str, location: Location, code: str, severity: Severity = Severity.WARNING
+    ) -> None:
         self.diagnostics.append(Diagnostic(severity, message, location, code=code))
 
     # ------------------------------------------------------------------ stereotypes -> PerfSpec
 
-    def own_spec(self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location) -> PerfSpec | None:
+    def own_spec(
+        self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location
+    ) -> PerfSpec | None:
         """The PerfSpec from our own profile, first role stereotype wins.
 
         ``clause+`` is the exception: beside another role stereotype (a test
@@ -541,7 +563,9 @@ class _Interpreter:
                 if value and key in tags and tags[key] != value:
                     self.warn(
                         f"{_norm(stereotype.name)} of {owner!r} gives {key!r} twice ({tags[key]!r} and {value!r})",
-                        location, "conflicting-tag", Severity.ERROR,
+                        location,
+                        "conflicting-tag",
+                        Severity.ERROR,
                     )
                 if value and key not in tags:
                     tags[key] = value
@@ -557,8 +581,13 @@ class _Interpreter:
         extra = tuple((k, v) for k, v in clause.tags if k in CLAUSE_TAGS and first.get(k) is None)
         return build_perf(first.role, first.tags + extra, first.origin) if extra else first
 
-    def refuse_second_role(self, stereotype: StereotypeApplication,
-                           first: tuple[str, tuple[tuple[str, str], ...]], owner: str, location: Location) -> None:
+    def refuse_second_role(
+        self,
+        stereotype: StereotypeApplication,
+        first: tuple[str, tuple[tuple[str, str], ...]],
+        owner: str,
+        location: Location,
+    ) -> None:
         """A second performance stereotype on one element is an error unless it repeats the first exactly.
 
         Which of two disagreeing applications a tool writes first is arbitrary:
@@ -567,15 +596,20 @@ class _Interpreter:
         second = (_norm(stereotype.name), _normalised_tags(stereotype.tags))
         if second == first:
             return
+
         def shown(app: tuple[str, tuple[tuple[str, str], ...]]) -> str:
             return app[0] + "(" + ", ".join(f"{k}={v}" for k, v in app[1]) + ")"
 
         self.warn(
             f"{owner!r} carries two performance stereotypes that disagree: {shown(first)} and {shown(second)}",
-            location, "conflicting-stereotypes", Severity.ERROR,
+            location,
+            "conflicting-stereotypes",
+            Severity.ERROR,
         )
 
-    def marte_tags(self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location) -> list[tuple[str, str]]:
+    def marte_tags(
+        self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location
+    ) -> list[tuple[str, str]]:
         tags: list[tuple[str, str]] = []
         for stereotype in stereotypes:
             table = MARTE.get(_norm(stereotype.name))
@@ -593,7 +627,11 @@ class _Interpreter:
                 try:
                     converted = convert(value)
                 except ValueError as exc:
-                    self.warn(f"{stereotype.name}.{name} of {owner!r}: {exc}; value {value!r} ignored", location, "bad-vsl")
+                    self.warn(
+                        f"{stereotype.name}.{name} of {owner!r}: {exc}; value {value!r} ignored",
+                        location,
+                        "bad-vsl",
+                    )
                     continue
                 if all(k != key for k, _ in tags):
                     tags.append((key, converted))
@@ -705,7 +743,9 @@ class _Interpreter:
             elif tag == "guard":
                 changes["guard"] = _expression_text(value, self.car, f"elements.{key}.{name}")
             else:
-                raise self.car.error(f"unknown key {name!r} in [elements.{key!r}] for a flow", hint="known: probability, guard")
+                raise self.car.error(
+                    f"unknown key {name!r} in [elements.{key!r}] for a flow", hint="known: probability, guard"
+                )
         return replace(edge, **changes)
 
     # ------------------------------------------------------------------ regions
@@ -734,7 +774,11 @@ class _Interpreter:
                 edges.append(edge)  # nothing to interpret
                 continue
             probability = edge.probability or self.edge_probability(edge)
-            if probability is None and edge.target in node_probability and kinds.get(edge.source) is NodeKind.DECISION:
+            if (
+                probability is None
+                and edge.target in node_probability
+                and kinds.get(edge.source) is NodeKind.DECISION
+            ):
                 probability = node_probability[edge.target][0]
                 placed.add(edge.target)
             edge = replace(edge, probability=probability) if probability != edge.probability else edge
@@ -752,7 +796,9 @@ class _Interpreter:
                     "unplaced-probability",
                     Severity.INFO,
                 )
-        if all(a is b for a, b in zip(nodes, region.nodes)) and all(a is b for a, b in zip(edges, region.edges)):
+        if all(a is b for a, b in zip(nodes, region.nodes)) and all(
+            a is b for a, b in zip(edges, region.edges)
+        ):
             return region
         return Region(nodes=tuple(nodes), edges=tuple(edges))
 
@@ -799,14 +845,20 @@ class _Interpreter:
         if self.car is not None:
             spec = self.apply_sidecar_node(node, spec)
             if spec is None and "cost" in self.car.defaults and self.runs_as_action(node):
-                spec = PerfSpec(role=Role.ACTION, tags=(("cost", self.car.defaults["cost"]),), origin="default")
+                spec = PerfSpec(
+                    role=Role.ACTION, tags=(("cost", self.car.defaults["cost"]),), origin="default"
+                )
             elif spec is not None and spec.role is Role.ACTION and spec.get("cost") is None:
                 if "cost" in self.car.defaults:
                     spec = replace(spec, tags=spec.tags + (("cost", self.car.defaults["cost"]),))
         code = node.code
         if spec is not None:
             tag_code = spec.get("code")
-            if tag_code is not None and code is not None and (plain_assignments(tag_code) or tag_code) != code:
+            if (
+                tag_code is not None
+                and code is not None
+                and (plain_assignments(tag_code) or tag_code) != code
+            ):
                 self.warn(
                     f"{node.name or node.id!r} has both a code tag and an opaque body; the code tag is used",
                     node.location,
@@ -851,15 +903,22 @@ class _Interpreter:
                     tags[tag] = _expression_text(value, self.car, f"activities.{key}.{name}")
                 else:
                     raise self.car.error(
-                        f"unknown key {name!r} in [activities.{key!r}]", hint="known: main, " + ", ".join(known)
+                        f"unknown key {name!r} in [activities.{key!r}]",
+                        hint="known: main, " + ", ".join(known),
                     )
-            spec = PerfSpec(role=Role.ACTIVITY, tags=tuple(tags.items()), origin="sidecar") if tags or spec else spec
+            spec = (
+                PerfSpec(role=Role.ACTIVITY, tags=tuple(tags.items()), origin="sidecar")
+                if tags or spec
+                else spec
+            )
         self.vsl_used = {}
         region = self.region(activity.region)
         self.vsl_by_activity.append((activity.id, self.vsl_used))
         declared = {v.name for v in activity.attributes}
         extra = _unique(
-            v for v in self.context_variables(activity.stereotypes, owner, activity.location) if v.name not in declared
+            v
+            for v in self.context_variables(activity.stereotypes, owner, activity.location)
+            if v.name not in declared
         )
         attributes = activity.attributes + extra
         return replace(activity, region=region, perf=spec, is_main=is_main, attributes=attributes)
@@ -880,13 +939,17 @@ class _Interpreter:
                 try:
                     parameters = parse_context_parameters(value)
                 except ValueError as exc:
-                    self.warn(f"{stereotype.name}.{tag} of {owner!r}: {exc}; ignored", location, "bad-context")
+                    self.warn(
+                        f"{stereotype.name}.{tag} of {owner!r}: {exc}; ignored", location, "bad-context"
+                    )
                     continue
                 for parameter in parameters:
                     if parameter.direction == "out":
                         continue  # a result the analysis computes, not an input of the model
                     found.append(
-                        Variable(parameter.name, location, None, parameter.value, None, parameter.value is None)
+                        Variable(
+                            parameter.name, location, None, parameter.value, None, parameter.value is None
+                        )
                     )
         return found
 
@@ -922,7 +985,8 @@ class _Interpreter:
             declared.update(missing)
             activities[index] = replace(activity, attributes=activity.attributes + added)
             self.warn(
-                "VSL variable(s) " + ", ".join(f"${n}" for n in missing)
+                "VSL variable(s) "
+                + ", ".join(f"${n}" for n in missing)
                 + f" used in {activity.name or activity.id!r} but declared by no analysis context: "
                 "they become variables without a value",
                 used[missing[0]],
@@ -936,7 +1000,8 @@ class _Interpreter:
         """Give the sidecar's ``[variables]`` values to the variables of those names (declaring the others)."""
         assert self.car is not None
         values = {
-            name: _expression_text(value, self.car, f"variables.{name}") for name, value in self.car.variables.items()
+            name: _expression_text(value, self.car, f"variables.{name}")
+            for name, value in self.car.variables.items()
         }
         if not values:
             return globals_
@@ -964,8 +1029,9 @@ class _Interpreter:
             Variable(name, where, None, value) for name, value in values.items() if name not in matched
         )
 
-    def warn_near_miss_variables(self, unmatched: set[str], activities: list[Activity],
-                                 globals_: tuple[Variable, ...], where: Location) -> None:
+    def warn_near_miss_variables(
+        self, unmatched: set[str], activities: list[Activity], globals_: tuple[Variable, ...], where: Location
+    ) -> None:
         """A sidecar variable that only differs from a model variable in case (or a typo) is a warning.
 
         It still becomes a new variable (a sidecar may declare variables), but
@@ -982,12 +1048,15 @@ class _Interpreter:
             known.update(v.name for v in activity.variables)
         by_case = {name.casefold(): name for name in known}
         for name in sorted(unmatched):
-            close = by_case.get(name.casefold()) or next(iter(difflib.get_close_matches(name, known, 1, 0.8)), None)
+            close = by_case.get(name.casefold()) or next(
+                iter(difflib.get_close_matches(name, known, 1, 0.8)), None
+            )
             if close is not None and close != name:
                 self.warn(
                     f"sidecar [variables] {name!r} matches no model variable; did you mean {close!r}? "
                     f"(names are case-sensitive: the model keeps its own value of {close!r})",
-                    where, "sidecar-variable-near-miss",
+                    where,
+                    "sidecar-variable-near-miss",
                 )
 
     # ------------------------------------------------------------------ whole model
@@ -1053,7 +1122,11 @@ class _Interpreter:
                 body = _expression_text(value["body"], self.car, f"functions.{name}.body")
                 result.append(CostFunction(name, tuple(params), body, where, "python"))
             else:
-                result.append(CostFunction(name, (), _expression_text(value, self.car, f"functions.{name}"), where, "python"))
+                result.append(
+                    CostFunction(
+                        name, (), _expression_text(value, self.car, f"functions.{name}"), where, "python"
+                    )
+                )
         return tuple(result)
 
     def sidecar_globals(self) -> tuple[Variable, ...]:

@@ -108,7 +108,9 @@ def _positive_int(name: str, raw: str) -> int:
     return value
 
 
-def typed_grid(grid: Mapping[str, Sequence[str]], spec: Any, fixed: Mapping[str, Any]) -> dict[str, list[Any]]:
+def typed_grid(
+    grid: Mapping[str, Sequence[str]], spec: Any, fixed: Mapping[str, Any]
+) -> dict[str, list[Any]]:
     """Check grid names against the model and convert each value to its parameter's type.
 
     ``procs``/``nodes`` must be positive whole numbers (usage error otherwise);
@@ -190,7 +192,9 @@ class ModelSource:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
-def model_source(path: str | Path, *, activity: str | None = None, sidecar: str | Path | None = None) -> ModelSource:
+def model_source(
+    path: str | Path, *, activity: str | None = None, sidecar: str | Path | None = None
+) -> ModelSource:
     """The Python model of an XMI export (generated now) or of a generated ``.py`` file."""
     p = Path(path)
     if not p.exists():
@@ -223,8 +227,11 @@ def load_spec(source: ModelSource) -> Any:
         module = _module_from_source(source.text, f"uml2perf_sweep_{key[:12]}", source.filename)
         spec = getattr(module, "MODEL", None)
         if spec is None:
-            raise ModelError("this Python file defines no MODEL", Location(file=source.filename),
-                             hint="pass an XMI export or a module written by 'uml2perf convert'")
+            raise ModelError(
+                "this Python file defines no MODEL",
+                Location(file=source.filename),
+                hint="pass an XMI export or a module written by 'uml2perf convert'",
+            )
         _SPECS[key] = spec
     return spec
 
@@ -278,9 +285,14 @@ def simulate_point(source: ModelSource, machine: Any, job: PointJob) -> dict[str
         for index in range(job.replications)
     ]
     means = [_means(results) for results in runs]
-    row = {**job.point, "time": sum(float(r.time) for r in runs) / len(runs),
-           "compute": sum(m[0] for m in means) / len(means), "comm": sum(m[1] for m in means) / len(means),
-           "wait": sum(m[2] for m in means) / len(means), "method": "simulation"}
+    row = {
+        **job.point,
+        "time": sum(float(r.time) for r in runs) / len(runs),
+        "compute": sum(m[0] for m in means) / len(means),
+        "comm": sum(m[1] for m in means) / len(means),
+        "wait": sum(m[2] for m in means) / len(means),
+        "method": "simulation",
+    }
     if job.replications > 1:
         from uml2perf_runtime.replications import interval
 
@@ -354,7 +366,14 @@ class SweepResult:
     def columns(self) -> tuple[str, ...]:
         scaling = SCALING_COLUMNS if self.rows and "speedup" in self.rows[0] else ()
         spread = REPLICATION_COLUMNS if self.rows and "time_std" in self.rows[0] else ()
-        return (*self.parameters, RESULT_COLUMNS[0], *spread, *RESULT_COLUMNS[1:-1], *scaling, RESULT_COLUMNS[-1])
+        return (
+            *self.parameters,
+            RESULT_COLUMNS[0],
+            *spread,
+            *RESULT_COLUMNS[1:-1],
+            *scaling,
+            RESULT_COLUMNS[-1],
+        )
 
 
 def run_sweep(
@@ -383,8 +402,9 @@ def run_sweep(
     if analytic:
         from uml2perf_runtime.analytic import evaluate_points
 
-        analytic_rows, reasons = evaluate_points(spec, machine, points, overrides=fixed, procs=procs,
-                                                 nodes=nodes, placement=placement)
+        analytic_rows, reasons = evaluate_points(
+            spec, machine, points, overrides=fixed, procs=procs, nodes=nodes, placement=placement
+        )
         for index, row in enumerate(analytic_rows):
             if row is not None:
                 rows[index] = row
@@ -393,8 +413,11 @@ def run_sweep(
             progress.advance(served)
         for reason in reasons:
             result.notes.append(f"simulated: {reason}")
-    jobs = [PointJob(i, points[i], fixed, procs, nodes, seed, placement, replications) for i, row in enumerate(rows)
-            if row is None]
+    jobs = [
+        PointJob(i, points[i], fixed, procs, nodes, seed, placement, replications)
+        for i, row in enumerate(rows)
+        if row is None
+    ]
     if jobs:
         for index, row in _simulate_jobs(source, machine, jobs, workers, dask_address, progress):
             rows[index] = row
@@ -412,7 +435,11 @@ def run_sweep(
 
 
 def _simulate_jobs(
-    source: ModelSource, machine: Any, jobs: list[PointJob], workers: int | None, dask_address: str | None,
+    source: ModelSource,
+    machine: Any,
+    jobs: list[PointJob],
+    workers: int | None,
+    dask_address: str | None,
     progress: Progress,
 ) -> Iterable[tuple[int, dict[str, Any]]]:
     if dask_address:
@@ -453,12 +480,15 @@ def _simulate_dask(
     try:
         client = Client(address, timeout=DASK_CONNECT_TIMEOUT)
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        raise Uml2PerfError(f"cannot reach the Dask scheduler at {address}: {exc}",
-                            hint="start one with 'dask scheduler' or check the address") from None
+        raise Uml2PerfError(
+            f"cannot reach the Dask scheduler at {address}: {exc}",
+            hint="start one with 'dask scheduler' or check the address",
+        ) from None
     try:
         shared_source, shared_machine = client.scatter([source, machine], broadcast=True)
-        futures = [client.submit(simulate_point, shared_source, shared_machine, job, pure=False)
-                   for job in jobs]
+        futures = [
+            client.submit(simulate_point, shared_source, shared_machine, job, pure=False) for job in jobs
+        ]
         index_of = {future.key: job.index for future, job in zip(futures, jobs)}
         for future in as_completed(futures):
             row = future.result()
@@ -486,7 +516,9 @@ def format_table(result: SweepResult) -> str:
     numeric = [True] * (len(header) - 1) + [False]
     lines = ["  ".join(h.rjust(w) if n else h.ljust(w) for h, w, n in zip(header, widths, numeric)).rstrip()]
     for r in body:
-        lines.append("  ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(r, widths, numeric)).rstrip())
+        lines.append(
+            "  ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(r, widths, numeric)).rstrip()
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -527,20 +559,25 @@ def _write(text: str, target: str, inputs: tuple[str | None, ...] = ()) -> None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run the model over the Cartesian grid and print (or write) one row per point."""
     from uml2perf_runtime import Machine
+    from uml2perf_runtime.files import refuse_inputs_as_outputs
 
     from .cli import EXIT_OK, _overrides
 
-    from uml2perf_runtime.files import refuse_inputs_as_outputs
-
-    inputs = (args.model, args.sidecar, args.machine if args.machine and os.path.exists(args.machine) else None)
+    inputs = (
+        args.model,
+        args.sidecar,
+        args.machine if args.machine and os.path.exists(args.machine) else None,
+    )
     refuse_inputs_as_outputs({"CSV file": args.csv, "JSON file": args.json, "plot": args.plot}, inputs)
     if args.plot:
         from .sweep_plot import check_plot_target
 
         check_plot_target(args.plot)
     if args.replications < 1:
-        raise InputError(f"the number of replications must be a whole number of at least 1, got {args.replications}",
-                         Location(file=str(args.model)))
+        raise InputError(
+            f"the number of replications must be a whole number of at least 1, got {args.replications}",
+            Location(file=str(args.model)),
+        )
     grid_text = parse_grid(args.grid or [])
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
@@ -563,9 +600,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except LimitExceeded as exc:
         raise InputError(exc.message, Location(file=str(args.model)), hint=exc.hint) from None
     result = run_sweep(
-        source, machine, grid, fixed=fixed, procs=args.procs, nodes=args.nodes, seed=args.seed,
-        placement=args.placement, analytic=not args.no_analytic, workers=args.workers,
-        dask_address=args.dask, progress=Progress(total, sys.stderr, show), replications=args.replications,
+        source,
+        machine,
+        grid,
+        fixed=fixed,
+        procs=args.procs,
+        nodes=args.nodes,
+        seed=args.seed,
+        placement=args.placement,
+        analytic=not args.no_analytic,
+        workers=args.workers,
+        dask_address=args.dask,
+        progress=Progress(total, sys.stderr, show),
+        replications=args.replications,
     )
     if args.csv:
         _write(to_csv(result), args.csv, inputs)
@@ -582,7 +629,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     for prop in result.properties:
         if prop["severity"] >= 0.01:
-            print(f"finding: non_scalability {prop['severity']:.2f}: {_printable_note(prop['hint'])}", file=sys.stderr)
+            print(
+                f"finding: non_scalability {prop['severity']:.2f}: {_printable_note(prop['hint'])}",
+                file=sys.stderr,
+            )
     for note in dict.fromkeys(result.notes):
         print(f"note: {_printable_note(note)}", file=sys.stderr)
     return EXIT_OK
@@ -602,15 +652,22 @@ def register_command(sub: Any) -> None:
         "sweep",
         help="predict a model over a grid of processes, nodes and parameter values",
         description="Run the model over the Cartesian product of every --grid option. Points of "
-                    "bulk-synchronous models are evaluated analytically; the others are simulated in "
-                    "parallel.",
+        "bulk-synchronous models are evaluated analytically; the others are simulated in "
+        "parallel.",
     )
     sweep.add_argument("model", help="XMI export or a generated model .py")
-    sweep.add_argument("--grid", action="append", metavar="NAME=V1,V2,...",
-                       help="values of procs, nodes or a model variable (repeat for more axes); "
-                       "A:B=a1:b1,a2:b2 moves several together, e.g. nodes:procs=1:4,2:8")
-    sweep.add_argument("--machine", metavar="FILE.toml|NAME",
-                       help="machine file or bundled machine name (default: 1 node x 4 cores)")
+    sweep.add_argument(
+        "--grid",
+        action="append",
+        metavar="NAME=V1,V2,...",
+        help="values of procs, nodes or a model variable (repeat for more axes); "
+        "A:B=a1:b1,a2:b2 moves several together, e.g. nodes:procs=1:4,2:8",
+    )
+    sweep.add_argument(
+        "--machine",
+        metavar="FILE.toml|NAME",
+        help="machine file or bundled machine name (default: 1 node x 4 cores)",
+    )
     sweep.add_argument("--procs", type=_positive, metavar="N", help="processes when procs is not swept")
     sweep.add_argument("--nodes", type=_positive, metavar="N", help="nodes when nodes is not swept")
     sweep.add_argument("--set", action="append", metavar="NAME=VALUE", help="fix a model variable")
@@ -622,11 +679,22 @@ def register_command(sub: Any) -> None:
     out.add_argument("--csv", metavar="FILE", help="also write the rows as CSV ('-': standard output only)")
     out.add_argument("--json", metavar="FILE", help="also write the rows as JSON ('-': standard output only)")
     sweep.add_argument("--no-analytic", action="store_true", help="simulate every point")
-    sweep.add_argument("--replications", type=int, default=1, metavar="N",
-                       help="simulate each point with N seeds: mean time, std and 95%% interval columns")
-    sweep.add_argument("--plot", metavar="FILE.png", help="draw time, speedup, efficiency and the breakdown "
-                       "over the swept process counts (needs matplotlib)")
-    sweep.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
+    sweep.add_argument(
+        "--replications",
+        type=int,
+        default=1,
+        metavar="N",
+        help="simulate each point with N seeds: mean time, std and 95%% interval columns",
+    )
+    sweep.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="draw time, speedup, efficiency and the breakdown "
+        "over the swept process counts (needs matplotlib)",
+    )
+    sweep.add_argument(
+        "--progress", action="store_true", help="show progress even when stderr is not a terminal"
+    )
     sweep.add_argument("--activity", metavar="NAME", help="the activity to start from (name or xmi:id)")
     sweep.add_argument("--sidecar", metavar="FILE.toml", help="costs and stereotypes for plain exports")
     from .cli import _add_limit_option

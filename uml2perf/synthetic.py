@@ -112,9 +112,14 @@ class XmiBuilder:
         """Apply a profile stereotype (written at the root of the file, as Papyrus does)."""
         self.stereotypes.append(_Stereotype(name, base, element, tuple((k, str(v)) for k, v in tags.items())))
 
-    def activity(self, xmi_id: str, name: str, region: Region, attributes: Sequence[tuple[str, str, object]]) -> None:
+    def activity(
+        self, xmi_id: str, name: str, region: Region, attributes: Sequence[tuple[str, str, object]]
+    ) -> None:
         """Write an activity with typed attributes (its globals) and its region."""
-        self._line(2, f"<packagedElement{_attrs([('xmi:type', 'uml:Activity'), ('xmi:id', xmi_id), ('name', name)])}>")
+        self._line(
+            2,
+            f"<packagedElement{_attrs([('xmi:type', 'uml:Activity'), ('xmi:id', xmi_id), ('name', name)])}>",
+        )
         for attr_name, type_name, default in attributes:
             self._attribute(3, xmi_id, attr_name, type_name, default)
         self._region(3, region)
@@ -124,7 +129,10 @@ class XmiBuilder:
         attr_id = f"{owner}.{name}"
         literal = {"Integer": "LiteralInteger", "Real": "LiteralReal", "Boolean": "LiteralBoolean"}[type_name]
         self._line(depth, f"<ownedAttribute{_attrs([('xmi:id', attr_id), ('name', name)])}>")
-        self._line(depth + 1, f"<type{_attrs([('xmi:type', 'uml:PrimitiveType'), ('href', _PRIMITIVES + type_name)])}/>")
+        self._line(
+            depth + 1,
+            f"<type{_attrs([('xmi:type', 'uml:PrimitiveType'), ('href', _PRIMITIVES + type_name)])}/>",
+        )
         pairs = [("xmi:type", f"uml:{literal}"), ("xmi:id", f"{attr_id}.default"), ("value", default)]
         self._line(depth + 1, f"<defaultValue{_attrs(pairs)}/>")
         self._line(depth, "</ownedAttribute>")
@@ -136,12 +144,20 @@ class XmiBuilder:
             outgoing.setdefault(source, []).append(edge_id)
             incoming.setdefault(target, []).append(edge_id)
         for edge_id, source, target, guard in region.edges:
-            pairs = [("xmi:type", "uml:ControlFlow"), ("xmi:id", edge_id), ("target", target), ("source", source)]
+            pairs = [
+                ("xmi:type", "uml:ControlFlow"),
+                ("xmi:id", edge_id),
+                ("target", target),
+                ("source", source),
+            ]
             if guard is None:
                 self._line(depth, f"<edge{_attrs(pairs)}/>")
                 continue
             self._line(depth, f"<edge{_attrs(pairs)}>")
-            self._line(depth + 1, f"<guard{_attrs([('xmi:type', 'uml:OpaqueExpression'), ('xmi:id', edge_id + '.guard')])}>")
+            self._line(
+                depth + 1,
+                f"<guard{_attrs([('xmi:type', 'uml:OpaqueExpression'), ('xmi:id', edge_id + '.guard')])}>",
+            )
             self._line(depth + 2, "<language>OCL</language>")
             self._line(depth + 2, f"<body>{escape(guard)}</body>")
             self._line(depth + 1, "</guard>")
@@ -229,10 +245,16 @@ def ring_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 1024, name
     b.apply("LoopPlus", "StructuredActivityNode", "_rounds", iterations="R")
     _action(b, body, "_compute", "compute", "ActionPlus", cost="WORK")
     _action(b, body, "_send", "send_right", "SendPlus", dest="(pid + 1) % nprocs", size="SIZE", tag="0")
-    _action(b, body, "_recv", "recv_left", "RecvPlus", source="(pid - 1 + nprocs) % nprocs", size="SIZE", tag="0")
+    _action(
+        b, body, "_recv", "recv_left", "RecvPlus", source="(pid - 1 + nprocs) % nprocs", size="SIZE", tag="0"
+    )
     main.node("_final", "ActivityFinalNode", "end")
-    b.activity("_main", "main", main, [("R", "Integer", int(rounds)), ("WORK", "Real", float(work)),
-                                       ("SIZE", "Integer", int(size))])
+    b.activity(
+        "_main",
+        "main",
+        main,
+        [("R", "Integer", int(rounds)), ("WORK", "Real", float(work)), ("SIZE", "Integer", int(size))],
+    )
     b.apply("ModelPlus", "Activity", "_main")
     return b.document()
 

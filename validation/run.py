@@ -45,10 +45,10 @@ from uml2perf.fit import Measurements, fit_model
 class Case:
     name: str
     model: str
-    sidecar_extra: dict[str, str]          # element -> kernel whose fitted cost it takes
+    sidecar_extra: dict[str, str]  # element -> kernel whose fitted cost it takes
     variables: dict[str, float]
     procs: int
-    measure: object                        # () -> seconds
+    measure: object  # () -> seconds
     measured: list[float] = field(default_factory=list)
     loads: list[float] = field(default_factory=list)
     predicted: float | None = None
@@ -73,10 +73,15 @@ def fit_kernels(sizes: list[int], repeats: int) -> dict[str, str]:
             for t in kernels.micro(name, n, repeats):
                 points.append([n])
                 values.append(t)
-        model = fit_model(Measurements(["n"], np.array(points, float), np.array(values, float), f"<{name}>", name))
+        model = fit_model(
+            Measurements(["n"], np.array(points, float), np.array(values, float), f"<{name}>", name)
+        )
         out[name] = model.expression()
-        print(f"  {name:<10} cost(n) = {out[name]}   (SMAPE {model.fit.smape:.1f}%, "
-              f"adjusted R² {model.fit.r2_adj:.3f})", flush=True)
+        print(
+            f"  {name:<10} cost(n) = {out[name]}   (SMAPE {model.fit.smape:.1f}%, "
+            f"adjusted R² {model.fit.r2_adj:.3f})",
+            flush=True,
+        )
     return out
 
 
@@ -86,13 +91,27 @@ def thread_cases(smoke: bool) -> list[Case]:
     cases = []
     for n in sizes:
         for kernel in ("sort", "increment"):
-            for threads in ((1, 2) if smoke else (1, 2, 4)):
-                cases.append(Case(f"pool T={threads} {kernel} n={n}", "pool", {"work": kernel},
-                                  {"T": threads, "ITEMS": items, "n": n}, 1,
-                                  lambda k=kernel, n=n, i=items, t=threads: kernels.pool(k, n, i, t)))
-        cases.append(Case(f"pipeline sort|increment n={n}", "pipeline", {"stage1": "sort", "stage2": "increment"},
-                          {"ITEMS": items, "n": n}, 1,
-                          lambda n=n, i=items: kernels.pipeline("sort", "increment", n, i)))
+            for threads in (1, 2) if smoke else (1, 2, 4):
+                cases.append(
+                    Case(
+                        f"pool T={threads} {kernel} n={n}",
+                        "pool",
+                        {"work": kernel},
+                        {"T": threads, "ITEMS": items, "n": n},
+                        1,
+                        lambda k=kernel, n=n, i=items, t=threads: kernels.pool(k, n, i, t),
+                    )
+                )
+        cases.append(
+            Case(
+                f"pipeline sort|increment n={n}",
+                "pipeline",
+                {"stage1": "sort", "stage2": "increment"},
+                {"ITEMS": items, "n": n},
+                1,
+                lambda n=n, i=items: kernels.pipeline("sort", "increment", n, i),
+            )
+        )
     return cases
 
 
@@ -108,40 +127,57 @@ def mpi_cases(smoke: bool) -> list[Case]:
         command.append("--allow-run-as-root")
     rounds = 20 if smoke else 200
     cases = []
-    for size in ((8,) if smoke else (8, 65536, 1 << 20)):
+    for size in (8,) if smoke else (8, 65536, 1 << 20):
+
         def run(size: int = size) -> float:
-            done = subprocess.run(command + [sys.executable, str(HERE / "programs" / "allreduce.py"), str(size),
-                                             str(rounds)], capture_output=True, text=True, timeout=120)
+            done = subprocess.run(
+                command + [sys.executable, str(HERE / "programs" / "allreduce.py"), str(size), str(rounds)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             if done.returncode != 0:
                 raise RuntimeError(f"allreduce program failed: {done.stderr.strip()[-500:]}")
             return float(done.stdout.strip().splitlines()[-1])
-        cases.append(Case(f"allreduce 2 ranks {size} B x{rounds}", "allreduce", {}, {"S": size, "R": rounds}, 2,
-                          run))
+
+        cases.append(
+            Case(f"allreduce 2 ranks {size} B x{rounds}", "allreduce", {}, {"S": size, "R": rounds}, 2, run)
+        )
     return cases
 
 
 def sidecar_for(case: Case, costs: dict[str, str], folder: Path) -> Path:
     base = (HERE / "models" / f"{case.model}.toml").read_text()
-    extra = "".join(f'\n[elements."{element}"]\ncost = "{costs[kernel]}"\n'
-                    for element, kernel in case.sidecar_extra.items())
+    extra = "".join(
+        f'\n[elements."{element}"]\ncost = "{costs[kernel]}"\n'
+        for element, kernel in case.sidecar_extra.items()
+    )
     path = folder / f"{case.model}-{abs(hash(case.name))}.toml"
     path.write_text(base + extra)
     return path
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repetition: correctness only")
     parser.add_argument("--repeats", type=int, default=None, help="runs of every case (default 7; smoke 1)")
-    parser.add_argument("--max-load", type=float, default=None, help="quiet check: highest 1-minute load average")
+    parser.add_argument(
+        "--max-load", type=float, default=None, help="quiet check: highest 1-minute load average"
+    )
     parser.add_argument("--no-mpi", action="store_true", help="skip the MPI cases")
-    parser.add_argument("--out", default=None, help="folder of results.json and results.png (default: a temp dir)")
+    parser.add_argument(
+        "--out", default=None, help="folder of results.json and results.png (default: a temp dir)"
+    )
     args = parser.parse_args(argv)
     repeats = args.repeats or (1 if args.smoke else 7)
     out_dir = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uml2perf-validation-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    print(f"load average at start: {load():.2f} on {os.cpu_count()} cores (quiet below {quiet_threshold(args):.2f})")
+    print(
+        f"load average at start: {load():.2f} on {os.cpu_count()} cores (quiet below {quiet_threshold(args):.2f})"
+    )
 
     print("1. micro-measurements and fitted kernel costs (in a worker thread, results kept)")
     sizes = [4096, 8192, 16384, 32768] if args.smoke else [16384, 32768, 65536, 131072, 262144]
@@ -162,8 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     cores = os.cpu_count() or 1
     text = f'name = "validation"\nnodes = 1\ncores_per_node = {cores}\n'
     if pp:
-        text += (f"[network]\neager_limit = {int(pp['eager_limit'].median)}\n[network.intra_node]\n"
-                 f"latency = {pp['latency'].median:.6g}\nbandwidth = {pp['bandwidth'].median:.6g}\n")
+        text += (
+            f"[network]\neager_limit = {int(pp['eager_limit'].median)}\n[network.intra_node]\n"
+            f"latency = {pp['latency'].median:.6g}\nbandwidth = {pp['bandwidth'].median:.6g}\n"
+        )
     machine_path.write_text(text)
 
     print(f"3. real programs: {len(cases)} cases x {repeats} runs, interleaved")
@@ -178,8 +216,13 @@ def main(argv: list[str] | None = None) -> int:
     print("4. predictions")
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases:
-            results = predict(HERE / "models" / f"{case.model}.uml", machine=machine_path, procs=case.procs,
-                              overrides=case.variables, sidecar=sidecar_for(case, costs, Path(tmp)))
+            results = predict(
+                HERE / "models" / f"{case.model}.uml",
+                machine=machine_path,
+                procs=case.procs,
+                overrides=case.variables,
+                sidecar=sidecar_for(case, costs, Path(tmp)),
+            )
             case.predicted = float(results.time)
 
     threshold = quiet_threshold(args)
@@ -190,29 +233,53 @@ def main(argv: list[str] | None = None) -> int:
         median = statistics.median(case.measured)
         spread = (max(case.measured) - min(case.measured)) / median if median else 0.0
         error = (case.predicted - median) / median * 100
-        rows.append({"case": case.name, "measured_median": median, "spread": spread, "runs": len(case.measured),
-                     "predicted": case.predicted, "error_percent": error if quiet else None,
-                     "error_percent_loaded": None if quiet else error, "max_load": max(case.loads)})
+        rows.append(
+            {
+                "case": case.name,
+                "measured_median": median,
+                "spread": spread,
+                "runs": len(case.measured),
+                "predicted": case.predicted,
+                "error_percent": error if quiet else None,
+                "error_percent_loaded": None if quiet else error,
+                "max_load": max(case.loads),
+            }
+        )
     width = max(len(r["case"]) for r in rows)
     print(f"\n{'case':<{width}}  {'measured':>10}  {'spread':>7}  {'predicted':>10}  {'error':>8}")
     for r in rows:
         err = r["error_percent"] if quiet else r["error_percent_loaded"]
         mark = "" if quiet else " (loaded)"
-        print(f"{r['case']:<{width}}  {r['measured_median'] * 1e3:8.3f}ms  {r['spread'] * 100:6.1f}%  "
-              f"{r['predicted'] * 1e3:8.3f}ms  {err:+7.1f}%{mark}")
+        print(
+            f"{r['case']:<{width}}  {r['measured_median'] * 1e3:8.3f}ms  {r['spread'] * 100:6.1f}%  "
+            f"{r['predicted'] * 1e3:8.3f}ms  {err:+7.1f}%{mark}"
+        )
     errors = [abs(r["error_percent"] if quiet else r["error_percent_loaded"]) for r in rows]
     summary = {"mean_abs_error_percent": statistics.mean(errors), "max_abs_error_percent": max(errors)}
     if quiet:
-        print(f"\nmean |error| {summary['mean_abs_error_percent']:.1f}%, max {summary['max_abs_error_percent']:.1f}% "
-              f"(quiet: load ≤ {max_load:.2f})")
+        print(
+            f"\nmean |error| {summary['mean_abs_error_percent']:.1f}%, max {summary['max_abs_error_percent']:.1f}% "
+            f"(quiet: load ≤ {max_load:.2f})"
+        )
     else:
-        print(f"\nNO ACCURACY REPORTED: the machine was loaded (1-minute load up to {max_load:.2f}, quiet is ≤ "
-              f"{threshold:.2f}). The errors above are of a loaded run (mean {summary['mean_abs_error_percent']:.1f}%,"
-              f" max {summary['max_abs_error_percent']:.1f}%) and say nothing about uml2perf's accuracy.")
-    report = {"quiet": quiet, "max_load": max_load, "load_threshold": threshold, "repeats": repeats,
-              "smoke": args.smoke, "kernel_costs": costs, "machine": text, "rows": rows,
-              "summary": summary if quiet else None, "loaded_summary": None if quiet else summary,
-              "seconds": time.perf_counter() - started}
+        print(
+            f"\nNO ACCURACY REPORTED: the machine was loaded (1-minute load up to {max_load:.2f}, quiet is ≤ "
+            f"{threshold:.2f}). The errors above are of a loaded run (mean {summary['mean_abs_error_percent']:.1f}%,"
+            f" max {summary['max_abs_error_percent']:.1f}%) and say nothing about uml2perf's accuracy."
+        )
+    report = {
+        "quiet": quiet,
+        "max_load": max_load,
+        "load_threshold": threshold,
+        "repeats": repeats,
+        "smoke": args.smoke,
+        "kernel_costs": costs,
+        "machine": text,
+        "rows": rows,
+        "summary": summary if quiet else None,
+        "loaded_summary": None if quiet else summary,
+        "seconds": time.perf_counter() - started,
+    }
     (out_dir / "results.json").write_text(json.dumps(report, indent=2))
     try:
         import matplotlib
@@ -222,8 +289,13 @@ def main(argv: list[str] | None = None) -> int:
 
         fig, ax = plt.subplots(figsize=(8, 0.3 * len(rows) + 1.5))
         ys = range(len(rows))
-        ax.barh([y + 0.2 for y in ys], [r["measured_median"] * 1e3 for r in rows], 0.4, label="measured (median)",
-                xerr=[[0] * len(rows), [r["spread"] * r["measured_median"] * 1e3 for r in rows]])
+        ax.barh(
+            [y + 0.2 for y in ys],
+            [r["measured_median"] * 1e3 for r in rows],
+            0.4,
+            label="measured (median)",
+            xerr=[[0] * len(rows), [r["spread"] * r["measured_median"] * 1e3 for r in rows]],
+        )
         ax.barh([y - 0.2 for y in ys], [r["predicted"] * 1e3 for r in rows], 0.4, label="predicted")
         ax.set_yticks(list(ys), [r["case"] for r in rows], fontsize=7)
         ax.set_xscale("log")

@@ -156,7 +156,9 @@ class ContentHandler:
         kind = element_kinds(element)[0]
         if kind not in self._unhandled:
             self._unhandled.add(kind)
-            location = getattr(element, "location", None) or getattr(getattr(element, "node", None), "location", None)
+            location = getattr(element, "location", None) or getattr(
+                getattr(element, "node", None), "location", None
+            )
             self.warn(
                 f"the {self.name} handler has no rule for {kind} elements; they are left out of its output",
                 location if isinstance(location, Location) else Location(),
@@ -164,9 +166,7 @@ class ContentHandler:
             )
         return True
 
-    def _method(
-        self, element: Any, cache: dict[Any, Any], prefix: str
-    ) -> Callable[[Any], Any] | None:
+    def _method(self, element: Any, cache: dict[Any, Any], prefix: str) -> Callable[[Any], Any] | None:
         """The method for ``element``, cached by type (by metaclass and kind for model nodes)."""
         key: Any = type(element)
         if isinstance(element, Node):
@@ -184,8 +184,14 @@ class ContentHandler:
 
     # -- diagnostics -----------------------------------------------------------
 
-    def warn(self, message: str, location: Location | None = None, *, code: str | None = None,
-             hint: str | None = None) -> None:
+    def warn(
+        self,
+        message: str,
+        location: Location | None = None,
+        *,
+        code: str | None = None,
+        hint: str | None = None,
+    ) -> None:
         self.diagnostics.append(Diagnostic(Severity.WARNING, message, location or Location(), hint, code))
 
     def info(self, message: str, location: Location | None = None, *, code: str | None = None) -> None:

@@ -122,5 +122,7 @@ class DotHandler(ContentHandler):
         from ..generation import render
 
         title = self.model.name or self.model.source or "model"
-        return render("model_graph.dot.jinja", {"title": title.replace("\n", " "), "graph_id": dot_string(title),
-                                               "lines": self.lines})
+        return render(
+            "model_graph.dot.jinja",
+            {"title": title.replace("\n", " "), "graph_id": dot_string(title), "lines": self.lines},
+        )

@@ -18,7 +18,6 @@ from ..model import Activity, CostFunction, Edge, Model, Node, PerfSpec, Variabl
 from ..navigation.structure import (
     ActivityBody,
     Block,
-    Branch,
     Call,
     Cond,
     Critical,
@@ -75,8 +74,12 @@ def function_json(function: CostFunction) -> dict[str, Any]:
 def cond_json(cond: Cond | None) -> dict[str, Any] | None:
     if cond is None:
         return None
-    return {"kind": cond.kind.value, "text": cond.text, "negate": cond.negate,
-            "edge": cond.edge.id if cond.edge is not None else None}
+    return {
+        "kind": cond.kind.value,
+        "text": cond.text,
+        "negate": cond.negate,
+        "edge": cond.edge.id if cond.edge is not None else None,
+    }
 
 
 def statement_json(stmt: Statement) -> dict[str, Any]:
@@ -209,9 +212,7 @@ class JsonHandler(ContentHandler):
             "kind": node.kind.value,
             "uml_type": node.uml_type,
             "line": node.location.line,
-            "stereotypes": [
-                {"name": s.name, "tags": [[k, v] for k, v in s.tags]} for s in node.stereotypes
-            ],
+            "stereotypes": [{"name": s.name, "tags": [[k, v] for k, v in s.tags]} for s in node.stereotypes],
             "perf": perf_json(node.perf),
             "code": node.code,
             "behavior": node.behavior,
@@ -219,11 +220,17 @@ class JsonHandler(ContentHandler):
         }
         if node.loop is not None:
             spec = node.loop
-            item["loop"] = {"setup": list(spec.setup), "test": list(spec.test), "body": list(spec.body),
-                            "tested_first": spec.tested_first, "decider": spec.decider}
+            item["loop"] = {
+                "setup": list(spec.setup),
+                "test": list(spec.test),
+                "body": list(spec.body),
+                "tested_first": spec.tested_first,
+                "decider": spec.decider,
+            }
         if node.clauses:
-            item["clauses"] = [{"test": list(c.test), "body": list(c.body), "guard": c.guard}
-                               for c in node.clauses]
+            item["clauses"] = [
+                {"test": list(c.test), "body": list(c.body), "guard": c.guard} for c in node.clauses
+            ]
         self.containers[-1]["nodes"].append(item)
         if node.region is not None:
             item["nodes"] = []

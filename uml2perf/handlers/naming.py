@@ -27,8 +27,15 @@ def sanitise(name: str, *, fallback: str = "unnamed") -> str:
     ``_`` prefix and Python keywords (``class``, ``None``...) get a ``_``
     suffix.  Empty results fall back to ``fallback``.
     """
-    if name.isidentifier() and name.isascii() and "__" not in name and not name.startswith("_") \
-            and not name.endswith("_") and not keyword.iskeyword(name) and not keyword.issoftkeyword(name):
+    if (
+        name.isidentifier()
+        and name.isascii()
+        and "__" not in name
+        and not name.startswith("_")
+        and not name.endswith("_")
+        and not keyword.iskeyword(name)
+        and not keyword.issoftkeyword(name)
+    ):
         return name  # already clean: the common case, kept fast
     folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
     text = _UNDERSCORES.sub("_", _INVALID.sub("_", folded)).strip("_")

@@ -64,7 +64,6 @@ from .python_views import (
     ActivityView,
     BlockView,
     BranchView,
-    NoGuardView,
     CallView,
     CodeView,
     CommView,
@@ -74,6 +73,7 @@ from .python_views import (
     FunctionView,
     GotoView,
     IfView,
+    NoGuardView,
     PipelineView,
     RepeatView,
     ReturnView,
@@ -212,8 +212,15 @@ class ExpressionPrinter:
             self._parsed[key] = found
         return found
 
-    def check(self, names: Iterable[str], calls: Iterable[str], text: str, location: Location, what: str,
-              local: Iterable[str] = ()) -> None:
+    def check(
+        self,
+        names: Iterable[str],
+        calls: Iterable[str],
+        text: str,
+        location: Location,
+        what: str,
+        local: Iterable[str] = (),
+    ) -> None:
         known_locals = set(local)
         for name in sorted(names):
             if name not in self.rename and name not in known_locals and name not in self.ex.CONSTANTS:
@@ -236,7 +243,9 @@ class ExpressionPrinter:
     def _note_constants(self, tree: ast.AST) -> None:
         """Record the library names (functions and constants) the module must import."""
         for item in ast.walk(tree):
-            if isinstance(item, ast.Name) and (item.id in self.ex.CONSTANTS or item.id in self.ex.BUILTIN_FUNCTIONS):
+            if isinstance(item, ast.Name) and (
+                item.id in self.ex.CONSTANTS or item.id in self.ex.BUILTIN_FUNCTIONS
+            ):
                 self.builtins_used.add(item.id)
 
     def expr(self, text: str, location: Location, what: str, params: Mapping[str, str] | None = None) -> str:
@@ -258,8 +267,9 @@ class ExpressionPrinter:
         fragment = self.ex.parse_code(text, location)
         self.check(fragment.names, fragment.calls, text, location, "code fragment", ())
         self._note_constants(fragment.tree)
-        printed = self.ex.to_python(fragment, self.rename, self._leading(), indent,
-                                    function_names=self.function_names)
+        printed = self.ex.to_python(
+            fragment, self.rename, self._leading(), indent, function_names=self.function_names
+        )
         return printed.split("\n")
 
     def _leading(self) -> dict[str, tuple[str, ...]]:
@@ -351,8 +361,8 @@ class PythonHandler(ContentHandler):
             if function.name.startswith("_") or function.name in _PYTHON_BUILTIN_NAMES:
                 raise ModelError(
                     f"cost function name {function.name!r} is reserved: generated modules use it themselves"
-                    if not function.name.startswith("_") else
-                    f"cost function name {function.name!r} starts with '_', which generated code keeps for itself",
+                    if not function.name.startswith("_")
+                    else f"cost function name {function.name!r} starts with '_', which generated code keeps for itself",
                     function.location,
                     hint="rename the cost function (e.g. F_" + function.name.strip("_") + ")",
                 )
@@ -370,8 +380,9 @@ class PythonHandler(ContentHandler):
                 )
             self.printer.functions[function.name] = function
         for index, activity in enumerate(self.model.activities):
-            self.activity_names[activity.id] = self.namer.claim(activity.name, ("activity", activity.id),
-                                                                prefix="activity_", fallback=f"{index + 1}")
+            self.activity_names[activity.id] = self.namer.claim(
+                activity.name, ("activity", activity.id), prefix="activity_", fallback=f"{index + 1}"
+            )
         order = 0
         for activity in self.model.activities:
             self.file_order[activity.id] = order
@@ -461,7 +472,7 @@ class PythonHandler(ContentHandler):
             if mark == 2:
                 return
             if mark == 1:
-                cycle = path[path.index(name):] + [name]
+                cycle = path[path.index(name) :] + [name]
                 raise ModelError(
                     "default values of variables depend on each other in a cycle: " + " -> ".join(cycle),
                     by_name[name].location,
@@ -498,16 +509,20 @@ class PythonHandler(ContentHandler):
         for function in self.model.functions:
             parsed = ex.parse_function_body(function.body, function.parameters, function.location)
             params: dict[str, str] = {}
-            local_namer = Namer({"p", "v", *RESERVED, *self.printer.functions, *ex.BUILTIN_FUNCTIONS, *ex.CONSTANTS})
+            local_namer = Namer(
+                {"p", "v", *RESERVED, *self.printer.functions, *ex.BUILTIN_FUNCTIONS, *ex.CONSTANTS}
+            )
             for parameter in function.parameters:
                 params[parameter] = local_namer.claim(parameter, parameter)
             key = (function.body, "cost function body", tuple(sorted(params.items())))
-            self.printer.check(parsed.names, parsed.calls, function.body, function.location,
-                               "cost function body", params)
+            self.printer.check(
+                parsed.names, parsed.calls, function.body, function.location, "cost function body", params
+            )
             self.printer._note_constants(parsed.tree)
             rename = {**self.printer.rename, **params}
-            body = ex.to_python(parsed, rename, self.printer._leading(),
-                                function_names=self.printer.function_names)
+            body = ex.to_python(
+                parsed, rename, self.printer._leading(), function_names=self.printer.function_names
+            )
             self.printer._printed[key] = body
             calls[function.name] = {c for c in parsed.calls if c in self.printer.functions}
             signature = ", ".join(["p", "v", *params.values()])
@@ -529,7 +544,7 @@ class PythonHandler(ContentHandler):
             if state.get(name) == 2:
                 return
             if state.get(name) == 1:
-                cycle = path[path.index(name):] + [name]
+                cycle = path[path.index(name) :] + [name]
                 raise ModelError(
                     "cost functions call each other in a cycle: " + " -> ".join(cycle),
                     self.printer.functions[name].location,
@@ -554,7 +569,11 @@ class PythonHandler(ContentHandler):
             self.element_nodes[node.id] = node
             if kind is None:
                 # ``_value_`` is the plain attribute behind ``.value`` (a Python-level property of Enum)
-                kind = node.perf.role._value_ if node.perf is not None else _KIND_OF_NODE.get(node.kind, "action")
+                kind = (
+                    node.perf.role._value_
+                    if node.perf is not None
+                    else _KIND_OF_NODE.get(node.kind, "action")
+                )
             self.element_kinds[node.id] = kind
         return name
 
@@ -673,7 +692,9 @@ class PythonHandler(ContentHandler):
             arguments = ", ".join([element, *values, cost])
             self.emit(CommView(method, arguments, comment(node.id), code))
         elif perf is not None and perf.role is Role.ACTION and any(perf.get(t) for t in _ROOFLINE_TAGS):
-            self.emit(CommView("roofline", self._roofline_arguments(node, element, cost), comment(node.id), code))
+            self.emit(
+                CommView("roofline", self._roofline_arguments(node, element, cost), comment(node.id), code)
+            )
         else:
             self.body.append(ComputeView(element, cost, comment(node.id), code))  # self.emit, inlined
         return False
@@ -681,10 +702,17 @@ class PythonHandler(ContentHandler):
     def _roofline_arguments(self, node: Node, element: str, cost: str) -> str:
         """Arguments of ``p.roofline``: flops, bytes, copies as expressions; the device as a plain name."""
         parts = [element, cost]
-        for name, keyword in (("flops", "flops"), ("bytes", "bytes"), ("copyin", "copy_in"), ("copyout", "copy_out")):
+        for name, keyword in (
+            ("flops", "flops"),
+            ("bytes", "bytes"),
+            ("copyin", "copy_in"),
+            ("copyout", "copy_out"),
+        ):
             if node.perf is not None and node.perf.get(name):
                 parts.append(f"{keyword}={self.tag(node, name, None)}")
-        device = (node.perf.get("device") or "").strip().strip('"').strip("'") if node.perf is not None else ""
+        device = (
+            (node.perf.get("device") or "").strip().strip('"').strip("'") if node.perf is not None else ""
+        )
         if device:
             if not device.isidentifier():
                 raise ModelError(
@@ -716,8 +744,14 @@ class PythonHandler(ContentHandler):
     def visit_Call(self, stmt: Call) -> bool:
         element = self.element(stmt.node, "activity")
         self.called()
-        self.emit(CallView(describe(stmt.node), comment(stmt.activity.name), element,
-                           self.activity_names[stmt.activity.id]))
+        self.emit(
+            CallView(
+                describe(stmt.node),
+                comment(stmt.activity.name),
+                element,
+                self.activity_names[stmt.activity.id],
+            )
+        )
         return False
 
     def visit_Break(self, stmt: Break) -> bool:
@@ -757,8 +791,9 @@ class PythonHandler(ContentHandler):
         self.blocks.append(view)
         self.bracketed.append(node.id)
         if stmt.scoped:
-            view.function = FunctionView(self.local_name("block"),
-                                         flag=ENDED if id(stmt) in self.endings.scopes else None)
+            view.function = FunctionView(
+                self.local_name("block"), flag=ENDED if id(stmt) in self.endings.scopes else None
+            )
             self.open_function(view.function)
         else:
             self.open_body(view.body)
@@ -820,7 +855,9 @@ class PythonHandler(ContentHandler):
         return f"not ({printed})" if cond.negate else printed
 
     def visit_If(self, stmt: If) -> None:
-        comment_ = describe(stmt.node) if stmt.node is not None and stmt.node.kind is NodeKind.DECISION else None
+        comment_ = (
+            describe(stmt.node) if stmt.node is not None and stmt.node.kind is NodeKind.DECISION else None
+        )
         state = _IfState(stmt)
         state.view = IfView(comment_, state.uvar if stmt.is_random else None)
         self.emit(state.view)
@@ -853,8 +890,12 @@ class PythonHandler(ContentHandler):
             names.extend(n for n in sorted(parsed.names) if n not in names and n in self.printer.rename)
         values = "{" + ", ".join(f"{json.dumps(n)}: {self.printer.rename[n]}" for n in names) + "}"
         node = stmt.node
-        where = f"decision {node.name or node.kind.value!r} (xmi:id={node.id}, line {node.location.line or '?'})"
-        view.branches.append(BranchView("else", "", [NoGuardView(json.dumps(where, ensure_ascii=False), values)]))
+        where = (
+            f"decision {node.name or node.kind.value!r} (xmi:id={node.id}, line {node.location.line or '?'})"
+        )
+        view.branches.append(
+            BranchView("else", "", [NoGuardView(json.dumps(where, ensure_ascii=False), values)])
+        )
 
     def _outgoing_guards(self) -> dict[str, list[str | None]]:
         """Guards of the control flows leaving each node, over every region of the model (built once)."""
@@ -1000,8 +1041,9 @@ class PythonHandler(ContentHandler):
             function.body[:] = _with_stops(function.body)
 
     def _threads(self, kind: str, stem: str, stmt: ParallelRegion | Critical | TaskPool) -> None:
-        function = FunctionView(self.local_name(stem), nonlocal_flag=ENDED if (id(stmt), 0) in self.endings.setters
-                                else None)
+        function = FunctionView(
+            self.local_name(stem), nonlocal_flag=ENDED if (id(stmt), 0) in self.endings.setters else None
+        )
         view = ThreadsView(kind, describe(stmt.node), function, flag=self._ended(stmt))
         self.emit(view)
         self.owners_threads.append(view)
@@ -1041,8 +1083,11 @@ class PythonHandler(ContentHandler):
 
     def _pattern_costs(self, node: Node) -> str:
         """``, overhead=..., startup=...`` for the tags a pipeline or task pool gives (else "")."""
-        parts = [f", {name}={self.tag(node, name, None)}" for name in ("overhead", "startup")
-                 if node.perf is not None and node.perf.get(name)]
+        parts = [
+            f", {name}={self.tag(node, name, None)}"
+            for name in ("overhead", "startup")
+            if node.perf is not None and node.perf.get(name)
+        ]
         return "".join(parts)
 
     # -- output ---------------------------------------------------------------------
@@ -1054,7 +1099,9 @@ class PythonHandler(ContentHandler):
         file_order = self.file_order
         order = sorted(self.element_names, key=lambda i: (file_order.get(i, 1 << 30), i))
         names, nodes, kinds = self.element_names, self.element_nodes, self.element_kinds
-        kind_literals = {kind: quote(kind) for kind in set(kinds.values())}  # a handful, used thousands of times
+        kind_literals = {
+            kind: quote(kind) for kind in set(kinds.values())
+        }  # a handful, used thousands of times
         elements = []
         for index, node_id in enumerate(order):
             node = nodes[node_id]
@@ -1124,8 +1171,14 @@ def _code_text(node: Node) -> str | None:
 
 #: Names of Python's builtins (``range``, ``print``...): a cost function of that name would replace
 #: the builtin the generated module itself relies on.
-_PYTHON_BUILTIN_NAMES = frozenset(name for name in dir(__import__("builtins")) if not name.startswith("_")) | {
-    "rt", "p", "v", "MODEL", "ELEMENTS",
+_PYTHON_BUILTIN_NAMES = frozenset(
+    name for name in dir(__import__("builtins")) if not name.startswith("_")
+) | {
+    "rt",
+    "p",
+    "v",
+    "MODEL",
+    "ELEMENTS",
 }
 
 

@@ -288,8 +288,21 @@ class ActivityView:
 
 
 View = (
-    ComputeView | CommView | CallView | KeywordView | ReturnView | StopView | BlockView | RepeatView | ForView
-    | WhileView | IfView | StateMachineView | ForkView | PipelineView | ThreadsView
+    ComputeView
+    | CommView
+    | CallView
+    | KeywordView
+    | ReturnView
+    | StopView
+    | BlockView
+    | RepeatView
+    | ForView
+    | WhileView
+    | IfView
+    | StateMachineView
+    | ForkView
+    | PipelineView
+    | ThreadsView
 )
 
 PASS = KeywordView("pass")

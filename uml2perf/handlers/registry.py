@@ -44,7 +44,9 @@ class HandlerInfo:
             cls = _import_target(self.target, self.name)
         except UsageError as exc:
             return f"(cannot be loaded: {exc.message})"
-        return str(getattr(cls, "description", "") or getattr(cls, "__doc__", "") or "").strip().split("\n")[0]
+        return (
+            str(getattr(cls, "description", "") or getattr(cls, "__doc__", "") or "").strip().split("\n")[0]
+        )
 
 
 def available_handlers() -> tuple[HandlerInfo, ...]:

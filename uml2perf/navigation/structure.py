@@ -630,9 +630,9 @@ class RegionRecovery:
                     hint="draw concurrent branches that end in a join, and loops through a decision and a merge",
                 ) from None
         del self.shared.diagnostics[mark:]
-        body = RegionRecovery(Region(self.region.nodes, control), self.owner, self.shared, section=self.section)._recover(
-            keep_final
-        )
+        body = RegionRecovery(
+            Region(self.region.nodes, control), self.owner, self.shared, section=self.section
+        )._recover(keep_final)
         dropped = len(self.region.edges) - len(control)
         self.shared.diagnostics.append(
             Diagnostic(
@@ -676,7 +676,8 @@ class RegionRecovery:
             self.shared.warn(
                 "this flow is nested too deeply for structured code: generated as a flat state machine instead "
                 "(same behaviour, less readable code)",
-                self.owner, "flat-state-machine",
+                self.owner,
+                "flat-state-machine",
                 hint="split deeply nested parts into activities of their own for structured code",
             )
         return Sequence(tuple(_strip_tail(body, keep_final=keep_final)))
@@ -729,9 +730,7 @@ class RegionRecovery:
                 if cur == EXIT:
                     out.append(Return())
                     return out
-                if cur in self.headers and not any(
-                    isinstance(c, _LoopCtx) and c.header == cur for c in ctx
-                ):
+                if cur in self.headers and not any(isinstance(c, _LoopCtx) and c.header == cur for c in ctx):
                     stmt, follow = self._guarded(cur, ctx, self._loop)
                     out.append(stmt)
                     if follow is None:
@@ -1317,7 +1316,9 @@ def _loop_source(node: Node) -> str:
     return "once"
 
 
-def _section(node: Node, region: Region, ids: Iterable[str], shared: _Shared, *, keep_final: bool) -> Sequence:
+def _section(
+    node: Node, region: Region, ids: Iterable[str], shared: _Shared, *, keep_final: bool
+) -> Sequence:
     """One part of a loop or conditional node (setup, test, body), recovered on its own."""
     recovery = RegionRecovery(_subset_region(region, ids), node.location, shared, section=True)
     return recovery.recover(keep_final=keep_final)

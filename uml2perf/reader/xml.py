@@ -16,11 +16,14 @@ from lxml import etree
 
 from ..errors import InputError, Location
 
+
 def max_bytes() -> int:
     """Largest input accepted, in bytes (the ``input_bytes`` limit; UML2PERF_MAX_BYTES or --limit)."""
     from uml2perf_runtime.limits import current
 
     return current().input_bytes
+
+
 #: Deepest element nesting accepted.
 MAX_DEPTH = 256
 
@@ -84,8 +87,10 @@ class XmiDocument:
     @cached_property
     def xmi_namespace(self) -> str | None:
         for uri in self.namespaces:
-            if uri in XMI_NAMESPACES or uri.startswith("http://www.omg.org/spec/XMI/") or uri.startswith(
-                "http://schema.omg.org/spec/XMI/"
+            if (
+                uri in XMI_NAMESPACES
+                or uri.startswith("http://www.omg.org/spec/XMI/")
+                or uri.startswith("http://schema.omg.org/spec/XMI/")
             ):
                 return uri
         return None
@@ -162,7 +167,9 @@ def load_bytes(data: bytes, path: str = "<input>") -> XmiDocument:
             hint="raise the limit with --limit input_bytes=N or UML2PERF_MAX_BYTES",
         )
     if not data.strip():
-        raise InputError("file is empty", Location(file=shown), hint="export the model again from the UML tool")
+        raise InputError(
+            "file is empty", Location(file=shown), hint="export the model again from the UML tool"
+        )
     if data[:2] == b"\x1f\x8b" or data[:4] == b"PK\x03\x04":
         raise InputError(
             "file is compressed (gzip or zip), not XMI",
@@ -192,7 +199,12 @@ def _syntax_error(message: str, where: Location) -> InputError:
             where,
             hint="this is not a UML export uml2perf can read safely",
         )
-    if "amplification" in lowered or "entity reference loop" in lowered or "entities" in lowered and "loop" in lowered:
+    if (
+        "amplification" in lowered
+        or "entity reference loop" in lowered
+        or "entities" in lowered
+        and "loop" in lowered
+    ):
         return InputError(
             "file defines entities that expand without bound (an entity expansion attack); refused",
             where,
@@ -212,15 +224,18 @@ def _check_entity_references(data: bytes, root: etree._Element, shown: str) -> N
     entity attacks out), so ``<body>cost=&n;</body>`` would silently read as
     ``cost=``.  Only files that declare entities can contain such references.
     """
-    if b"<!ENTITY" not in data[:1 << 20]:
+    if b"<!ENTITY" not in data[: 1 << 20]:
         return
     for entity in root.iter(etree.Entity):
         parent = entity.getparent()
         raise InputError(
             f"element text uses the entity reference {entity.text}, which uml2perf does not expand "
             "(the text would be cut short)",
-            Location(file=shown, line=entity.sourceline or (parent.sourceline if parent is not None else None),
-                     element_id=_any_id(parent)),
+            Location(
+                file=shown,
+                line=entity.sourceline or (parent.sourceline if parent is not None else None),
+                element_id=_any_id(parent),
+            ),
             hint="replace the reference by its text; UML tools do not write entity declarations",
         )
 
@@ -250,8 +265,12 @@ def load_file(path: str | os.PathLike[str]) -> XmiDocument:
     from uml2perf_runtime.files import InputFileError, read_input
 
     try:
-        data = read_input(path, max_bytes=max_bytes(), what="file",
-                          limit_hint="raise the limit with --limit input_bytes=N or UML2PERF_MAX_BYTES")
+        data = read_input(
+            path,
+            max_bytes=max_bytes(),
+            what="file",
+            limit_hint="raise the limit with --limit input_bytes=N or UML2PERF_MAX_BYTES",
+        )
     except InputFileError as exc:
         raise InputError(exc.message, Location(file=str(path)), hint=exc.hint) from None
     return load_bytes(data, str(path))

@@ -8,8 +8,7 @@ wins, so the generic UML 2 fallback stays last.
 
 from __future__ import annotations
 
-from . import enterprise_architect, magicdraw, modelio, rsa, uml2, visual_paradigm
-from . import umbrello, uml14
+from . import enterprise_architect, magicdraw, modelio, rsa, umbrello, uml2, uml14, visual_paradigm
 from .base import Dialect
 
 DIALECTS: list[Dialect] = [

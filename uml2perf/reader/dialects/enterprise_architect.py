@@ -26,7 +26,9 @@ from ...model import Node, NodeKind, StereotypeApplication
 from ..xml import XmiDocument, local_name
 from .uml2 import RegionState, Uml2Dialect, Uml2Reader, exporter_info
 
-_OBJECT_PROXIES = frozenset({"InstanceSpecification", "Object", "ObjectNode", "CentralBufferNode", "DataStoreNode"})
+_OBJECT_PROXIES = frozenset(
+    {"InstanceSpecification", "Object", "ObjectNode", "CentralBufferNode", "DataStoreNode"}
+)
 _XREF_STEREO = re.compile(r"@STEREO;Name=([^;]+);")
 
 
@@ -76,7 +78,8 @@ class EnterpriseArchitectReader(Uml2Reader):
         for position, name in enumerate(names):
             self.stereotype_count += 1
             self.add_stereotype(
-                target, StereotypeApplication(name=name, profile="EA", tags=tuple(tags) if position == 0 else ())
+                target,
+                StereotypeApplication(name=name, profile="EA", tags=tuple(tags) if position == 0 else ()),
             )
 
     def outside_endpoint(self, element: etree._Element, ref: str, region: RegionState) -> str | None:

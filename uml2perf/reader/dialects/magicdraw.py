@@ -23,7 +23,12 @@ class MagicDrawReader(Uml2Reader):
         if metaclass == "ActivityEdge":
             ends = [self.index.get(self.ref(element, f) or "") for f in ("source", "target")]
             types = [self.metaclass(e) if e is not None else "" for e in ends]
-            if all(t.endswith("Pin") or t.endswith("Node") and t.startswith(("ActivityParameter", "CentralBuffer", "DataStore")) for t in types):
+            if all(
+                t.endswith("Pin")
+                or t.endswith("Node")
+                and t.startswith(("ActivityParameter", "CentralBuffer", "DataStore"))
+                for t in types
+            ):
                 return "object"
         return super().edge_kind(element, metaclass)
 

@@ -70,6 +70,7 @@ DIAGRAM_TYPES = {
     "10": "object diagram",
 }
 
+
 def _diagram_order(kind: str) -> tuple[int, str]:
     return (int(kind), kind) if kind.isdigit() else (1 << 30, kind)
 
@@ -128,8 +129,11 @@ class UmbrelloReader:
         self.diagnostics.append(Diagnostic(severity, message, location, code=code, hint=kw.get("hint")))
 
     def _location(self, element: Element, name: str | None = None, uml_type: str | None = None) -> Location:
-        return self.doc.location(element, name=name if name is not None else (element.get("name") or ""),
-                                 uml_type=uml_type or canonical(element.tag))
+        return self.doc.location(
+            element,
+            name=name if name is not None else (element.get("name") or ""),
+            uml_type=uml_type or canonical(element.tag),
+        )
 
     @staticmethod
     def _widget_id(element: Element) -> str | None:

@@ -302,8 +302,13 @@ def split_condition(body: str) -> tuple[str | None, str] | None:
         return None
     condition = statements[-1]
     if condition.startswith(("return ", "return(")):
-        condition = condition[len("return"):].strip()
-    if not condition or condition.endswith(":") or _ASSIGNS.search(condition) or condition in ("pass", "return"):
+        condition = condition[len("return") :].strip()
+    if (
+        not condition
+        or condition.endswith(":")
+        or _ASSIGNS.search(condition)
+        or condition in ("pass", "return")
+    ):
         return None
     code_lines = lines[:-1] + statements[:-1]
     return ("\n".join(code_lines) if code_lines else None), condition
@@ -351,7 +356,9 @@ class Uml2Reader:
         self._index: dict[str, etree._Element] | None = None
         self._roots: list[etree._Element] | None = None
         self.stereotypes: dict[str, list[StereotypeApplication]] = {}
-        self.pending_bases: list[tuple[str, StereotypeApplication, etree._Element]] = []  # (base id, applied, element)
+        self.pending_bases: list[
+            tuple[str, StereotypeApplication, etree._Element]
+        ] = []  # (base id, applied, element)
         self.used_bases: set[str] = set()
         self.partition_names: dict[str, str] = {}
         self.stereotype_count = 0
@@ -434,8 +441,13 @@ class Uml2Reader:
                 continue
             name = self.name_of(element)
             found.append(
-                ElementAnnotations(base, metaclass, name, self.location(element, name or None, metaclass),
-                                   self.stereotypes_of(base))
+                ElementAnnotations(
+                    base,
+                    metaclass,
+                    name,
+                    self.location(element, name or None, metaclass),
+                    self.stereotypes_of(base),
+                )
             )
         return tuple(found)
 
@@ -498,7 +510,9 @@ class Uml2Reader:
     def eid(self, element: etree._Element) -> str | None:
         return element.get(self.k_id)
 
-    def location(self, element: etree._Element | None, name: str | None = None, uml_type: str | None = None) -> Location:
+    def location(
+        self, element: etree._Element | None, name: str | None = None, uml_type: str | None = None
+    ) -> Location:
         if element is None:
             return Location(file=self.file)
         return Location(
@@ -720,7 +734,9 @@ class Uml2Reader:
                 continue  # a structured value (a data-type instance): not a tag we interpret
             ref = child.get(self.k_idref)
             tags.append((name, ref if ref else (child.text or "").strip()))
-        namespace, _, name = element.tag[1:].partition("}") if element.tag[0] == "{" else ("", "", element.tag)
+        namespace, _, name = (
+            element.tag[1:].partition("}") if element.tag[0] == "{" else ("", "", element.tag)
+        )
         stereotype = build_stereotype(name, element.prefix or namespace or None, tuple(tags))
         self.stereotype_count += 1
         if not bases:
@@ -764,7 +780,9 @@ class Uml2Reader:
                 # a second application of the same stereotype adds its tags; a tag given again with
                 # another value is kept too, so that the profile reports the conflict
                 known = {(normalise_name(n), v.strip()) for n, v in old.tags}
-                extra = tuple((n, v) for n, v in stereotype.tags if (normalise_name(n), v.strip()) not in known)
+                extra = tuple(
+                    (n, v) for n, v in stereotype.tags if (normalise_name(n), v.strip()) not in known
+                )
                 existing[position] = StereotypeApplication(old.name, old.profile, old.tags + extra)
                 return
         existing.append(stereotype)
@@ -793,7 +811,11 @@ class Uml2Reader:
         if not body_list and element.get("body") is not None:
             body_list = [element.get("body") or ""]
         if not lang_list and element.get("language") is not None:
-            lang_list = (element.get("language") or "").split(",") if len(body_list) > 1 else [element.get("language") or ""]
+            lang_list = (
+                (element.get("language") or "").split(",")
+                if len(body_list) > 1
+                else [element.get("language") or ""]
+            )
         return [(lang_list[i] if i < len(lang_list) else "", body) for i, body in enumerate(body_list)]
 
     def value_text(self, spec: etree._Element, guard: bool = False) -> str | None:
@@ -955,7 +977,11 @@ class Uml2Reader:
                 clauses, region = self.read_clauses(element, region)
         elif metaclass == "OpaqueAction" and (has_children or get("body") is not None):
             body = self.read_action_body(element)
-            code, body_text, body_language = body.get("code"), body.get("body_text"), body.get("body_language")
+            code, body_text, body_language = (
+                body.get("code"),
+                body.get("body_text"),
+                body.get("body_language"),
+            )
         partition = self.partition_of.get(nid) if self.partition_of else None
         if partition is None and (has_children or get("inPartition") is not None):
             in_partition = self.ref(element, "inPartition")
@@ -1184,7 +1210,13 @@ class Uml2Reader:
         )
 
     def _edge_end(
-        self, element: etree._Element, raw: str | None, feature: str, state: RegionState, name: str, metaclass: str
+        self,
+        element: etree._Element,
+        raw: str | None,
+        feature: str,
+        state: RegionState,
+        name: str,
+        metaclass: str,
     ) -> str | None:
         """The slow path of an edge end: missing, a pin of an outer node, or outside the region."""
         if raw is None:
@@ -1351,12 +1383,10 @@ class Uml2Reader:
 
     def report_skipped(self) -> None:
         root = self.doc.root
-        diagrams = sum(1 for _ in root.iter("{*}Diagram", "diagram", "{*}diagram", "{*}diagramRepresentation"))
-        diagrams += sum(
-            1
-            for el in root.iter("contents")
-            if (el.get(self.k_type) or "").endswith(":Diagram")
+        diagrams = sum(
+            1 for _ in root.iter("{*}Diagram", "diagram", "{*}diagram", "{*}diagramRepresentation")
         )
+        diagrams += sum(1 for el in root.iter("contents") if (el.get(self.k_type) or "").endswith(":Diagram"))
         if diagrams:
             self.diag(
                 Severity.INFO,

@@ -1,0 +1,80 @@
+"""The communication operations a process can call: one table, read by every part that needs it.
+
+The generator (which arguments a stereotype's tags become, and their defaults), the simulating
+context, and the analytic context all read their signatures from :data:`OPERATIONS`, so adding
+an operation or an argument happens in one place and the three cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+#: What an operation synchronises: one partner, every process, or the process's own requests.
+Scope = Literal["point-to-point", "collective", "local"]
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One argument of an operation, after the element: its name and default as Python source.
+
+    ``default`` is None for a required argument (a send without a destination means nothing).
+    """
+
+    name: str
+    default: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """A communication operation: its runtime method name, its arguments, what it synchronises."""
+
+    name: str
+    parameters: tuple[Parameter, ...]
+    scope: Scope
+    blocking: bool = True
+
+    @property
+    def rooted(self) -> bool:
+        """True for collectives with a root process (bcast, reduce, gather, scatter)."""
+        return any(parameter.name == "root" for parameter in self.parameters)
+
+    @property
+    def argument_names(self) -> tuple[str, ...]:
+        """The argument names in call order (every call also takes a final ``cost``)."""
+        return tuple(parameter.name for parameter in self.parameters)
+
+
+def _p(name: str, default: str | None) -> Parameter:
+    return Parameter(name, default)
+
+
+#: Every operation, by the name of the runtime method that performs it.
+OPERATIONS: dict[str, Operation] = {
+    op.name: op
+    for op in (
+        Operation("send", (_p("dest", None), _p("size", "0"), _p("tag", "0")), "point-to-point"),
+        Operation("recv", (_p("source", "-1"), _p("size", "0"), _p("tag", "0")), "point-to-point"),
+        Operation(
+            "isend", (_p("dest", None), _p("size", "0"), _p("tag", "0")), "point-to-point", blocking=False
+        ),
+        Operation(
+            "irecv", (_p("source", "-1"), _p("size", "0"), _p("tag", "0")), "point-to-point", blocking=False
+        ),
+        Operation("wait", (_p("requests", "None"),), "local"),
+        Operation("barrier", (), "collective"),
+        Operation("bcast", (_p("root", "0"), _p("size", "0")), "collective"),
+        Operation("reduce", (_p("root", "0"), _p("size", "0")), "collective"),
+        Operation("allreduce", (_p("size", "0"),), "collective"),
+        Operation("gather", (_p("root", "0"), _p("size", "0")), "collective"),
+        Operation("scatter", (_p("root", "0"), _p("size", "0")), "collective"),
+        Operation("allgather", (_p("size", "0"),), "collective"),
+        Operation("alltoall", (_p("size", "0"),), "collective"),
+    )
+}
+
+#: The collective operations, in table order.
+COLLECTIVES: tuple[str, ...] = tuple(name for name, op in OPERATIONS.items() if op.scope == "collective")
+
+#: Wildcard source of a receive (MPI_ANY_SOURCE).
+ANY_SOURCE = -1

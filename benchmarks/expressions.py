@@ -18,9 +18,11 @@ call (best of ``--repeat`` rounds):
 and then the whole set of cost texts of the benchmark's 20,000-action chain
 model, parsed and printed the way the generator does.
 
-``--against FILE`` also times another copy of ``uml2perf/expressions.py``
-(for instance an older one, ``git show REV:uml2perf/expressions.py > old.py``)
-on the same texts, in the ``before`` columns.
+``--against PATH`` also times another copy of the expression language on the
+same texts, interleaved with this one, and prints each time as a ratio
+now / before (below 1: faster now).  PATH is either a copy of the package
+folder ``uml2perf/expressions/`` or a single module of an older revision
+(``git show REV:uml2perf/expressions.py > old.py``).
 
 Usage::
 
@@ -43,8 +45,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 # imported after the path set-up, so that a plain checkout works too
-from uml2perf import expressions as ex
-from uml2perf.errors import Location
+from uml2perf import expressions as ex  # noqa: E402
+from uml2perf.errors import Location  # noqa: E402
+from uml2perf.expressions import printing, syntax  # noqa: E402
 
 # (kind, text): kind is "expression", "code" or "body" (a cost function body over ``pid``, ``n``).
 TYPICAL: tuple[tuple[str, str], ...] = (
@@ -73,8 +76,13 @@ PARAMETERS = ("pid", "n")
 
 
 def load_module(path: Path) -> ModuleType:
-    """Import another copy of the expressions module under a private name."""
-    spec = importlib.util.spec_from_file_location("uml2perf_expressions_before", path)
+    """Import another copy of the expression language (package folder or module) under a private name."""
+    if path.is_dir():
+        spec = importlib.util.spec_from_file_location(
+            "uml2perf_expressions_before", path / "__init__.py", submodule_search_locations=[str(path)]
+        )
+    else:
+        spec = importlib.util.spec_from_file_location("uml2perf_expressions_before", path)
     if spec is None or spec.loader is None:
         raise SystemExit(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
@@ -113,10 +121,10 @@ def parse_with(module: ModuleType, kind: str, text: str, location: Location | No
 def uncached(kind: str, text: str, *, fast: bool) -> Any:
     """One parse without the memo, through the fast path or always through the tokens."""
     if kind == "code":
-        return ex._code_from_text(text, None, fast=fast)
+        return syntax.code_from_text(text, None, fast=fast)
     if kind == "body":
-        return ex._function_body_from_text(text, PARAMETERS, None, fast=fast)
-    return ex._expression_from_text(text, "cost", None, fast=fast)
+        return syntax.function_body_from_text(text, PARAMETERS, None, fast=fast)
+    return syntax.expression_from_text(text, "cost", None, fast=fast)
 
 
 def rename_for(parsed: Any) -> dict[str, str]:
@@ -143,19 +151,15 @@ def typical_row(
     parsed = parse_with(ex, kind, text)
     rename, leading = rename_for(parsed), leading_for(parsed)
     row: list[str] = [kind, f"`{text!r}`"]
-    if before is not None:
-        old = parse_with(before, kind, text)
-        row.append(f"{best_us(lambda: parse_with(before, kind, text, located()), repeat):.1f}")
-        row.append(f"{best_us(lambda: before.to_python(old, rename, leading), repeat):.1f}")
     tokens = best_us(lambda: uncached(kind, text, fast=False), repeat)
     fast = best_us(lambda: uncached(kind, text, fast=True), repeat)
     memo = best_us(lambda: parse_with(ex, kind, text, located()), repeat)
     # the first print of a tree makes its template, later ones only fill names in
     first = best_us(
-        lambda: ex._fill(
-            ex._Printer().expression(parsed.tree.body)
+        lambda: printing.fill(
+            printing.Printer().expression(parsed.tree.body)
             if kind != "code"
-            else ex._Printer().module(parsed.tree),
+            else printing.Printer().module(parsed.tree),
             rename,
             leading,
             {},
@@ -164,6 +168,14 @@ def typical_row(
     )
     again = best_us(lambda: ex.to_python(parsed, rename, leading), repeat)
     row += [f"{tokens:.1f}", f"{fast:.1f}", f"{memo:.2f}", f"{first:.1f}", f"{again:.1f}"]
+    if before is not None:
+        old = parse_with(before, kind, text)
+        old_memo = best_us(lambda: parse_with(before, kind, text, located()), repeat)
+        old_print = best_us(lambda: before.to_python(old, rename, leading), repeat)
+        # measured again right after the older copy, so that both see the same machine load
+        memo = best_us(lambda: parse_with(ex, kind, text, located()), repeat)
+        again = best_us(lambda: ex.to_python(parsed, rename, leading), repeat)
+        row += [f"{memo / old_memo:.2f}", f"{again / old_print:.2f}"]
     return "| " + " | ".join(row) + " |"
 
 
@@ -173,8 +185,8 @@ def typical_table(repeat: int, before: ModuleType | None) -> list[str]:
     header = "| kind | text | tokens | fast | memo | print 1st | print |"
     rule = "|---|---|---|---|---|---|---|"
     if before is not None:
-        header = "| kind | text | before: parse | before: print | tokens | fast | memo | print 1st | print |"
-        rule = "|---|---|---|---|---|---|---|---|---|"
+        header += " memo now/before | print now/before |"
+        rule += "---|---|"
     return [header, rule] + [typical_row(kind, text, repeat, before, locations) for kind, text in TYPICAL]
 
 
@@ -209,18 +221,23 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(typical_table(args.repeat, before)))
 
     texts = chain_costs(args.actions)
-    print(
-        f"\nChain model: {len(texts):,} cost texts ({len(set(texts))} distinct), parsed and printed one by one"
-    )
-    if before is not None:
-        old = min(model_workload(before, texts) for _ in range(max(1, args.repeat // 2)))
-        print(f"  before: {old * 1e3:8.1f} ms  ({old / len(texts) * 1e6:.1f} us per text)")
-    results = []
-    for _ in range(max(1, args.repeat // 2)):
-        ex._clear_memo()
+    distinct = len(set(texts))
+    print(f"\nChain model: {len(texts):,} cost texts ({distinct} distinct), parsed and printed one by one")
+    results: list[float] = []
+    old_results: list[float] = []
+    for _ in range(max(1, args.repeat // 2)):  # interleaved, each with its memo cleared first
+        syntax.clear_memo()
         results.append(model_workload(ex, texts))
+        if before is not None:
+            clear_before = getattr(before, "_clear_memo", None) or before.syntax.clear_memo
+            clear_before()
+            old_results.append(model_workload(before, texts))
     now = min(results)
     print(f"  now:    {now * 1e3:8.1f} ms  ({now / len(texts) * 1e6:.1f} us per text, memo cleared first)")
+    if old_results:
+        old = min(old_results)
+        print(f"  before: {old * 1e3:8.1f} ms  ({old / len(texts) * 1e6:.1f} us per text)")
+        print(f"  now / before: {now / old:.2f}")
     return 0
 
 

@@ -722,14 +722,17 @@ def test_compile_expression_runtime_power_is_bounded() -> None:
 
 
 def test_compile_expression_vectorised_agrees_with_scalar() -> None:
-    text = "(a * 2 + b ** 2 if a > b and not (b < 0) or a == 0 else min(a, b, 1) - max(a, 2)) + ceil(a) + log(a + 1)"
+    text = (
+        "(a * 2 + b ** 2 if a > b and not (b < 0) or a == 0 else min(a, b, 1) - max(a, 2))"
+        " + ceil(a) + log(a + 1)"
+    )
     expr = parse_expression(text)
     scalar = compile_expression(expr, ["a", "b"])
     vector = compile_expression(expr, ["a", "b"], vectorised=True)
     a = np.array([0.0, 0.5, 1.5, 2.0, 3.0, -0.5])
     b = np.array([1.0, -2.0, 1.0, 2.0, 0.5, -1.0])
     got = vector(a, b)
-    expected = [scalar(float(x), float(y)) for x, y in zip(a, b)]
+    expected = [scalar(float(x), float(y)) for x, y in zip(a, b, strict=True)]
     assert np.allclose(got, expected)
 
 

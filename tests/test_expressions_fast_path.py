@@ -30,6 +30,8 @@ from test_expressions_properties import (
 
 from uml2perf import expressions as ex
 from uml2perf.errors import ExpressionError, Location
+from uml2perf.expressions import syntax
+from uml2perf.expressions.normalise import needs_normalising
 
 LOC = Location(file="model.uml", line=7, element_id="_g1", name="G1")
 OTHER = Location(file="other.uml", line=99, element_id="_x9", name="X9")
@@ -172,22 +174,22 @@ def outcome(parse: Callable[[], Any]) -> tuple[Any, ...]:
 
 
 def check_expression(text: str) -> None:
-    fast = outcome(lambda: ex._expression_from_text(text, "guard", LOC, fast=True))
-    slow = outcome(lambda: ex._expression_from_text(text, "guard", LOC, fast=False))
+    fast = outcome(lambda: syntax.expression_from_text(text, "guard", LOC, fast=True))
+    slow = outcome(lambda: syntax.expression_from_text(text, "guard", LOC, fast=False))
     assert fast == slow, (text, fast, slow)
     assert outcome(lambda: ex.parse_expression(text, LOC, what="guard")) == slow
 
 
 def check_code(text: str) -> None:
-    fast = outcome(lambda: ex._code_from_text(text, LOC, fast=True))
-    slow = outcome(lambda: ex._code_from_text(text, LOC, fast=False))
+    fast = outcome(lambda: syntax.code_from_text(text, LOC, fast=True))
+    slow = outcome(lambda: syntax.code_from_text(text, LOC, fast=False))
     assert fast == slow, (text, fast, slow)
     assert outcome(lambda: ex.parse_code(text, LOC)) == slow
 
 
 def check_function_body(text: str) -> None:
-    fast = outcome(lambda: ex._function_body_from_text(text, PARAMETERS, LOC, fast=True))
-    slow = outcome(lambda: ex._function_body_from_text(text, PARAMETERS, LOC, fast=False))
+    fast = outcome(lambda: syntax.function_body_from_text(text, PARAMETERS, LOC, fast=True))
+    slow = outcome(lambda: syntax.function_body_from_text(text, PARAMETERS, LOC, fast=False))
     assert fast == slow, (text, fast, slow)
     assert outcome(lambda: ex.parse_function_body(text, PARAMETERS, LOC)) == slow
 
@@ -316,10 +318,10 @@ def test_plain_text_takes_the_fast_path() -> None:
         "2e-3 if pid == 0 else 1e-3",
         "ceil(n / p) * log2(nprocs)",
     ):
-        assert not ex._needs_normalising(text, code=False), text
-        assert ex._parse_plain(text, "eval", code=False) is not None, text
+        assert not needs_normalising(text, code=False), text
+        assert syntax.parse_plain(text, "eval", code=False) is not None, text
     for text in ("GV = 1; P = 3.14;", "x = n / p\ny = x * 2"):
-        assert not ex._needs_normalising(text, code=True), text
+        assert not needs_normalising(text, code=True), text
     for text in (
         "x = 1",
         "x <> 1",
@@ -332,9 +334,9 @@ def test_plain_text_takes_the_fast_path() -> None:
         "a ? b : c",
         "x \u2264 1",
     ):
-        assert ex._needs_normalising(text, code=False), text
+        assert needs_normalising(text, code=False), text
     for text in ("if (a) { x = 1; }", "x = 1 // c", "x++", "x = 1;;", "if a > 1:\n    x = 1"):
-        assert ex._needs_normalising(text, code=True), text
+        assert needs_normalising(text, code=True), text
 
 
 # ---------------------------------------------------------------------------
@@ -353,7 +355,7 @@ def test_plain_text_takes_the_fast_path() -> None:
     ],
 )
 def test_remembered_errors_name_each_callers_location(
-    parse: Callable[[str, Location], Any], text: str
+    parse: Callable[[str, Location | None], Any], text: str
 ) -> None:
     errors = []
     for location in (LOC, OTHER, LOC, None):
@@ -395,7 +397,7 @@ def test_the_memo_keeps_plain_strings_only() -> None:
 
 def test_long_texts_are_not_remembered_but_parse_the_same() -> None:
     text = "max(" + ", ".join(f"x{i}" for i in range(500)) + ")"
-    assert len(text) > ex._MEMO_MAX_TEXT
+    assert len(text) > syntax.MEMO_MAX_TEXT
     first, second = ex.parse_expression(text, LOC), ex.parse_expression(text, OTHER)
     assert first.tree is not second.tree
     assert ast.dump(first.tree) == ast.dump(second.tree) and second.location == OTHER

@@ -10,6 +10,7 @@ refused with an :class:`ExpressionError`, promptly.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import signal
 import types
@@ -32,7 +33,7 @@ from uml2perf.expressions import (
 )
 
 VARIABLES = ("a", "b", "c", "n")
-NAMED = {"F": lambda x: 2 * x + 1, "G": lambda x, y: x - y}
+NAMED: dict[str, Callable[..., Any]] = {"F": lambda x: 2 * x + 1, "G": lambda x, y: x - y}
 EVALUATION_ERRORS = (ArithmeticError, ValueError)
 
 COMMON = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -130,7 +131,7 @@ def render(tree: tuple, style: str) -> str:
     if kind == "cmp":
         spell = {"==": "=", "!=": "<>"} if style == "ocl" else {}
         parts = [render(tree[2][0], style)]
-        for op, operand in zip(tree[1], tree[2][1:]):
+        for op, operand in zip(tree[1], tree[2][1:], strict=True):
             parts += [spell.get(op, op), render(operand, style)]
         return "(" + " ".join(parts) + ")"
     if kind in ("and", "or"):
@@ -204,7 +205,7 @@ def reference(tree: tuple, env: dict[str, Any]) -> Any:
         return not reference(tree[1], env)
     if kind == "cmp":
         left = reference(tree[2][0], env)
-        for op, operand in zip(tree[1], tree[2][1:]):
+        for op, operand in zip(tree[1], tree[2][1:], strict=True):
             right = reference(operand, env)
             if not COMPARISON[op](left, right):
                 return False
@@ -259,8 +260,13 @@ def generated_namespace() -> dict[str, Any]:
     namespace: dict[str, Any] = {"__builtins__": {}}
     namespace.update(lib.SCALAR)
     namespace["rt"] = types.SimpleNamespace(bounded=lib.bounded)
-    namespace.update({name: (lambda fn: lambda p, v, *args: fn(*args))(fn) for name, fn in NAMED.items()})
+    namespace.update({name: as_generated(fn) for name, fn in NAMED.items()})
     return namespace
+
+
+def as_generated(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A cost function as generated code calls it: with the context ``p`` and namespace ``v`` first."""
+    return lambda p, v, *args: fn(*args)
 
 
 # ---------------------------------------------------------------------------
@@ -331,7 +337,7 @@ def test_vectorised_agrees_with_scalar(tree: tuple, rows: list[tuple[float, ...]
     result = np.broadcast_to(np.asarray(vector(*columns), dtype=float), (len(rows),))
     compared = 0
     for i, row in enumerate(rows):
-        kind, value = outcome(lambda: scalar(*row))
+        kind, value = outcome(functools.partial(scalar, *row))
         if kind != "value" or not math.isfinite(float(value)):
             continue  # scalar code raises where numpy gives inf/nan
         assert math.isclose(result[i], float(value), rel_tol=1e-9, abs_tol=1e-9), (

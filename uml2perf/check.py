@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Diagnostic, Location, Severity, Uml2PerfError
+from .expressions import ELSE_GUARDS as _GUARD_WORDS
 from .model import COMMUNICATION_ROLES, Activity, Model, Node, NodeKind, PerfSpec, Role
 
 #: Tags whose values are expressions (the rest, like ``name`` of critical+, are plain text).
 _TEXT_TAGS = frozenset({"name", "id", "type", "code", "stereotype", "main", "device"})
-_GUARD_WORDS = frozenset({"else", "otherwise"})
 
 
 @dataclass

@@ -85,6 +85,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .errors import Diagnostic, Location, ModelError, Severity
+from .expressions import ELSE_GUARDS as _ELSE_WORDS
 from .model import (
     Activity,
     CostFunction,
@@ -172,8 +173,6 @@ _ROLE_TAGS: dict[Role, tuple[str, ...]] = {role: tags for role, tags in reversed
 TAG_SYNONYMS = {"time": "cost", "condition": "guard", "prob": "probability"}
 #: Stereotypes that make an activity the main one.
 MAIN_STEREOTYPES = frozenset({"main", "model+"})
-#: Guards that mean "otherwise".
-_ELSE_WORDS = frozenset({"else", "[else]", "otherwise"})
 #: Characters that make a guard an attempted expression rather than prose.
 _OPERATOR_CHARACTERS = re.compile(r"[=<>!+*/%()&|^~\-]")
 #: Tags on a flow that give its branch probability.

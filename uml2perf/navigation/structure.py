@@ -48,6 +48,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Diagnostic, Location, ModelError, Severity
+from ..expressions import means_else as _is_else
 from ..model import Activity, Clause, CostFunction, Edge, Model, Node, NodeKind, PerfSpec, Region, Role
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -392,10 +393,6 @@ class _Shared:
 
     def warn(self, message: str, location: Location, code: str, hint: str | None = None) -> None:
         self.diagnostics.append(Diagnostic(Severity.WARNING, message, location, hint, code))
-
-
-def _is_else(text: str | None) -> bool:
-    return text is not None and text.strip().lower() in {"else", "[else]", "otherwise"}
 
 
 def _tag(node: Node, name: str) -> str | None:

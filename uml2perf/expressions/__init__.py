@@ -1,7 +1,7 @@
 """The safe expression language of cost functions, guards, tags and code fragments.
 
 Model text is never executed and never pasted into generated code: it is
-normalised (:mod:`.normalise`, :mod:`.c_blocks`), parsed (:mod:`.syntax`) and
+normalised (:mod:`.normalise`), parsed (:mod:`.syntax`) and
 validated (:mod:`.validation`) into a tree, from which generated code is
 printed (:mod:`.printing`) and fast functions are compiled
 (:mod:`.compilation`).  :mod:`.vocabulary` holds the words of the language.

@@ -23,7 +23,6 @@ import re
 import sys
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 
 from .forms import CodeFragment, Expression
@@ -35,12 +34,14 @@ __all__ = ["Printer", "fill", "library_names", "to_python"]
 _MARKS = re.compile("\x00([^\x00]*)\x00|\x01([^\x01]*)\x01|\x02([^\x02]*)\x02(, )?")
 
 
-@dataclass(frozen=True, slots=True)
 class _Template:
     """Marked source of a validated tree, and the library names it uses as they are."""
 
-    text: str
-    library: frozenset[str]
+    __slots__ = ("text", "library")
+
+    def __init__(self, text: str, library: frozenset[str]) -> None:
+        self.text = text
+        self.library = library
 
 
 _TEMPLATES: weakref.WeakKeyDictionary[ast.AST, _Template] = weakref.WeakKeyDictionary()

@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from uml2perf.errors import ExpressionError, Location
 
 
-@dataclass(frozen=True)
 class Source:
-    """Rewritten text plus, for each of its characters, the index in the user's text."""
+    """Rewritten text plus, for each of its characters, the index in the user's text.
 
-    original: str
-    text: str
-    origin: tuple[int, ...]  # len(text) + 1 entries
+    Never changed once made: rewriting makes a new one.
+    """
+
+    __slots__ = ("original", "text", "origin")
+
+    def __init__(self, original: str, text: str, origin: tuple[int, ...]) -> None:
+        self.original = original
+        self.text = text
+        self.origin = origin  # len(text) + 1 entries
 
     @classmethod
     def of(cls, text: str) -> Source:

@@ -5,8 +5,7 @@ executed and never pasted into generated code.  Parsing
 
 1. bounds the text and, where it is not plain Python already
    (:func:`~uml2perf.expressions.normalise.needs_normalising`), rewrites its
-   OCL and C spellings at token level (:mod:`uml2perf.expressions.normalise`,
-   :mod:`uml2perf.expressions.c_blocks`);
+   OCL and C spellings at token level (:mod:`uml2perf.expressions.normalise`);
 2. parses it with :func:`ast.parse`, so that hostile input ends in an
    :class:`~uml2perf.errors.ExpressionError`, never in a ``RecursionError``
    or ``MemoryError``;
@@ -27,14 +26,19 @@ import re
 import textwrap
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NoReturn
 
 from uml2perf.errors import ExpressionError, Location
 
-from .c_blocks import is_c_style, rewrite_c_blocks
 from .forms import CodeFragment, Expression
-from .normalise import needs_normalising, normalise_tokens, precheck, strip_c_comments
+from .normalise import (
+    is_c_style,
+    needs_normalising,
+    normalise_tokens,
+    precheck,
+    rewrite_c_blocks,
+    strip_c_comments,
+)
 from .source import Context, Source
 from .validation import Flow, Validator
 from .vocabulary import BUILTIN_FUNCTIONS, CODE_HINT, CONSTANTS, LANGUAGE_HINT, MAX_DEPTH, SPLIT_HINT
@@ -140,12 +144,14 @@ _MEMO_SIZE = 4096
 MEMO_MAX_TEXT = 2000
 
 
-@dataclass(frozen=True, slots=True)
 class _Refusal:
     """A remembered :class:`ExpressionError`: the location belongs to each caller, not to the text."""
 
-    message: str
-    hint: str | None
+    __slots__ = ("message", "hint")
+
+    def __init__(self, message: str, hint: str | None) -> None:
+        self.message = message
+        self.hint = hint
 
     def raise_at(self, location: Location | None) -> NoReturn:
         raise ExpressionError(self.message, location, self.hint)

@@ -137,9 +137,6 @@ class Validator:
     its type in :data:`Validator.HANDLERS`.
     """
 
-    #: Node type -> method validating it (filled in below the class).
-    HANDLERS: ClassVar[dict[type, Callable[[Validator, Any, int, list[str]], ast.expr]]] = {}
-
     def __init__(self, ctx: Context, source: Source) -> None:
         self.ctx = ctx
         self.source = source
@@ -361,6 +358,20 @@ class Validator:
         call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[func.value, *node.args], keywords=[])
         return ast.copy_location(call, node)
 
+    #: Node type -> method validating it: every expression node of the language.
+    HANDLERS: ClassVar[Mapping[type, Callable[..., ast.expr]]] = MappingProxyType(
+        {
+            ast.Constant: _constant,
+            ast.Name: _name,
+            ast.BinOp: binop,
+            ast.UnaryOp: _unary,
+            ast.BoolOp: _boolean,
+            ast.Compare: _compare,
+            ast.IfExp: _conditional,
+            ast.Call: call,
+        }
+    )
+
     # -- statements -------------------------------------------------------
     def statements(self, body: list[ast.stmt], depth: int, state: Flow) -> list[ast.stmt]:
         if not body:
@@ -460,20 +471,6 @@ class Validator:
                 f"cannot assign to built-in {kind} {ident!r} in {self.src(stmt)}", "rename the variable"
             )
         return ident
-
-
-Validator.HANDLERS.update(
-    {
-        ast.Constant: Validator._constant,
-        ast.Name: Validator._name,
-        ast.BinOp: Validator.binop,
-        ast.UnaryOp: Validator._unary,
-        ast.BoolOp: Validator._boolean,
-        ast.Compare: Validator._compare,
-        ast.IfExp: Validator._conditional,
-        ast.Call: Validator.call,
-    }
-)
 
 
 class Flow:

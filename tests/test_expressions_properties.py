@@ -10,6 +10,7 @@ refused with an :class:`ExpressionError`, promptly.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import math
 import signal
@@ -25,6 +26,8 @@ from uml2perf_runtime import functions as lib
 
 from uml2perf.errors import ExpressionError
 from uml2perf.expressions import (
+    BUILTIN_FUNCTIONS,
+    MAX_EXPONENT,
     compile_expression,
     parse_code,
     parse_expression,
@@ -544,6 +547,68 @@ ALL_PARSERS: tuple[Callable[[str], Any], ...] = (
 )
 
 
+#: Every node type an accepted tree may hold: the language, and nothing else.
+LANGUAGE_NODES = (
+    ast.Expression,
+    ast.Module,
+    ast.Assign,
+    ast.AugAssign,
+    ast.If,
+    ast.Pass,
+    ast.Name,
+    ast.Load,
+    ast.Store,
+    ast.Constant,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.Call,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.Pow,
+    ast.USub,
+    ast.UAdd,
+    ast.Not,
+    ast.And,
+    ast.Or,
+    ast.Eq,
+    ast.NotEq,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
+)
+
+
+def signed_int(node: ast.expr) -> int | None:
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def assert_inside_the_language(tree: ast.AST) -> None:
+    """An accepted tree: whitelisted nodes, numbers only, named calls, ``**`` only with a small literal."""
+    for node in ast.walk(tree):
+        assert type(node) in LANGUAGE_NODES, ast.dump(node)
+        if isinstance(node, ast.Constant):
+            assert type(node.value) in (int, float, bool), ast.dump(node)
+        if isinstance(node, ast.Name):
+            assert not node.id.startswith("_"), node.id
+        if isinstance(node, ast.Call):
+            assert isinstance(node.func, ast.Name) and not node.keywords
+            name = node.func.id
+            assert name in BUILTIN_FUNCTIONS or not hasattr(builtins, name), name
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            exponent = signed_int(node.right)
+            assert exponent is not None and abs(exponent) <= MAX_EXPONENT, ast.dump(node)
+
+
 def check_parses_or_refuses(text: str) -> None:
     for parser in ALL_PARSERS:
         with time_limit(10):
@@ -552,6 +617,7 @@ def check_parses_or_refuses(text: str) -> None:
             except ExpressionError as error:
                 assert error.message and isinstance(error.message, str)
                 continue
+            assert_inside_the_language(result.tree)
             # Whatever is accepted can be emitted and compiled.
             names = set(result.names) | set(getattr(result, "assigned", ()))
             source = to_python(result, {n: f"v.{n}" for n in names}, {f: ["p", "v"] for f in result.calls})

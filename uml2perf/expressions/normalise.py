@@ -14,7 +14,7 @@ text (``3e-6 * W``, ``(pid + 1) % nprocs``) is plain Python already:
 so that parsing can skip this module for it.
 
 Code fragments may also be written with C's blocks (``if (c) { x = 1; }
-else x = 2;``): :func:`rewrite_c_blocks` rebuilds them in Python's indented
+else x = 2;``): :func:`normalise_code` rebuilds them in Python's indented
 form, copying statement text with its position map.
 """
 
@@ -45,16 +45,18 @@ from .vocabulary import (
     UNICODE_OPERATORS,
 )
 
-__all__ = [
-    "is_c_style",
-    "rewrite_c_blocks",
-    "line_starts",
-    "needs_normalising",
-    "normalise_tokens",
-    "precheck",
-    "strip_c_comments",
-    "tokens_of",
-]
+__all__ = ["needs_normalising", "normalise_code", "normalise_expression", "precheck"]
+
+
+def normalise_expression(source: Source, ctx: Context) -> Source:
+    """An expression in its Python form: OCL and C operators rewritten, words outside the language refused."""
+    return _normalise_tokens(source, ctx, code=False)
+
+
+def normalise_code(source: Source, ctx: Context) -> Source:
+    """A code fragment in its Python form: ``//`` comments removed, spellings rewritten, C blocks rebuilt."""
+    source = _normalise_tokens(_strip_c_comments(source), ctx, code=True)
+    return _rewrite_c_blocks(source, ctx) if _is_c_style(source) else source
 
 
 def precheck(text: str, ctx: Context) -> str:
@@ -87,7 +89,7 @@ def precheck(text: str, ctx: Context) -> str:
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-def tokens_of(text: str) -> list[tokenize.TokenInfo]:
+def _tokens(text: str) -> list[tokenize.TokenInfo]:
     """Tokens of ``text``; on a tokenizer error, those read so far (the parser reports it)."""
     tokens: list[tokenize.TokenInfo] = []
     try:
@@ -98,7 +100,7 @@ def tokens_of(text: str) -> list[tokenize.TokenInfo]:
     return tokens
 
 
-def line_starts(text: str) -> list[int]:
+def _line_starts(text: str) -> list[int]:
     starts = [0]
     for i, ch in enumerate(text):
         if ch == "\n":
@@ -106,11 +108,11 @@ def line_starts(text: str) -> list[int]:
     return starts
 
 
-SKIP = frozenset({tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT})
+_SKIP = frozenset({tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT})
 _STATEMENT_BREAKS = frozenset({";", "{", "}", ":"})
 
 
-def strip_c_comments(source: Source) -> Source:
+def _strip_c_comments(source: Source) -> Source:
     """Remove C++ ``//`` comments from a code fragment, keeping floor divisions.
 
     ``//`` is a comment where a statement starts (line start, after ``;``,
@@ -130,8 +132,8 @@ def strip_c_comments(source: Source) -> Source:
             continue
         previous: tokenize.TokenInfo | None = None
         depth = 0
-        for tok in tokens_of(line):
-            if tok.type in SKIP or tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+        for tok in _tokens(line):
+            if tok.type in _SKIP or tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
                 if tok.type == tokenize.COMMENT:
                     break  # a Python comment hides any '//' after it
                 continue
@@ -180,15 +182,15 @@ def _is_operand(text: str) -> bool:
     return True
 
 
-def normalise_tokens(source: Source, ctx: Context, *, code: bool) -> Source:
+def _normalise_tokens(source: Source, ctx: Context, *, code: bool) -> Source:
     """Rewrite OCL/C spellings into Python and refuse keywords outside the language."""
     text = source.text
-    starts = line_starts(text)
+    starts = _line_starts(text)
 
     def at(pos: tuple[int, int]) -> int:
         return starts[pos[0] - 1] + pos[1] if pos[0] - 1 < len(starts) else len(text)
 
-    tokens = [t for t in tokens_of(text) if t.type not in SKIP]
+    tokens = [t for t in _tokens(text) if t.type not in _SKIP]
     allowed_keywords = KEYWORDS_IN_CODE if code else KEYWORDS_IN_EXPRESSIONS
     edits: list[tuple[int, int, str]] = []
     depth = max_depth = prefix_run = 0
@@ -355,7 +357,7 @@ def _keyword_hint(word: str, code: bool) -> str:
 #
 # needs_normalising() may say "yes" when the answer is "no" (the token-level
 # pass then runs and changes nothing), never the other way round.  Each rule
-# names the rewrite or refusal of normalise_tokens() it rules out.
+# names the rewrite or refusal of _normalise_tokens() it rules out.
 
 #: ASCII letters, digits, ``_``, spaces and the operators of plain formulas.
 #: Anything else (quotes, ``#``, brackets other than ``()``, ``&``, ``|``,
@@ -378,10 +380,10 @@ _SPECIAL_IN_CODE = (PYTHON_KEYWORDS - KEYWORDS_IN_CODE) | OCL_WORDS | {"if", "el
 
 
 def needs_normalising(text: str, *, code: bool) -> bool:
-    """Whether normalising (tokens, and for code comments and blocks) might change or refuse ``text``.
+    """Whether :func:`normalise_code` (or, for ``code=False``, :func:`normalise_expression`) might act.
 
-    ``False`` is a promise: the token-level pass would return ``text``
-    unchanged and raise nothing, so it can be skipped.
+    ``False`` is a promise: normalising would return ``text`` unchanged and
+    raise nothing, so it can be skipped.
     """
     # Characters: no lookalikes, strings, comments, braces, '&&', '||', '?'.
     if not (_PLAIN_CODE if code else _PLAIN_EXPRESSION).fullmatch(text):
@@ -419,7 +421,7 @@ def needs_normalising(text: str, *, code: bool) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def rewrite_c_blocks(source: Source, ctx: Context) -> Source:
+def _rewrite_c_blocks(source: Source, ctx: Context) -> Source:
     """``source`` with its brace-delimited C blocks written as indented Python."""
     return _CBlocks(source, ctx).run()
 
@@ -436,8 +438,8 @@ class _CBlocks:
         self.source = source
         self.ctx = ctx
         text = source.text
-        starts = line_starts(text)
-        self.tokens = [t for t in tokens_of(text) if t.type not in SKIP and t.type != tokenize.ENDMARKER]
+        starts = _line_starts(text)
+        self.tokens = [t for t in _tokens(text) if t.type not in _SKIP and t.type != tokenize.ENDMARKER]
         self.pos = [
             (starts[t.start[0] - 1] + t.start[1], starts[t.end[0] - 1] + t.end[1]) for t in self.tokens
         ]
@@ -583,11 +585,11 @@ class _CBlocks:
 _C_STYLE_HINTS = re.compile(r"[{}]|\bif\s*\(|\belse\b")
 
 
-def is_c_style(source: Source) -> bool:
+def _is_c_style(source: Source) -> bool:
     """Whether a fragment uses C block syntax: braces, ``if (c)`` or ``else`` without a colon."""
     if not _C_STYLE_HINTS.search(source.text):
         return False  # cheap pre-filter; the decision itself is made on tokens below
-    tokens = [t for t in tokens_of(source.text) if t.type not in SKIP]
+    tokens = [t for t in _tokens(source.text) if t.type not in _SKIP]
     for i, tok in enumerate(tokens):
         if tok.type == tokenize.OP and tok.string in "{}":
             return True

@@ -31,14 +31,7 @@ from typing import NoReturn
 from uml2perf.errors import ExpressionError, Location
 
 from .forms import CodeFragment, Expression
-from .normalise import (
-    is_c_style,
-    needs_normalising,
-    normalise_tokens,
-    precheck,
-    rewrite_c_blocks,
-    strip_c_comments,
-)
+from .normalise import needs_normalising, normalise_code, normalise_expression, precheck
 from .source import Context, Source
 from .validation import Flow, Validator
 from .vocabulary import BUILTIN_FUNCTIONS, CODE_HINT, CONSTANTS, LANGUAGE_HINT, MAX_DEPTH, SPLIT_HINT
@@ -179,7 +172,7 @@ def expression_from_text(text: str, what: str, location: Location | None, *, fas
     source = Source.of(folded)
     tree = parse_plain(folded, "eval", code=False) if fast else None
     if tree is None:
-        source = normalise_tokens(source, ctx, code=False)
+        source = normalise_expression(source, ctx)
         tree = _parse(source, ctx, "eval", LANGUAGE_HINT)
     assert isinstance(tree, ast.Expression)
     validator = Validator(ctx, source)
@@ -351,10 +344,7 @@ def _parse_code(text: str, ctx: Context, *, fast: bool) -> CodeFragment:
     source = Source.of(text)
     tree = parse_plain(text, "exec", code=True) if fast else None
     if tree is None:
-        source = strip_c_comments(source)
-        source = normalise_tokens(source, ctx, code=True)
-        if is_c_style(source):
-            source = rewrite_c_blocks(source, ctx)
+        source = normalise_code(source, ctx)
         tree = _parse(source, ctx, "exec", CODE_HINT)
     assert isinstance(tree, ast.Module)
     validator = Validator(ctx, source)

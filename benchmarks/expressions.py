@@ -20,14 +20,14 @@ model, parsed and printed the way the generator does.
 
 ``--against PATH`` also times another copy of the expression language on the
 same texts, interleaved with this one, and prints each time as a ratio
-now / before (below 1: faster now).  PATH is either a copy of the package
-folder ``uml2perf/expressions/`` or a single module of an older revision
-(``git show REV:uml2perf/expressions.py > old.py``).
+now / before (below 1: faster now).  PATH is the ``uml2perf/expressions``
+folder of another checkout (``git worktree add /tmp/old REV``), or, for
+revisions where the language was one module, that module's file.
 
 Usage::
 
     python benchmarks/expressions.py
-    python benchmarks/expressions.py --against old_expressions.py --repeat 7
+    python benchmarks/expressions.py --against /tmp/old/uml2perf/expressions --repeat 7
 """
 
 from __future__ import annotations
@@ -195,6 +195,12 @@ def chain_costs(actions: int) -> list[str]:
     return [f"{i % 10 + 1}e-6 * W" if i % 2 else f"{i % 7 + 1}e-6 + pid * 1e-9" for i in range(actions)]
 
 
+def clear_memo_of(module: ModuleType) -> None:
+    """Forget the parses a copy of the language remembers (a package, or the older single module)."""
+    single_module = getattr(module, "_clear_memo", None)
+    (single_module or module.syntax.clear_memo)()
+
+
 def model_workload(module: ModuleType, texts: list[str]) -> float:
     """Seconds to parse and print every text with its own location, as the generator does."""
     rename = {"W": "v.W", "pid": "p.pid"}
@@ -212,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="rounds per measurement; the best is kept")
     parser.add_argument("--actions", type=int, default=20_000, help="cost texts in the model workload")
     parser.add_argument(
-        "--against", type=Path, help="another copy of uml2perf/expressions.py to compare with"
+        "--against", type=Path, help="another copy of the expression language to compare with"
     )
     args = parser.parse_args(argv)
     before = load_module(args.against) if args.against else None
@@ -225,13 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nChain model: {len(texts):,} cost texts ({distinct} distinct), parsed and printed one by one")
     results: list[float] = []
     old_results: list[float] = []
-    for _ in range(max(1, args.repeat // 2)):  # interleaved, each with its memo cleared first
-        syntax.clear_memo()
-        results.append(model_workload(ex, texts))
-        if before is not None:
-            clear_before = getattr(before, "_clear_memo", None) or before.syntax.clear_memo
-            clear_before()
-            old_results.append(model_workload(before, texts))
+    for turn in range(max(2, args.repeat)):  # interleaved, taking turns to go first
+        order = [ex] if before is None else [ex, before] if turn % 2 else [before, ex]
+        for module in order:
+            clear_memo_of(module)
+            (results if module is ex else old_results).append(model_workload(module, texts))
     now = min(results)
     print(f"  now:    {now * 1e3:8.1f} ms  ({now / len(texts) * 1e6:.1f} us per text, memo cleared first)")
     if old_results:

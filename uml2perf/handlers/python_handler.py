@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Location, ModelError
+from ..expressions import means_else
 from ..model import Activity, CostFunction, Model, Node, NodeKind, Role, Variable
 from ..navigation.structure import (
     ActivityBody,
@@ -882,7 +883,9 @@ class PythonHandler(ContentHandler):
         if any(b.cond.kind is not CondKind.GUARD for b in stmt.branches):
             return
         outgoing = self._outgoing_guards().get(stmt.node.id)
-        if not outgoing or any(g is None or g.strip().lower() in ("else", "true", "1") for g in outgoing):
+        if not outgoing or any(
+            g is None or means_else(g) or g.strip().lower() in ("true", "1") for g in outgoing
+        ):
             return  # the decision has an else (or an unguarded) flow: some branch is always taken
         names: list[str] = []
         for branch in stmt.branches:

@@ -7,14 +7,12 @@ happen inside the functions, so ``import uml2perf.api`` stays cheap.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import json
 import marshal
 import sys
 import types
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +34,22 @@ class Conversion:
     path: Path | None
     handler: str
     diagnostics: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """The generated Python source of a model: what sweep workers compile and run.
+
+    It carries no path: a worker needs neither the XMI file nor lxml and Jinja,
+    only ``uml2perf_runtime``.
+    """
+
+    text: str
+    filename: str
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
 def read(path: str | Path, *, sidecar: str | Path | None = None, strict: bool = True) -> Model:
@@ -64,24 +78,6 @@ def raise_first_error(diagnostics: Iterable[Diagnostic]) -> None:
     raise ModelError(first.message + more, first.location, first.hint)
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a model is read and generated.
-
-    Reading and generation allocate hundreds of thousands of small, long-lived
-    objects (the neutral model) and create no garbage cycles worth collecting;
-    the collector's repeated full passes over them cost a sizeable share of a
-    large conversion.  It is switched back on afterwards.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def convert(
     path: str | Path,
     output: str | Path | None = None,
@@ -91,9 +87,11 @@ def convert(
     sidecar: str | Path | None = None,
 ) -> Conversion:
     """Convert an XMI export with a content handler; write ``output`` atomically when given."""
+    from uml2perf_runtime.collector import collector_paused
+
     from .generation import generate, write_output
 
-    with _collector_paused():
+    with collector_paused():
         model = read(path, sidecar=sidecar)
         result = generate(model, handler, activity=activity)
     target: Path | None = None
@@ -151,14 +149,14 @@ def _module_from_file(path: Path) -> types.ModuleType:
 
 
 def load_spec(
-    path: str | Path,
+    model: str | Path | ModelSource,
     *,
     activity: str | None = None,
     sidecar: str | Path | None = None,
     given: Iterable[str] | None = None,
     warnings: list[str] | None = None,
 ) -> Any:
-    """Return the runtime ``ModelSpec`` of an XMI export or of a generated ``.py`` module.
+    """Return the runtime ``ModelSpec`` of an XMI export, a generated ``.py`` module or a model source.
 
     ``warnings``, when given, receives the warnings reading and generating
     the model produced (the ones ``convert`` prints), also on a cache hit.
@@ -166,10 +164,15 @@ def load_spec(
     With ``given`` (the names ``--set`` assigns), an XMI model that declares
     variables without a value (MARTE analysis-context parameters) and leaves
     some of them unassigned is an error naming them and how to set them.
+
+    A :class:`ModelSource` is compiled and run once per process (remembered
+    by the digest of its text); the other arguments do not apply to it.
     """
-    p = Path(path)
+    if isinstance(model, ModelSource):
+        return _spec_of_source(model)
+    p = Path(model)
     if not p.exists():
-        raise InputError("no such file", Location(file=str(path)), hint="check the path")
+        raise InputError("no such file", Location(file=str(model)), hint="check the path")
     if p.suffix in PYTHON_SUFFIXES:
         module = _module_from_file(p)
     else:
@@ -180,13 +183,30 @@ def load_spec(
         if warnings is not None:
             warnings.extend(generated.warnings)
         module = _module_from_code(generated.code, generated.source, "uml2perf_model", generated.filename)
+    return _spec_of_module(module, str(model))
+
+
+def _spec_of_module(module: types.ModuleType, shown: str) -> Any:
     spec = getattr(module, "MODEL", None)
     if spec is None:
         raise ModelError(
             "this Python file defines no MODEL",
-            Location(file=str(path)),
+            Location(file=shown),
             hint="pass an XMI export or a module written by 'uml2perf convert'",
         )
+    return spec
+
+
+_SPECS: dict[str, Any] = {}
+
+
+def _spec_of_source(source: ModelSource) -> Any:
+    """Compile and run a model source once per process (remembered by its content)."""
+    key = source.digest
+    spec = _SPECS.get(key)
+    if spec is None:
+        module = _module_from_source(source.text, f"uml2perf_sweep_{key[:12]}", source.filename)
+        spec = _SPECS[key] = _spec_of_module(module, source.filename)
     return spec
 
 
@@ -230,10 +250,12 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
         hit = _decode_generated(cache.get("module", key), filename)
         if hit is not None:
             return hit
+    from uml2perf_runtime.collector import collector_paused
+
     from .generation import generate
     from .profile import main_activity, unset_variables
 
-    with _collector_paused():
+    with collector_paused():
         model = read(path, sidecar=sidecar)
         result = generate(model, "python", activity=activity, options={"require_main": True})
 
@@ -324,8 +346,9 @@ def _require_timing(path: Path, timing: tuple[int, int, bool], warnings: list[st
             f"nothing in this model takes time: {what}, and nothing communicates, so every prediction "
             "would be 0 s",
             Location(file=str(path)),
-            hint="give the actions costs: an action+ stereotype with a cost tag, a MARTE PaStep hostDemand, "
-            'or a sidecar (--sidecar FILE.toml) with [defaults] cost = "1e-3" or [elements."NAME"] cost = ...',
+            hint="give the actions costs: an action+ stereotype with a cost tag, a MARTE PaStep "
+            'hostDemand, or a sidecar (--sidecar FILE.toml) with [defaults] cost = "1e-3" or '
+            '[elements."NAME"] cost = ...',
         )
     if untimed and warnings is not None:
         warnings.append(

@@ -8,7 +8,6 @@ happen inside the functions, so ``import uml2perf.api`` stays cheap.
 from __future__ import annotations
 
 import hashlib
-import json
 import marshal
 import sys
 import types
@@ -241,8 +240,11 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
         limit = current().input_bytes
         sidecar_bytes = read_input(sidecar, max_bytes=limit, what="sidecar") if sidecar is not None else b""
         key = key_of(
+            _ENTRY_FORMAT,
             hashlib.sha256(read_input(path, max_bytes=limit, what="model file")).digest(),
             hashlib.sha256(sidecar_bytes).digest(),
+            # the sidecar's path as given appears in the warnings about it
+            "" if sidecar is None else str(sidecar),
             activity or "",
             filename,
             package_fingerprint(),
@@ -302,35 +304,38 @@ def _compiled(source: str, filename: str, path: Path) -> types.CodeType:
         ) from None
 
 
+#: Layout of a ``module`` cache entry (part of its key: an entry of another layout is never read).
+_ENTRY_FORMAT = "run-module-3"
+
+
 def _encode_generated(generated: _Generated) -> bytes:
-    header = json.dumps(
-        {
-            "warnings": generated.warnings,
-            "required": generated.required,
-            "source": generated.source,
-            "timing": list(generated.timing),
-        }
-    ).encode()
-    return len(header).to_bytes(8, "little") + header + marshal.dumps(generated.code)
+    """One marshalled tuple: plain strings, numbers, dicts and the code object (nothing pickled)."""
+    return marshal.dumps(
+        (
+            generated.warnings,
+            generated.required,
+            generated.source,
+            generated.timing,
+            generated.code,
+        )
+    )
 
 
 def _decode_generated(payload: bytes | None, filename: str) -> _Generated | None:
     """A cache entry back (the cache has verified its digest); anything malformed is a miss."""
-    if payload is None or len(payload) < 8:
+    if payload is None:
         return None
-    size = int.from_bytes(payload[:8], "little")
     try:
-        header = json.loads(payload[8 : 8 + size])
-        code = marshal.loads(payload[8 + size :])
+        warnings, required, source, timing, code = marshal.loads(payload)
         if not isinstance(code, types.CodeType) or code.co_filename != filename:
             return None
-        actions, untimed, timed = header["timing"]
+        actions, untimed, timed = timing
         return _Generated(
             code,
-            str(header["source"]),
+            str(source),
             filename,
-            tuple(map(str, header["warnings"])),
-            tuple(dict(r) for r in header["required"]),
+            tuple(map(str, warnings)),
+            tuple(dict(r) for r in required),
             (int(actions), int(untimed), bool(timed)),
         )
     except (ValueError, TypeError, KeyError, EOFError):

@@ -9,10 +9,8 @@ wrong usage exits with 2.  ``--debug`` shows the traceback for bug reports.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -147,6 +145,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if note:
         print(note, file=sys.stderr)
     if args.json:
+        import json
+
         json.dump(results.to_dict(), sys.stdout, indent=2, sort_keys=False, allow_nan=False)
         sys.stdout.write("\n")
     else:
@@ -390,6 +390,8 @@ def _is_simulation_error(exc: BaseException) -> bool:
 
 def _report_error(exc: BaseException, debug: bool) -> int:
     if debug:
+        import traceback
+
         traceback.print_exc()
     message = printable(str(exc))
     print(f"error: {message}", file=sys.stderr)
@@ -451,6 +453,8 @@ def _run(args: argparse.Namespace) -> int:
         if _is_simulation_error(exc):
             return _report_error(exc, debug)
         if debug:
+            import traceback
+
             traceback.print_exc()
         print(
             f"internal error: {type(exc).__name__}: {printable(str(exc))}\n"

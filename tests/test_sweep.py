@@ -14,7 +14,7 @@ from uml2perf.cli import main
 from uml2perf.sweep import parse_grid
 
 REPO = Path(__file__).resolve().parent.parent
-GESCHER = str(REPO / "samples" / "machines" / "gescher.toml")
+GESCHER = "gescher"  # a bundled machine, found by name
 
 
 @pytest.fixture(scope="module")

@@ -382,6 +382,7 @@ def _require_values(required: Iterable[dict[str, Any]], given: Iterable[str]) ->
         if r["name"] not in supplied
     ]
     if missing:
+        # the message reads only each variable's name and location, which the cache entry keeps
         raise unset_variables_error(None, missing)  # type: ignore[arg-type]
 
 

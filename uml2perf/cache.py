@@ -251,9 +251,8 @@ def _open_folder(folder: Path) -> Cache | None:
     return Cache(folder, fd)
 
 
-def cache_dir(*, create: bool = True) -> Path | None:
-    """The cache folder when the cache is usable (``create`` is kept for callers; it is always created)."""
-    del create
+def cache_dir() -> Path | None:
+    """The cache folder (created when missing) when the cache is usable, else ``None``."""
     cache = open_cache()
     return cache.folder if cache is not None else None
 

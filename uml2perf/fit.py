@@ -129,7 +129,7 @@ def _looks_like_extrap_text(text: str) -> bool:
     return False
 
 
-def _number(path: str, line: int, column: str | int, text: str) -> float:
+def _number(path: str, line: int, column: str | int | None, text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -703,8 +703,8 @@ def fit_model(data: Measurements, *, negative: bool = True) -> Model:
         else:
             ranked, count = _rank_on_slices(data, p, negative)
             considered += count
-            per_parameter.append([fit_hypothesis((Term((f,)),), data, groups) for f in ranked])
-            per_parameter[-1] = [f for f in per_parameter[-1] if f is not None]
+            candidates = [fit_hypothesis((Term((f,)),), data, groups) for f in ranked]
+            per_parameter.append([f for f in candidates if f is not None])
     if dims > 1:
         tops = [fits[:CANDIDATES_PER_PARAMETER] for fits in per_parameter]
         if any(not t for t in tops):

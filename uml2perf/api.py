@@ -209,17 +209,31 @@ def _spec_of_source(source: ModelSource) -> Any:
     return spec
 
 
-@dataclass(frozen=True)
 class _Generated:
-    """What ``run`` needs of a generated model: code, source (for messages), warnings, required variables."""
+    """What ``run`` needs of a generated model: code, source (for messages), warnings, required variables.
 
-    code: types.CodeType
-    source: str
-    filename: str
-    warnings: tuple[str, ...]
-    required: tuple[dict[str, Any], ...]
-    #: (actions, actions without a cost, whether anything takes time)
-    timing: tuple[int, int, bool] = (0, 0, True)
+    A plain class rather than a dataclass: it is built on every run, also from the cache, and a
+    dataclass costs more to define than the rest of this module to import.
+    """
+
+    __slots__ = ("code", "source", "filename", "warnings", "required", "timing")
+
+    def __init__(
+        self,
+        code: types.CodeType,
+        source: str,
+        filename: str,
+        warnings: tuple[str, ...],
+        required: tuple[dict[str, Any], ...],
+        timing: tuple[int, int, bool],
+    ) -> None:
+        self.code = code
+        self.source = source
+        self.filename = filename
+        self.warnings = warnings
+        self.required = required
+        #: (actions, actions without a cost, whether anything takes time)
+        self.timing = timing
 
 
 def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | None) -> _Generated:

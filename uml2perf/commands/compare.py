@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -16,6 +15,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     result = compare(load_result(args.a), load_result(args.b), a_name=args.a, b_name=args.b)
     if args.json:
+        import json
+
         json.dump(result, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:

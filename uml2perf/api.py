@@ -7,7 +7,6 @@ happen inside the functions, so ``import uml2perf.api`` stays cheap.
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import sys
 import types
@@ -48,7 +47,9 @@ class ModelSource:
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        from .cache import sha256
+
+        return sha256(self.text.encode("utf-8")).hexdigest()
 
 
 def read(path: str | Path, *, sidecar: str | Path | None = None, strict: bool = True) -> Model:
@@ -245,7 +246,7 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
     from uml2perf_runtime.files import read_input
     from uml2perf_runtime.limits import current
 
-    from .cache import key_of, open_cache, package_fingerprint
+    from .cache import key_of, open_cache, package_fingerprint, sha256
 
     cache = open_cache()
     key = None
@@ -255,8 +256,8 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
         sidecar_bytes = read_input(sidecar, max_bytes=limit, what="sidecar") if sidecar is not None else b""
         key = key_of(
             _ENTRY_FORMAT,
-            hashlib.sha256(read_input(path, max_bytes=limit, what="model file")).digest(),
-            hashlib.sha256(sidecar_bytes).digest(),
+            sha256(read_input(path, max_bytes=limit, what="model file")).digest(),
+            sha256(sidecar_bytes).digest(),
             # the sidecar's path as given appears in the warnings about it
             "" if sidecar is None else str(sidecar),
             activity or "",

@@ -36,11 +36,11 @@ CONVERTER = (
 
 
 def _modules_after(code: str, cwd: Path, env: dict[str, str]) -> tuple[int, list[str], str]:
-    probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)), file=sys.stderr)"
+    probe = code + "\nimport sys\nprint(repr(sorted(sys.modules)), file=sys.stderr)"
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )
-    return done.returncode, json.loads(done.stderr.splitlines()[-1]), done.stdout
+    return done.returncode, ast.literal_eval(done.stderr.splitlines()[-1]), done.stdout
 
 
 def _loaded(modules: list[str], prefixes: tuple[str, ...]) -> list[str]:
@@ -51,6 +51,7 @@ def test_importing_the_command_line_loads_no_library_of_a_stage(tmp_path: Path) 
     code, modules, _ = _modules_after("import uml2perf.cli, uml2perf.api", tmp_path, dict(os.environ))
     assert code == 0
     assert _loaded(modules, (*HEAVY, "numpy", "simpy", *CONVERTER)) == []
+    assert _loaded(modules, ("json", "traceback", "hashlib")) == []  # imported when they are used
 
 
 def test_a_repeated_run_loads_nothing_of_the_converter(tmp_path: Path) -> None:
@@ -65,6 +66,7 @@ def test_a_repeated_run_loads_nothing_of_the_converter(tmp_path: Path) -> None:
     assert "lxml" in first and "uml2perf.generation" in first  # the first run converted
     assert json.loads(first_out)["time"] == json.loads(second_out)["time"]
     assert _loaded(second, (*HEAVY, *CONVERTER)) == []
+    assert "_hashlib" not in second  # a small input is hashed without loading OpenSSL
 
 
 def test_a_sidecar_given_by_another_path_is_another_entry(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -40,6 +39,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.plot:
         plot_models(models, args.plot)
     if args.json:
+        import json
+
         objects = [m.to_dict() for m in models]
         json.dump(objects[0] if len(objects) == 1 else objects, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -289,3 +289,20 @@ def test_warnings_module_is_quiet_for_a_private_folder(cache_home: Path) -> None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert cache.open_cache() is not None
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.binary(max_size=2048), st.sampled_from([None, 0, cache.SMALL_INPUT_BYTES]))
+def test_sha256_is_sha256_whichever_code_computes_it(data: bytes, expected: int | None) -> None:
+    import hashlib
+
+    digest = cache.sha256(data[:7], expected_bytes=expected)
+    digest.update(data[7:])
+    assert digest.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_a_large_input_is_hashed_as_a_small_one() -> None:
+    import hashlib
+
+    data = bytes(range(256)) * (cache.SMALL_INPUT_BYTES // 256 + 1)
+    assert cache.sha256(data).digest() == hashlib.sha256(data).digest()

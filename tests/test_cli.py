@@ -13,7 +13,6 @@ from uml2perf.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
-MACHINES = SAMPLES / "machines"
 
 #: The Performance Prophet sample for one process: FA1 + FSA1 + FSA2(0) + FA4(P), P = 3.14.
 PROPHET_ONE_PROCESS = 121 / 3.14 + 112 + 32 / (0 + 1) + (3.14 + 2.71 * 3.14)
@@ -160,17 +159,17 @@ def test_check_is_clean_on_the_prophet_sample(capsys: pytest.CaptureFixture[str]
 def test_every_sample_runs_through_the_cli(capsys: pytest.CaptureFixture[str], model: Path) -> None:
     args = ["--procs", "4"]
     if model.name.startswith("lapw0"):
-        args += ["--machine", str(MACHINES / "gescher.toml")]
+        args += ["--machine", "gescher"]
     if model.name.startswith("kernels"):
-        args += ["--machine", str(MACHINES / "gpu-node.toml")]
+        args += ["--machine", "gpu-node"]
     result = run_json(capsys, model, *args)
     assert result["time"] > 0
     assert len(result["per_process"]) == 4
 
 
 def test_same_inputs_same_numbers(capsys: pytest.CaptureFixture[str]) -> None:
-    first = run_json(capsys, SAMPLES / "lapw0.uml", "--procs", "8", "--machine", MACHINES / "gescher.toml")
-    second = run_json(capsys, SAMPLES / "lapw0.uml", "--procs", "8", "--machine", MACHINES / "gescher.toml")
+    first = run_json(capsys, SAMPLES / "lapw0.uml", "--procs", "8", "--machine", "gescher")
+    second = run_json(capsys, SAMPLES / "lapw0.uml", "--procs", "8", "--machine", "gescher")
     for key in ("time", "per_process", "elements"):
         assert first[key] == second[key]
 
@@ -184,7 +183,7 @@ def test_trace_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         "--procs",
         "4",
         "--machine",
-        MACHINES / "gescher.toml",
+        "gescher",
         "--trace",
         trace,
     )

@@ -90,7 +90,8 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
         ("bad.uml", "MPIfinalize"),
     ),
     "no_activity": (
-        '<?xml version="1.0"?>\n<xmi:XMI xmi:version="20131001" xmlns:xmi="http://www.omg.org/spec/XMI/20131001" '
+        '<?xml version="1.0"?>\n<xmi:XMI xmi:version="20131001" '
+        'xmlns:xmi="http://www.omg.org/spec/XMI/20131001" '
         'xmlns:uml="http://www.eclipse.org/uml2/5.0.0/UML"><uml:Model xmi:id="m" name="m">'
         '<packagedElement xmi:type="uml:Class" xmi:id="c1" name="Atom"/>'
         '<packagedElement xmi:type="uml:Class" xmi:id="c2" name="Cell"/></uml:Model></xmi:XMI>\n',

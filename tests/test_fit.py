@@ -93,7 +93,8 @@ def test_hand_computed_metrics_of_a_line():
     r2 = 1 - 0.04 / tss
     assert fit.r2_adj == pytest.approx(1 - (1 - r2) * 3 / 2)
     assert fit.sigma == pytest.approx(math.sqrt(0.04 / 2))
-    # leaving x=1 out: the line through (2,4.9),(3,6.9),(4,9.1) predicts 3.1 - ... exactly checked by lstsq below
+    # leaving x=1 out: the line through (2,4.9),(3,6.9),(4,9.1) predicts 3.1 - ...
+    # (exactly checked by lstsq below)
     assert fit.cv_smape > fit.smape > 0
 
 

@@ -43,3 +43,34 @@ def test_cli_accepts_progress_flags(capsys) -> None:
     sample = Path(__file__).resolve().parents[1] / "samples" / "prophet.uml"
     assert main(["run", str(sample), "--procs", "1", "--progress", "--json"]) == 0
     assert main(["run", str(sample), "--procs", "1", "--no-progress", "--json"]) == 0
+
+
+def test_counted_bar_shows_the_time_left_and_ends_the_line() -> None:
+    from uml2perf_runtime.progress import ProgressBar
+
+    out = io.StringIO()
+    bar = ProgressBar(4, out, True, label="points")
+    bar.start -= 30.0  # as if 30 s had passed
+    bar.done = 1
+    assert bar.line(bar.start + 30.0).endswith("0:30, about 1:30 left")
+    assert "points 1/4 [" in bar.line(bar.start + 30.0)
+    bar.advance(3)
+    bar.close()
+    text = out.getvalue()
+    assert "4/4" in text and "100%" in text and "left" not in text.split("\r")[-1]
+    assert text.endswith("\n")
+
+
+def test_counted_bar_disabled_or_empty_prints_nothing() -> None:
+    from uml2perf_runtime.progress import ProgressBar
+
+    out = io.StringIO()
+    for bar in (ProgressBar(3, out, False), ProgressBar(0, out, True)):
+        bar.advance()
+        bar.close()
+    assert out.getvalue() == ""
+
+
+def test_clock_counts_hours_past_an_hour() -> None:
+    assert progress._clock(59.9) == "0:59"
+    assert progress._clock(3 * 3600 + 61) == "3:01:01"

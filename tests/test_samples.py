@@ -39,7 +39,8 @@ def test_hybrid_oversubscribed_node_is_slower() -> None:
     crowded = predict(SAMPLES / "hybrid.uml", machine="laptop", procs=4).time
     assert crowded > fits
     # Compute per thread halves with 4 processes but runs at half speed: same sweep time as 2 processes;
-    # the pipeline (3 stage threads x 4 processes = 12 > 8 cores) and task pool (16 > 8) slow down by 12/8, 16/8.
+    # the pipeline (3 stage threads x 4 processes = 12 > 8 cores) and task pool (16 > 8)
+    # slow down by 12/8, 16/8.
     expected = 0.05 * 1 + 5 * (
         1e-8 * 2048 * 2048 / 16 * 2 + 4 * 0.001 + ALPHA + 8 * 2048 * BETA + 2 * (ALPHA + 8 * BETA)
     )

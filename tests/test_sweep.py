@@ -11,10 +11,10 @@ import pytest
 
 from uml2perf import synthetic
 from uml2perf.cli import main
-from uml2perf.sweep import Progress, parse_grid
+from uml2perf.sweep import parse_grid
 
 REPO = Path(__file__).resolve().parent.parent
-GESCHER = str(REPO / "samples" / "machines" / "gescher.toml")
+GESCHER = "gescher"  # a bundled machine, found by name
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def test_no_analytic_simulates_every_point_with_the_same_answers(
     fast = sweep_json(capsys, bsp, *grid)
     slow = sweep_json(capsys, bsp, *grid, "--no-analytic", "--workers", "2")
     assert {r["method"] for r in slow["rows"]} == {"simulation"}
-    for a, b in zip(fast["rows"], slow["rows"]):
+    for a, b in zip(fast["rows"], slow["rows"], strict=True):
         assert (a["procs"], a["STEPS"]) == (b["procs"], b["STEPS"])
         for column in ("time", "compute", "comm", "wait"):
             assert a[column] == pytest.approx(b[column], rel=1e-9, abs=1e-12)
@@ -170,8 +170,10 @@ def test_progress_only_when_asked_or_on_a_terminal(bsp: str, capsys: pytest.Capt
 def test_progress_bar_draws_and_finishes() -> None:
     import io
 
+    from uml2perf_runtime.progress import ProgressBar
+
     stream = io.StringIO()
-    bar = Progress(4, stream, True)
+    bar = ProgressBar(4, stream, True)
     for _ in range(4):
         bar.advance()
     bar.close()

@@ -7,14 +7,10 @@ happen inside the functions, so ``import uml2perf.api`` stays cheap.
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import hashlib
-import json
 import marshal
 import sys
 import types
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +32,24 @@ class Conversion:
     path: Path | None
     handler: str
     diagnostics: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """The generated Python source of a model: what sweep workers compile and run.
+
+    It carries no path: a worker needs neither the XMI file nor lxml and Jinja,
+    only ``uml2perf_runtime``.
+    """
+
+    text: str
+    filename: str
+
+    @property
+    def digest(self) -> str:
+        from .cache import sha256
+
+        return sha256(self.text.encode("utf-8")).hexdigest()
 
 
 def read(path: str | Path, *, sidecar: str | Path | None = None, strict: bool = True) -> Model:
@@ -64,24 +78,6 @@ def raise_first_error(diagnostics: Iterable[Diagnostic]) -> None:
     raise ModelError(first.message + more, first.location, first.hint)
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a model is read and generated.
-
-    Reading and generation allocate hundreds of thousands of small, long-lived
-    objects (the neutral model) and create no garbage cycles worth collecting;
-    the collector's repeated full passes over them cost a sizeable share of a
-    large conversion.  It is switched back on afterwards.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def convert(
     path: str | Path,
     output: str | Path | None = None,
@@ -91,9 +87,11 @@ def convert(
     sidecar: str | Path | None = None,
 ) -> Conversion:
     """Convert an XMI export with a content handler; write ``output`` atomically when given."""
+    from uml2perf_runtime.collector import collector_paused
+
     from .generation import generate, write_output
 
-    with _collector_paused():
+    with collector_paused():
         model = read(path, sidecar=sidecar)
         result = generate(model, handler, activity=activity)
     target: Path | None = None
@@ -151,14 +149,14 @@ def _module_from_file(path: Path) -> types.ModuleType:
 
 
 def load_spec(
-    path: str | Path,
+    model: str | Path | ModelSource,
     *,
     activity: str | None = None,
     sidecar: str | Path | None = None,
     given: Iterable[str] | None = None,
     warnings: list[str] | None = None,
 ) -> Any:
-    """Return the runtime ``ModelSpec`` of an XMI export or of a generated ``.py`` module.
+    """Return the runtime ``ModelSpec`` of an XMI export, a generated ``.py`` module or a model source.
 
     ``warnings``, when given, receives the warnings reading and generating
     the model produced (the ones ``convert`` prints), also on a cache hit.
@@ -166,10 +164,15 @@ def load_spec(
     With ``given`` (the names ``--set`` assigns), an XMI model that declares
     variables without a value (MARTE analysis-context parameters) and leaves
     some of them unassigned is an error naming them and how to set them.
+
+    A :class:`ModelSource` is compiled and run once per process (remembered
+    by the digest of its text); the other arguments do not apply to it.
     """
-    p = Path(path)
+    if isinstance(model, ModelSource):
+        return _spec_of_source(model)
+    p = Path(model)
     if not p.exists():
-        raise InputError("no such file", Location(file=str(path)), hint="check the path")
+        raise InputError("no such file", Location(file=str(model)), hint="check the path")
     if p.suffix in PYTHON_SUFFIXES:
         module = _module_from_file(p)
     else:
@@ -180,27 +183,58 @@ def load_spec(
         if warnings is not None:
             warnings.extend(generated.warnings)
         module = _module_from_code(generated.code, generated.source, "uml2perf_model", generated.filename)
+    return _spec_of_module(module, str(model))
+
+
+def _spec_of_module(module: types.ModuleType, shown: str) -> Any:
     spec = getattr(module, "MODEL", None)
     if spec is None:
         raise ModelError(
             "this Python file defines no MODEL",
-            Location(file=str(path)),
+            Location(file=shown),
             hint="pass an XMI export or a module written by 'uml2perf convert'",
         )
     return spec
 
 
-@dataclass(frozen=True)
-class _Generated:
-    """What ``run`` needs of a generated model: code, source (for messages), warnings, required variables."""
+_SPECS: dict[str, Any] = {}
 
-    code: types.CodeType
-    source: str
-    filename: str
-    warnings: tuple[str, ...]
-    required: tuple[dict[str, Any], ...]
-    #: (actions, actions without a cost, whether anything takes time)
-    timing: tuple[int, int, bool] = (0, 0, True)
+
+def _spec_of_source(source: ModelSource) -> Any:
+    """Compile and run a model source once per process (remembered by its content)."""
+    key = source.digest
+    spec = _SPECS.get(key)
+    if spec is None:
+        module = _module_from_source(source.text, f"uml2perf_sweep_{key[:12]}", source.filename)
+        spec = _SPECS[key] = _spec_of_module(module, source.filename)
+    return spec
+
+
+class _Generated:
+    """What ``run`` needs of a generated model: code, source (for messages), warnings, required variables.
+
+    A plain class rather than a dataclass: it is built on every run, also from the cache, and a
+    dataclass costs more to define than the rest of this module to import.
+    """
+
+    __slots__ = ("code", "source", "filename", "warnings", "required", "timing")
+
+    def __init__(
+        self,
+        code: types.CodeType,
+        source: str,
+        filename: str,
+        warnings: tuple[str, ...],
+        required: tuple[dict[str, Any], ...],
+        timing: tuple[int, int, bool],
+    ) -> None:
+        self.code = code
+        self.source = source
+        self.filename = filename
+        self.warnings = warnings
+        self.required = required
+        #: (actions, actions without a cost, whether anything takes time)
+        self.timing = timing
 
 
 def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | None) -> _Generated:
@@ -212,7 +246,7 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
     from uml2perf_runtime.files import read_input
     from uml2perf_runtime.limits import current
 
-    from .cache import key_of, open_cache, package_fingerprint
+    from .cache import key_of, open_cache, package_fingerprint, sha256
 
     cache = open_cache()
     key = None
@@ -221,8 +255,11 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
         limit = current().input_bytes
         sidecar_bytes = read_input(sidecar, max_bytes=limit, what="sidecar") if sidecar is not None else b""
         key = key_of(
-            hashlib.sha256(read_input(path, max_bytes=limit, what="model file")).digest(),
-            hashlib.sha256(sidecar_bytes).digest(),
+            _ENTRY_FORMAT,
+            sha256(read_input(path, max_bytes=limit, what="model file")).digest(),
+            sha256(sidecar_bytes).digest(),
+            # the sidecar's path as given appears in the warnings about it
+            "" if sidecar is None else str(sidecar),
             activity or "",
             filename,
             package_fingerprint(),
@@ -230,10 +267,12 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
         hit = _decode_generated(cache.get("module", key), filename)
         if hit is not None:
             return hit
+    from uml2perf_runtime.collector import collector_paused
+
     from .generation import generate
     from .profile import main_activity, unset_variables
 
-    with _collector_paused():
+    with collector_paused():
         model = read(path, sidecar=sidecar)
         result = generate(model, "python", activity=activity, options={"require_main": True})
 
@@ -280,35 +319,38 @@ def _compiled(source: str, filename: str, path: Path) -> types.CodeType:
         ) from None
 
 
+#: Layout of a ``module`` cache entry (part of its key: an entry of another layout is never read).
+_ENTRY_FORMAT = "run-module-3"
+
+
 def _encode_generated(generated: _Generated) -> bytes:
-    header = json.dumps(
-        {
-            "warnings": generated.warnings,
-            "required": generated.required,
-            "source": generated.source,
-            "timing": list(generated.timing),
-        }
-    ).encode()
-    return len(header).to_bytes(8, "little") + header + marshal.dumps(generated.code)
+    """One marshalled tuple: plain strings, numbers, dicts and the code object (nothing pickled)."""
+    return marshal.dumps(
+        (
+            generated.warnings,
+            generated.required,
+            generated.source,
+            generated.timing,
+            generated.code,
+        )
+    )
 
 
 def _decode_generated(payload: bytes | None, filename: str) -> _Generated | None:
     """A cache entry back (the cache has verified its digest); anything malformed is a miss."""
-    if payload is None or len(payload) < 8:
+    if payload is None:
         return None
-    size = int.from_bytes(payload[:8], "little")
     try:
-        header = json.loads(payload[8 : 8 + size])
-        code = marshal.loads(payload[8 + size :])
+        warnings, required, source, timing, code = marshal.loads(payload)
         if not isinstance(code, types.CodeType) or code.co_filename != filename:
             return None
-        actions, untimed, timed = header["timing"]
+        actions, untimed, timed = timing
         return _Generated(
             code,
-            str(header["source"]),
+            str(source),
             filename,
-            tuple(map(str, header["warnings"])),
-            tuple(dict(r) for r in header["required"]),
+            tuple(map(str, warnings)),
+            tuple(dict(r) for r in required),
             (int(actions), int(untimed), bool(timed)),
         )
     except (ValueError, TypeError, KeyError, EOFError):
@@ -324,8 +366,9 @@ def _require_timing(path: Path, timing: tuple[int, int, bool], warnings: list[st
             f"nothing in this model takes time: {what}, and nothing communicates, so every prediction "
             "would be 0 s",
             Location(file=str(path)),
-            hint="give the actions costs: an action+ stereotype with a cost tag, a MARTE PaStep hostDemand, "
-            'or a sidecar (--sidecar FILE.toml) with [defaults] cost = "1e-3" or [elements."NAME"] cost = ...',
+            hint="give the actions costs: an action+ stereotype with a cost tag, a MARTE PaStep "
+            'hostDemand, or a sidecar (--sidecar FILE.toml) with [defaults] cost = "1e-3" or '
+            '[elements."NAME"] cost = ...',
         )
     if untimed and warnings is not None:
         warnings.append(
@@ -354,6 +397,7 @@ def _require_values(required: Iterable[dict[str, Any]], given: Iterable[str]) ->
         if r["name"] not in supplied
     ]
     if missing:
+        # the message reads only each variable's name and location, which the cache entry keeps
         raise unset_variables_error(None, missing)  # type: ignore[arg-type]
 
 

@@ -35,12 +35,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-#: Seconds of the reference kernel (sort of 2**16 doubles) on the reference machine: speed 1.0.
-REFERENCE_SORT_SECONDS = 4.0e-3
 SORT_ELEMENTS = 1 << 16
 TRIAD_ELEMENTS = 1 << 23  # 3 arrays of 64 MiB: far beyond every cache
 MATMUL_N = 512
@@ -445,57 +442,3 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
             "# the runtime's default intra-node link applies",
         ]
     return "\n".join(lines) + "\n"
-
-
-def cmd_calibrate(args: Any) -> int:
-    from uml2perf_runtime.files import write_atomically
-
-    from .errors import InputError, Location
-
-    folder = Path(args.output).parent
-    if not folder.is_dir() or not os.access(folder, os.W_OK):
-        raise InputError(
-            f"cannot write the machine file: folder '{folder}' does not exist or is not writable",
-            Location(file=str(args.output)),
-            hint="create the folder or choose another -o path",
-        )
-    started = time.perf_counter()
-    step = [0]
-
-    def say(message: str) -> None:
-        step[0] += 1
-        print(f"[{step[0]}] {message} ...", file=sys.stderr, flush=True)
-
-    values = measure(repeats=args.repeats, progress=say, reference_sort=args.reference_sort)
-    text = machine_text(values, name=args.name)
-    # the file must load as a machine before it replaces anything
-    import tomllib
-
-    from uml2perf_runtime.machine import Machine
-
-    Machine.from_dict(tomllib.loads(text), source=str(args.output))
-    write_atomically(args.output, "machine file", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-    for key, m in values.items():
-        print(f"{key:<20} {m.median:12.4g}   spread {m.spread * 100:5.1f}%   {m.how}")
-    print(f"machine file written to {args.output} in {time.perf_counter() - started:.1f} s")
-    return 0
-
-
-def register_command(sub: Any) -> None:
-    from .cli import positive_int
-
-    cal = sub.add_parser("calibrate", help="measure this machine and write a machine file (TOML, commented)")
-    cal.add_argument(
-        "-o", "--output", required=True, metavar="machine.toml", help="the machine file to write"
-    )
-    cal.add_argument("--name", default="calibrated", help="machine name in the file (default: calibrated)")
-    cal.add_argument(
-        "--repeats", type=positive_int, default=11, metavar="N", help="repetitions per measurement"
-    )
-    cal.add_argument(
-        "--reference-sort",
-        type=float,
-        metavar="SECONDS",
-        help="the reference kernel's time on the machine the costs were measured on (sets speed)",
-    )
-    cal.set_defaults(func=cmd_calibrate)

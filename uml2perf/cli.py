@@ -9,80 +9,29 @@ wrong usage exits with 2.  ``--debug`` shows the traceback for bug reports.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
-import json
 import os
 import sys
-import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import __version__
+from .commands import calibrate as calibrate_command
+from .commands import compare as compare_command
+from .commands import fit as fit_command
+from .commands import sweep as sweep_command
+from .commands.common import (
+    EXIT_OK,
+    EXIT_PROBLEM,
+    EXIT_USAGE,
+    add_limit_option,
+    overrides,
+    positive_int,
+    print_warnings,
+    printable,
+)
 from .errors import Severity, Uml2PerfError, UsageError
 
-EXIT_OK = 0
-EXIT_PROBLEM = 1
-EXIT_USAGE = 2
-
-
 # --------------------------------------------------------------------------- helpers
-
-
-def parse_assignment(text: str) -> tuple[str, Any]:
-    """Parse ``NAME=VALUE`` from ``--set`` into a name and a typed value."""
-    name, sep, raw = text.partition("=")
-    name = name.strip()
-    if not sep or not name:
-        raise UsageError(f"--set expects NAME=VALUE, got {text!r}")
-    if not name.isidentifier():
-        raise UsageError(f"--set: {name!r} is not a variable name")
-    return name, parse_value(raw.strip())
-
-
-def parse_value(raw: str) -> Any:
-    """Numbers become int/float, true/false booleans; anything else stays text."""
-    lowered = raw.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for kind in (int, float):
-        try:
-            return kind(raw)
-        except ValueError:
-            pass
-    return raw
-
-
-def _overrides(items: Sequence[str] | None) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for item in items or ():
-        name, value = parse_assignment(item)
-        values[name] = value
-    return values
-
-
-def positive_int(text: str) -> int:
-    """An argparse type for counts (processes, nodes...): a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
-
-
-_CONTROL = {code: f"\\x{code:02x}" for code in (*range(0x09), *range(0x0B, 0x20), 0x7F)}
-_CONTROL.update({code: f"\\x{code:02x}" for code in range(0x80, 0xA0)})
-
-
-def _printable(text: str) -> str:
-    """Text with terminal control characters made visible (``\\x1b``), lines and tabs kept.
-
-    Names come from model, sidecar and machine files: an escape sequence in
-    one must not recolour, retitle or clear the user's terminal.
-    """
-    return text.translate(_CONTROL)
 
 
 def _speedups(items: Sequence[str] | None) -> dict[str, float] | None:
@@ -106,19 +55,6 @@ def _speedups(items: Sequence[str] | None) -> dict[str, float] | None:
     return found
 
 
-def _print_warnings(warnings: Sequence[str], args: argparse.Namespace) -> None:
-    """The model's warnings on standard error, or with ``--quiet`` one line counting them."""
-    if getattr(args, "quiet", False):
-        if warnings:
-            print(
-                f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''} not shown (--quiet)",
-                file=sys.stderr,
-            )
-        return
-    for warning in warnings:
-        print(_printable(warning), file=sys.stderr)
-
-
 def _severity(text: str) -> float:
     """An argparse type for a severity: a number from 0 to 1."""
     try:
@@ -132,7 +68,7 @@ def _severity(text: str) -> float:
 
 def _print_diagnostics(diagnostics: Sequence[Any], stream: Any = sys.stderr) -> None:
     for diagnostic in diagnostics:
-        print(_printable(str(diagnostic)), file=stream)
+        print(printable(str(diagnostic)), file=stream)
 
 
 def _refuse_overwriting_inputs(args: argparse.Namespace, outputs: dict[str, Any]) -> None:
@@ -170,7 +106,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {result.path} ({args.handler}, {len(result.text.splitlines())} lines)", file=sys.stderr)
     warnings = [d for d in result.diagnostics if getattr(d, "severity", None) != Severity.INFO]
-    _print_warnings([str(d) for d in warnings], args)
+    print_warnings([str(d) for d in warnings], args)
     return EXIT_OK
 
 
@@ -185,7 +121,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         machine=args.machine,
         procs=args.procs,
         nodes=args.nodes,
-        overrides=_overrides(args.set),
+        overrides=overrides(args.set),
         seed=args.seed,
         placement=args.placement,
         trace=args.trace or (True if args.plot else None),
@@ -200,7 +136,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         speedups=_speedups(args.speedup),
         rank_speedups=args.rank_speedups,
     )
-    _print_warnings(warnings, args)
+    print_warnings(warnings, args)
     if args.plot:
         from uml2perf_runtime.plot import plot_results
 
@@ -209,10 +145,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if note:
         print(note, file=sys.stderr)
     if args.json:
+        import json
+
         json.dump(results.to_dict(), sys.stdout, indent=2, sort_keys=False, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(_printable(results.report(top=args.top)))
+        sys.stdout.write(printable(results.report(top=args.top)))
         if args.trace:
             print(f"\ntrace written to {args.trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
         if args.plot:
@@ -247,7 +185,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.quiet:
         shown = [d for d in shown if d.severity == Severity.ERROR]
     _print_diagnostics(shown, sys.stdout)
-    print(_printable(report.summary(notes_hidden=not args.verbose)))
+    print(printable(report.summary(notes_hidden=not args.verbose)))
     return EXIT_PROBLEM if report.has_errors else EXIT_OK
 
 
@@ -266,7 +204,7 @@ def cmd_activities(args: argparse.Namespace) -> int:
         nodes = sum(1 for _ in activity.walk())
         marker = "*" if activity.id == main else " "
         line = activity.location.line or "?"
-        shown = _printable(f"{activity.name or '<unnamed>'}  (xmi:id={activity.id}")
+        shown = printable(f"{activity.name or '<unnamed>'}  (xmi:id={activity.id}")
         print(f" {marker} {shown}, line {line}, {nodes} nodes)")
     if main is None and model.activities:
         print("no main activity could be chosen: pass --activity NAME to 'run'")
@@ -294,16 +232,6 @@ def cmd_dialects(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parser
 
 
-def _add_limit_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--limit",
-        action="append",
-        metavar="NAME=N",
-        help="raise or lower a limit: input_bytes, processes, threads, nodes, cores, iterations, events, "
-        "sweep_points (see docs/security.md)",
-    )
-
-
 def _apply_limits(args: argparse.Namespace) -> None:
     """The limits of this command: defaults, then UML2PERF_MAX_* variables, then --limit flags."""
     from uml2perf_runtime.limits import LimitExceeded, Limits, parse_limit, set_current
@@ -320,7 +248,7 @@ def _apply_limits(args: argparse.Namespace) -> None:
 
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
-    _add_limit_option(parser)
+    add_limit_option(parser)
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="do not list the model's warnings (errors still show)"
     )
@@ -358,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--machine",
         metavar="FILE.toml|NAME",
-        help="machine file, or a bundled machine: gescher, laptop, cluster-modern (default: 1 node x 4 cores)",
+        help="machine file, or a bundled machine: gescher, laptop, cluster-modern "
+        "(default: 1 node x 4 cores)",
     )
     run.add_argument(
         "--procs", type=positive_int, metavar="N", help="number of processes (default: all cores)"
@@ -443,46 +372,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Functions that add further subcommands (kept separate so each lives with its feature).
-EXTRA_COMMANDS: list[Callable[[Any], None]] = []
-
-
-def _register_sweep(sub: Any) -> None:
-    try:
-        from .sweep import register_command
-    except ImportError:  # pragma: no cover - sweep is part of the package
-        return
-    register_command(sub)
-
-
-EXTRA_COMMANDS.append(_register_sweep)
-
-
-def _register_fit(sub: Any) -> None:
-    from .fit import register_command
-
-    register_command(sub)
-
-
-EXTRA_COMMANDS.append(_register_fit)
-
-
-def _register_calibrate(sub: Any) -> None:
-    from .calibrate import register_command
-
-    register_command(sub)
-
-
-EXTRA_COMMANDS.append(_register_calibrate)
-
-
-def _register_compare(sub: Any) -> None:
-    from .compare import register_command
-
-    register_command(sub)
-
-
-EXTRA_COMMANDS.append(_register_compare)
+#: Functions that add the subcommands kept in :mod:`uml2perf.commands`, one module each.
+EXTRA_COMMANDS: tuple[Callable[[Any], None], ...] = (
+    sweep_command.register_command,
+    fit_command.register_command,
+    calibrate_command.register_command,
+    compare_command.register_command,
+)
 
 
 def _is_simulation_error(exc: BaseException) -> bool:
@@ -494,8 +390,10 @@ def _is_simulation_error(exc: BaseException) -> bool:
 
 def _report_error(exc: BaseException, debug: bool) -> int:
     if debug:
+        import traceback
+
         traceback.print_exc()
-    message = _printable(str(exc))
+    message = printable(str(exc))
     print(f"error: {message}", file=sys.stderr)
     return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_PROBLEM
 
@@ -510,7 +408,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     # the console script and `python -m uml2perf` call main() without arguments: the process is this command
     if argv is None and args.func in _ONE_SHOT:
-        with _collection_left_to_exit():
+        # convert and check build hundreds of thousands of small objects and then the process ends:
+        # no collection while they run, and what is left is frozen so the collection at exit skips it
+        from uml2perf_runtime.collector import collector_paused
+
+        with collector_paused(freeze=True):
             return _run(args)
     return _run(args)
 
@@ -527,32 +429,9 @@ def _plain_warnings() -> None:
         file: Any = None,
         line: str | None = None,
     ) -> None:
-        print(f"warning: {_printable(str(message))}", file=file or sys.stderr)
+        print(f"warning: {printable(str(message))}", file=file or sys.stderr)
 
     warnings.showwarning = show
-
-
-@contextlib.contextmanager
-def _collection_left_to_exit() -> Iterator[None]:
-    """No cyclic garbage collection for a command that is the whole process, nor at its exit.
-
-    ``convert`` and ``check`` build hundreds of thousands of small objects
-    (the model, its statements, the printed views) and then the process ends.
-    The collector would traverse all of them once the conversion is done and
-    again when the interpreter exits, only to free memory the operating
-    system takes back anyway: about a tenth of the command's time for a large
-    model.  What is left when the command returns is frozen (ignored by every
-    later collection, the one at exit included) and the collector is
-    switched back on, in case the caller goes on.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -574,21 +453,19 @@ def _run(args: argparse.Namespace) -> int:
         if _is_simulation_error(exc):
             return _report_error(exc, debug)
         if debug:
+            import traceback
+
             traceback.print_exc()
         print(
-            f"internal error: {type(exc).__name__}: {_printable(str(exc))}\n"
+            f"internal error: {type(exc).__name__}: {printable(str(exc))}\n"
             "  this is a bug in uml2perf; run again with --debug and report the traceback",
             file=sys.stderr,
         )
         return EXIT_PROBLEM
 
 
-#: Subcommands that read a model, write or print the result and end (see ``_collection_left_to_exit``).
+#: Subcommands that read a model, write or print the result and end (see :func:`main`).
 _ONE_SHOT = (cmd_convert, cmd_check)
-
-
-def console_main() -> None:  # pragma: no cover - thin wrapper
-    sys.exit(main())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,16 +8,14 @@ different models are refused (their elements cannot be matched).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError, Location
 
-__all__ = ["compare", "load_result", "format_comparison", "register_command"]
+__all__ = ["compare", "load_result", "format_comparison"]
 
 _REQUIRED = ("time", "model", "elements", "processes")
 
@@ -138,28 +136,3 @@ def format_comparison(result: dict[str, Any], top: int = 15) -> str:
     if len(result["elements"]) > top:
         lines.append(f"  ... {len(result['elements']) - top} more (see --json)")
     return "\n".join(lines) + "\n"
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from .cli import EXIT_OK, _printable
-
-    result = compare(load_result(args.a), load_result(args.b), a_name=args.a, b_name=args.b)
-    if args.json:
-        json.dump(result, sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(_printable(format_comparison(result, args.top)))
-    return EXIT_OK
-
-
-def register_command(sub: Any) -> None:
-    from .cli import positive_int
-
-    parser = sub.add_parser("compare", help="compare two saved predictions (run --json) side by side")
-    parser.add_argument("a", metavar="A.json", help="the first saved prediction")
-    parser.add_argument("b", metavar="B.json", help="the second saved prediction")
-    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    parser.add_argument(
-        "--top", type=positive_int, default=15, metavar="N", help="elements shown (default 15)"
-    )
-    parser.set_defaults(func=cmd_compare)

@@ -10,7 +10,7 @@ problems that ``uml2perf check`` reports all at once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +39,7 @@ class Location:
         return ": ".join(parts) if parts else "<unknown location>"
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     """How bad a diagnostic is; errors stop conversion, the rest are advice."""
 
     ERROR = "error"

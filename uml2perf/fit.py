@@ -129,7 +129,7 @@ def _looks_like_extrap_text(text: str) -> bool:
     return False
 
 
-def _number(path: str, line: int, column: str | int, text: str) -> float:
+def _number(path: str, line: int, column: str | int | None, text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -580,7 +580,7 @@ class Model:
     def expression(self, digits: int = 6) -> str:
         names = self.parameters
         parts = [_number_text(self.fit.coefficients[0], digits)]
-        for coefficient, term in zip(self.fit.coefficients[1:], self.fit.terms):
+        for coefficient, term in zip(self.fit.coefficients[1:], self.fit.terms, strict=True):
             sign = "-" if coefficient < 0 else "+"
             parts.append(f"{sign} {_number_text(abs(coefficient), digits)} * {term.text(names)}")
         return " ".join(parts)
@@ -611,7 +611,7 @@ class Model:
         top = self.data.points.max(axis=0)
         low, high = self.interval(top[None, :])
         terms = [{"coefficient": float(self.fit.coefficients[0]), "factors": []}]
-        for coefficient, term in zip(self.fit.coefficients[1:], self.fit.terms):
+        for coefficient, term in zip(self.fit.coefficients[1:], self.fit.terms, strict=True):
             terms.append(
                 {
                     "coefficient": float(coefficient),
@@ -643,7 +643,7 @@ class Model:
             },
             "prediction_interval": {
                 "level": 0.95,
-                "at": {name: float(v) for name, v in zip(names, top)},
+                "at": {name: float(v) for name, v in zip(names, top, strict=True)},
                 "predicted": float(self.predict(top[None, :])[0]),
                 "low": float(low[0]),
                 "high": float(high[0]),
@@ -703,8 +703,8 @@ def fit_model(data: Measurements, *, negative: bool = True) -> Model:
         else:
             ranked, count = _rank_on_slices(data, p, negative)
             considered += count
-            per_parameter.append([fit_hypothesis((Term((f,)),), data, groups) for f in ranked])
-            per_parameter[-1] = [f for f in per_parameter[-1] if f is not None]
+            candidates = [fit_hypothesis((Term((f,)),), data, groups) for f in ranked]
+            per_parameter.append([f for f in candidates if f is not None])
     if dims > 1:
         tops = [fits[:CANDIDATES_PER_PARAMETER] for fits in per_parameter]
         if any(not t for t in tops):
@@ -836,10 +836,10 @@ def plot_models(models: Sequence[Model], path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise InputError("--plot needs matplotlib", hint="pip install 'uml2perf[plot]'") from None
-    from uml2perf_runtime.files import write_atomically
+    from uml2perf_runtime.files import write_output
 
     fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 4), squeeze=False)
-    for ax, model in zip(axes[0], models):
+    for ax, model in zip(axes[0], models, strict=True):
         data = model.data
         x = data.points[:, 0]
         ax.plot(x, data.values, "o", ms=3, label="measured")
@@ -856,91 +856,7 @@ def plot_models(models: Sequence[Model], path: str) -> None:
         ax.set_title(data.element or model.expression(3), fontsize=9)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    write_atomically(
-        path, "plot", lambda tmp: fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png")
+    write_output(
+        path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png"), what="plot"
     )
     plt.close(fig)
-
-
-# --------------------------------------------------------------------------- command
-
-
-def cmd_fit(args: Any) -> int:
-    """``uml2perf fit``: fit PMNF models to measurements and print, write or plot them."""
-    from .errors import UsageError
-
-    models: list[Model] = []
-    for data in read_measurements(args.measurements, metric=args.metric):
-        if args.element and data.element not in (None, *args.element):
-            continue
-        models.append(fit_model(data, negative=not args.no_negative))
-    if not models:
-        raise InputError(
-            f"no element named {', '.join(args.element)} in the measurements",
-            Location(file=args.measurements),
-        )
-    named: list[tuple[str, Model]] = []
-    for model in models:
-        name = model.data.element or args.name
-        if args.sidecar and not name:
-            raise UsageError(
-                "--sidecar needs the element's name: add an 'element' column or pass --name NAME"
-            )
-        named.append((name or "", model))
-    import sys
-
-    if args.sidecar:
-        from uml2perf_runtime.files import write_atomically
-
-        text = sidecar_text(named)
-        write_atomically(args.sidecar, "sidecar", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-    if args.plot:
-        plot_models(models, args.plot)
-    if args.json:
-        objects = [m.to_dict() for m in models]
-        json.dump(objects[0] if len(objects) == 1 else objects, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        for model in models:
-            sys.stdout.write(report_text(model))
-        if args.sidecar:
-            print(f"sidecar written to {args.sidecar}")
-        if args.plot:
-            print(f"plot written to {args.plot}")
-    for model in models:
-        warning = model.warning()
-        if warning:
-            element = f"{model.data.element}: " if model.data.element else ""
-            print(f"{args.measurements}: warning: {element}{warning}", file=sys.stderr)
-    return 0
-
-
-def register_command(sub: Any) -> None:
-    """Add ``fit`` to the subcommands of the ``uml2perf`` parser."""
-    fit = sub.add_parser(
-        "fit",
-        help="fit cost functions (PMNF models, as Extra-P does) to measurements",
-        description="Search sums of c*x^i*log2(x)^j terms for the model of each element's measurements, "
-        "chosen by cross-validated SMAPE; print it as an expression of the model language.",
-    )
-    fit.add_argument(
-        "measurements",
-        help="CSV (parameter columns, 'time', optional 'element'), "
-        "or an Extra-P text (.txt) or JSON input file",
-    )
-    fit.add_argument("--metric", metavar="NAME", help="the metric column or Extra-P metric (default: time)")
-    fit.add_argument("--element", action="append", metavar="NAME", help="fit only this element (repeatable)")
-    fit.add_argument("--name", metavar="NAME", help="element name for --sidecar when the data names none")
-    fit.add_argument(
-        "--json", action="store_true", help="print one JSON object (a list for several elements)"
-    )
-    fit.add_argument(
-        "--sidecar", metavar="OUT.toml", help='write [elements."NAME"] cost entries for run --sidecar'
-    )
-    fit.add_argument("--plot", metavar="FILE.png", help="draw measurements, model and prediction interval")
-    fit.add_argument(
-        "--no-negative",
-        action="store_true",
-        help="search only non-negative exponents (quantities that never shrink)",
-    )
-    fit.set_defaults(func=cmd_fit)

@@ -20,19 +20,20 @@ nor lxml and Jinja, so remote Dask workers only need ``uml2perf_runtime``.
 
 from __future__ import annotations
 
-import argparse
 import csv
-import hashlib
 import io
 import json
 import os
 import sys
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from uml2perf_runtime.analytic import grid_points
+from uml2perf_runtime.progress import ProgressBar
+
+from .api import ModelSource, load_spec
 from .errors import InputError, Location, ModelError, Uml2PerfError, UsageError
 
 #: Grid names that shape the machine rather than set model variables.
@@ -152,15 +153,10 @@ def typed_grid(
     return typed
 
 
-def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
-    """The Cartesian product of the axes in option order, the last option varying fastest.
-
-    A zipped axis (``nodes:procs``) contributes its names together, value tuple by value tuple.
-    """
-    from uml2perf_runtime.analytic import grid_points as product
-
-    points: list[dict[str, Any]] = []
-    for point in product(grid):
+def split_axes(points: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Points of the grid product with each zipped axis (``nodes:procs``) split into its parameters."""
+    flat_points: list[dict[str, Any]] = []
+    for point in points:
         flat: dict[str, Any] = {}
         for key, value in point.items():
             parts = axis_names(key)
@@ -168,8 +164,8 @@ def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
                 flat[key] = value
             else:
                 flat.update(zip(parts, value, strict=True))
-        points.append(flat)
-    return points
+        flat_points.append(flat)
+    return flat_points
 
 
 def grid_parameters(grid: Mapping[str, Sequence[Any]]) -> tuple[str, ...]:
@@ -178,18 +174,6 @@ def grid_parameters(grid: Mapping[str, Sequence[Any]]) -> tuple[str, ...]:
 
 
 # ------------------------------------------------------------------------------------- the model
-
-
-@dataclass(frozen=True)
-class ModelSource:
-    """The generated Python source of a model: what workers compile and run."""
-
-    text: str
-    filename: str
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
 def model_source(
@@ -212,28 +196,6 @@ def model_source(
     model = read(p, sidecar=sidecar)
     result = generate(model, "python", activity=activity, options={"require_main": True})
     return ModelSource(result.text, f"<generated from {p.name}>")
-
-
-_SPECS: dict[str, Any] = {}
-
-
-def load_spec(source: ModelSource) -> Any:
-    """Compile and run the model source once per process (cached by its content)."""
-    key = source.digest
-    spec = _SPECS.get(key)
-    if spec is None:
-        from .api import _module_from_source
-
-        module = _module_from_source(source.text, f"uml2perf_sweep_{key[:12]}", source.filename)
-        spec = getattr(module, "MODEL", None)
-        if spec is None:
-            raise ModelError(
-                "this Python file defines no MODEL",
-                Location(file=source.filename),
-                hint="pass an XMI export or a module written by 'uml2perf convert'",
-            )
-        _SPECS[key] = spec
-    return spec
 
 
 # ------------------------------------------------------------------------------------- evaluation
@@ -315,43 +277,6 @@ def _pool_task(job: PointJob) -> dict[str, Any]:
     return simulate_point(_WORKER["source"], _WORKER["machine"], job)
 
 
-class Progress:
-    """A one-line progress bar on a terminal: ``sweep  12/40 [######....] 30%  0:05``.
-
-    Hand-written because it is twenty lines: a dependency would cost every
-    install more than it gives here.  Redraws at most ten times a second.
-    """
-
-    def __init__(self, total: int, stream: TextIO, enabled: bool, label: str = "sweep") -> None:
-        self.total = total
-        self.stream = stream
-        self.enabled = enabled and total > 0
-        self.label = label
-        self.done = 0
-        self.start = time.monotonic()
-        self._last = 0.0
-
-    def advance(self, count: int = 1) -> None:
-        self.done += count
-        now = time.monotonic()
-        if self.enabled and (now - self._last >= 0.1 or self.done >= self.total):
-            self._last = now
-            width = 30
-            filled = int(width * self.done / self.total)
-            elapsed = int(now - self.start)
-            self.stream.write(
-                f"\r{self.label} {self.done:>{len(str(self.total))}}/{self.total} "
-                f"[{'#' * filled}{'.' * (width - filled)}] {100 * self.done // self.total:3d}% "
-                f"{elapsed // 60}:{elapsed % 60:02d}"
-            )
-            self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 @dataclass
 class SweepResult:
     """The rows of a sweep, in grid order, and how many points each method served."""
@@ -389,16 +314,16 @@ def run_sweep(
     analytic: bool = True,
     workers: int | None = None,
     dask_address: str | None = None,
-    progress: Progress | None = None,
+    progress: ProgressBar | None = None,
     replications: int = 1,
 ) -> SweepResult:
     """Evaluate every point of ``grid``: analytically where possible, else by simulation."""
     spec = load_spec(source)
     fixed = dict(fixed or {})
-    points = grid_points(grid) if grid else [{}]
+    points = split_axes(grid_points(grid)) if grid else [{}]
     result = SweepResult(grid_parameters(grid))
     rows: list[dict[str, Any] | None] = [None] * len(points)
-    progress = progress or Progress(len(points), sys.stderr, False)
+    progress = progress or ProgressBar(len(points), sys.stderr, False)
     if analytic:
         from uml2perf_runtime.analytic import evaluate_points
 
@@ -440,7 +365,7 @@ def _simulate_jobs(
     jobs: list[PointJob],
     workers: int | None,
     dask_address: str | None,
-    progress: Progress,
+    progress: ProgressBar,
 ) -> Iterable[tuple[int, dict[str, Any]]]:
     if dask_address:
         yield from _simulate_dask(source, machine, jobs, dask_address, progress)
@@ -468,7 +393,7 @@ def _simulate_jobs(
 
 
 def _simulate_dask(
-    source: ModelSource, machine: Any, jobs: list[PointJob], address: str, progress: Progress
+    source: ModelSource, machine: Any, jobs: list[PointJob], address: str, progress: ProgressBar
 ) -> Iterable[tuple[int, dict[str, Any]]]:
     try:
         from dask.distributed import Client, as_completed
@@ -489,7 +414,7 @@ def _simulate_dask(
         futures = [
             client.submit(simulate_point, shared_source, shared_machine, job, pure=False) for job in jobs
         ]
-        index_of = {future.key: job.index for future, job in zip(futures, jobs)}
+        index_of = {future.key: job.index for future, job in zip(futures, jobs, strict=True)}
         for future in as_completed(futures):
             row = future.result()
             progress.advance()
@@ -514,10 +439,16 @@ def format_table(result: SweepResult) -> str:
     body = [[_cell(row[c]) for c in result.columns] for row in result.rows]
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
     numeric = [True] * (len(header) - 1) + [False]
-    lines = ["  ".join(h.rjust(w) if n else h.ljust(w) for h, w, n in zip(header, widths, numeric)).rstrip()]
+    lines = [
+        "  ".join(
+            h.rjust(w) if n else h.ljust(w) for h, w, n in zip(header, widths, numeric, strict=True)
+        ).rstrip()
+    ]
     for r in body:
         lines.append(
-            "  ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(r, widths, numeric)).rstrip()
+            "  ".join(
+                c.rjust(w) if n else c.ljust(w) for c, w, n in zip(r, widths, numeric, strict=True)
+            ).rstrip()
         )
     return "\n".join(lines) + "\n"
 
@@ -544,179 +475,17 @@ def to_json(result: SweepResult, model: str, machine: Any) -> str:
     return json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 
-def _write(text: str, target: str, inputs: tuple[str | None, ...] = ()) -> None:
-    if target == "-":
-        sys.stdout.write(text)
-        return
-    from .generation import write_output
-
-    write_output(text, Path(target), inputs=inputs)
-
-
-# ------------------------------------------------------------------------------------- command line
-
-
-def cmd_sweep(args: argparse.Namespace) -> int:
-    """Run the model over the Cartesian grid and print (or write) one row per point."""
-    from uml2perf_runtime import Machine
-    from uml2perf_runtime.files import refuse_inputs_as_outputs
-
-    from .cli import EXIT_OK, _overrides
-
-    inputs = (
-        args.model,
-        args.sidecar,
-        args.machine if args.machine and os.path.exists(args.machine) else None,
-    )
-    refuse_inputs_as_outputs({"CSV file": args.csv, "JSON file": args.json, "plot": args.plot}, inputs)
-    if args.plot:
-        from .sweep_plot import check_plot_target
-
-        check_plot_target(args.plot)
-    if args.replications < 1:
-        raise InputError(
-            f"the number of replications must be a whole number of at least 1, got {args.replications}",
-            Location(file=str(args.model)),
-        )
-    grid_text = parse_grid(args.grid or [])
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers must be at least 1, got {args.workers}")
-    fixed_raw = _overrides(args.set)
-    source = model_source(args.model, activity=args.activity, sidecar=args.sidecar)
-    spec = load_spec(source)
-    from uml2perf_runtime.engine import validate_overrides
-
-    fixed = validate_overrides(spec, fixed_raw)
-    grid = typed_grid(grid_text, spec, fixed)
-    machine = Machine.load(args.machine) if args.machine else Machine.default()
-    show = args.progress or sys.stderr.isatty()
-    total = 1
-    for values in grid.values():
-        total *= len(values)
-    from uml2perf_runtime.limits import LimitExceeded, current
-
-    try:
-        current().check("sweep_points", total, "the number of points of the sweep grid")
-    except LimitExceeded as exc:
-        raise InputError(exc.message, Location(file=str(args.model)), hint=exc.hint) from None
-    result = run_sweep(
-        source,
-        machine,
-        grid,
-        fixed=fixed,
-        procs=args.procs,
-        nodes=args.nodes,
-        seed=args.seed,
-        placement=args.placement,
-        analytic=not args.no_analytic,
-        workers=args.workers,
-        dask_address=args.dask,
-        progress=Progress(total, sys.stderr, show),
-        replications=args.replications,
-    )
-    if args.csv:
-        _write(to_csv(result), args.csv, inputs)
-    if args.json:
-        _write(to_json(result, str(args.model), machine), args.json, inputs)
-    if args.plot:
-        from .sweep_plot import plot_sweep
-
-        plot_sweep(result, args.plot, model=spec.name)
-    if args.csv != "-" and args.json != "-":
-        from .cli import _printable
-
-        sys.stdout.write(_printable(format_table(result)))
-    sys.stdout.flush()
-    for prop in result.properties:
-        if prop["severity"] >= 0.01:
-            print(
-                f"finding: non_scalability {prop['severity']:.2f}: {_printable_note(prop['hint'])}",
-                file=sys.stderr,
-            )
-    for note in dict.fromkeys(result.notes):
-        print(f"note: {_printable_note(note)}", file=sys.stderr)
-    return EXIT_OK
-
-
-def _printable_note(note: str) -> str:
-    from .cli import _printable
-
-    return _printable(note)
-
-
-def register_command(sub: Any) -> None:
-    """Add ``sweep`` to the subcommands of the ``uml2perf`` parser."""
-    from .cli import positive_int as _positive
-
-    sweep = sub.add_parser(
-        "sweep",
-        help="predict a model over a grid of processes, nodes and parameter values",
-        description="Run the model over the Cartesian product of every --grid option. Points of "
-        "bulk-synchronous models are evaluated analytically; the others are simulated in "
-        "parallel.",
-    )
-    sweep.add_argument("model", help="XMI export or a generated model .py")
-    sweep.add_argument(
-        "--grid",
-        action="append",
-        metavar="NAME=V1,V2,...",
-        help="values of procs, nodes or a model variable (repeat for more axes); "
-        "A:B=a1:b1,a2:b2 moves several together, e.g. nodes:procs=1:4,2:8",
-    )
-    sweep.add_argument(
-        "--machine",
-        metavar="FILE.toml|NAME",
-        help="machine file or bundled machine name (default: 1 node x 4 cores)",
-    )
-    sweep.add_argument("--procs", type=_positive, metavar="N", help="processes when procs is not swept")
-    sweep.add_argument("--nodes", type=_positive, metavar="N", help="nodes when nodes is not swept")
-    sweep.add_argument("--set", action="append", metavar="NAME=VALUE", help="fix a model variable")
-    sweep.add_argument("--seed", type=int, default=0, help="seed of the random choices (default 0)")
-    sweep.add_argument("--placement", choices=("block", "round_robin"), help="process placement on nodes")
-    sweep.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: all cores)")
-    sweep.add_argument("--dask", metavar="ADDRESS", help="simulate on a Dask cluster (tcp://host:port)")
-    out = sweep.add_mutually_exclusive_group()
-    out.add_argument("--csv", metavar="FILE", help="also write the rows as CSV ('-': standard output only)")
-    out.add_argument("--json", metavar="FILE", help="also write the rows as JSON ('-': standard output only)")
-    sweep.add_argument("--no-analytic", action="store_true", help="simulate every point")
-    sweep.add_argument(
-        "--replications",
-        type=int,
-        default=1,
-        metavar="N",
-        help="simulate each point with N seeds: mean time, std and 95%% interval columns",
-    )
-    sweep.add_argument(
-        "--plot",
-        metavar="FILE.png",
-        help="draw time, speedup, efficiency and the breakdown "
-        "over the swept process counts (needs matplotlib)",
-    )
-    sweep.add_argument(
-        "--progress", action="store_true", help="show progress even when stderr is not a terminal"
-    )
-    sweep.add_argument("--activity", metavar="NAME", help="the activity to start from (name or xmi:id)")
-    sweep.add_argument("--sidecar", metavar="FILE.toml", help="costs and stereotypes for plain exports")
-    from .cli import _add_limit_option
-
-    _add_limit_option(sweep)
-    sweep.set_defaults(func=cmd_sweep)
-
-
 __all__ = [
     "parse_grid",
     "typed_grid",
-    "grid_points",
+    "split_axes",
     "ModelSource",
     "model_source",
     "load_spec",
     "run_sweep",
     "simulate_point",
     "SweepResult",
-    "Progress",
     "format_table",
     "to_csv",
     "to_json",
-    "register_command",
-    "cmd_sweep",
 ]

@@ -46,7 +46,7 @@ def plot_sweep(result: Any, path: str | os.PathLike[str], *, model: str = "") ->
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from uml2perf_runtime.files import write_atomically
+    from uml2perf_runtime.files import write_output
 
     if "procs" not in result.parameters:
         raise UsageError("--plot draws scaling over processes: sweep procs (e.g. --grid procs=1,2,4,8)")
@@ -101,7 +101,7 @@ def plot_sweep(result: Any, path: str | os.PathLike[str], *, model: str = "") ->
         fig.savefig(tmp, dpi=110, format=suffix)
 
     try:
-        return write_atomically(path, "plot", render)
+        return write_output(path, render, what="plot")
     finally:
         plt.close(fig)
 

@@ -21,6 +21,7 @@ quarter of a core per core) the errors are withheld and the table says why.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -29,16 +30,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from uml2perf_runtime.files import write_output
+
+from uml2perf.api import predict
+from uml2perf.fit import Measurements, fit_model
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "programs"))
 
-import kernels
-
-from uml2perf.api import predict
-from uml2perf.fit import Measurements, fit_model
+import kernels  # noqa: E402  (found through the sys.path entry just above)
 
 
 @dataclass
@@ -48,7 +53,7 @@ class Case:
     sidecar_extra: dict[str, str]  # element -> kernel whose fitted cost it takes
     variables: dict[str, float]
     procs: int
-    measure: object  # () -> seconds
+    measure: Callable[[], float]  # () -> seconds
     measured: list[float] = field(default_factory=list)
     loads: list[float] = field(default_factory=list)
     predicted: float | None = None
@@ -99,7 +104,7 @@ def thread_cases(smoke: bool) -> list[Case]:
                         {"work": kernel},
                         {"T": threads, "ITEMS": items, "n": n},
                         1,
-                        lambda k=kernel, n=n, i=items, t=threads: kernels.pool(k, n, i, t),
+                        functools.partial(kernels.pool, kernel, n, items, threads),
                     )
                 )
         cases.append(
@@ -109,7 +114,7 @@ def thread_cases(smoke: bool) -> list[Case]:
                 {"stage1": "sort", "stage2": "increment"},
                 {"ITEMS": items, "n": n},
                 1,
-                lambda n=n, i=items: kernels.pipeline("sort", "increment", n, i),
+                functools.partial(kernels.pipeline, "sort", "increment", n, items),
             )
         )
     return cases
@@ -176,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     print(
-        f"load average at start: {load():.2f} on {os.cpu_count()} cores (quiet below {quiet_threshold(args):.2f})"
+        f"load average at start: {load():.2f} on {os.cpu_count()} cores "
+        f"(quiet below {quiet_threshold(args):.2f})"
     )
 
     print("1. micro-measurements and fitted kernel costs (in a worker thread, results kept)")
@@ -202,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             f"[network]\neager_limit = {int(pp['eager_limit'].median)}\n[network.intra_node]\n"
             f"latency = {pp['latency'].median:.6g}\nbandwidth = {pp['bandwidth'].median:.6g}\n"
         )
-    machine_path.write_text(text)
+    write_output(machine_path, text, what="machine file")
 
     print(f"3. real programs: {len(cases)} cases x {repeats} runs, interleaved")
     order = list(cases)
@@ -228,8 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     threshold = quiet_threshold(args)
     max_load = max(max(c.loads) for c in cases)
     quiet = max_load <= threshold
-    rows = []
+    rows: list[dict[str, Any]] = []
     for case in cases:
+        assert case.predicted is not None
         median = statistics.median(case.measured)
         spread = (max(case.measured) - min(case.measured)) / median if median else 0.0
         error = (case.predicted - median) / median * 100
@@ -258,14 +265,15 @@ def main(argv: list[str] | None = None) -> int:
     summary = {"mean_abs_error_percent": statistics.mean(errors), "max_abs_error_percent": max(errors)}
     if quiet:
         print(
-            f"\nmean |error| {summary['mean_abs_error_percent']:.1f}%, max {summary['max_abs_error_percent']:.1f}% "
-            f"(quiet: load ≤ {max_load:.2f})"
+            f"\nmean |error| {summary['mean_abs_error_percent']:.1f}%, "
+            f"max {summary['max_abs_error_percent']:.1f}% (quiet: load ≤ {max_load:.2f})"
         )
     else:
         print(
-            f"\nNO ACCURACY REPORTED: the machine was loaded (1-minute load up to {max_load:.2f}, quiet is ≤ "
-            f"{threshold:.2f}). The errors above are of a loaded run (mean {summary['mean_abs_error_percent']:.1f}%,"
-            f" max {summary['max_abs_error_percent']:.1f}%) and say nothing about uml2perf's accuracy."
+            f"\nNO ACCURACY REPORTED: the machine was loaded (1-minute load up to {max_load:.2f}, "
+            f"quiet is ≤ {threshold:.2f}). The errors above are of a loaded run "
+            f"(mean {summary['mean_abs_error_percent']:.1f}%, max {summary['max_abs_error_percent']:.1f}%) "
+            "and say nothing about uml2perf's accuracy."
         )
     report = {
         "quiet": quiet,
@@ -280,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         "loaded_summary": None if quiet else summary,
         "seconds": time.perf_counter() - started,
     }
-    (out_dir / "results.json").write_text(json.dumps(report, indent=2))
+    write_output(out_dir / "results.json", json.dumps(report, indent=2), what="results")
     try:
         import matplotlib
 
@@ -303,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         ax.set_title("uml2perf validation" + ("" if quiet else f" (LOADED machine, load {max_load:.2f})"))
         ax.legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(out_dir / "results.png")
+        write_output(out_dir / "results.png", lambda tmp: fig.savefig(tmp, format="png"), what="plot")
         plt.close(fig)
     except ImportError:
         pass

@@ -1,0 +1,66 @@
+"""``uml2perf calibrate``: the options, and the measurement of :mod:`uml2perf.calibrate` they ask for."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+from ..errors import InputError, Location
+from .common import EXIT_OK, positive_int
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """Measure this machine and write a machine file that loads before it replaces anything."""
+    import tomllib
+    from pathlib import Path
+
+    from uml2perf_runtime.files import write_output
+    from uml2perf_runtime.machine import Machine
+
+    from ..calibrate import machine_text, measure
+
+    folder = Path(args.output).parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise InputError(
+            f"cannot write the machine file: folder '{folder}' does not exist or is not writable",
+            Location(file=str(args.output)),
+            hint="create the folder or choose another -o path",
+        )
+    started = time.perf_counter()
+    step = [0]
+
+    def say(message: str) -> None:
+        step[0] += 1
+        print(f"[{step[0]}] {message} ...", file=sys.stderr, flush=True)
+
+    values = measure(repeats=args.repeats, progress=say, reference_sort=args.reference_sort)
+    text = machine_text(values, name=args.name)
+    # the file must load as a machine before it replaces anything
+    Machine.from_dict(tomllib.loads(text), source=str(args.output))
+    write_output(args.output, text, what="machine file")
+    for key, m in values.items():
+        print(f"{key:<20} {m.median:12.4g}   spread {m.spread * 100:5.1f}%   {m.how}")
+    print(f"machine file written to {args.output} in {time.perf_counter() - started:.1f} s")
+    return EXIT_OK
+
+
+def register_command(sub: Any) -> None:
+    """Add ``calibrate`` to the subcommands of the ``uml2perf`` parser."""
+    cal = sub.add_parser("calibrate", help="measure this machine and write a machine file (TOML, commented)")
+    cal.add_argument(
+        "-o", "--output", required=True, metavar="machine.toml", help="the machine file to write"
+    )
+    cal.add_argument("--name", default="calibrated", help="machine name in the file (default: calibrated)")
+    cal.add_argument(
+        "--repeats", type=positive_int, default=11, metavar="N", help="repetitions per measurement"
+    )
+    cal.add_argument(
+        "--reference-sort",
+        type=float,
+        metavar="SECONDS",
+        help="the reference kernel's time on the machine the costs were measured on (sets speed)",
+    )
+    cal.set_defaults(func=cmd_calibrate)

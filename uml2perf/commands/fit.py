@@ -1,0 +1,90 @@
+"""``uml2perf fit``: the options, and the fit of :mod:`uml2perf.fit` they ask for."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import InputError, Location, UsageError
+from .common import EXIT_OK
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    """Fit PMNF models to measurements and print, write or plot them."""
+    from uml2perf_runtime.files import write_output
+
+    from ..fit import Model, fit_model, plot_models, read_measurements, report_text, sidecar_text
+
+    models: list[Model] = []
+    for data in read_measurements(args.measurements, metric=args.metric):
+        if args.element and data.element not in (None, *args.element):
+            continue
+        models.append(fit_model(data, negative=not args.no_negative))
+    if not models:
+        raise InputError(
+            f"no element named {', '.join(args.element)} in the measurements",
+            Location(file=args.measurements),
+        )
+    named: list[tuple[str, Model]] = []
+    for model in models:
+        name = model.data.element or args.name
+        if args.sidecar and not name:
+            raise UsageError(
+                "--sidecar needs the element's name: add an 'element' column or pass --name NAME"
+            )
+        named.append((name or "", model))
+    if args.sidecar:
+        write_output(args.sidecar, sidecar_text(named), what="sidecar", inputs=(args.measurements,))
+    if args.plot:
+        plot_models(models, args.plot)
+    if args.json:
+        import json
+
+        objects = [m.to_dict() for m in models]
+        json.dump(objects[0] if len(objects) == 1 else objects, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for model in models:
+            sys.stdout.write(report_text(model))
+        if args.sidecar:
+            print(f"sidecar written to {args.sidecar}")
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    for model in models:
+        warning = model.warning()
+        if warning:
+            element = f"{model.data.element}: " if model.data.element else ""
+            print(f"{args.measurements}: warning: {element}{warning}", file=sys.stderr)
+    return EXIT_OK
+
+
+def register_command(sub: Any) -> None:
+    """Add ``fit`` to the subcommands of the ``uml2perf`` parser."""
+    fit = sub.add_parser(
+        "fit",
+        help="fit cost functions (PMNF models, as Extra-P does) to measurements",
+        description="Search sums of c*x^i*log2(x)^j terms for the model of each element's measurements, "
+        "chosen by cross-validated SMAPE; print it as an expression of the model language.",
+    )
+    fit.add_argument(
+        "measurements",
+        help="CSV (parameter columns, 'time', optional 'element'), "
+        "or an Extra-P text (.txt) or JSON input file",
+    )
+    fit.add_argument("--metric", metavar="NAME", help="the metric column or Extra-P metric (default: time)")
+    fit.add_argument("--element", action="append", metavar="NAME", help="fit only this element (repeatable)")
+    fit.add_argument("--name", metavar="NAME", help="element name for --sidecar when the data names none")
+    fit.add_argument(
+        "--json", action="store_true", help="print one JSON object (a list for several elements)"
+    )
+    fit.add_argument(
+        "--sidecar", metavar="OUT.toml", help='write [elements."NAME"] cost entries for run --sidecar'
+    )
+    fit.add_argument("--plot", metavar="FILE.png", help="draw measurements, model and prediction interval")
+    fit.add_argument(
+        "--no-negative",
+        action="store_true",
+        help="search only non-negative exponents (quantities that never shrink)",
+    )
+    fit.set_defaults(func=cmd_fit)

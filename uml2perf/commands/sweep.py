@@ -1,0 +1,157 @@
+"""``uml2perf sweep``: the options, and the run of :mod:`uml2perf.sweep` they ask for."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, Location, UsageError
+from .common import EXIT_OK, add_limit_option, overrides, positive_int, printable
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Run the model over the Cartesian grid and print (or write) one row per point."""
+    from uml2perf_runtime import Machine
+    from uml2perf_runtime.engine import validate_overrides
+    from uml2perf_runtime.files import refuse_inputs_as_outputs
+    from uml2perf_runtime.limits import LimitExceeded, current
+    from uml2perf_runtime.progress import ProgressBar
+
+    from ..api import load_spec
+    from ..sweep import format_table, model_source, parse_grid, run_sweep, to_csv, to_json, typed_grid
+
+    inputs = (
+        args.model,
+        args.sidecar,
+        args.machine if args.machine and os.path.exists(args.machine) else None,
+    )
+    refuse_inputs_as_outputs({"CSV file": args.csv, "JSON file": args.json, "plot": args.plot}, inputs)
+    if args.plot:
+        from ..sweep_plot import check_plot_target
+
+        check_plot_target(args.plot)
+    if args.replications < 1:
+        raise InputError(
+            f"the number of replications must be a whole number of at least 1, got {args.replications}",
+            Location(file=str(args.model)),
+        )
+    grid_text = parse_grid(args.grid or [])
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    fixed_raw = overrides(args.set)
+    source = model_source(args.model, activity=args.activity, sidecar=args.sidecar)
+    spec = load_spec(source)
+    fixed = validate_overrides(spec, fixed_raw)
+    grid = typed_grid(grid_text, spec, fixed)
+    machine = Machine.load(args.machine) if args.machine else Machine.default()
+    show = args.progress or sys.stderr.isatty()
+    total = 1
+    for values in grid.values():
+        total *= len(values)
+    try:
+        current().check("sweep_points", total, "the number of points of the sweep grid")
+    except LimitExceeded as exc:
+        raise InputError(exc.message, Location(file=str(args.model)), hint=exc.hint) from None
+    result = run_sweep(
+        source,
+        machine,
+        grid,
+        fixed=fixed,
+        procs=args.procs,
+        nodes=args.nodes,
+        seed=args.seed,
+        placement=args.placement,
+        analytic=not args.no_analytic,
+        workers=args.workers,
+        dask_address=args.dask,
+        progress=ProgressBar(total, sys.stderr, show),
+        replications=args.replications,
+    )
+    if args.csv:
+        _write(to_csv(result), args.csv, inputs)
+    if args.json:
+        _write(to_json(result, str(args.model), machine), args.json, inputs)
+    if args.plot:
+        from ..sweep_plot import plot_sweep
+
+        plot_sweep(result, args.plot, model=spec.name)
+    if args.csv != "-" and args.json != "-":
+        sys.stdout.write(printable(format_table(result)))
+    sys.stdout.flush()
+    for prop in result.properties:
+        if prop["severity"] >= 0.01:
+            print(
+                f"finding: non_scalability {prop['severity']:.2f}: {printable(prop['hint'])}",
+                file=sys.stderr,
+            )
+    for note in dict.fromkeys(result.notes):
+        print(f"note: {printable(note)}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _write(text: str, target: str, inputs: tuple[str | None, ...] = ()) -> None:
+    """Rows to standard output (``-``) or through the one safe writer into ``target``."""
+    if target == "-":
+        sys.stdout.write(text)
+        return
+    from ..generation import write_output
+
+    write_output(text, Path(target), inputs=inputs)
+
+
+def register_command(sub: Any) -> None:
+    """Add ``sweep`` to the subcommands of the ``uml2perf`` parser."""
+    sweep = sub.add_parser(
+        "sweep",
+        help="predict a model over a grid of processes, nodes and parameter values",
+        description="Run the model over the Cartesian product of every --grid option. Points of "
+        "bulk-synchronous models are evaluated analytically; the others are simulated in "
+        "parallel.",
+    )
+    sweep.add_argument("model", help="XMI export or a generated model .py")
+    sweep.add_argument(
+        "--grid",
+        action="append",
+        metavar="NAME=V1,V2,...",
+        help="values of procs, nodes or a model variable (repeat for more axes); "
+        "A:B=a1:b1,a2:b2 moves several together, e.g. nodes:procs=1:4,2:8",
+    )
+    sweep.add_argument(
+        "--machine",
+        metavar="FILE.toml|NAME",
+        help="machine file or bundled machine name (default: 1 node x 4 cores)",
+    )
+    sweep.add_argument("--procs", type=positive_int, metavar="N", help="processes when procs is not swept")
+    sweep.add_argument("--nodes", type=positive_int, metavar="N", help="nodes when nodes is not swept")
+    sweep.add_argument("--set", action="append", metavar="NAME=VALUE", help="fix a model variable")
+    sweep.add_argument("--seed", type=int, default=0, help="seed of the random choices (default 0)")
+    sweep.add_argument("--placement", choices=("block", "round_robin"), help="process placement on nodes")
+    sweep.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: all cores)")
+    sweep.add_argument("--dask", metavar="ADDRESS", help="simulate on a Dask cluster (tcp://host:port)")
+    out = sweep.add_mutually_exclusive_group()
+    out.add_argument("--csv", metavar="FILE", help="also write the rows as CSV ('-': standard output only)")
+    out.add_argument("--json", metavar="FILE", help="also write the rows as JSON ('-': standard output only)")
+    sweep.add_argument("--no-analytic", action="store_true", help="simulate every point")
+    sweep.add_argument(
+        "--replications",
+        type=int,
+        default=1,
+        metavar="N",
+        help="simulate each point with N seeds: mean time, std and 95%% interval columns",
+    )
+    sweep.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="draw time, speedup, efficiency and the breakdown "
+        "over the swept process counts (needs matplotlib)",
+    )
+    sweep.add_argument(
+        "--progress", action="store_true", help="show progress even when stderr is not a terminal"
+    )
+    sweep.add_argument("--activity", metavar="NAME", help="the activity to start from (name or xmi:id)")
+    sweep.add_argument("--sidecar", metavar="FILE.toml", help="costs and stereotypes for plain exports")
+    add_limit_option(sweep)
+    sweep.set_defaults(func=cmd_sweep)

@@ -66,3 +66,23 @@ def test_bare_simpy_ring_matches_the_closed_form() -> None:
     now, events = bare_simpy_ring.run(4, 10, 1e-3, 1000, 4, (1e-6, 1e9), (5e-5, 1e7))
     assert abs(now - 10 * (1e-3 + 1e-6 + 1000 / 1e9)) < 1e-12
     assert events > 4 * 10 * 2
+
+
+def test_lean_simpy_ring_matches_the_closed_form_with_half_the_events() -> None:
+    """The lean floor predicts what the Store-based floor predicts, with one event per step."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import bare_simpy_ring
+        import lean_simpy_ring
+    finally:
+        sys.path.pop(0)
+    args = (4, 10, 1e-3, 1000, 4, (1e-6, 1e9), (5e-5, 1e7))
+    now, events = lean_simpy_ring.run(*args)
+    assert abs(now - 10 * (1e-3 + 1e-6 + 1000 / 1e9)) < 1e-12
+    bare_now, bare_events = bare_simpy_ring.run(*args)
+    assert abs(now - bare_now) < 1e-12
+    # two events per process and round at most (compute, receive) plus start and end of each process
+    assert events <= 4 * 10 * 2 + 2 * 4 < bare_events
+    # across nodes (2 processes per node) the ring still matches the Store-based floor
+    cross = (6, 7, 1e-3, 4096, 2, (1e-6, 1e9), (5e-5, 1e7))
+    assert abs(lean_simpy_ring.run(*cross)[0] - bare_simpy_ring.run(*cross)[0]) < 1e-12

@@ -12,7 +12,8 @@ Peak memory is the child's own: every command runs under
 a child started straight from this driver would report the driver's memory as
 its peak (Linux keeps ``ru_maxrss`` across ``exec``).
 
-Parts (``--only`` picks some):
+Parts (``--only`` picks some; ``--profile DIR`` also writes cProfile statistics and
+``-X importtime`` logs of convert and run):
 
 ``convert``
     ``uml2perf convert`` of a 20,000-action Papyrus model with no cached
@@ -645,6 +646,30 @@ def bench_peer(work: Path, sizes: Sizes, repeat: int) -> dict[str, Any]:
     return {"available": True, "python": python, "rows": rows}
 
 
+def profile_commands(work: Path, sizes: Sizes, out_dir: Path) -> dict[str, str]:
+    """cProfile statistics and ``-X importtime`` logs of convert and run (for finding hot spots)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    chain = write_model(work / f"chain{sizes.chain_actions}.uml", chain_model(sizes.chain_actions))
+    procs, rounds = sizes.ring_procs, sizes.ring_rounds
+    ring = write_model(work / f"ring{procs}x{rounds}.uml", ring_model(rounds, work=RING_WORK, size=RING_SIZE))
+    machine = write_machine(work / "ring_machine.toml", nodes_for(procs))
+    runs = {
+        "convert": ["convert", str(chain), "-o", str(work / "profiled.py")],
+        "run": run_command(ring, machine, procs)[len(uml2perf_command()) :],
+    }
+    env = private_cache(work)
+    written: dict[str, str] = {}
+    for name, args in runs.items():
+        stats = out_dir / f"{name}.prof"
+        run_child([sys.executable, "-m", "cProfile", "-o", str(stats), "-m", "uml2perf", *args], work, env)
+        written[f"{name}_cprofile"] = str(stats)
+        imports = run_child([sys.executable, "-X", "importtime", "-m", "uml2perf", *args], work, env)[5]
+        log = out_dir / f"{name}.importtime.txt"
+        log.write_text(imports, encoding="utf-8")
+        written[f"{name}_importtime"] = str(log)
+    return written
+
+
 # -------------------------------------------------------------------------------------------- report
 
 
@@ -910,6 +935,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not byte-compile uml2perf first (an uncompiled checkout)",
     )
+    parser.add_argument("--profile", metavar="DIR", help="also write cProfile and -X importtime logs here")
     parser.add_argument("--actions", type=int, help="override the chain size of convert")
     parser.add_argument("--procs", type=int, help="override the processes of the ring")
     parser.add_argument("--rounds", type=int, help="override the rounds of the ring")
@@ -977,6 +1003,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for part in PARTS:
             if part in parts:
                 report[part] = BENCHES[part](work, sizes, args.repeat)
+        if args.profile:
+            report["profile"] = profile_commands(work, sizes, Path(args.profile))
     finally:
         if temp:
             shutil.rmtree(temp, ignore_errors=True)

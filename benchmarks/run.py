@@ -22,8 +22,9 @@ Parts (``--only`` picks some; ``--profile DIR`` also writes cProfile statistics 
 ``ring``
     ``uml2perf run`` of the 64-process x 2,000-round ring (cached module)
     against ``lean_simpy_ring.py`` (plain SimPy with the same events) and
-    ``bare_simpy_ring.py`` (``simpy.Store`` mailboxes); all three must predict
-    the same simulated time; events per second of each event loop.  Target:
+    ``bare_simpy_ring.py`` (``simpy.Store`` mailboxes), and ``heapq_ring.py``
+    (the lean ring on a bare ``heapq`` loop, SimPy's own ceiling); all must
+    predict the same simulated time; events per second of each event loop.  Target:
     at most 1.5x the lean floor in CPU time (goal 1.2x).
 ``startup``
     a cached ``uml2perf run samples/prophet.uml`` against
@@ -422,9 +423,10 @@ def bench_ring(work: Path, sizes: Sizes, repeat: int) -> dict[str, Any]:
     tool = Measurement("uml2perf run", run_command(model, machine, procs), env=private_cache(work))
     lean = Measurement("lean SimPy ring", _floor_command("lean_simpy_ring.py", procs, rounds))
     store = Measurement("Store SimPy ring", _floor_command("bare_simpy_ring.py", procs, rounds))
+    bare = Measurement("heapq loop ring (no SimPy)", _floor_command("heapq_ring.py", procs, rounds))
     warm(tool, work)
-    interleave([tool, lean, store], repeat, work)
-    t, ln, st = tool.output(), lean.output(), store.output()
+    interleave([tool, lean, store, bare], repeat, work)
+    t, ln, st, hq = tool.output(), lean.output(), store.output(), bare.output()
     vs_lean = ratios(tool, lean)
     return {
         "procs": procs,
@@ -433,7 +435,9 @@ def bench_ring(work: Path, sizes: Sizes, repeat: int) -> dict[str, Any]:
         "uml2perf": tool.summary(),
         "lean": lean.summary(),
         "store": store.summary(),
+        "heapq": bare.summary(),
         "vs_lean": vs_lean,
+        "lean_vs_heapq": ratios(lean, bare),
         "vs_store": ratios(tool, store),
         "target": RUN_TARGET,
         "goal": RUN_GOAL,
@@ -442,13 +446,20 @@ def bench_ring(work: Path, sizes: Sizes, repeat: int) -> dict[str, Any]:
             "uml2perf": t.get("time"),
             "lean": ln.get("time"),
             "store": st.get("time"),
-            "same": same_time(t.get("time"), ln.get("time")) and same_time(t.get("time"), st.get("time")),
+            "heapq": hq.get("time"),
+            "same": all(same_time(t.get("time"), other.get("time")) for other in (ln, st, hq)),
         },
-        "events": {"uml2perf": t.get("events"), "lean": ln.get("events"), "store": st.get("events")},
+        "events": {
+            "uml2perf": t.get("events"),
+            "lean": ln.get("events"),
+            "store": st.get("events"),
+            "heapq": hq.get("events"),
+        },
         "events_per_s": {
             "uml2perf": events_per_s(t, "wall_time"),
             "lean": events_per_s(ln, "loop"),
             "store": events_per_s(st, "loop"),
+            "heapq": events_per_s(hq, "loop"),
         },
     }
 
@@ -781,13 +792,17 @@ def render(report: dict[str, Any]) -> str:
             "| simulated [s] | SimPy events | events/s (event loop) |",
             "|---|---|---|---|---|---|---|",
         ]
-        for key in ("uml2perf", "lean", "store"):
+        for key in ("uml2perf", "lean", "store", "heapq"):
             body.append(
                 _row(r[key])
                 + f" {_fmt(sim[key], '.9g')} | {_fmt(ev[key], ',d')} | {_fmt(eps[key], ',.0f')} |"
             )
         verdict = "identical" if sim["same"] else "DIFFERENT" if sim["same"] is False else "not compared"
-        body += ["", f"Ring simulated time: {verdict} in all three (1e-9 relative)."]
+        body += [
+            "",
+            f"Ring simulated time: {verdict} in all four (1e-9 relative). The heapq loop runs the lean "
+            f"ring's steps without SimPy: the lean SimPy ring costs {_x(r['lean_vs_heapq'])} of it in CPU.",
+        ]
     if "startup" in report:
         s = report["startup"]
         summary.append(
@@ -886,7 +901,7 @@ def _commands(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     if "convert" in report:
         found += [(f"convert/{k}", report["convert"][k]) for k in ("floor", "uml2perf")]
     if "ring" in report:
-        found += [(f"ring/{k}", report["ring"][k]) for k in ("uml2perf", "lean", "store")]
+        found += [(f"ring/{k}", report["ring"][k]) for k in ("uml2perf", "lean", "store", "heapq")]
     if "startup" in report:
         found += [(f"startup/{k}", report["startup"][k]) for k in ("uml2perf", "floor")]
     for row in report.get("scaling", {}).get("rows", []):

@@ -50,6 +50,7 @@ def test_quick_benchmark_reports_every_part(tmp_path: Path) -> None:
     convert, ring, startup, scaling = report["convert"], report["ring"], report["startup"], report["scaling"]
     assert convert["actions"] == 40 and convert["generated_lines"] > 40
     measured = [convert["uml2perf"], convert["floor"], ring["uml2perf"], ring["lean"], ring["store"]]
+    measured.append(ring["heapq"])
     measured += [startup["uml2perf"], startup["floor"]]
     for m in measured:
         # two interleaved rounds each, median inside the spread, the child's own memory
@@ -78,7 +79,7 @@ def test_quick_benchmark_reports_every_part(tmp_path: Path) -> None:
     else:
         assert "not installed" in peer["note"] and "not installed" in proc.stdout
     assert "| convert 40-action model" in proc.stdout
-    assert "Ring simulated time: identical" in proc.stdout
+    assert "Ring simulated time: identical in all four" in proc.stdout
 
 
 def test_peak_memory_is_the_childs_own(tmp_path: Path) -> None:
@@ -116,6 +117,7 @@ def test_lean_simpy_ring_matches_the_closed_form_with_half_the_events() -> None:
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:
         import bare_simpy_ring
+        import heapq_ring
         import lean_simpy_ring
     finally:
         sys.path.pop(0)
@@ -126,9 +128,12 @@ def test_lean_simpy_ring_matches_the_closed_form_with_half_the_events() -> None:
     assert abs(now - bare_now) < 1e-12
     # two events per process and round at most (compute, receive) plus start and end of each process
     assert events <= 4 * 10 * 2 + 2 * 4 < bare_events
-    # across nodes (2 processes per node) the ring still matches the Store-based floor
+    # across nodes (2 processes per node) the ring still matches the Store-based floor,
+    # and the heapq loop without SimPy takes the same steps: the same time to the bit
     cross = (6, 7, 1e-3, 4096, 2, (1e-6, 1e9), (5e-5, 1e7))
     assert abs(lean_simpy_ring.run(*cross)[0] - bare_simpy_ring.run(*cross)[0]) < 1e-12
+    assert heapq_ring.run(*cross)[0] == lean_simpy_ring.run(*cross)[0]
+    assert heapq_ring.run(*args)[0] == now
 
 
 def test_peer_comparison_says_so_when_simgrid_is_absent(tmp_path: Path, monkeypatch) -> None:

@@ -267,7 +267,7 @@ def test_prophet_sample_agrees_with_simulation(procs: int) -> None:
 
 
 def test_synthetic_bsp_model_agrees_with_simulation(tmp_path: Path) -> None:
-    from uml2perf import synthetic
+    import synthetic
 
     path = synthetic.write_model(
         tmp_path / "bsp.uml",
@@ -278,7 +278,7 @@ def test_synthetic_bsp_model_agrees_with_simulation(tmp_path: Path) -> None:
 
 
 def test_synthetic_ring_is_not_analytic(tmp_path: Path) -> None:
-    from uml2perf import synthetic
+    import synthetic
 
     spec = spec_of(synthetic.write_model(tmp_path / "ring.uml", synthetic.ring_model(3)))
     assert not is_analytic(spec, CLUSTER, procs=4)

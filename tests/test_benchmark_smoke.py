@@ -18,7 +18,7 @@ def test_quick_benchmark_reports_every_part(tmp_path: Path) -> None:
             str(REPO / "benchmarks" / "run.py"),
             "--quick",
             "--repeat",
-            "1",
+            "2",
             "--actions",
             "40",
             "--procs",
@@ -27,6 +27,14 @@ def test_quick_benchmark_reports_every_part(tmp_path: Path) -> None:
             "3",
             "--scaling",
             "2,4",
+            "--sweep-procs",
+            "2,4",
+            "--peer-ring",
+            "4,2",
+            "--peer-allreduce",
+            "4,2",
+            "--peer-lapw0",
+            "4",
             "--json",
             str(out),
             "--workdir",
@@ -39,21 +47,57 @@ def test_quick_benchmark_reports_every_part(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(out.read_text())
     assert report["machine"]["cores"] >= 1 and report["machine"]["python"]
-    convert, ring, scaling = report["convert"], report["ring"], report["scaling"]
+    convert, ring, startup, scaling = report["convert"], report["ring"], report["startup"], report["scaling"]
     assert convert["actions"] == 40 and convert["generated_lines"] > 40
-    for part in (convert, ring):
-        assert part["ratio"] > 0 and isinstance(part["met"], bool)
-        assert part["uml2perf"]["best"] > 0 and part["floor"]["best"] > 0
-        assert part["uml2perf"]["max_rss_mib"] > 0
+    measured = [convert["uml2perf"], convert["floor"], ring["uml2perf"], ring["lean"], ring["store"]]
+    measured.append(ring["heapq"])
+    measured += [startup["uml2perf"], startup["floor"]]
+    for m in measured:
+        # two interleaved rounds each, median inside the spread, the child's own memory
+        assert m["returncode"] == 0 and len(m["cpus"]) == len(m["walls"]) == 2
+        assert m["cpu_spread"][0] <= m["cpu"] <= m["cpu_spread"][1]
+        assert m["wall"] > 0 and m["peak_mib"] > 0
+    for ratio in (convert["ratio"], ring["vs_lean"], ring["vs_store"], startup["ratio"]):
+        assert ratio["cpu"] > 0 and ratio["cpu_spread"][0] <= ratio["cpu"] <= ratio["cpu_spread"][1]
+    for part in (convert, ring, startup):
+        assert isinstance(part["met"], bool)
     assert ring["simulated_time"]["same"] is True
+    assert ring["events"]["uml2perf"] == ring["events"]["lean"] < ring["events"]["store"]
+    assert all(v > 0 for v in ring["events_per_s"].values())
     assert [row["procs"] for row in scaling["rows"]] == [2, 4]
     for row in scaling["rows"]:
         assert row["events"] > 0 and row["events_per_s"] > 0 and row["simulated_time"] > 0
-        assert row["measurement"]["best_cpu"] > 0
+        assert row["measurement"]["cpu"] > 0
+    assert "kib_per_process" in scaling["rows"][1]
     sweep = report["sweep"]
     assert sweep["points"] == 4 and sweep["same_times"] is True
-    assert "| (a) convert 40-action model" in proc.stdout
-    assert "Ring simulated time" in proc.stdout and "identical" in proc.stdout
+    peer = report["peer"]
+    if peer["available"]:
+        assert [row["procs"] for row in peer["rows"]] == [4, 4, 4]
+        for row in peer["rows"]:
+            assert row["relative_difference"] < 1e-9
+    else:
+        assert "not installed" in peer["note"] and "not installed" in proc.stdout
+    assert "| convert 40-action model" in proc.stdout
+    assert "Ring simulated time: identical in all four" in proc.stdout
+
+
+def test_peak_memory_is_the_childs_own(tmp_path: Path) -> None:
+    """The wrapper reports what the command itself used, not the memory of whoever started it."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import run
+    finally:
+        sys.path.pop(0)
+    ballast = bytearray(200 * 2**20)  # make this process big: a plain fork would inherit it
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    wall, cpu, peak, code, stdout, _ = run.run_child([sys.executable, "-c", "print(1)"], tmp_path)
+    del ballast
+    assert code == 0 and stdout.strip() == "1"
+    assert 0 < cpu and 0 < wall
+    assert 1 < peak < 100  # a bare interpreter, far below this process's 200 MiB
+    big = "b = bytearray(120 * 2**20); b[::4096] = b'x' * len(b[::4096])"
+    assert run.run_child([sys.executable, "-c", big], tmp_path)[2] > 120
 
 
 def test_bare_simpy_ring_matches_the_closed_form() -> None:
@@ -63,6 +107,43 @@ def test_bare_simpy_ring_matches_the_closed_form() -> None:
         import bare_simpy_ring
     finally:
         sys.path.pop(0)
-    now, events = bare_simpy_ring.run(4, 10, 1e-3, 1000, 4, (1e-6, 1e9), (5e-5, 1e7))
+    now, events, _ = bare_simpy_ring.run(4, 10, 1e-3, 1000, 4, (1e-6, 1e9), (5e-5, 1e7))
     assert abs(now - 10 * (1e-3 + 1e-6 + 1000 / 1e9)) < 1e-12
     assert events > 4 * 10 * 2
+
+
+def test_lean_simpy_ring_matches_the_closed_form_with_half_the_events() -> None:
+    """The lean floor predicts what the Store-based floor predicts, with one event per step."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import bare_simpy_ring
+        import heapq_ring
+        import lean_simpy_ring
+    finally:
+        sys.path.pop(0)
+    args = (4, 10, 1e-3, 1000, 4, (1e-6, 1e9), (5e-5, 1e7))
+    now, events, _ = lean_simpy_ring.run(*args)
+    assert abs(now - 10 * (1e-3 + 1e-6 + 1000 / 1e9)) < 1e-12
+    bare_now, bare_events, _ = bare_simpy_ring.run(*args)
+    assert abs(now - bare_now) < 1e-12
+    # two events per process and round at most (compute, receive) plus start and end of each process
+    assert events <= 4 * 10 * 2 + 2 * 4 < bare_events
+    # across nodes (2 processes per node) the ring still matches the Store-based floor,
+    # and the heapq loop without SimPy takes the same steps: the same time to the bit
+    cross = (6, 7, 1e-3, 4096, 2, (1e-6, 1e9), (5e-5, 1e7))
+    assert abs(lean_simpy_ring.run(*cross)[0] - bare_simpy_ring.run(*cross)[0]) < 1e-12
+    assert heapq_ring.run(*cross)[0] == lean_simpy_ring.run(*cross)[0]
+    assert heapq_ring.run(*args)[0] == now
+
+
+def test_peer_comparison_says_so_when_simgrid_is_absent(tmp_path: Path, monkeypatch) -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import run
+    finally:
+        sys.path.pop(0)
+    monkeypatch.setattr(run, "simgrid_python", lambda: None)
+    part = run.bench_peer(tmp_path, run.QUICK, 1)
+    assert part == {"available": False, "note": part["note"]} and "python3-simgrid" in part["note"]
+    text = run.render({"machine": run.machine_info(), "repeat": 1, "quick": True, "peer": part})
+    assert "Peer comparison: SimGrid's Python bindings are not installed" in text

@@ -22,6 +22,7 @@ import pytest
 from builders import ModelBuilder
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic import chain_model, write_model
 
 from uml2perf.cli import main
 from uml2perf.generation import generate
@@ -37,7 +38,6 @@ from uml2perf.navigation import (
     structure,
     walk,
 )
-from uml2perf.synthetic import chain_model, write_model
 
 # ----------------------------------------------------------------------------- chains
 

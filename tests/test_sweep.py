@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import synthetic
 
-from uml2perf import synthetic
 from uml2perf.cli import main
 from uml2perf.sweep import parse_grid
 

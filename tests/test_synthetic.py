@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import synthetic
 from lxml import etree
-
-from uml2perf import synthetic
 
 NS = {"xmi": synthetic.XMI_NS, "uml": synthetic.UML_NS, "p": synthetic.PROFILE_NS}
 XMI_TYPE = f"{{{synthetic.XMI_NS}}}type"
@@ -72,6 +71,20 @@ def test_ring_loop_holds_compute_send_recv() -> None:
     assert applied["RecvPlus"][0].get("source") == "(pid - 1 + nprocs) % nprocs"
     defaults = {a.get("name"): a.find("defaultValue").get("value") for a in root.iter("ownedAttribute")}
     assert defaults == {"R": "17", "WORK": "0.002", "SIZE": "64"}
+
+
+def test_allreduce_loop_holds_compute_and_allreduce(tmp_path: Path) -> None:
+    root = parse(synthetic.allreduce_model(rounds=5, work=1e-3, size=16))
+    (loop,) = nodes_of(root, "StructuredActivityNode")
+    assert [n.get("name") for n in loop.findall("node")] == ["start", "compute", "reduce"]
+    check_edges_consistent(root)
+    applied = stereotypes(root)
+    assert applied["AllreducePlus"][0].get("size") == "SIZE"
+    defaults = {a.get("name"): a.find("defaultValue").get("value") for a in root.iter("ownedAttribute")}
+    assert defaults == {"R": "5", "WORK": "0.001", "SIZE": "16"}
+    out = tmp_path / "ar.uml"
+    assert synthetic.main(["allreduce", str(out), "--rounds", "3"]) == 0
+    assert out.read_text() == synthetic.allreduce_model(3)
 
 
 def test_bsp_has_decisions_guards_and_collectives() -> None:

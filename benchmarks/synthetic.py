@@ -3,7 +3,8 @@
 The benchmark and the tests need models of a known shape and any size: a
 straight chain of N actions (to measure conversion), a ring of processes that
 compute and pass a message to their neighbour for R rounds (to measure the
-simulator against plain SimPy), and a bulk-synchronous model with loops,
+simulator against plain SimPy), a loop of compute and all-reduce (to compare
+with SimGrid), and a bulk-synchronous model with loops,
 decisions and collectives (to compare the analytic fast path with the
 simulation).  They are written exactly as Eclipse Papyrus (UML2 5.x) would
 write them, with stereotype applications at the root of the file, so they
@@ -11,6 +12,10 @@ exercise the same reader path as a user's export.
 
 Every id is derived from the element's position, so the same arguments always
 produce the same bytes.
+
+These are fixtures of the benchmarks and the tests, not part of the installed
+package: ``python benchmarks/synthetic.py chain|ring|bsp OUT`` writes one, and
+the tests import this file through the path entry in ``tests/conftest.py``.
 """
 
 from __future__ import annotations
@@ -144,16 +149,16 @@ class XmiBuilder:
             outgoing.setdefault(source, []).append(edge_id)
             incoming.setdefault(target, []).append(edge_id)
         for edge_id, source, target, guard in region.edges:
-            pairs = [
+            edge_attrs = [
                 ("xmi:type", "uml:ControlFlow"),
                 ("xmi:id", edge_id),
                 ("target", target),
                 ("source", source),
             ]
             if guard is None:
-                self._line(depth, f"<edge{_attrs(pairs)}/>")
+                self._line(depth, f"<edge{_attrs(edge_attrs)}/>")
                 continue
-            self._line(depth, f"<edge{_attrs(pairs)}>")
+            self._line(depth, f"<edge{_attrs(edge_attrs)}>")
             self._line(
                 depth + 1,
                 f"<guard{_attrs([('xmi:type', 'uml:OpaqueExpression'), ('xmi:id', edge_id + '.guard')])}>",
@@ -259,6 +264,28 @@ def ring_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 1024, name
     return b.document()
 
 
+def allreduce_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 8, name: str = "allreduce") -> str:
+    """An all-reduce loop: each process computes ``WORK`` seconds and joins an all-reduce of
+    ``SIZE`` bytes, ``R`` times in a ``loop+`` structured node (globals as in :func:`ring_model`).
+    """
+    b = XmiBuilder(name)
+    main = Region("_main")
+    main.node("_init", "InitialNode", "start")
+    body = main.structured("_rounds", "rounds")
+    b.apply("LoopPlus", "StructuredActivityNode", "_rounds", iterations="R")
+    _action(b, body, "_compute", "compute", "ActionPlus", cost="WORK")
+    _action(b, body, "_reduce", "reduce", "AllreducePlus", size="SIZE")
+    main.node("_final", "ActivityFinalNode", "end")
+    b.activity(
+        "_main",
+        "main",
+        main,
+        [("R", "Integer", int(rounds)), ("WORK", "Real", float(work)), ("SIZE", "Integer", int(size))],
+    )
+    b.apply("ModelPlus", "Activity", "_main")
+    return b.document()
+
+
 #: Stereotype and tags of each collective in :func:`bsp_model`.
 _COLLECTIVES: dict[str, tuple[str, dict[str, str]]] = {
     "barrier": ("BarrierPlus", {}),
@@ -335,20 +362,22 @@ def write_model(path: str | os.PathLike[str], text: str) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m uml2perf.synthetic KIND OUT [options]``: write a synthetic model."""
+    """``python benchmarks/synthetic.py KIND OUT [options]``: write a synthetic model."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m uml2perf.synthetic", description=main.__doc__)
-    parser.add_argument("kind", choices=("chain", "ring", "bsp"))
+    parser = argparse.ArgumentParser(prog="python benchmarks/synthetic.py", description=main.__doc__)
+    parser.add_argument("kind", choices=("chain", "ring", "allreduce", "bsp"))
     parser.add_argument("output")
     parser.add_argument("--actions", type=int, default=20000, help="chain: number of actions")
-    parser.add_argument("--rounds", type=int, default=2000, help="ring: rounds")
+    parser.add_argument("--rounds", type=int, default=2000, help="ring, allreduce: rounds")
     parser.add_argument("--steps", type=int, default=3, help="bsp: supersteps")
     args = parser.parse_args(argv)
     if args.kind == "chain":
         text = chain_model(args.actions)
     elif args.kind == "ring":
         text = ring_model(args.rounds)
+    elif args.kind == "allreduce":
+        text = allreduce_model(args.rounds)
     else:
         text = bsp_model(steps=args.steps)
     write_model(args.output, text)

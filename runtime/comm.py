@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from simpy.core import NORMAL
 from simpy.events import Event, Timeout
@@ -59,35 +59,19 @@ _INF = math.inf
 # ---------------------------------------------------------------------------------------------
 
 
-class Message:
-    """One message in flight: sent, possibly not yet received.
-
-    ``sent`` is when the send was posted (after its local cost); ``arrival`` is when an eager
-    message's data is at the receiver.  ``sender`` is the send's :class:`Request` for the
-    rendezvous protocol (None for eager messages, whose sender never waits).
-    """
-
-    __slots__ = ("src", "dst", "tag", "size", "sent", "arrival", "seq", "sender")
-
-    def __init__(
-        self,
-        src: int,
-        dst: int,
-        tag: int,
-        size: float,
-        sent: float,
-        arrival: float,
-        seq: int,
-        sender: Request | None,
-    ) -> None:
-        self.src = src
-        self.dst = dst
-        self.tag = tag
-        self.size = size
-        self.sent = sent
-        self.arrival = arrival
-        self.seq = seq
-        self.sender = sender
+#: One message in flight, sent and not yet received: ``(seq, arrival, sent, size, sender, src,
+#: tag)``.  ``sent`` is when the send was posted (after its local cost), ``arrival`` when an eager
+#: message's data is at the receiver (infinite for rendezvous), ``sender`` the send's
+#: :class:`Request` for the rendezvous protocol (None for eager messages, whose sender never
+#: waits).  A plain tuple: a send makes one, and nothing more.
+Message = tuple[int, float, float, float, "Request | None", int, int]
+_SEQ: Final = 0
+_ARRIVAL: Final = 1
+_SENT: Final = 2
+_SIZE: Final = 3
+_SENDER: Final = 4
+_SRC: Final = 5
+_TAG: Final = 6
 
 
 class Request:
@@ -227,10 +211,10 @@ class CommState:
         self.env = sim.env
         self.nprocs: int = sim.nprocs
         n = self.nprocs
-        #: per destination: (source, tag) -> unmatched messages in send order
-        self.mail: list[dict[tuple[int, int], deque[Message]]] = [{} for _ in range(n)]
-        #: per destination: (source, tag) -> posted receives without wildcards, in post order
-        self.posted: list[dict[tuple[int, int], deque[Request]]] = [{} for _ in range(n)]
+        #: per destination: tag * nprocs + source -> unmatched messages in send order
+        self.mail: list[dict[int, deque[Message]]] = [{} for _ in range(n)]
+        #: per destination: tag * nprocs + source -> posted receives without wildcards, in post order
+        self.posted: list[dict[int, deque[Request]]] = [{} for _ in range(n)]
         #: per destination: posted receives with a wildcard source or tag, in post order
         self.wild: list[list[Request]] = [[] for _ in range(n)]
         #: per process: requests of isend/irecv that ``wait(E, None)`` has not yet seen complete
@@ -376,7 +360,7 @@ def _spend_cost(ctx: Context, elem: Element, cost: float) -> Any:
     return False
 
 
-def _account(ctx: Context, elem: Element, counted: bool, posted: float, start: float, end: float) -> None:
+def account(ctx: Context, elem: Element, counted: bool, posted: float, start: float, end: float) -> None:
     """Record the blocked interval ``[posted, end]``: ``wait`` before ``start``, ``comm`` after."""
     if start > posted:
         if counted:
@@ -402,19 +386,20 @@ def _take_message(st: CommState, me: int, source: int, tag: int) -> Message | No
     """Remove and return the first sent message matching a receive, or None."""
     box = st.mail[me]
     if source != ANY and tag != ANY:
-        q = box.get((source, tag))
+        q = box.get(tag * st.nprocs + source)
         return q.popleft() if q else None
+    n = st.nprocs
     best: deque[Message] | None = None
-    for (src, tg), q in box.items():
-        if q and (source == ANY or src == source) and (tag == ANY or tg == tag):
-            if best is None or q[0].seq < best[0].seq:
+    for key, q in box.items():
+        if q and (source == ANY or key % n == source) and (tag == ANY or key // n == tag):
+            if best is None or q[0][_SEQ] < best[0][_SEQ]:
                 best = q
     return best.popleft() if best is not None else None
 
 
 def _take_receive(st: CommState, src: int, dst: int, tag: int) -> Request | None:
     """Remove and return the first posted receive matching a message, or None."""
-    q = st.posted[dst].get((src, tag))
+    q = st.posted[dst].get(tag * st.nprocs + src)
     req = q[0] if q else None
     wild = st.wild[dst]
     if wild:
@@ -433,7 +418,7 @@ def _post_receive(st: CommState, req: Request) -> None:
     if req.peer == ANY or req.tag == ANY:
         st.wild[req.pid].append(req)
         return
-    key = (req.peer, req.tag)
+    key = req.tag * st.nprocs + req.peer
     box = st.posted[req.pid]
     q = box.get(key)
     if q is None:
@@ -441,27 +426,26 @@ def _post_receive(st: CommState, req: Request) -> None:
     q.append(req)
 
 
-def _match(ctx: Context, st: CommState, msg: Message, req: Request) -> None:
-    """Pair a message with a receive, both present now; set both requests' times."""
+def _match(ctx: Context, st: CommState, msg: Message, dst: int, req: Request) -> None:
+    """Pair a message to ``dst`` with a receive, both present now; set both requests' times."""
     env = st.env
     now = env._now
-    req.source = msg.src
-    req.matched_tag = msg.tag
-    sender = msg.sender
+    src = msg[_SRC]
+    req.source = src
+    req.matched_tag = msg[_TAG]
+    sender = msg[_SENDER]
     if sender is None:  # eager: the data left at msg.sent and arrives at msg.arrival
-        arrival = msg.arrival
-        _complete(env, req, msg.sent, arrival if arrival > now else now)
+        arrival = msg[_ARRIVAL]
+        _complete(env, req, msg[_SENT], arrival if arrival > now else now)
     else:  # rendezvous: the transfer starts now that both sides are there
-        lat, beta = st.link(msg.src, msg.dst)
-        arrival = now + lat + msg.size * beta
+        lat, beta = st.link(src, dst)
+        arrival = now + lat + msg[_SIZE] * beta
         _complete(env, sender, now, arrival)
         _complete(env, req, now, arrival)
-    ctx.record_message(msg.src, msg.dst, msg.size, msg.tag, req.start, arrival)
+    ctx.record_message(src, dst, msg[_SIZE], msg[_TAG], req.start, arrival)  # type: ignore[arg-type]
 
 
-def _post_send(
-    ctx: Context, st: CommState, dest: int, size: float, tag: int, sender: Request | None
-) -> Message:
+def _post_send(ctx: Context, st: CommState, dest: int, size: float, tag: int, sender: Request | None) -> None:
     """Create a message now and deliver it to a posted receive or the mailbox."""
     env = st.env
     now = env._now
@@ -472,23 +456,93 @@ def _post_send(
     else:
         arrival = math.inf
     seq = st.seq = st.seq + 1
-    msg = Message(me, dest, tag, size, now, arrival, seq, sender)
+    msg: Message = (seq, arrival, now, size, sender, me, tag)
     req = _take_receive(st, me, dest, tag)
     if req is not None:
-        _match(ctx, st, msg, req)
+        _match(ctx, st, msg, dest, req)
     else:
         box = st.mail[dest]
-        key = (me, tag)
+        key = tag * st.nprocs + me
         q = box.get(key)
         if q is None:
             q = box[key] = deque()
         q.append(msg)
-    return msg
 
 
 # ---------------------------------------------------------------------------------------------
 # Point-to-point operations
 # ---------------------------------------------------------------------------------------------
+
+
+def post_eager(ctx: Context, st: CommState, dest: int, size: float, tag: int) -> None:
+    """Post an eager message now (validated arguments): to a posted receive, else the mailbox."""
+    env = st.env
+    now = env._now
+    me = ctx.pid
+    n = st.nprocs
+    link = st.pair.get(me * n + dest) or st.link(me, dest)
+    arrival = now + link[0] + size * link[1]
+    seq = st.seq = st.seq + 1
+    key = tag * n + me
+    posted = st.posted[dest]
+    if posted or st.wild[dest]:
+        req = _take_receive(st, me, dest, tag)
+        if req is not None:
+            req.source = me
+            req.matched_tag = tag
+            _complete(env, req, now, arrival if arrival > now else now)
+            return
+    box = st.mail[dest]
+    q = box.get(key)
+    if q is None:
+        q = box[key] = deque()
+    q.append((seq, arrival, now, size, None, me, tag))
+
+
+def recv_fast(ctx: Context, elem: Element, source: int, size: float, tag: int) -> Any:
+    """A blocking receive without local cost by a process's main context (validated arguments).
+
+    Returns what the caller's ``yield from`` waits for: nothing when the message is there, the
+    timeout until its arrival, or the parked event that its sender will schedule.  The time is
+    accounted when it is known; it is the same as :func:`recv` accounts.
+    """
+    sim = ctx.sim
+    st = sim.comm_state or state(sim)
+    env = ctx.env
+    me = ctx.pid
+    now = env._now
+    msg = _take_message(st, me, source, tag)
+    if msg is not None and msg[_SENDER] is None:
+        i = elem.index
+        arrival = msg[_ARRIVAL]
+        if arrival > now:
+            d = arrival - now
+            ctx.calls[i] += 1
+            ctx.incl[i] += d
+            ctx.covered += d
+            ctx.totals[1] += d
+            return (Timeout(env, d),)
+        ctx.calls[i] += 1
+        ctx.incl[i] += 0.0
+        ctx.covered += 0.0
+        ctx.totals[1] += 0.0
+        return ()
+    seq = st.seq = st.seq + 1
+    req = Request("recv", me, source, tag, size, now, seq)
+    if msg is not None:
+        _match(ctx, st, msg, me, req)
+    else:
+        _post_receive(st, req)
+    done = req.done
+    if done is None:
+        req.event = ev = Event(env)
+        ev.callbacks.append(ctx.on_received)  # type: ignore[union-attr]
+        ctx.fast_req = req
+        ctx.blocked_elem = elem
+        ctx.blocked_for = req
+        return (ev,)
+    account(ctx, elem, False, now, req.start, done)  # type: ignore[arg-type]
+    return (Timeout(env, done - now),) if done > now else ()
 
 
 def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: float) -> Any:
@@ -519,7 +573,7 @@ def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: fl
         ctx.unblock()
     elif req.done > env._now:
         yield Timeout(env, req.done - env._now)
-    _account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
+    account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
 
 
 def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: float) -> Any:
@@ -535,14 +589,14 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
     me = ctx.pid
     now = env._now
     msg = _take_message(st, me, source, tag)
-    if msg is not None and msg.sender is None:
+    if msg is not None and msg[_SENDER] is None:
         # Fast path: an eager message already sent; no request object needed.
-        arrival = msg.arrival
+        arrival = msg[_ARRIVAL]
         if arrival > now:
             yield Timeout(env, arrival - now)
         else:
             arrival = now
-        ctx.record_message(msg.src, me, msg.size, msg.tag, msg.sent, arrival)
+        ctx.record_message(msg[_SRC], me, msg[_SIZE], msg[_TAG], msg[_SENT], arrival)
         if counted:
             if arrival > now:
                 ctx.record_phase(elem, "comm", now, arrival)
@@ -552,7 +606,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
     seq = st.seq = st.seq + 1
     req = Request("recv", me, source, tag, size, now, seq)
     if msg is not None:
-        _match(ctx, st, msg, req)
+        _match(ctx, st, msg, me, req)
     else:
         _post_receive(st, req)
     if req.done is None:
@@ -562,7 +616,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
         ctx.unblock()
     elif req.done > env._now:
         yield Timeout(env, req.done - env._now)
-    _account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
+    account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
 
 
 def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: float) -> Any:
@@ -596,7 +650,7 @@ def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost:
     req = Request("recv", ctx.pid, source, tag, size, now, seq)
     msg = _take_message(st, ctx.pid, source, tag)
     if msg is not None:
-        _match(ctx, st, msg, req)
+        _match(ctx, st, msg, ctx.pid, req)
     else:
         _post_receive(st, req)
     if req.done is None or req.done > now:
@@ -677,7 +731,7 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
     done: float = last.done  # type: ignore[assignment]
     if done > env._now:
         yield Timeout(env, done - env._now)
-    _account(ctx, elem, counted, posted, max(last.start, posted), max(done, posted))  # type: ignore[type-var]
+    account(ctx, elem, counted, posted, max(last.start, posted), max(done, posted))  # type: ignore[type-var]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -733,7 +787,7 @@ def _collective(ctx: Context, elem: Element, kind: str, root: int, size: float, 
         mine = offsets[me]
         if mine > 0.0:
             yield Timeout(env, mine)
-    _account(ctx, elem, counted, now, g.start, g.start + mine)
+    account(ctx, elem, counted, now, g.start, g.start + mine)
 
 
 def _mismatch(ctx: Context, elem: Element, g: Gathering, kind: str, root: int) -> SimulationError:

@@ -87,6 +87,7 @@ from .model import Element
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Simulation
 
+_INF = math.inf
 COMPUTE = 0
 COMM = 1
 WAIT = 2
@@ -125,7 +126,7 @@ class Variables:
 def _call_body(body: Callable[..., Any], ctx: Context, v: Any) -> Any:
     """Call a branch/stage/body function; return its generator or None."""
     gen = body(ctx, v)
-    if gen is None or not hasattr(gen, "send"):
+    if gen is None or not (hasattr(gen, "send") or gen.__class__ is tuple):
         return None
     return gen
 
@@ -153,7 +154,14 @@ class Context:
         "cpu",
         "inv_speed",
         "fast_end",
+        "fast_start",
+        "fast_ev",
+        "fast_resume",
         "conv",
+        "on_computed",
+        "on_converted",
+        "on_received",
+        "fast_req",
         # statistics (lists shared by a process and its threads)
         "calls",
         "incl",
@@ -195,7 +203,14 @@ class Context:
         self.cpu = cpu
         self.inv_speed = 1.0 / sim.machine.speed
         self.fast_end = -1.0
+        self.fast_start = 0.0
+        self.fast_ev: Event | None = None
+        self.fast_resume: list[Any] | None = None
         self.conv: Event | None = None
+        self.on_computed = self._computed
+        self.on_converted = self._converted
+        self.on_received = self._received
+        self.fast_req: Any = None
         n = len(sim.elements)
         self.calls = [0] * n
         self.incl = [0.0] * n
@@ -246,7 +261,14 @@ class Context:
         t.cpu = self.cpu
         t.inv_speed = self.inv_speed
         t.fast_end = -1.0
+        t.fast_start = 0.0
+        t.fast_ev = None
+        t.fast_resume = None
         t.conv = None
+        t.on_computed = t._computed
+        t.on_converted = t._converted
+        t.on_received = t._received
+        t.fast_req = None
         t.calls = proc.calls
         t.incl = proc.incl
         t.child = None  # threads use their process's lists (see _child_list)
@@ -326,34 +348,101 @@ class Context:
     # -- computation ---------------------------------------------------------------
 
     def compute(self, elem: Element, cost: float) -> Any:
-        """Spend ``cost`` seconds of CPU (÷ speed, slowed by contention) and record it."""
+        """Spend ``cost`` seconds of CPU (÷ speed, slowed by contention) and record it.
+
+        On a node with a free core this is one SimPy timeout, returned in a tuple for the
+        caller's ``yield from``; the statistics are recorded by a callback of the timeout, in
+        the same step that resumes the process.  A busy node takes the general path
+        (:meth:`_compute_shared`).
+        """
         self.cur = elem
         if cost > 0.0:
             if cost == math.inf:
                 raise self._bad_cost(elem, cost)
-            env = self.env
-            start = env._now
             cpu = self.cpu
             if not cpu.shared and cpu.busy < cpu.free:
-                # Fast path: a free core, the segment runs at full speed.
                 cpu.busy += 1
+                env = self.env
+                start = env._now
                 delay = cost * self.inv_speed
+                self.fast_start = start
                 self.fast_end = start + delay
-                yield Timeout(env, delay)
-                if self.conv is not None:  # the node became oversubscribed meanwhile
-                    ev = self.conv
-                    self.conv = None
-                    yield ev
-                    self.process.oversubscribed += env._now - start - delay
-                cpu.busy -= 1
-            else:
-                yield from cpu.run_shared(self, cost * self.inv_speed)
-                self.process.oversubscribed += env._now - start - cost * self.inv_speed
-            d = env._now - start
-        elif cost == 0.0:
-            d = 0.0
-        else:
-            raise self._bad_cost(elem, cost)
+                timeout = self.fast_ev = Timeout(env, delay)
+                timeout.callbacks.append(self.on_computed)  # type: ignore[union-attr]
+                return (timeout,)
+            return self._compute_shared(elem, cost)
+        if cost == 0.0:
+            i = elem.index
+            self.calls[i] += 1
+            self.incl[i] += 0.0
+            self.covered += 0.0
+            self.totals[0] += 0.0
+            return ()
+        raise self._bad_cost(elem, cost)
+
+    def _computed(self, _: Event) -> None:
+        """Callback of a fast compute's timeout: free the core and record the call."""
+        self.cpu.busy -= 1
+        d = self.env._now - self.fast_start
+        i = self.cur.index  # type: ignore[union-attr]
+        self.calls[i] += 1
+        self.incl[i] += d
+        self.covered += d
+        self.totals[0] += d
+
+    def convert(self) -> Event:
+        """Called by the node when it starts sharing its cores while this context computes.
+
+        Returns the event of the shared completion that replaces the fast end.  A fast
+        compute's timeout no longer resumes the process: its callbacks move to the shared
+        completion (see :meth:`_converted`).
+        """
+        done = self.conv = Event(self.env)
+        timeout = self.fast_ev
+        if timeout is not None:
+            callbacks = timeout.callbacks
+            assert callbacks is not None
+            self.fast_resume = callbacks[1:]
+            callbacks[:] = [self.on_converted]
+        return done
+
+    def _converted(self, timeout: Event) -> None:
+        """At the fast end of a converted compute: wait on for the shared completion."""
+        done = self.conv
+        assert done is not None
+        self.conv = None
+        resume = self.fast_resume or []
+        self.fast_resume = None
+        if done.callbacks is not None:
+            done.callbacks.append(self._shared_done)
+            done.callbacks.extend(resume)
+        else:  # already completed: go on at once, as a process yielding a processed event does
+            self._shared_done(done)
+            for callback in resume:
+                callback(done)
+
+    def _shared_done(self, _: Event) -> None:
+        timeout = self.fast_ev
+        assert isinstance(timeout, Timeout)
+        env = self.env
+        start = self.fast_start
+        self.process.oversubscribed += env._now - start - timeout._delay
+        self.cpu.busy -= 1
+        d = env._now - start
+        i = self.cur.index  # type: ignore[union-attr]
+        self.calls[i] += 1
+        self.incl[i] += d
+        self.covered += d
+        self.totals[0] += d
+
+    def _compute_shared(self, elem: Element, cost: float) -> Any:
+        """Compute on a node whose cores are all busy: processor sharing (general path)."""
+        env = self.env
+        start = env._now
+        self.fast_ev = None
+        yield from self.cpu.run_shared(self, cost * self.inv_speed)
+        self.process.oversubscribed += env._now - start - cost * self.inv_speed
+        d = env._now - start
         i = elem.index
         self.calls[i] += 1
         self.incl[i] += d
@@ -368,6 +457,7 @@ class Context:
             if not cpu.shared and cpu.busy < cpu.free:
                 cpu.busy += 1
                 delay = seconds * self.inv_speed
+                self.fast_ev = None
                 self.fast_end = env._now + delay
                 yield Timeout(env, delay)
                 if self.conv is not None:
@@ -520,12 +610,51 @@ class Context:
     # -- communication (delegated to uml2perf_runtime.comm) ---------------------------
 
     def send(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
+        """Blocking send; an eager message without local cost is posted here, nothing to wait for."""
         self.cur = elem
-        return _comm.send(self, elem, dest, size, tag, cost)
+        if (
+            cost
+            or dest.__class__ is not int
+            or tag.__class__ is not int
+            or tag < 0
+            or not 0 <= dest < self.nprocs
+        ):
+            return _comm.send(self, elem, dest, size, tag, cost)
+        cls = size.__class__
+        if (cls is not int and cls is not float) or not 0 <= size < _INF:
+            return _comm.send(self, elem, dest, size, tag, cost)
+        sim = self.sim
+        st = sim.comm_state or _comm.state(sim)
+        if size > st.eager_limit:
+            return _comm.send(self, elem, dest, size, tag, cost)
+        _comm.post_eager(self, st, dest, size, tag)
+        i = elem.index
+        self.calls[i] += 1
+        self.incl[i] += 0.0
+        self.covered += 0.0
+        self.totals[1] += 0.0
+        return ()
 
     def recv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
+        """Blocking receive; without local cost, taken here from the mailbox or parked."""
         self.cur = elem
-        return _comm.recv(self, elem, source, size, tag, cost)
+        if (
+            cost
+            or self.process is not self
+            or source.__class__ is not int
+            or tag.__class__ is not int
+            or not -1 <= source < self.nprocs
+            or tag < -1
+        ):
+            return _comm.recv(self, elem, source, size, tag, cost)
+        return _comm.recv_fast(self, elem, source, size, tag)
+
+    def _received(self, _: Event) -> None:
+        """Callback of a parked receive's event: account the wait and the transfer."""
+        self.blocked_for = None
+        req = self.fast_req
+        self.fast_req = None
+        _comm.account(self, self.blocked_elem, False, req.posted, req.start, req.done)
 
     def isend(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
         self.cur = elem
@@ -818,14 +947,66 @@ class Context:
         return self._after_startup(elem, self._pattern_cost(elem, startup, "startup"), region)
 
 
-class TracingContext(Context):
+class GeneralContext(Context):
+    """A context that takes the general path for every operation: generators all the way.
+
+    It computes exactly what :class:`Context` computes, more slowly; tracing builds on it, and
+    the tests compare the two on random models.
+    """
+
+    __slots__ = ()
+
+    def send(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.send(self, elem, dest, size, tag, cost)
+
+    def recv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.recv(self, elem, source, size, tag, cost)
+
+    def compute(self, elem: Element, cost: float) -> Any:
+        self.cur = elem
+        if cost > 0.0:
+            if cost == math.inf:
+                raise self._bad_cost(elem, cost)
+            env = self.env
+            start = env._now
+            cpu = self.cpu
+            if not cpu.shared and cpu.busy < cpu.free:
+                cpu.busy += 1
+                delay = cost * self.inv_speed
+                self.fast_ev = None
+                self.fast_end = start + delay
+                yield Timeout(env, delay)
+                if self.conv is not None:  # the node became oversubscribed meanwhile
+                    ev = self.conv
+                    self.conv = None
+                    yield ev
+                    self.process.oversubscribed += env._now - start - delay
+                cpu.busy -= 1
+            else:
+                yield from cpu.run_shared(self, cost * self.inv_speed)
+                self.process.oversubscribed += env._now - start - cost * self.inv_speed
+            d = env._now - start
+        elif cost == 0.0:
+            d = 0.0
+        else:
+            raise self._bad_cost(elem, cost)
+        i = elem.index
+        self.calls[i] += 1
+        self.incl[i] += d
+        self.covered += d
+        self.totals[0] += d
+
+
+class TracingContext(GeneralContext):
     """A context that also writes every operation to the trace (chosen at start, not per call)."""
 
     __slots__ = ()
 
     def compute(self, elem: Element, cost: float) -> Any:
         start = self.env._now
-        yield from Context.compute(self, elem, cost)
+        yield from GeneralContext.compute(self, elem, cost)
         self.sim.trace_events.append((self.pid, self.track, elem.index, COMPUTE, start, self.env._now))
 
     def record(self, elem: Element, category: str, start: float, end: float) -> None:
@@ -849,6 +1030,7 @@ class TracingContext(Context):
 __all__ = [
     "Context",
     "TracingContext",
+    "GeneralContext",
     "Variables",
     "CATEGORY_INDEX",
     "CATEGORY_NAMES",

@@ -51,7 +51,7 @@ import simpy
 from simpy.core import StopSimulation
 from simpy.events import Event, Timeout
 
-from .context import Context, TracingContext, Variables
+from .context import Context, GeneralContext, TracingContext, Variables
 from .errors import DeadlockError, LimitError, ModelRuntimeError, ParameterError, SimulationError
 from .limits import current as current_limits
 from .machine import PLACEMENTS, Machine
@@ -124,8 +124,7 @@ class NodeCPU:
         self.t_last = now
         for ctx in self.members:
             if ctx.fast_end > now and ctx.conv is None:
-                done = Event(env)
-                ctx.conv = done
+                done = ctx.convert()
                 heapq.heappush(self.heap, (ctx.fast_end - now, next(self.seq), done))
                 ctx.fast_end = -1.0
 
@@ -182,6 +181,7 @@ class Simulation:
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
         max_events: int | None = None,
         progress: bool = False,
+        general: bool = False,
     ) -> None:
         if placement not in PLACEMENTS:
             raise SimulationError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
@@ -222,7 +222,7 @@ class Simulation:
         for node in self._nodes:
             ppn[node] += 1
         self.procs_per_node = ppn
-        cls = TracingContext if tracing else Context
+        cls = TracingContext if tracing else GeneralContext if general else Context
         self.contexts: list[Context] = []
         for pid, node in enumerate(self._nodes):
             ctx = cls(self, pid, node, ppn[node], self.cpus[node])

@@ -44,7 +44,7 @@ from simpy.core import NORMAL
 from simpy.events import Event, Timeout
 
 from .errors import MachineError, SimulationError
-from .network import DEFAULT_EAGER_LIMIT, CollectiveModel
+from .machine import DEFAULT_EAGER_LIMIT
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context import Context
@@ -227,7 +227,7 @@ class CommState:
         self.eager_limit = DEFAULT_EAGER_LIMIT if limit is None else limit
         self.coll_calls = [0] * n
         self.open: dict[int, Gathering] = {}
-        self._collectives: CollectiveModel | None = None
+        self._collectives: Any = None
 
     def link(self, src: int, dst: int) -> tuple[float, float]:
         """``(latency, seconds per byte)`` between two processes, cached per pair."""
@@ -240,10 +240,16 @@ class CommState:
         return hit
 
     @property
-    def collectives(self) -> CollectiveModel:
-        """The collective cost model of this machine and placement (built on first use)."""
+    def collectives(self) -> Any:
+        """The collective cost model of this machine and placement (built on first use).
+
+        It is a :class:`~uml2perf_runtime.network.CollectiveModel`, imported here because its
+        schedules need numpy and a model without collectives should not pay for importing it.
+        """
         model = self._collectives
         if model is None:
+            from .network import CollectiveModel
+
             try:
                 model = CollectiveModel.for_machine(self.machine, self.node_of)
             except ValueError as exc:

@@ -30,7 +30,6 @@ from typing import Any, Protocol
 import numpy as np
 
 __all__ = [
-    "DEFAULT_EAGER_LIMIT",
     "COLLECTIVE_KINDS",
     "ALGORITHMS",
     "DEFAULT_ALGORITHMS",
@@ -43,8 +42,6 @@ __all__ = [
     "schedule",
 ]
 
-#: Messages up to this many bytes are sent eagerly (the sender does not wait for the receiver).
-DEFAULT_EAGER_LIMIT = 64 * 1024
 
 #: Message size thresholds of the ``auto`` choices (bytes), the ones MPICH uses by default.
 BCAST_SHORT_MSG = 12 * 1024
@@ -494,7 +491,8 @@ class CollectiveModel:
     two nodes, ``algorithms`` the machine's ``[collectives]`` choices (kind -> algorithm name
     or ``auto``), ``gamma`` the reduction time in seconds per byte (0 ignores the arithmetic
     of reductions; a machine's ``[collectives] reduce_cost``), ``overhead`` the seconds every
-    rank spends per call beyond its messages (``[collectives] overhead``).  Simulations call :meth:`offsets` once per collective; identical calls
+    rank spends per call beyond its messages (``[collectives] overhead``).  Simulations call
+    :meth:`offsets` once per collective; identical calls
     (same kind, root and size) hit a cache, so a collective inside a 10,000-iteration loop
     costs one schedule evaluation.
     """
@@ -530,11 +528,8 @@ class CollectiveModel:
         machine's ``link`` is the standard intra-node/inter-node rule (a subclass that
         overrides ``link`` gets the general per-node-pair lookup).
         """
-        from .machine import Machine  # noqa: PLC0415 - machine imports this module
-
-        levels = None
-        if isinstance(machine, Machine) and type(machine).link is Machine.link:
-            levels = (machine.intra_node, machine.inter_node)
+        link_levels = getattr(machine, "link_levels", None)
+        levels = link_levels() if link_levels is not None else None
         gamma = gamma or float(getattr(machine, "reduce_cost", 0.0))
         return cls(
             node_of,

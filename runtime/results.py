@@ -27,9 +27,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from .context import CATEGORY_NAMES
+from .summation import argmax, column_sums, table_sum
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Simulation
@@ -283,12 +282,13 @@ class Results:
                 out.append(f"  {label:<14}" + "".join(f"{format_time(row[k]):>12}" for k in keys))
             return out
         out = [f"Per process (over {self.processes} processes)", head]
-        data = np.array([[row[k] for k in keys] for row in self.per_process])
-        slowest = int(np.argmax(data[:, 0]))
+        data = [[row[k] for k in keys] for row in self.per_process]
+        columns = list(zip(*data, strict=True))
+        slowest = argmax(columns[0])
         for label, values in (
-            ("min", data.min(axis=0)),
-            ("mean", data.mean(axis=0)),
-            ("max", data.max(axis=0)),
+            ("min", [min(column) for column in columns]),
+            ("mean", [total / len(data) for total in column_sums(data, len(keys))]),
+            ("max", [max(column) for column in columns]),
         ):
             out.append(f"  {label:<14}" + "".join(f"{format_time(float(x)):>12}" for x in values))
         out.append(f"  slowest process: {self.per_process[slowest]['pid']}")
@@ -330,28 +330,21 @@ def _critical_path(sim: Simulation) -> list[dict[str, Any]]:
 
 
 def _properties(sim: Simulation, time: float) -> list[dict[str, Any]]:
-    """The performance properties of a finished simulation (flat per-process arrays, one pass)."""
+    """The performance properties of a finished simulation (flat per-process lists, one pass)."""
     from .properties import DEFAULT_THRESHOLD, compute_properties
 
     contexts = sim.contexts
     elements = sim.elements
-    width = len(elements)
-    incl = np.array([ctx.incl for ctx in contexts], dtype=np.float64).reshape(len(contexts), width)
-    waits = np.zeros_like(incl)
-    for row, ctx in enumerate(contexts):
-        if ctx.waits is not None:
-            waits[row] = ctx.waits
-    totals = np.array([ctx.totals for ctx in contexts], dtype=np.float64).reshape(len(contexts), 3)
-    threads = np.array([ctx.thread_totals for ctx in contexts], dtype=np.float64).reshape(len(contexts), 3)
+    zeros = [0.0] * len(elements)
     return compute_properties(
         time=time,
         names=[e.name for e in elements],
         kinds=[e.kind for e in elements],
-        incl=incl,
-        waits=waits,
-        compute=totals[:, 0],
-        communication=totals[:, 1] + threads[:, 1],
-        oversubscribed=np.array([ctx.oversubscribed for ctx in contexts], dtype=np.float64),
+        incl=[ctx.incl for ctx in contexts],
+        waits=[ctx.waits if ctx.waits is not None else zeros for ctx in contexts],
+        compute=[ctx.totals[0] for ctx in contexts],
+        communication=[ctx.totals[1] + ctx.thread_totals[1] for ctx in contexts],
+        oversubscribed=[ctx.oversubscribed for ctx in contexts],
         threshold=getattr(sim, "property_threshold", DEFAULT_THRESHOLD),
     )
 
@@ -359,48 +352,74 @@ def _properties(sim: Simulation, time: float) -> list[dict[str, Any]]:
 def _element_rows(sim: Simulation) -> list[dict[str, Any]]:
     """Per-element statistics across processes, sorted by inclusive time."""
     contexts = sim.contexts
-    calls = np.array([ctx.calls for ctx in contexts], dtype=np.int64)
-    incl = np.array([ctx.incl for ctx in contexts], dtype=np.float64)
-    child = np.zeros_like(incl)
-    for row, ctx in enumerate(contexts):
-        if ctx.child is not None:
-            child[row] = ctx.child
-    excl = incl - child
-    # Rounding can leave a composite a hair below zero exclusive time.
-    excl[np.abs(excl) <= 1e-12 * np.maximum(1.0, np.abs(incl))] = 0.0
-    total_excl = float(excl.sum())
-    # Spread over the processes that executed each element (vectorised over elements).
-    executed = calls > 0
-    count = executed.sum(axis=0)
-    safe = np.maximum(count, 1)
-    mean = np.where(executed, incl, 0.0).sum(axis=0) / safe
-    std = np.sqrt(np.where(executed, (incl - mean) ** 2, 0.0).sum(axis=0) / safe)
+    width = len(sim.elements)
+    incl = [ctx.incl for ctx in contexts]
+    excl = []
+    for ctx, row in zip(contexts, incl, strict=True):
+        child = ctx.child
+        if child is None:
+            excl_row = [x - 0.0 for x in row]
+        else:
+            excl_row = [x - c for x, c in zip(row, child, strict=True)]
+        # Rounding can leave a composite a hair below zero exclusive time.
+        for j, x in enumerate(excl_row):
+            if abs(x) <= 1e-12 * max(1.0, abs(row[j])):
+                excl_row[j] = 0.0
+        excl.append(excl_row)
+    total_excl = table_sum(excl)
+    # Spread over the processes that executed each element.
+    count = [0] * width
+    total_calls = [0] * width
+    for ctx in contexts:
+        for j, calls in enumerate(ctx.calls):
+            total_calls[j] += calls
+            if calls > 0:
+                count[j] += 1
+    executed = [[calls > 0 for calls in ctx.calls] for ctx in contexts]
+    safe = [max(c, 1) for c in count]
+    ran_incl = [
+        [x if e else 0.0 for x, e in zip(row, ex, strict=True)]
+        for row, ex in zip(incl, executed, strict=True)
+    ]
+    mean = [total / n for total, n in zip(column_sums(ran_incl, width), safe, strict=True)]
+    squares = [
+        [(x - m) * (x - m) if e else 0.0 for x, m, e in zip(row, mean, ex, strict=True)]
+        for row, ex in zip(incl, executed, strict=True)
+    ]
+    std = [math.sqrt(total / n) for total, n in zip(column_sums(squares, width), safe, strict=True)]
     # Equal values summed in another order differ in the last bits: no spread.
-    std[std <= 1e-12 * np.abs(mean)] = 0.0
-    low = np.where(executed, incl, np.inf).min(axis=0)
-    high = np.where(executed, incl, -np.inf).max(axis=0)
-    inclusive = incl.sum(axis=0)
-    exclusive = excl.sum(axis=0)
-    total_calls = calls.sum(axis=0)
+    std = [0.0 if sd <= 1e-12 * abs(m) else sd for sd, m in zip(std, mean, strict=True)]
+    low = [math.inf] * width
+    high = [-math.inf] * width
+    for row, ex in zip(incl, executed, strict=True):
+        for j in range(width):
+            if ex[j]:
+                x = row[j]
+                if x < low[j]:
+                    low[j] = x
+                if x > high[j]:
+                    high[j] = x
+    inclusive = column_sums(incl, width)
+    exclusive = column_sums(excl, width)
     rows = []
     for elem in sim.elements:
         i = elem.index
-        ran = int(count[i])
+        ran = count[i]
         rows.append(
             {
                 "name": elem.name,
                 "id": elem.xmi_id,
                 "kind": elem.kind,
                 "line": elem.line,
-                "calls": int(total_calls[i]),
-                "inclusive": float(inclusive[i]),
-                "exclusive": float(exclusive[i]),
-                "percent": 100.0 * float(exclusive[i]) / total_excl if total_excl > 0 else 0.0,
+                "calls": total_calls[i],
+                "inclusive": inclusive[i],
+                "exclusive": exclusive[i],
+                "percent": 100.0 * exclusive[i] / total_excl if total_excl > 0 else 0.0,
                 "processes": ran,
-                "mean": float(mean[i]) if ran else 0.0,
-                "min": float(low[i]) if ran else 0.0,
-                "max": float(high[i]) if ran else 0.0,
-                "std": float(std[i]) if ran else 0.0,
+                "mean": mean[i] if ran else 0.0,
+                "min": low[i] if ran else 0.0,
+                "max": high[i] if ran else 0.0,
+                "std": std[i] if ran else 0.0,
             }
         )
     rows.sort(key=lambda r: -r["inclusive"])

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from uml2perf_runtime.machine import DEFAULT_EAGER_LIMIT
 from uml2perf_runtime.network import (
     ALGORITHMS,
     COLLECTIVE_KINDS,
-    DEFAULT_EAGER_LIMIT,
     CollectiveModel,
     ceil_log2,
     resolve_algorithm,

@@ -38,17 +38,18 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from simpy.core import NORMAL
 from simpy.events import Event, Timeout
 
 from .errors import MachineError, SimulationError
 from .machine import DEFAULT_EAGER_LIMIT
+from .spec import Element
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .context import Context
-    from .model import Element
+#: The context of a simulated process or thread (``uml2perf_runtime.context.Context``, which
+#: imports this module): the hooks this layer uses are listed in that module's docstring.
+Context = Any
 
 ANY = -1
 _INF = math.inf

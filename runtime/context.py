@@ -79,40 +79,15 @@ from simpy.events import AllOf, Event, Timeout
 from simpy.resources.resource import Resource
 from simpy.resources.store import Store
 
+from . import comm as _comm
 from .errors import LimitError, ModelRuntimeError, SimulationError
 from .limits import ENVIRONMENT as LIMIT_VARIABLES
 from .limits import current as current_limits
-from .model import Element
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Simulation
+from .parameters import coerce_value
+from .process import CATEGORY_INDEX, CATEGORY_NAMES, COMM, COMPUTE, WAIT, ProcessContext
+from .spec import Element
 
 _INF = math.inf
-COMPUTE = 0
-COMM = 1
-WAIT = 2
-#: Category names accepted by :meth:`Context.record` and their total slots.
-CATEGORY_INDEX: dict[str, int] = {"compute": COMPUTE, "comm": COMM, "communication": COMM, "wait": WAIT}
-CATEGORY_NAMES = ("compute", "comm", "wait")
-
-
-class _LazyComm:
-    """Stands in for ``uml2perf_runtime.comm`` until first use.
-
-    The communication layer is imported on the first communication call, so
-    a purely computational model never needs it and an import cycle between
-    ``comm`` and ``context`` cannot arise.
-    """
-
-    def __getattr__(self, name: str) -> Any:
-        global _comm
-        from . import comm as module  # noqa: PLC0415 - deliberate lazy import
-
-        _comm = module
-        return getattr(module, name)
-
-
-_comm: Any = _LazyComm()
 
 
 class Variables:
@@ -185,7 +160,7 @@ class Context:
         "_tracks",
     )
 
-    def __init__(self, sim: Simulation, pid: int, node: int, ppn: int, cpu: Any) -> None:
+    def __init__(self, sim: Any, pid: int, node: int, ppn: int, cpu: Any) -> None:
         self.sim = sim
         self.env = sim.env
         self.pid = pid
@@ -296,8 +271,6 @@ class Context:
         if name in overrides:
             value = overrides[name]
             if isinstance(value, str):
-                from .engine import coerce_value
-
                 value = coerce_value(name, value, default)
                 overrides[name] = value
             return value
@@ -654,7 +627,9 @@ class Context:
         self.blocked_for = None
         req = self.fast_req
         self.fast_req = None
-        _comm.account(self, self.blocked_elem, False, req.posted, req.start, req.done)
+        elem = self.blocked_elem
+        assert elem is not None
+        _comm.account(self, elem, False, req.posted, req.start, req.done)
 
     def isend(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
         self.cur = elem
@@ -664,7 +639,7 @@ class Context:
         self.cur = elem
         return _comm.irecv(self, elem, source, size, tag, cost)
 
-    def wait(self, elem: Element, requests: Any, cost: float = 0.0) -> Any:
+    def wait(self, elem: Element, requests: Any = None, cost: float = 0.0) -> Any:
         self.cur = elem
         return _comm.wait(self, elem, requests, cost)
 
@@ -1025,6 +1000,12 @@ class TracingContext(GeneralContext):
         start = self.stack[-1][1] if self.stack else self.env._now
         Context.leave(self, elem)
         self.sim.trace_events.append((self.pid, self.track, elem.index, -1, start, self.env._now))
+
+
+if TYPE_CHECKING:  # pragma: no cover - mypy checks that the context keeps the process contract
+
+    def _conforms(ctx: Context) -> ProcessContext:
+        return ctx
 
 
 __all__ = [

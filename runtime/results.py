@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .context import CATEGORY_NAMES
+from .process import CATEGORY_NAMES
 from .summation import argmax, column_sums, table_sum
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Simulation
+#: A finished :class:`~uml2perf_runtime.engine.Simulation` (which imports this module).
+Simulation = Any
 
 
 @dataclass(repr=False)

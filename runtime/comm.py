@@ -45,6 +45,7 @@ from simpy.events import Event, Timeout
 
 from .errors import MachineError, SimulationError
 from .machine import DEFAULT_EAGER_LIMIT
+from .operations import OPERATIONS
 from .spec import Element
 
 #: The context of a simulated process or thread (``uml2perf_runtime.context.Context``, which
@@ -745,7 +746,8 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
 # Collectives
 # ---------------------------------------------------------------------------------------------
 
-_ROOTED = frozenset({"bcast", "reduce", "gather", "scatter"})
+#: Collectives with a root process, from the table of operations.
+_ROOTED = frozenset(name for name, op in OPERATIONS.items() if op.rooted)
 
 
 def _collective(ctx: Context, elem: Element, kind: str, root: int, size: float, cost: float) -> Any:

@@ -750,7 +750,7 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
 _ROOTED = frozenset(name for name, op in OPERATIONS.items() if op.rooted)
 
 
-def _collective(ctx: Context, elem: Element, kind: str, root: int, size: float, cost: float) -> Any:
+def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, cost: float) -> Any:
     """Meet the other processes at this process's next collective call and run the algorithm."""
     if kind in _ROOTED and (root.__class__ is not int or not 0 <= root < ctx.nprocs):
         root = _rank(ctx, elem, root, "root", wildcard=False)
@@ -799,6 +799,58 @@ def _collective(ctx: Context, elem: Element, kind: str, root: int, size: float, 
     account(ctx, elem, counted, now, g.start, g.start + mine)
 
 
+def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: float) -> Any:
+    """The direct route of :func:`collective`: no local cost, validated arguments.
+
+    Returns what the caller's ``yield from`` waits for (the event the last process schedules,
+    or the timeout of the last process's own part, or nothing); the context's callback
+    accounts the time exactly as :func:`collective` does.
+    """
+    env = ctx.env
+    now = env._now
+    nprocs = ctx.nprocs
+    if nprocs == 1:
+        ctx.record(elem, "comm", now, now)
+        return ()
+    sim = ctx.sim
+    st = sim.comm_state or state(sim)
+    me = ctx.pid
+    index = st.coll_calls[me]
+    st.coll_calls[me] = index + 1
+    g = st.open.get(index)
+    if g is None:
+        g = st.open[index] = Gathering(index, kind, root, elem, me, nprocs, sim.contexts)
+    elif g.kind != kind or g.root != root:
+        raise _mismatch(ctx, elem, g, kind, root)
+    g.arrived[me] = now
+    g.count += 1
+    if size > g.size:
+        g.size = size
+    ctx.fast_start = now
+    if g.count < nprocs:
+        g.events[me] = ev = Event(env)
+        ev.callbacks.append(ctx.on_gathered)  # type: ignore[union-attr]
+        ctx.fast_g = g
+        ctx.blocked_elem = elem
+        ctx.blocked_for = g
+        return (ev,)
+    del st.open[index]
+    offsets = st.collectives.offsets(kind, root, g.size)
+    g.start = now
+    g.offsets = offsets
+    for q, waiting in enumerate(g.events):
+        if waiting is not None:
+            _trigger_at(env, waiting, offsets[q])
+    mine = offsets[me]
+    if mine > 0.0:
+        timeout = Timeout(env, mine)
+        timeout.callbacks.append(ctx.on_gathered)  # type: ignore[union-attr]
+        ctx.fast_g = g
+        return (timeout,)
+    account(ctx, elem, False, now, now, now + mine)
+    return ()
+
+
 def _mismatch(ctx: Context, elem: Element, g: Gathering, kind: str, root: int) -> SimulationError:
     return SimulationError(
         f"collective calls do not match: process {ctx.pid} calls {_call_name(kind, root)} at "
@@ -811,42 +863,42 @@ def _mismatch(ctx: Context, elem: Element, g: Gathering, kind: str, root: int) -
 
 def barrier(ctx: Context, elem: Element, cost: float) -> Any:
     """Synchronise all processes."""
-    return _collective(ctx, elem, "barrier", 0, 0, cost)
+    return collective(ctx, elem, "barrier", 0, 0, cost)
 
 
 def bcast(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
     """Broadcast ``size`` bytes from ``root`` to every process."""
-    return _collective(ctx, elem, "bcast", root, size, cost)
+    return collective(ctx, elem, "bcast", root, size, cost)
 
 
 def reduce(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
     """Combine ``size`` bytes of every process at ``root``."""
-    return _collective(ctx, elem, "reduce", root, size, cost)
+    return collective(ctx, elem, "reduce", root, size, cost)
 
 
 def allreduce(ctx: Context, elem: Element, size: float, cost: float) -> Any:
     """Combine ``size`` bytes of every process and give the result to all."""
-    return _collective(ctx, elem, "allreduce", 0, size, cost)
+    return collective(ctx, elem, "allreduce", 0, size, cost)
 
 
 def gather(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
     """Collect ``size`` bytes from every process at ``root`` (``p * size`` in total)."""
-    return _collective(ctx, elem, "gather", root, size, cost)
+    return collective(ctx, elem, "gather", root, size, cost)
 
 
 def scatter(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
     """Send a different ``size``-byte block from ``root`` to every process."""
-    return _collective(ctx, elem, "scatter", root, size, cost)
+    return collective(ctx, elem, "scatter", root, size, cost)
 
 
 def allgather(ctx: Context, elem: Element, size: float, cost: float) -> Any:
     """Every process contributes ``size`` bytes and receives everybody's (``p * size``)."""
-    return _collective(ctx, elem, "allgather", 0, size, cost)
+    return collective(ctx, elem, "allgather", 0, size, cost)
 
 
 def alltoall(ctx: Context, elem: Element, size: float, cost: float) -> Any:
     """Every process sends a distinct ``size``-byte block to every other process."""
-    return _collective(ctx, elem, "alltoall", 0, size, cost)
+    return collective(ctx, elem, "alltoall", 0, size, cost)
 
 
 __all__ = [
@@ -860,6 +912,11 @@ __all__ = [
     "isend",
     "irecv",
     "wait",
+    "collective",
+    "collective_fast",
+    "post_eager",
+    "recv_fast",
+    "account",
     "barrier",
     "bcast",
     "reduce",

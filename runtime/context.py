@@ -136,7 +136,9 @@ class Context:
         "on_computed",
         "on_converted",
         "on_received",
+        "on_gathered",
         "fast_req",
+        "fast_g",
         # statistics (lists shared by a process and its threads)
         "calls",
         "incl",
@@ -185,7 +187,9 @@ class Context:
         self.on_computed = self._computed
         self.on_converted = self._converted
         self.on_received = self._received
+        self.on_gathered = self._gathered
         self.fast_req: Any = None
+        self.fast_g: Any = None
         n = len(sim.elements)
         self.calls = [0] * n
         self.incl = [0.0] * n
@@ -243,7 +247,9 @@ class Context:
         t.on_computed = t._computed
         t.on_converted = t._converted
         t.on_received = t._received
+        t.on_gathered = t._gathered
         t.fast_req = None
+        t.fast_g = None
         t.calls = proc.calls
         t.incl = proc.incl
         t.child = None  # threads use their process's lists (see _child_list)
@@ -644,36 +650,51 @@ class Context:
         return _comm.wait(self, elem, requests, cost)
 
     def barrier(self, elem: Element, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.barrier(self, elem, cost)
+        return self._collective(elem, "barrier", 0, 0, cost)
 
     def bcast(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.bcast(self, elem, root, size, cost)
+        return self._collective(elem, "bcast", root, size, cost)
 
     def reduce(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.reduce(self, elem, root, size, cost)
+        return self._collective(elem, "reduce", root, size, cost)
 
     def allreduce(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.allreduce(self, elem, size, cost)
+        return self._collective(elem, "allreduce", 0, size, cost)
 
     def gather(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.gather(self, elem, root, size, cost)
+        return self._collective(elem, "gather", root, size, cost)
 
     def scatter(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.scatter(self, elem, root, size, cost)
+        return self._collective(elem, "scatter", root, size, cost)
 
     def allgather(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.allgather(self, elem, size, cost)
+        return self._collective(elem, "allgather", 0, size, cost)
 
     def alltoall(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
+        return self._collective(elem, "alltoall", 0, size, cost)
+
+    def _collective(self, elem: Element, kind: str, root: Any, size: Any, cost: Any) -> Any:
+        """A collective without local cost and with valid arguments goes the direct route."""
         self.cur = elem
-        return _comm.alltoall(self, elem, size, cost)
+        cls = size.__class__
+        if (
+            cost
+            or (cls is not int and cls is not float)
+            or not 0 <= size < _INF
+            or root.__class__ is not int
+            or not 0 <= root < self.nprocs
+        ):
+            return _comm.collective(self, elem, kind, root, size, cost)
+        return _comm.collective_fast(self, elem, kind, root, size)
+
+    def _gathered(self, _: Event) -> None:
+        """Callback of a direct-route collective's event: account the wait and the algorithm."""
+        self.blocked_for = None
+        g = self.fast_g
+        self.fast_g = None
+        elem = self.cur
+        assert elem is not None
+        _comm.account(self, elem, False, self.fast_start, g.start, g.start + g.offsets[self.pid])
 
     # -- threads and patterns ------------------------------------------------------------
 
@@ -938,6 +959,10 @@ class GeneralContext(Context):
     def recv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
         self.cur = elem
         return _comm.recv(self, elem, source, size, tag, cost)
+
+    def _collective(self, elem: Element, kind: str, root: Any, size: Any, cost: Any) -> Any:
+        self.cur = elem
+        return _comm.collective(self, elem, kind, root, size, cost)
 
     def compute(self, elem: Element, cost: float) -> Any:
         self.cur = elem

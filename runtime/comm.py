@@ -390,7 +390,7 @@ def account(ctx: Context, elem: Element, counted: bool, posted: float, start: fl
 # ---------------------------------------------------------------------------------------------
 
 
-def _take_message(st: CommState, me: int, source: int, tag: int) -> Message | None:
+def take_message(st: CommState, me: int, source: int, tag: int) -> Message | None:
     """Remove and return the first sent message matching a receive, or None."""
     box = st.mail[me]
     if source != ANY and tag != ANY:
@@ -405,7 +405,7 @@ def _take_message(st: CommState, me: int, source: int, tag: int) -> Message | No
     return best.popleft() if best is not None else None
 
 
-def _take_receive(st: CommState, src: int, dst: int, tag: int) -> Request | None:
+def take_receive(st: CommState, src: int, dst: int, tag: int) -> Request | None:
     """Remove and return the first posted receive matching a message, or None."""
     q = st.posted[dst].get(tag * st.nprocs + src)
     req = q[0] if q else None
@@ -465,7 +465,7 @@ def _post_send(ctx: Context, st: CommState, dest: int, size: float, tag: int, se
         arrival = math.inf
     seq = st.seq = st.seq + 1
     msg: Message = (seq, arrival, now, size, sender, me, tag)
-    req = _take_receive(st, me, dest, tag)
+    req = take_receive(st, me, dest, tag)
     if req is not None:
         _match(ctx, st, msg, dest, req)
     else:
@@ -482,59 +482,17 @@ def _post_send(ctx: Context, st: CommState, dest: int, size: float, tag: int, se
 # ---------------------------------------------------------------------------------------------
 
 
-def post_eager(ctx: Context, st: CommState, dest: int, size: float, tag: int) -> None:
-    """Post an eager message now (validated arguments): to a posted receive, else the mailbox."""
-    env = st.env
-    now = env._now
-    me = ctx.pid
-    n = st.nprocs
-    link = st.pair.get(me * n + dest) or st.link(me, dest)
-    arrival = now + link[0] + size * link[1]
-    seq = st.seq = st.seq + 1
-    key = tag * n + me
-    posted = st.posted[dest]
-    if posted or st.wild[dest]:
-        req = _take_receive(st, me, dest, tag)
-        if req is not None:
-            req.source = me
-            req.matched_tag = tag
-            _complete(env, req, now, arrival if arrival > now else now)
-            return
-    box = st.mail[dest]
-    q = box.get(key)
-    if q is None:
-        q = box[key] = deque()
-    q.append((seq, arrival, now, size, None, me, tag))
+def recv_posted(
+    ctx: Context, st: CommState, elem: Element, msg: Message | None, source: int, size: float, tag: int
+) -> Any:
+    """The direct route of a receive that must wait: post it (or match a rendezvous message).
 
-
-def recv_fast(ctx: Context, elem: Element, source: int, size: float, tag: int) -> Any:
-    """A blocking receive without local cost by a process's main context (validated arguments).
-
-    Returns what the caller's ``yield from`` waits for: nothing when the message is there, the
-    timeout until its arrival, or the parked event that its sender will schedule.  The time is
-    accounted when it is known; it is the same as :func:`recv` accounts.
+    ``msg`` is a rendezvous message already taken from the mailbox, or None.  Returns what the
+    caller's ``yield from`` waits for; the time is accounted as :func:`recv` accounts it.
     """
-    sim = ctx.sim
-    st = sim.comm_state or state(sim)
     env = ctx.env
-    me = ctx.pid
     now = env._now
-    msg = _take_message(st, me, source, tag)
-    if msg is not None and msg[_SENDER] is None:
-        i = elem.index
-        arrival = msg[_ARRIVAL]
-        if arrival > now:
-            d = arrival - now
-            ctx.calls[i] += 1
-            ctx.incl[i] += d
-            ctx.covered += d
-            ctx.totals[1] += d
-            return (Timeout(env, d),)
-        ctx.calls[i] += 1
-        ctx.incl[i] += 0.0
-        ctx.covered += 0.0
-        ctx.totals[1] += 0.0
-        return ()
+    me = ctx.pid
     seq = st.seq = st.seq + 1
     req = Request("recv", me, source, tag, size, now, seq)
     if msg is not None:
@@ -596,7 +554,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
     env = ctx.env
     me = ctx.pid
     now = env._now
-    msg = _take_message(st, me, source, tag)
+    msg = take_message(st, me, source, tag)
     if msg is not None and msg[_SENDER] is None:
         # Fast path: an eager message already sent; no request object needed.
         arrival = msg[_ARRIVAL]
@@ -656,7 +614,7 @@ def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost:
     now = ctx.env._now
     seq = st.seq = st.seq + 1
     req = Request("recv", ctx.pid, source, tag, size, now, seq)
-    msg = _take_message(st, ctx.pid, source, tag)
+    msg = take_message(st, ctx.pid, source, tag)
     if msg is not None:
         _match(ctx, st, msg, ctx.pid, req)
     else:
@@ -914,8 +872,9 @@ __all__ = [
     "wait",
     "collective",
     "collective_fast",
-    "post_eager",
-    "recv_fast",
+    "recv_posted",
+    "take_message",
+    "take_receive",
     "account",
     "barrier",
     "bcast",

@@ -72,9 +72,11 @@ from __future__ import annotations
 
 import math
 import random as _random
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from simpy.core import NORMAL
 from simpy.events import AllOf, Event, Timeout
 from simpy.resources.resource import Resource
 from simpy.resources.store import Store
@@ -589,15 +591,14 @@ class Context:
     # -- communication (delegated to uml2perf_runtime.comm) ---------------------------
 
     def send(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
-        """Blocking send; an eager message without local cost is posted here, nothing to wait for."""
+        """Blocking send; an eager message without local cost is posted here, nothing to wait for.
+
+        The direct route of ``comm.send``: the message goes to a posted receive (whose event is
+        scheduled at the arrival) or into the destination's mailbox as a plain tuple.
+        """
         self.cur = elem
-        if (
-            cost
-            or dest.__class__ is not int
-            or tag.__class__ is not int
-            or tag < 0
-            or not 0 <= dest < self.nprocs
-        ):
+        nprocs = self.nprocs
+        if cost or dest.__class__ is not int or tag.__class__ is not int or tag < 0 or not 0 <= dest < nprocs:
             return _comm.send(self, elem, dest, size, tag, cost)
         cls = size.__class__
         if (cls is not int and cls is not float) or not 0 <= size < _INF:
@@ -606,7 +607,34 @@ class Context:
         st = sim.comm_state or _comm.state(sim)
         if size > st.eager_limit:
             return _comm.send(self, elem, dest, size, tag, cost)
-        _comm.post_eager(self, st, dest, size, tag)
+        env = self.env
+        now = env._now
+        me = self.pid
+        link = st.pair.get(me * nprocs + dest) or st.link(me, dest)
+        arrival = now + link[0] + size * link[1]
+        seq = st.seq = st.seq + 1
+        key = tag * nprocs + me
+        req = None
+        if st.posted[dest].get(key) or st.wild[dest]:
+            req = _comm.take_receive(st, me, dest, tag)
+        if req is not None:
+            req.source = me
+            req.matched_tag = tag
+            done = arrival if arrival > now else now
+            req.start = now
+            req.done = done
+            ev = req.event
+            if ev is not None:
+                req.event = None
+                ev._ok = True
+                ev._value = None
+                env.schedule(ev, NORMAL, done - now)
+        else:
+            box = st.mail[dest]
+            q = box.get(key)
+            if q is None:
+                q = box[key] = deque()
+            q.append((seq, arrival, now, size, None, me, tag))
         i = elem.index
         self.calls[i] += 1
         self.incl[i] += 0.0
@@ -615,27 +643,82 @@ class Context:
         return ()
 
     def recv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
-        """Blocking receive; without local cost, taken here from the mailbox or parked."""
+        """Blocking receive; without local cost, taken here from the mailbox or parked.
+
+        The direct route of ``comm.recv`` for a process's main context: an eager message that
+        is there is accounted now and waited for with one timeout; otherwise the receive is
+        posted with an event its sender schedules, and :meth:`_received` accounts it.
+        """
         self.cur = elem
+        nprocs = self.nprocs
         if (
             cost
             or self.process is not self
             or source.__class__ is not int
             or tag.__class__ is not int
-            or not -1 <= source < self.nprocs
+            or not -1 <= source < nprocs
             or tag < -1
         ):
             return _comm.recv(self, elem, source, size, tag, cost)
-        return _comm.recv_fast(self, elem, source, size, tag)
+        sim = self.sim
+        st = sim.comm_state or _comm.state(sim)
+        env = self.env
+        me = self.pid
+        now = env._now
+        if source != -1 and tag != -1:
+            q = st.mail[me].get(tag * nprocs + source)
+            msg = q.popleft() if q else None
+        else:
+            msg = _comm.take_message(st, me, source, tag)
+        if msg is not None and msg[4] is None:  # an eager message: its arrival is known
+            i = elem.index
+            arrival = msg[1]
+            if arrival > now:
+                d = arrival - now
+                self.calls[i] += 1
+                self.incl[i] += d
+                self.covered += d
+                self.totals[1] += d
+                return (Timeout(env, d),)
+            self.calls[i] += 1
+            self.incl[i] += 0.0
+            self.covered += 0.0
+            self.totals[1] += 0.0
+            return ()
+        return _comm.recv_posted(self, st, elem, msg, source, size, tag)
 
     def _received(self, _: Event) -> None:
-        """Callback of a parked receive's event: account the wait and the transfer."""
+        """Callback of a parked receive's event: account the wait and the transfer (``comm.account``)."""
         self.blocked_for = None
         req = self.fast_req
         self.fast_req = None
         elem = self.blocked_elem
         assert elem is not None
-        _comm.account(self, elem, False, req.posted, req.start, req.done)
+        i = elem.index
+        posted = req.posted
+        start = req.start
+        end = req.done
+        if start > posted:
+            d = start - posted
+            self.calls[i] += 1
+            self.incl[i] += d
+            self.covered += d
+            self.totals[2] += d
+            waits = self.process.waits
+            if waits is None:
+                waits = self._wait_list()
+            waits[i] += d
+            if end > start:
+                d = end - start
+                self.incl[i] += d
+                self.covered += d
+                self.totals[1] += d
+        else:
+            d = end - posted
+            self.calls[i] += 1
+            self.incl[i] += d
+            self.covered += d
+            self.totals[1] += d
 
     def isend(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
         self.cur = elem

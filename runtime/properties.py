@@ -146,10 +146,11 @@ def compute_properties(
             process=worst,
         )
     total_incl = table_sum(incl) if width else 0.0
+    incl_columns = list(zip(*incl, strict=True)) if width else []
     for index, (name, kind) in enumerate(zip(names, kinds, strict=False)):
         if kind not in _WORK_KINDS or width == 0:
             continue
-        column = [row[index] for row in incl]
+        column = incl_columns[index]
         if total_incl <= 0 or vector_sum(column) < 0.01 * total_incl:
             continue  # a negligible element cannot be worth balancing
         severity = load_imbalance(column)
@@ -168,11 +169,12 @@ def compute_properties(
     # blocked time by kind, per element and for the whole run
     by_property: dict[str, float] = {}
     if waits and len(waits[0]):
+        wait_columns = list(zip(*waits, strict=True))
         for index, (name, kind) in enumerate(zip(names, kinds, strict=False)):
             prop = WAIT_PROPERTY.get(kind)
             if prop is None:
                 continue
-            column = [row[index] for row in waits]
+            column = wait_columns[index]
             blocked = vector_sum(column)
             if blocked <= 0.0:
                 continue

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .process import CATEGORY_NAMES
-from .summation import argmax, column_sums, table_sum
+from .summation import argmax, column_sum, column_sums, table_sum
 
 #: A finished :class:`~uml2perf_runtime.engine.Simulation` (which imports this module).
 Simulation = Any
@@ -350,76 +350,69 @@ def _properties(sim: Simulation, time: float) -> list[dict[str, Any]]:
 
 
 def _element_rows(sim: Simulation) -> list[dict[str, Any]]:
-    """Per-element statistics across processes, sorted by inclusive time."""
+    """Per-element statistics across processes, sorted by inclusive time.
+
+    Computed column by column (one column per element, one value per process) in the order
+    numpy would add them (see ``summation.py``).
+    """
     contexts = sim.contexts
     width = len(sim.elements)
-    incl = [ctx.incl for ctx in contexts]
-    excl = []
-    for ctx, row in zip(contexts, incl, strict=True):
-        child = ctx.child
-        if child is None:
-            excl_row = [x - 0.0 for x in row]
+    incl_columns = list(zip(*(ctx.incl for ctx in contexts), strict=True))
+    call_columns = list(zip(*(ctx.calls for ctx in contexts), strict=True))
+    child_columns = None
+    if any(ctx.child is not None for ctx in contexts):
+        zeros = [0.0] * width
+        child_columns = list(
+            zip(*(ctx.child if ctx.child is not None else zeros for ctx in contexts), strict=True)
+        )
+    excl_columns = []
+    for j, column in enumerate(incl_columns):
+        # Rounding can leave a composite a hair below zero exclusive time: such values, and
+        # any below 1e-12 of the inclusive time (at least 1e-12 s), count as zero.
+        if child_columns is None:
+            excl_columns.append(
+                [x if (a := abs(x)) > 1e-12 * (a if a > 1.0 else 1.0) else 0.0 for x in column]
+            )
         else:
-            excl_row = [x - c for x, c in zip(row, child, strict=True)]
-        # Rounding can leave a composite a hair below zero exclusive time.
-        for j, x in enumerate(excl_row):
-            if abs(x) <= 1e-12 * max(1.0, abs(row[j])):
-                excl_row[j] = 0.0
-        excl.append(excl_row)
-    total_excl = table_sum(excl)
-    # Spread over the processes that executed each element.
-    count = [0] * width
-    total_calls = [0] * width
-    for ctx in contexts:
-        for j, calls in enumerate(ctx.calls):
-            total_calls[j] += calls
-            if calls > 0:
-                count[j] += 1
-    executed = [[calls > 0 for calls in ctx.calls] for ctx in contexts]
-    safe = [max(c, 1) for c in count]
-    ran_incl = [
-        [x if e else 0.0 for x, e in zip(row, ex, strict=True)]
-        for row, ex in zip(incl, executed, strict=True)
-    ]
-    mean = [total / n for total, n in zip(column_sums(ran_incl, width), safe, strict=True)]
-    squares = [
-        [(x - m) * (x - m) if e else 0.0 for x, m, e in zip(row, mean, ex, strict=True)]
-        for row, ex in zip(incl, executed, strict=True)
-    ]
-    std = [math.sqrt(total / n) for total, n in zip(column_sums(squares, width), safe, strict=True)]
-    # Equal values summed in another order differ in the last bits: no spread.
-    std = [0.0 if sd <= 1e-12 * abs(m) else sd for sd, m in zip(std, mean, strict=True)]
-    low = [math.inf] * width
-    high = [-math.inf] * width
-    for row, ex in zip(incl, executed, strict=True):
-        for j in range(width):
-            if ex[j]:
-                x = row[j]
-                if x < low[j]:
-                    low[j] = x
-                if x > high[j]:
-                    high[j] = x
-    inclusive = column_sums(incl, width)
-    exclusive = column_sums(excl, width)
+            excl_columns.append(
+                [
+                    x if abs(x) > 1e-12 * (i if i > 1.0 else 1.0) else 0.0
+                    for x, i in zip(
+                        [x - c for x, c in zip(column, child_columns[j], strict=True)], column, strict=True
+                    )
+                ]
+            )
+    total_excl = table_sum(list(zip(*excl_columns, strict=True)))
     rows = []
     for elem in sim.elements:
-        i = elem.index
-        ran = count[i]
+        j = elem.index
+        column = incl_columns[j]
+        calls = call_columns[j]
+        ran = sum(1 for c in calls if c > 0)
+        safe = max(ran, 1)
+        mean = column_sum([x if c > 0 else 0.0 for x, c in zip(column, calls, strict=True)], width) / safe
+        squares = [(d := x - mean) * d if c > 0 else 0.0 for x, c in zip(column, calls, strict=True)]
+        std = math.sqrt(column_sum(squares, width) / safe)
+        # Equal values summed in another order differ in the last bits: no spread.
+        if std <= 1e-12 * abs(mean):
+            std = 0.0
+        executed = [x for x, c in zip(column, calls, strict=True) if c > 0]
+        exclusive = column_sum(excl_columns[j], width)
         rows.append(
             {
                 "name": elem.name,
                 "id": elem.xmi_id,
                 "kind": elem.kind,
                 "line": elem.line,
-                "calls": total_calls[i],
-                "inclusive": inclusive[i],
-                "exclusive": exclusive[i],
-                "percent": 100.0 * exclusive[i] / total_excl if total_excl > 0 else 0.0,
+                "calls": sum(calls),
+                "inclusive": column_sum(column, width),
+                "exclusive": exclusive,
+                "percent": 100.0 * exclusive / total_excl if total_excl > 0 else 0.0,
                 "processes": ran,
-                "mean": mean[i] if ran else 0.0,
-                "min": low[i] if ran else 0.0,
-                "max": high[i] if ran else 0.0,
-                "std": std[i] if ran else 0.0,
+                "mean": mean if ran else 0.0,
+                "min": min(executed) if ran else 0.0,
+                "max": max(executed) if ran else 0.0,
+                "std": std if ran else 0.0,
             }
         )
     rows.sort(key=lambda r: -r["inclusive"])

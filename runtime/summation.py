@@ -12,6 +12,8 @@ numbers stay what they were.  ``tests/test_runtime_summation.py`` holds them to 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import reduce
+from operator import add
 
 #: numpy adds up to this many numbers with eight running partial sums before halving the range.
 _BLOCK = 128
@@ -24,23 +26,12 @@ def _pairwise(values: Sequence[float], lo: int, n: int) -> float:
             total += values[i]
         return total
     if n <= _BLOCK:
-        r0, r1, r2, r3, r4, r5, r6, r7 = values[lo : lo + 8]
-        i = lo + 8
+        # eight running sums over every eighth value (each added in order), then the rest
         end = lo + n - n % 8
-        while i < end:
-            r0 += values[i]
-            r1 += values[i + 1]
-            r2 += values[i + 2]
-            r3 += values[i + 3]
-            r4 += values[i + 4]
-            r5 += values[i + 5]
-            r6 += values[i + 6]
-            r7 += values[i + 7]
-            i += 8
+        r0, r1, r2, r3, r4, r5, r6, r7 = (reduce(add, values[lo + j : end : 8]) for j in range(8))
         total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < lo + n:
+        for i in range(end, lo + n):
             total += values[i]
-            i += 1
         return total
     half = n // 2
     half -= half % 8
@@ -68,19 +59,23 @@ def argmax(values: Sequence[float]) -> int:
 
 def table_sum(rows: Sequence[Sequence[float]]) -> float:
     """``float(numpy.array(rows).sum())``: the pairwise sum of the table read row by row."""
-    flat = [x for row in rows for x in row]
-    return vector_sum(flat)
+    return vector_sum([x for row in rows for x in row])
+
+
+def column_sum(column: Sequence[float], width: int) -> float:
+    """One entry of ``numpy.array(rows).sum(axis=0)`` for a table ``width`` columns wide.
+
+    numpy adds the rows one after another, except for a one-column table, which it sums like
+    a vector (pairwise).
+    """
+    if width == 1:
+        return vector_sum(column)
+    return reduce(add, column, 0.0)
 
 
 def column_sums(rows: Sequence[Sequence[float]], width: int) -> list[float]:
     """``numpy.array(rows).sum(axis=0)`` of a non-empty table of ``width`` float columns."""
-    if width == 1:
-        return [vector_sum([row[0] for row in rows])]
-    totals = [0.0 + x for x in rows[0]]
-    for row in rows[1:]:
-        for j in range(width):
-            totals[j] += row[j]
-    return totals
+    return [column_sum(column, width) for column in zip(*rows, strict=True)]
 
 
-__all__ = ["vector_sum", "vector_mean", "argmax", "table_sum", "column_sums"]
+__all__ = ["vector_sum", "vector_mean", "argmax", "table_sum", "column_sum", "column_sums"]

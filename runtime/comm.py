@@ -1,9 +1,11 @@
-"""Message passing and collective operations of simulated MPI processes (SimPy).
+"""Point-to-point messages of simulated MPI processes (SimPy), and the state and helpers
+the communication layer shares with ``collectives.py``.
 
-:class:`~uml2perf_runtime.context.Context` delegates every communication method of ``p`` to
-the generator functions of this module (``yield from comm.send(ctx, elem, dest, size, tag,
-cost)`` and so on).  The full semantics, with formulas, are in ``docs/runtime-semantics.md``;
-in short:
+:class:`~uml2perf_runtime.context.Context` takes the direct route for a blocking send or
+receive without local cost (in its own methods, on the state kept here) and delegates
+everything else to the generator functions of this module (``yield from comm.send(ctx, elem,
+dest, size, tag, cost)`` and so on).  The full semantics, with formulas, are in
+``docs/runtime-semantics.md``; in short:
 
 Point-to-point
     Messages match by (source, destination, tag) and are non-overtaking per such triple, as in
@@ -16,21 +18,15 @@ Point-to-point
     *rendezvous* protocol: the transfer starts when both the send and the matching receive are
     posted, and both sides finish when it ends.
 
-Collectives
-    The k-th collective call of every process meets the k-th call of all others
-    (``MPI_COMM_WORLD``); kind and root must agree.  When the last process arrives, each process
-    finishes at the completion time of its position in the algorithm's schedule
-    (:mod:`uml2perf_runtime.network`).
-
 Accounting
     The element's local ``cost`` is ``compute`` time; time blocked before the partner (or the
     last process of a collective) arrived is ``wait``; the transfer or algorithm time is
     ``comm``.  The first phase is recorded with ``ctx.record`` (which counts the call), further
     phases with ``ctx.record_phase``.
 
-The hot path (a blocking send/recv pair) allocates one message object and one key tuple and
-schedules at most one SimPy event: waiting receivers get a single ``Event`` that the sender
-schedules directly at the arrival time.
+The direct route of a blocking send/receive pair allocates one message tuple and schedules at
+most one SimPy event: a waiting receiver gets a single ``Event`` that the sender schedules
+directly at the arrival time.
 """
 
 from __future__ import annotations
@@ -54,6 +50,9 @@ Context = Any
 
 ANY = -1
 _INF = math.inf
+
+#: Collectives with a root process, from the table of operations.
+ROOTED = frozenset(name for name, op in OPERATIONS.items() if op.rooted)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -133,62 +132,6 @@ class Request:
         return f"<Request {self()} {state}>"
 
 
-class Gathering:
-    """The k-th collective call while processes arrive at it."""
-
-    __slots__ = (
-        "index",
-        "kind",
-        "root",
-        "size",
-        "elem",
-        "first_pid",
-        "arrived",
-        "count",
-        "events",
-        "start",
-        "offsets",
-        "contexts",
-    )
-
-    def __init__(
-        self,
-        index: int,
-        kind: str,
-        root: int,
-        elem: Element,
-        first_pid: int,
-        nprocs: int,
-        contexts: Any = None,
-    ) -> None:
-        self.contexts = contexts
-        self.index = index
-        self.kind = kind
-        self.root = root
-        self.size = 0.0
-        self.elem = elem
-        self.first_pid = first_pid
-        self.arrived: list[float | None] = [None] * nprocs
-        self.count = 0
-        self.events: list[Event | None] = [None] * nprocs
-        self.start = 0.0
-        self.offsets: list[float] = []
-
-    def __call__(self) -> str:
-        missing = [q for q, t in enumerate(self.arrived) if t is None]
-        shown = ", ".join(str(q) for q in missing[:12]) + (", ..." if len(missing) > 12 else "")
-        done = [q for q in missing if self.contexts is not None and self.contexts[q].finished]
-        gone = ""
-        if done:
-            names = ", ".join(str(q) for q in done[:12]) + (", ..." if len(done) > 12 else "")
-            gone = f"; process{'es' if len(done) > 1 else ''} {names} finished without calling it"
-        return (
-            f"{_call_name(self.kind, self.root)} (collective call #{self.index + 1}): waiting for "
-            f"process{'es' if len(missing) > 1 else ''} {shown} "
-            f"({self.count} of {len(self.arrived)} arrived{gone})"
-        )
-
-
 class CommState:
     """Per-simulation state of the communication layer (``sim.comm_state``)."""
 
@@ -228,7 +171,8 @@ class CommState:
         limit = getattr(sim.machine, "eager_limit", None)
         self.eager_limit = DEFAULT_EAGER_LIMIT if limit is None else limit
         self.coll_calls = [0] * n
-        self.open: dict[int, Gathering] = {}
+        #: collective call index -> its ``collectives.Gathering`` while processes arrive
+        self.open: dict[int, Any] = {}
         self._collectives: Any = None
 
     def link(self, src: int, dst: int) -> tuple[float, float]:
@@ -278,11 +222,11 @@ def _fmt_bytes(size: float) -> str:
     return f"{int(size)} bytes" if float(size).is_integer() else f"{size:g} bytes"
 
 
-def _call_name(kind: str, root: int) -> str:
-    return f"{kind}(root={root})" if kind in _ROOTED else kind
+def call_name(kind: str, root: int) -> str:
+    return f"{kind}(root={root})" if kind in ROOTED else kind
 
 
-def _trigger_at(env: Any, event: Event, delay: float) -> None:
+def trigger_at(env: Any, event: Event, delay: float) -> None:
     """Succeed ``event`` ``delay`` seconds from now in one scheduling step.
 
     This is what ``simpy.Timeout`` does for its own events; doing it on an event a process is
@@ -300,14 +244,14 @@ def _complete(env: Any, req: Request, start: float, done: float) -> None:
     ev = req.event
     if ev is not None:
         req.event = None
-        _trigger_at(env, ev, done - env._now)
+        trigger_at(env, ev, done - env._now)
 
 
 def _error(ctx: Context, elem: Element, message: str, hint: str) -> SimulationError:
     return SimulationError(f"{elem.describe()} on {ctx.describe()}: {message}", hint=hint)
 
 
-def _rank(ctx: Context, elem: Element, value: Any, what: str, wildcard: bool) -> int:
+def rank(ctx: Context, elem: Element, value: Any, what: str, wildcard: bool) -> int:
     """Validate a process number given by the model (``-1`` allowed as wildcard where valid)."""
     try:
         as_float = float(value)
@@ -342,7 +286,7 @@ def _tag(ctx: Context, elem: Element, value: Any, wildcard: bool) -> int:
     return int(as_float)
 
 
-def _size(ctx: Context, elem: Element, value: Any) -> float:
+def size_of(ctx: Context, elem: Element, value: Any) -> float:
     try:
         size = float(value)
     except (TypeError, ValueError):
@@ -357,7 +301,7 @@ def _size(ctx: Context, elem: Element, value: Any) -> float:
     return size
 
 
-def _spend_cost(ctx: Context, elem: Element, cost: float) -> Any:
+def spend_cost(ctx: Context, elem: Element, cost: float) -> Any:
     """Spend and record the element's local cost; returns whether a call was recorded."""
     if cost:
         env = ctx.env
@@ -514,13 +458,13 @@ def recv_posted(
 def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: float) -> Any:
     """Blocking send: eager (returns after ``cost``) or rendezvous (waits for the receiver)."""
     if dest.__class__ is not int or not 0 <= dest < ctx.nprocs:
-        dest = _rank(ctx, elem, dest, "destination", wildcard=False)
+        dest = rank(ctx, elem, dest, "destination", wildcard=False)
     if tag.__class__ is not int or tag < 0:
         tag = _tag(ctx, elem, tag, wildcard=False)
     cls = size.__class__
     if (cls is not int and cls is not float) or not 0 <= size < _INF:
-        size = _size(ctx, elem, size)
-    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+        size = size_of(ctx, elem, size)
+    counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     sim = ctx.sim
     st = sim.comm_state or state(sim)
     env = ctx.env
@@ -545,10 +489,10 @@ def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: fl
 def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: float) -> Any:
     """Blocking receive from ``source`` (-1: any) with ``tag`` (-1: any)."""
     if source.__class__ is not int or not ANY <= source < ctx.nprocs:
-        source = _rank(ctx, elem, source, "source", wildcard=True)
+        source = rank(ctx, elem, source, "source", wildcard=True)
     if tag.__class__ is not int or tag < ANY:
         tag = _tag(ctx, elem, tag, wildcard=True)
-    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     sim = ctx.sim
     st = sim.comm_state or state(sim)
     env = ctx.env
@@ -587,10 +531,10 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
 
 def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: float) -> Any:
     """Non-blocking send; returns a :class:`Request` (complete at once for eager messages)."""
-    dest = _rank(ctx, elem, dest, "destination", wildcard=False)
+    dest = rank(ctx, elem, dest, "destination", wildcard=False)
     tag = _tag(ctx, elem, tag, wildcard=False)
-    size = _size(ctx, elem, size)
-    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    size = size_of(ctx, elem, size)
+    counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     st = state(ctx.sim)
     now = ctx.env._now
     req = Request("send", ctx.pid, dest, tag, size, now, 0)
@@ -607,9 +551,9 @@ def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: f
 
 def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: float) -> Any:
     """Non-blocking receive; returns a :class:`Request` to pass to ``wait``."""
-    source = _rank(ctx, elem, source, "source", wildcard=True)
+    source = rank(ctx, elem, source, "source", wildcard=True)
     tag = _tag(ctx, elem, tag, wildcard=True)
-    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     st = state(ctx.sim)
     now = ctx.env._now
     seq = st.seq = st.seq + 1
@@ -666,7 +610,7 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
     """
     everything = requests is None
     reqs = _requests(ctx, elem, requests)
-    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     env = ctx.env
     posted = env._now
     for req in reqs:
@@ -700,169 +644,9 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
     account(ctx, elem, counted, posted, max(last.start, posted), max(done, posted))  # type: ignore[type-var]
 
 
-# ---------------------------------------------------------------------------------------------
-# Collectives
-# ---------------------------------------------------------------------------------------------
-
-#: Collectives with a root process, from the table of operations.
-_ROOTED = frozenset(name for name, op in OPERATIONS.items() if op.rooted)
-
-
-def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, cost: float) -> Any:
-    """Meet the other processes at this process's next collective call and run the algorithm."""
-    if kind in _ROOTED and (root.__class__ is not int or not 0 <= root < ctx.nprocs):
-        root = _rank(ctx, elem, root, "root", wildcard=False)
-    cls = size.__class__
-    if (cls is not int and cls is not float) or not 0 <= size < _INF:
-        size = _size(ctx, elem, size)
-    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
-    env = ctx.env
-    now = env._now
-    nprocs = ctx.nprocs
-    if nprocs == 1:
-        if not counted:
-            ctx.record(elem, "comm", now, now)
-        return
-    sim = ctx.sim
-    st = sim.comm_state or state(sim)
-    me = ctx.pid
-    index = st.coll_calls[me]
-    st.coll_calls[me] = index + 1
-    g = st.open.get(index)
-    if g is None:
-        g = st.open[index] = Gathering(index, kind, root, elem, me, nprocs, sim.contexts)
-    elif g.kind != kind or g.root != root:
-        raise _mismatch(ctx, elem, g, kind, root)
-    g.arrived[me] = now
-    g.count += 1
-    if size > g.size:
-        g.size = size
-    if g.count < nprocs:
-        g.events[me] = ev = Event(env)
-        ctx.block(elem, g)
-        yield ev
-        ctx.unblock()
-        mine = g.offsets[me]
-    else:
-        del st.open[index]
-        offsets = st.collectives.offsets(kind, root, g.size)
-        g.start = now
-        g.offsets = offsets
-        for q, ev in enumerate(g.events):
-            if ev is not None:
-                _trigger_at(env, ev, offsets[q])
-        mine = offsets[me]
-        if mine > 0.0:
-            yield Timeout(env, mine)
-    account(ctx, elem, counted, now, g.start, g.start + mine)
-
-
-def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: float) -> Any:
-    """The direct route of :func:`collective`: no local cost, validated arguments.
-
-    Returns what the caller's ``yield from`` waits for (the event the last process schedules,
-    or the timeout of the last process's own part, or nothing); the context's callback
-    accounts the time exactly as :func:`collective` does.
-    """
-    env = ctx.env
-    now = env._now
-    nprocs = ctx.nprocs
-    if nprocs == 1:
-        ctx.record(elem, "comm", now, now)
-        return ()
-    sim = ctx.sim
-    st = sim.comm_state or state(sim)
-    me = ctx.pid
-    index = st.coll_calls[me]
-    st.coll_calls[me] = index + 1
-    g = st.open.get(index)
-    if g is None:
-        g = st.open[index] = Gathering(index, kind, root, elem, me, nprocs, sim.contexts)
-    elif g.kind != kind or g.root != root:
-        raise _mismatch(ctx, elem, g, kind, root)
-    g.arrived[me] = now
-    g.count += 1
-    if size > g.size:
-        g.size = size
-    ctx.fast_start = now
-    if g.count < nprocs:
-        g.events[me] = ev = Event(env)
-        ev.callbacks.append(ctx.on_gathered)  # type: ignore[union-attr]
-        ctx.fast_g = g
-        ctx.blocked_elem = elem
-        ctx.blocked_for = g
-        return (ev,)
-    del st.open[index]
-    offsets = st.collectives.offsets(kind, root, g.size)
-    g.start = now
-    g.offsets = offsets
-    for q, waiting in enumerate(g.events):
-        if waiting is not None:
-            _trigger_at(env, waiting, offsets[q])
-    mine = offsets[me]
-    if mine > 0.0:
-        timeout = Timeout(env, mine)
-        timeout.callbacks.append(ctx.on_gathered)  # type: ignore[union-attr]
-        ctx.fast_g = g
-        return (timeout,)
-    account(ctx, elem, False, now, now, now + mine)
-    return ()
-
-
-def _mismatch(ctx: Context, elem: Element, g: Gathering, kind: str, root: int) -> SimulationError:
-    return SimulationError(
-        f"collective calls do not match: process {ctx.pid} calls {_call_name(kind, root)} at "
-        f"{elem.describe()} as its collective call #{g.index + 1}, but process {g.first_pid} "
-        f"calls {_call_name(g.kind, g.root)} at {g.elem.describe()} as its call #{g.index + 1}",
-        hint="every process must call the same collectives in the same order with the same root "
-        "(all processes form one communicator); check the guards and loops around these elements",
-    )
-
-
-def barrier(ctx: Context, elem: Element, cost: float) -> Any:
-    """Synchronise all processes."""
-    return collective(ctx, elem, "barrier", 0, 0, cost)
-
-
-def bcast(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
-    """Broadcast ``size`` bytes from ``root`` to every process."""
-    return collective(ctx, elem, "bcast", root, size, cost)
-
-
-def reduce(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
-    """Combine ``size`` bytes of every process at ``root``."""
-    return collective(ctx, elem, "reduce", root, size, cost)
-
-
-def allreduce(ctx: Context, elem: Element, size: float, cost: float) -> Any:
-    """Combine ``size`` bytes of every process and give the result to all."""
-    return collective(ctx, elem, "allreduce", 0, size, cost)
-
-
-def gather(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
-    """Collect ``size`` bytes from every process at ``root`` (``p * size`` in total)."""
-    return collective(ctx, elem, "gather", root, size, cost)
-
-
-def scatter(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
-    """Send a different ``size``-byte block from ``root`` to every process."""
-    return collective(ctx, elem, "scatter", root, size, cost)
-
-
-def allgather(ctx: Context, elem: Element, size: float, cost: float) -> Any:
-    """Every process contributes ``size`` bytes and receives everybody's (``p * size``)."""
-    return collective(ctx, elem, "allgather", 0, size, cost)
-
-
-def alltoall(ctx: Context, elem: Element, size: float, cost: float) -> Any:
-    """Every process sends a distinct ``size``-byte block to every other process."""
-    return collective(ctx, elem, "alltoall", 0, size, cost)
-
-
 __all__ = [
     "Message",
     "Request",
-    "Gathering",
     "CommState",
     "state",
     "send",
@@ -870,19 +654,15 @@ __all__ = [
     "isend",
     "irecv",
     "wait",
-    "collective",
-    "collective_fast",
     "recv_posted",
     "take_message",
     "take_receive",
     "account",
-    "barrier",
-    "bcast",
-    "reduce",
-    "allreduce",
-    "gather",
-    "scatter",
-    "allgather",
-    "alltoall",
+    "call_name",
+    "ROOTED",
+    "trigger_at",
+    "spend_cost",
+    "rank",
+    "size_of",
     "ANY",
 ]

@@ -81,6 +81,7 @@ from simpy.events import AllOf, Event, Timeout
 from simpy.resources.resource import Resource
 from simpy.resources.store import Store
 
+from . import collectives as _collectives
 from . import comm as _comm
 from .errors import LimitError, ModelRuntimeError, SimulationError
 from .limits import ENVIRONMENT as LIMIT_VARIABLES
@@ -767,8 +768,8 @@ class Context:
             or root.__class__ is not int
             or not 0 <= root < self.nprocs
         ):
-            return _comm.collective(self, elem, kind, root, size, cost)
-        return _comm.collective_fast(self, elem, kind, root, size)
+            return _collectives.collective(self, elem, kind, root, size, cost)
+        return _collectives.collective_fast(self, elem, kind, root, size)
 
     def _gathered(self, _: Event) -> None:
         """Callback of a direct-route collective's event: account the wait and the algorithm."""
@@ -1045,7 +1046,7 @@ class GeneralContext(Context):
 
     def _collective(self, elem: Element, kind: str, root: Any, size: Any, cost: Any) -> Any:
         self.cur = elem
-        return _comm.collective(self, elem, kind, root, size, cost)
+        return _collectives.collective(self, elem, kind, root, size, cost)
 
     def compute(self, elem: Element, cost: float) -> Any:
         self.cur = elem

@@ -2,8 +2,12 @@
 
 Generated code sees a context as ``p`` (see ``docs/architecture.md``): system
 parameters, ``compute``, ``enter``/``leave``, communication, threads and
-patterns.  This module also defines the hooks the communication layer
-(``uml2perf_runtime.comm``) builds on.  They are stable:
+patterns.  The contract is ``uml2perf_runtime.process.ProcessContext``.
+
+Blocking compute, eager send, receive and collectives without a local cost take the *direct
+route* here: they return the event to wait for in a tuple and account their time in the
+event's callback (see ``docs/runtime-semantics.md``, section 9).  Everything else takes the
+general path of ``comm.py`` and ``collectives.py``, which build on these hooks:
 
 Hooks for the communication layer
 ---------------------------------
@@ -19,9 +23,6 @@ Hooks for the communication layer
     globally (for a main thread ``uid == pid``).
 ``ctx.process``
     The owning process's main context (itself for a main thread).
-``ctx.comm``
-    A free slot for the communication layer's per-context state (``None``
-    initially); contexts use ``__slots__`` so no other attribute can be added.
 ``ctx.record(elem, category, start, end)``
     One call per finished operation.  ``category`` is ``"compute"``,
     ``"comm"`` or ``"wait"``.  Adds ``end - start`` to the per-process totals
@@ -159,7 +160,6 @@ class Context:
         "blocked_for",
         "finished",
         "finish_time",
-        "comm",
         "_rng",
         "_locks",
         "_tracks",
@@ -214,7 +214,6 @@ class Context:
         self.blocked_for: Any = None
         self.finished = False
         self.finish_time = 0.0
-        self.comm: Any = None
         self._rng: _random.Random | None = None
         self._locks: dict[str, Resource] | None = None
         self._tracks = 0
@@ -266,7 +265,6 @@ class Context:
         t.blocked_for = None
         t.finished = False
         t.finish_time = 0.0
-        t.comm = None
         t._rng = None
         t._locks = None
         t._tracks = 0
@@ -589,7 +587,7 @@ class Context:
                 hint="raise the limit with max_iterations if the loop is meant to run that long",
             )
 
-    # -- communication (delegated to uml2perf_runtime.comm) ---------------------------
+    # -- communication: direct route here, general path in comm.py and collectives.py ----------
 
     def send(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
         """Blocking send; an eager message without local cost is posted here, nothing to wait for.

@@ -1,6 +1,6 @@
 """Machine parameters: nodes, cores, relative speed, network, collectives, placement.
 
-A machine file is TOML (SPEC §7)::
+A machine file is TOML (the bundled ones are in ``runtime/machines/``)::
 
     name = "gescher"
     nodes = 16

@@ -1,6 +1,6 @@
 """Results of one evaluation: predicted time, per-process breakdown, per-element profile.
 
-Definitions (also what ``to_dict()`` means, SPEC §8):
+Definitions (also what ``to_dict()`` means):
 
 ``time``
     The predicted run time: the latest finish time over all processes.
@@ -144,7 +144,7 @@ class Results:
         raise KeyError(f"no element named {name!r} in the results of model '{self.model}'")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready results (SPEC §8 keys first)."""
+        """JSON-ready results (the keys defined in the module docstring first)."""
         return {
             "time": self.time,
             "processes": self.processes,

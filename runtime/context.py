@@ -78,15 +78,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from simpy.core import NORMAL
-from simpy.events import AllOf, Event, Timeout
+from simpy.events import Event, Timeout
 from simpy.resources.resource import Resource
-from simpy.resources.store import Store
 
 from . import collectives as _collectives
 from . import comm as _comm
+from . import patterns as _patterns
 from .errors import LimitError, ModelRuntimeError, SimulationError
-from .limits import ENVIRONMENT as LIMIT_VARIABLES
-from .limits import current as current_limits
 from .parameters import coerce_value
 from .process import CATEGORY_INDEX, CATEGORY_NAMES, COMM, COMPUTE, WAIT, ProcessContext
 from .spec import Element
@@ -100,14 +98,6 @@ class Variables:
     def __repr__(self) -> str:
         items = ", ".join(f"{k}={val!r}" for k, val in sorted(vars(self).items()))
         return f"Variables({items})"
-
-
-def _call_body(body: Callable[..., Any], ctx: Context, v: Any) -> Any:
-    """Call a branch/stage/body function; return its generator or None."""
-    gen = body(ctx, v)
-    if gen is None or not (hasattr(gen, "send") or gen.__class__ is tuple):
-        return None
-    return gen
 
 
 class Context:
@@ -778,121 +768,19 @@ class Context:
         assert elem is not None
         _comm.account(self, elem, False, self.fast_start, g.start, g.start + g.offsets[self.pid])
 
-    # -- threads and patterns ------------------------------------------------------------
-
-    def _thread_count(self, elem: Element, value: Any, what: str) -> int:
-        """Validate a thread or item count given by the model, against its limit."""
-        try:
-            as_float = float(value)
-        except (TypeError, ValueError):
-            as_float = math.nan
-        if not (0.0 <= as_float < math.inf) or as_float != math.floor(as_float):
-            raise ModelRuntimeError(
-                f"{what} of {elem.describe()} is {value!r} on {self.describe()}: "
-                "it must be a non-negative whole number",
-                element_name=elem.name,
-                element_id=elem.xmi_id,
-                line=elem.line,
-                pid=self.pid,
-                tid=self.tid,
-            )
-        count = int(as_float)
-        name = "threads" if "thread" in what else "iterations"
-        bound = getattr(current_limits(), name)
-        if count > bound:
-            raise LimitError(
-                f"{what} of {elem.describe()} is {value:,.0f} on {self.describe()}, more than the limit "
-                f"of {bound:,} ({name})",
-                kind=name,
-                hint=f"raise it with --limit {name}=N or the environment variable {LIMIT_VARIABLES[name]}",
-            )
-        return count
-
-    def _run_threads(
-        self, elem: Element, bodies: Sequence[Callable[[Context], Any]], description: str
-    ) -> Any:
-        """Start one thread per runner, wait for all, account the region on this context."""
-        self.cur = elem
-        env = self.env
-        start = env._now
-        n = len(bodies)
-        if n:
-            sim = self.sim
-            procs = [sim.start_thread(self._new_thread(tid, n), runner) for tid, runner in enumerate(bodies)]
-            self.block(elem, description)
-            yield AllOf(env, procs)
-            self.blocked_for = None
-        self._region_done(elem, start)
-
-    def _region_done(self, elem: Element, start: float) -> None:
-        """Account a thread region: wall time as process compute, exclusive zero."""
-        d = self.env._now - start
-        i = elem.index
-        self.calls[i] += 1
-        self.incl[i] += d
-        child = self.process.child
-        if child is None:
-            child = self._child_list()
-        child[i] += d
-        self.covered += d
-        self.totals[COMPUTE] += d
-        self._note(elem, -1, start, start + d)
+    # -- threads and patterns (runtime/patterns.py) --------------------------------------------
 
     def parallel(self, elem: Element, threads: int, body: Callable[[Context, Any], Any]) -> Any:
         """OpenMP-style region: ``body(t, v)`` once per thread ``t.tid`` in 0..threads-1."""
-        n = self._thread_count(elem, threads, "number of threads")
-        v = self.v
-
-        def runner(t: Context) -> Any:
-            gen = _call_body(body, t, v)
-            if gen is not None:
-                yield from gen
-
-        return self._run_threads(elem, [runner] * n, f"the {n} threads of parallel region {elem.describe()}")
+        return _patterns.parallel(self, elem, threads, body)
 
     def fork(self, elem: Element, branches: Iterable[Callable[[Context, Any], Any]]) -> Any:
         """Run each branch ``f(t, v)`` concurrently as a thread of this process and join."""
-        v = self.v
-        runners = []
-        for branch in branches:
-
-            def runner(t: Context, branch: Callable[[Context, Any], Any] = branch) -> Any:
-                gen = _call_body(branch, t, v)
-                if gen is not None:
-                    yield from gen
-
-            runners.append(runner)
-        return self._run_threads(elem, runners, f"the {len(runners)} branches of fork {elem.describe()}")
+        return _patterns.fork(self, elem, branches)
 
     def critical(self, elem: Element, name: str, body: Callable[[Context, Any], Any]) -> Any:
         """``body(p, v)`` under this process's lock ``name``; waiting time counts as wait."""
-        self.enter(elem)
-        proc = self.process
-        locks = proc._locks
-        if locks is None:
-            locks = proc._locks = {}
-        lock = locks.get(name)
-        if lock is None:
-            lock = locks[name] = Resource(self.env, capacity=1)
-        env = self.env
-        t0 = env._now
-        request = lock.request()
-        if not request.triggered:
-            self.block(elem, f"lock '{name}'")
-        yield request
-        self.blocked_for = None
-        waited = env._now - t0
-        if waited > 0.0:
-            self.totals[WAIT] += waited
-            self._wait_list()[elem.index] += waited
-            self._note(elem, WAIT, t0, t0 + waited)
-        try:
-            gen = _call_body(body, self, self.v)
-            if gen is not None:
-                yield from gen
-        finally:
-            lock.release(request)
-        self.leave(elem)
+        return _patterns.critical(self, elem, name, body)
 
     def pipeline(
         self,
@@ -903,78 +791,8 @@ class Context:
         overhead: float = 0.0,
         startup: float = 0.0,
     ) -> Any:
-        """A pipeline over ``items``: stage s handles item k after stage s-1 did item k.
-
-        Each stage is a thread (``tid`` = stage index) calling ``stage(t, v)``
-        once per item with ``t.item = k``; stages are connected by unbounded
-        queues, so a stage waits only for its predecessor.  ``overhead`` seconds
-        of CPU are spent by a stage for every item it hands on (queueing,
-        wake-up), ``startup`` once by the calling thread before the stages start.
-        """
-        n = self._thread_count(elem, items, "number of items")
-        overhead = self._pattern_cost(elem, overhead, "overhead")
-        stages = tuple(stages)
-        count = len(stages)
-        v = self.v
-        queues = [Store(self.env) for _ in range(count - 1)] if n else []
-
-        def make_runner(s: int) -> Callable[[Context], Any]:
-            stage = stages[s]
-            inbox = queues[s - 1] if s > 0 else None
-            outbox = queues[s] if s < count - 1 else None
-
-            def runner(t: Context) -> Any:
-                env = t.env
-                for k in range(n):
-                    if inbox is not None:
-                        t0 = env._now
-                        get = inbox.get()
-                        if not get.triggered:
-                            t.block(elem, lambda s=s, k=k: f"item {k} from stage {s - 1} of pipeline")
-                        yield get
-                        t.blocked_for = None
-                        waited = env._now - t0
-                        if waited > 0.0:
-                            t.totals[WAIT] += waited
-                            t._note(elem, WAIT, t0, t0 + waited)
-                    t.item = k
-                    if overhead > 0.0:
-                        yield from t._overhead(elem, overhead)
-                    gen = _call_body(stage, t, v)
-                    if gen is not None:
-                        yield from gen
-                    if outbox is not None:
-                        outbox.put(k)
-
-            return runner
-
-        runners = [make_runner(s) for s in range(count)] if n else []
-        region = self._run_threads(elem, runners, f"the {count} stages of pipeline {elem.describe()}")
-        return self._after_startup(elem, self._pattern_cost(elem, startup, "startup"), region)
-
-    def _pattern_cost(self, elem: Element, value: Any, what: str) -> float:
-        """An ``overhead`` or ``startup`` tag of a pipeline or task pool: seconds, finite, at least 0."""
-        try:
-            seconds = float(value)
-        except (TypeError, ValueError):
-            seconds = math.nan
-        if not (0.0 <= seconds < math.inf):
-            raise self._bad_cost(elem, value, what)
-        return seconds
-
-    def _overhead(self, t_elem: Element, seconds: float) -> Any:
-        """Spend a per-item overhead on this thread's core, accounted to the pattern as compute."""
-        t0 = self.env._now
-        yield from self.spend(seconds)
-        self.record_phase(t_elem, "compute", t0, self.env._now)
-
-    def _after_startup(self, elem: Element, seconds: float, region: Any) -> Any:
-        """Spend the pattern's start-up cost on the calling thread, then run the region."""
-        if seconds > 0.0:
-            t0 = self.env._now
-            yield from self.spend(seconds)
-            self.record_phase(elem, "compute", t0, self.env._now)
-        return (yield from region)
+        """A pipeline over ``items`` (see :func:`uml2perf_runtime.patterns.pipeline`)."""
+        return _patterns.pipeline(self, elem, items, stages, overhead=overhead, startup=startup)
 
     def taskpool(
         self,
@@ -986,43 +804,8 @@ class Context:
         overhead: float = 0.0,
         startup: float = 0.0,
     ) -> Any:
-        """``items`` tasks served by ``threads`` workers from a shared queue, in order.
-
-        ``overhead`` seconds of CPU are spent by a worker for every task it
-        takes (dequeueing, dispatch), ``startup`` once by the calling thread
-        before the workers start.
-        """
-        n_threads = self._thread_count(elem, threads, "number of threads")
-        n_items = self._thread_count(elem, items, "number of items")
-        overhead = self._pattern_cost(elem, overhead, "overhead")
-        v = self.v
-        next_item = [0]
-
-        def runner(t: Context) -> Any:
-            while next_item[0] < n_items:
-                k = next_item[0]
-                next_item[0] = k + 1
-                t.item = k
-                if overhead > 0.0:
-                    yield from t._overhead(elem, overhead)
-                gen = _call_body(body, t, v)
-                if gen is not None:
-                    yield from gen
-
-        if n_items and not n_threads:
-            raise ModelRuntimeError(
-                f"task pool {elem.describe()} has {n_items} items but no threads on {self.describe()}",
-                element_name=elem.name,
-                element_id=elem.xmi_id,
-                line=elem.line,
-                pid=self.pid,
-                tid=self.tid,
-            )
-        workers = min(n_threads, n_items)
-        region = self._run_threads(
-            elem, [runner] * workers, f"the {workers} workers of task pool {elem.describe()}"
-        )
-        return self._after_startup(elem, self._pattern_cost(elem, startup, "startup"), region)
+        """``items`` tasks served by ``threads`` workers (see :func:`uml2perf_runtime.patterns.taskpool`)."""
+        return _patterns.taskpool(self, elem, threads, items, body, overhead=overhead, startup=startup)
 
 
 class GeneralContext(Context):

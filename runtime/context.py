@@ -327,7 +327,7 @@ class Context:
         """
         self.cur = elem
         if cost > 0.0:
-            if cost == math.inf:
+            if cost == _INF:
                 raise self._bad_cost(elem, cost)
             cpu = self.cpu
             if not cpu.shared and cpu.busy < cpu.free:
@@ -344,9 +344,7 @@ class Context:
         if cost == 0.0:
             i = elem.index
             self.calls[i] += 1
-            self.incl[i] += 0.0
-            self.covered += 0.0
-            self.totals[0] += 0.0
+            # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
             return ()
         raise self._bad_cost(elem, cost)
 
@@ -626,9 +624,7 @@ class Context:
             q.append((seq, arrival, now, size, None, me, tag))
         i = elem.index
         self.calls[i] += 1
-        self.incl[i] += 0.0
-        self.covered += 0.0
-        self.totals[1] += 0.0
+        # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
         return ()
 
     def recv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
@@ -670,9 +666,7 @@ class Context:
                 self.totals[1] += d
                 return (Timeout(env, d),)
             self.calls[i] += 1
-            self.incl[i] += 0.0
-            self.covered += 0.0
-            self.totals[1] += 0.0
+            # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
             return ()
         return _comm.recv_posted(self, st, elem, msg, source, size, tag)
 

@@ -75,6 +75,7 @@ import math
 import random as _random
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from heapq import heappush as _push
 from typing import TYPE_CHECKING, Any
 
 from simpy.core import NORMAL
@@ -90,6 +91,7 @@ from .process import CATEGORY_INDEX, CATEGORY_NAMES, COMM, COMPUTE, WAIT, Proces
 from .spec import Element
 
 _INF = math.inf
+_new_timeout = object.__new__
 
 
 class Variables:
@@ -336,9 +338,15 @@ class Context:
                 start = env._now
                 delay = cost * self.inv_speed
                 self.fast_start = start
-                self.fast_end = start + delay
-                timeout = self.fast_ev = Timeout(env, delay)
-                timeout.callbacks.append(self.on_computed)  # type: ignore[union-attr]
+                end = self.fast_end = start + delay
+                # what Timeout(env, delay) does, with this context's callback already in place
+                timeout = self.fast_ev = _new_timeout(Timeout)
+                timeout.env = env
+                timeout.callbacks = [self.on_computed]
+                timeout._value = None
+                timeout._delay = delay
+                timeout._ok = True
+                _push(env._queue, (end, NORMAL, next(env._eid), timeout))
                 return (timeout,)
             return self._compute_shared(elem, cost)
         if cost == 0.0:
@@ -615,7 +623,7 @@ class Context:
                 req.event = None
                 ev._ok = True
                 ev._value = None
-                env.schedule(ev, NORMAL, done - now)
+                _push(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))  # env.schedule
         else:
             box = st.mail[dest]
             q = box.get(key)
@@ -664,7 +672,15 @@ class Context:
                 self.incl[i] += d
                 self.covered += d
                 self.totals[1] += d
-                return (Timeout(env, d),)
+                # what Timeout(env, d) does
+                timeout = _new_timeout(Timeout)
+                timeout.env = env
+                timeout.callbacks = []
+                timeout._value = None
+                timeout._delay = d
+                timeout._ok = True
+                _push(env._queue, (now + d, NORMAL, next(env._eid), timeout))
+                return (timeout,)
             self.calls[i] += 1
             # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
             return ()

@@ -79,7 +79,7 @@ from heapq import heappush as _push
 from typing import TYPE_CHECKING, Any
 
 from simpy.core import NORMAL
-from simpy.events import Event, Timeout
+from simpy.events import PENDING, Event, Timeout
 from simpy.resources.resource import Resource
 
 from . import collectives as _collectives
@@ -91,7 +91,7 @@ from .process import CATEGORY_INDEX, CATEGORY_NAMES, COMM, COMPUTE, WAIT, Proces
 from .spec import Element
 
 _INF = math.inf
-_new_timeout = object.__new__
+_new_timeout = _new_event = object.__new__
 
 
 class Variables:
@@ -684,6 +684,24 @@ class Context:
             self.calls[i] += 1
             # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
             return ()
+        if msg is None and source != -1 and tag != -1:
+            # post the receive and park on one event, which the sender schedules
+            seq = st.seq = st.seq + 1
+            req = _comm.Request("recv", me, source, tag, size, now, seq)
+            box = st.posted[me]
+            key = tag * nprocs + source
+            posted = box.get(key)
+            if posted is None:
+                posted = box[key] = deque()
+            posted.append(req)
+            ev = req.event = _new_event(Event)  # what Event(env) does, with the callback in place
+            ev.env = env
+            ev.callbacks = [self.on_received]
+            ev._value = PENDING
+            self.fast_req = req
+            self.blocked_elem = elem
+            self.blocked_for = req
+            return (ev,)
         return _comm.recv_posted(self, st, elem, msg, source, size, tag)
 
     def _received(self, _: Event) -> None:

@@ -609,9 +609,11 @@ class Context:
         arrival = now + link[0] + size * link[1]
         seq = st.seq = st.seq + 1
         key = tag * nprocs + me
-        req = None
-        if st.posted[dest].get(key) or st.wild[dest]:
+        if st.wild[dest]:  # wildcard receives posted: the first posted matching one
             req = _comm.take_receive(st, me, dest, tag)
+        else:
+            posted = st.posted[dest].get(key)
+            req = posted.popleft() if posted else None
         if req is not None:
             req.source = me
             req.matched_tag = tag

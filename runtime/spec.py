@@ -78,9 +78,5 @@ class ModelSpec:
     parameters: Sequence[tuple[str, Any]] = ()
     activities: Sequence[Any] = field(default=())
 
-    def parameter_names(self) -> list[str]:
-        """Names of the overridable model variables, in model order."""
-        return [name for name, _ in self.parameters]
-
 
 __all__ = ["Element", "ModelSpec"]

@@ -156,7 +156,7 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
     ctx.fast_start = now
     if g.count < nprocs:
         g.events[me] = ev = Event(env)
-        ev.callbacks.append(ctx.on_gathered)  # type: ignore[union-attr]
+        ev.callbacks.append(ctx.gathered)  # type: ignore[union-attr]
         ctx.fast_g = g
         ctx.blocked_elem = elem
         ctx.blocked_for = g
@@ -171,7 +171,7 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
     mine = offsets[me]
     if mine > 0.0:
         timeout = Timeout(env, mine)
-        timeout.callbacks.append(ctx.on_gathered)  # type: ignore[union-attr]
+        timeout.callbacks.append(ctx.gathered)  # type: ignore[union-attr]
         ctx.fast_g = g
         return (timeout,)
     account(ctx, elem, False, now, now, now + mine)

@@ -130,9 +130,7 @@ class Context:
         "fast_resume",
         "conv",
         "on_computed",
-        "on_converted",
         "on_received",
-        "on_gathered",
         "fast_req",
         "fast_g",
         # statistics (lists shared by a process and its threads)
@@ -180,9 +178,7 @@ class Context:
         self.fast_resume: list[Any] | None = None
         self.conv: Event | None = None
         self.on_computed = self._computed
-        self.on_converted = self._converted
         self.on_received = self._received
-        self.on_gathered = self._gathered
         self.fast_req: Any = None
         self.fast_g: Any = None
         n = len(sim.elements)
@@ -239,9 +235,7 @@ class Context:
         t.fast_resume = None
         t.conv = None
         t.on_computed = t._computed
-        t.on_converted = t._converted
         t.on_received = t._received
-        t.on_gathered = t._gathered
         t.fast_req = None
         t.fast_g = None
         t.calls = proc.calls
@@ -379,7 +373,7 @@ class Context:
             callbacks = timeout.callbacks
             assert callbacks is not None
             self.fast_resume = callbacks[1:]
-            callbacks[:] = [self.on_converted]
+            callbacks[:] = [self._converted]
         return done
 
     def _converted(self, timeout: Event) -> None:
@@ -789,7 +783,7 @@ class Context:
             return _collectives.collective(self, elem, kind, root, size, cost)
         return _collectives.collective_fast(self, elem, kind, root, size)
 
-    def _gathered(self, _: Event) -> None:
+    def gathered(self, _: Event) -> None:
         """Callback of a direct-route collective's event: account the wait and the algorithm."""
         self.blocked_for = None
         g = self.fast_g

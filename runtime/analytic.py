@@ -49,12 +49,13 @@ import math
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import functions as _functions
-from .model import Element, ModelSpec
+from .process import ProcessContext
+from .spec import Element, ModelSpec
 
 __all__ = [
     "NotAnalytic",
@@ -157,8 +158,7 @@ class Batch(np.ndarray):
             return int(value)
         return int(value)
 
-    def __hash__(self) -> int:  # pragma: no cover - Batch values are never dict keys in models
-        raise TypeError("unhashable type: 'Batch'")
+    __hash__ = None  # type: ignore[assignment]  # numpy arrays are unhashable; so is a Batch
 
 
 def batch(values: Any) -> Batch:
@@ -350,21 +350,58 @@ class AnalyticContext:
         yield _Collective("alltoall", elem, 0, size, cost)
 
     # -- everything that needs the simulator ---------------------------------------------------
-    def _refuse(self, what: str) -> Callable[..., Any]:
-        def refuse(elem: Element, *args: Any, **kwargs: Any) -> Any:
-            raise NotAnalytic(f"{what} needs the event-driven simulator", elem)
+    def _refuse(self, elem: Element, what: str) -> Any:
+        raise NotAnalytic(f"{what} needs the event-driven simulator", elem)
 
-        return refuse
+    def send(self, elem: Element, dest: Any, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any:
+        return self._refuse(elem, _MESSAGES)
 
-    def __getattr__(self, name: str) -> Any:
-        if name in NON_ANALYTIC_KINDS:
-            kind = (
-                "point-to-point communication"
-                if name in ("send", "recv", "isend", "irecv", "wait")
-                else "threads and patterns"
-            )
-            return self._refuse(kind)
-        raise AttributeError(name)
+    def recv(self, elem: Element, source: Any = -1, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any:
+        return self._refuse(elem, _MESSAGES)
+
+    def isend(self, elem: Element, dest: Any, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any:
+        return self._refuse(elem, _MESSAGES)
+
+    def irecv(self, elem: Element, source: Any = -1, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any:
+        return self._refuse(elem, _MESSAGES)
+
+    def wait(self, elem: Element, requests: Any = None, cost: Any = 0.0) -> Any:
+        return self._refuse(elem, _MESSAGES)
+
+    def fork(self, elem: Element, branches: Any) -> Any:
+        return self._refuse(elem, _THREADS)
+
+    def parallel(self, elem: Element, threads: int, body: Any) -> Any:
+        return self._refuse(elem, _THREADS)
+
+    def critical(self, elem: Element, name: str, body: Any) -> Any:
+        return self._refuse(elem, _THREADS)
+
+    def pipeline(
+        self, elem: Element, items: int, stages: Any, *, overhead: float = 0.0, startup: float = 0.0
+    ) -> Any:
+        return self._refuse(elem, _THREADS)
+
+    def taskpool(
+        self,
+        elem: Element,
+        threads: int,
+        items: int,
+        body: Any,
+        *,
+        overhead: float = 0.0,
+        startup: float = 0.0,
+    ) -> Any:
+        return self._refuse(elem, _THREADS)
+
+
+_MESSAGES = "point-to-point communication"
+_THREADS = "threads and patterns"
+
+if TYPE_CHECKING:  # pragma: no cover - mypy checks that the analytic context keeps the process contract
+
+    def _conforms(ctx: AnalyticContext) -> ProcessContext:
+        return ctx
 
 
 # ----------------------------------------------------------------------------------------- the driver
@@ -409,7 +446,7 @@ def _synchronise(run: _Run, contexts: Sequence[AnalyticContext], tokens: Sequenc
                 f"processes meet in different collectives ({first.kind} at {first.elem.describe()} "
                 f"and {token.kind} at {token.elem.describe()}); the simulator reports the mismatch"
             )
-    for ctx, token in zip(contexts, tokens):
+    for ctx, token in zip(contexts, tokens, strict=False):
         if isinstance(token.cost, np.ndarray) or token.cost:
             _check_cost(token.elem, token.cost)
             delay = token.cost * run.inv_speed
@@ -547,7 +584,9 @@ class Table:
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """The Cartesian product of ``grid`` in key order, last key varying fastest (deterministic)."""
     keys = list(grid)
-    return [dict(zip(keys, combo)) for combo in itertools.product(*(list(grid[k]) for k in keys))]
+    return [
+        dict(zip(keys, combo, strict=False)) for combo in itertools.product(*(list(grid[k]) for k in keys))
+    ]
 
 
 @dataclass(frozen=True)
@@ -629,7 +668,7 @@ def _evaluate_shape(
         )
     machine = plan.machine
     try:
-        collectives = CollectiveModel.for_machine(machine, node_of)
+        collectives = CollectiveModel.for_machine(machine, node_of.tolist())
     except ValueError as exc:
         where = getattr(machine, "source", None) or f"machine '{machine.name}'"
         raise MachineError(f"{where}: [collectives] {exc}") from None
@@ -692,7 +731,7 @@ def _evaluate_shape(
                 groups = [[i] for i in range(len(chosen))]
             rows: dict[int, dict[str, Any]] = {}
             for group in groups:
-                for i, row in zip(group, attempt([chosen[i] for i in group], per_process)):
+                for i, row in zip(group, attempt([chosen[i] for i in group], per_process), strict=False):
                     rows[i] = row
             return [rows[i] for i in range(len(chosen))]
 
@@ -771,7 +810,7 @@ def evaluate_points(
         except NotAnalytic as exc:
             reasons[str(exc)] = None
             continue
-        for i, row in zip(indices, shape_rows):
+        for i, row in zip(indices, shape_rows, strict=False):
             rows[i] = row
     return rows, list(reasons)
 

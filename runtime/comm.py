@@ -1,9 +1,11 @@
-"""Message passing and collective operations of simulated MPI processes (SimPy).
+"""Point-to-point messages of simulated MPI processes (SimPy), and the state and helpers
+the communication layer shares with ``collectives.py``.
 
-:class:`~uml2perf_runtime.context.Context` delegates every communication method of ``p`` to
-the generator functions of this module (``yield from comm.send(ctx, elem, dest, size, tag,
-cost)`` and so on).  The full semantics, with formulas, are in ``docs/runtime-semantics.md``;
-in short:
+:class:`~uml2perf_runtime.context.Context` takes the direct route for a blocking send or
+receive without local cost (in its own methods, on the state kept here) and delegates
+everything else to the generator functions of this module (``yield from comm.send(ctx, elem,
+dest, size, tag, cost)`` and so on).  The full semantics, with formulas, are in
+``docs/runtime-semantics.md``; in short:
 
 Point-to-point
     Messages match by (source, destination, tag) and are non-overtaking per such triple, as in
@@ -16,21 +18,15 @@ Point-to-point
     *rendezvous* protocol: the transfer starts when both the send and the matching receive are
     posted, and both sides finish when it ends.
 
-Collectives
-    The k-th collective call of every process meets the k-th call of all others
-    (``MPI_COMM_WORLD``); kind and root must agree.  When the last process arrives, each process
-    finishes at the completion time of its position in the algorithm's schedule
-    (:mod:`uml2perf_runtime.network`).
-
 Accounting
     The element's local ``cost`` is ``compute`` time; time blocked before the partner (or the
     last process of a collective) arrived is ``wait``; the transfer or algorithm time is
     ``comm``.  The first phase is recorded with ``ctx.record`` (which counts the call), further
     phases with ``ctx.record_phase``.
 
-The hot path (a blocking send/recv pair) allocates one message object and one key tuple and
-schedules at most one SimPy event: waiting receivers get a single ``Event`` that the sender
-schedules directly at the arrival time.
+The direct route of a blocking send/receive pair allocates one message tuple and schedules at
+most one SimPy event: a waiting receiver gets a single ``Event`` that the sender schedules
+directly at the arrival time.
 """
 
 from __future__ import annotations
@@ -38,20 +34,25 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Final
 
 from simpy.core import NORMAL
 from simpy.events import Event, Timeout
 
 from .errors import MachineError, SimulationError
-from .network import DEFAULT_EAGER_LIMIT, CollectiveModel
+from .machine import DEFAULT_EAGER_LIMIT
+from .operations import OPERATIONS
+from .spec import Element
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .context import Context
-    from .model import Element
+#: The context of a simulated process or thread (``uml2perf_runtime.context.Context``, which
+#: imports this module): the hooks this layer uses are listed in that module's docstring.
+Context = Any
 
 ANY = -1
 _INF = math.inf
+
+#: Collectives with a root process, from the table of operations.
+ROOTED = frozenset(name for name, op in OPERATIONS.items() if op.rooted)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -59,35 +60,19 @@ _INF = math.inf
 # ---------------------------------------------------------------------------------------------
 
 
-class Message:
-    """One message in flight: sent, possibly not yet received.
-
-    ``sent`` is when the send was posted (after its local cost); ``arrival`` is when an eager
-    message's data is at the receiver.  ``sender`` is the send's :class:`Request` for the
-    rendezvous protocol (None for eager messages, whose sender never waits).
-    """
-
-    __slots__ = ("src", "dst", "tag", "size", "sent", "arrival", "seq", "sender")
-
-    def __init__(
-        self,
-        src: int,
-        dst: int,
-        tag: int,
-        size: float,
-        sent: float,
-        arrival: float,
-        seq: int,
-        sender: Request | None,
-    ) -> None:
-        self.src = src
-        self.dst = dst
-        self.tag = tag
-        self.size = size
-        self.sent = sent
-        self.arrival = arrival
-        self.seq = seq
-        self.sender = sender
+#: One message in flight, sent and not yet received: ``(seq, arrival, sent, size, sender, src,
+#: tag)``.  ``sent`` is when the send was posted (after its local cost), ``arrival`` when an eager
+#: message's data is at the receiver (infinite for rendezvous), ``sender`` the send's
+#: :class:`Request` for the rendezvous protocol (None for eager messages, whose sender never
+#: waits).  A plain tuple: a send makes one, and nothing more.
+Message = tuple[int, float, float, float, "Request | None", int, int]
+_SEQ: Final = 0
+_ARRIVAL: Final = 1
+_SENT: Final = 2
+_SIZE: Final = 3
+_SENDER: Final = 4
+_SRC: Final = 5
+_TAG: Final = 6
 
 
 class Request:
@@ -147,62 +132,6 @@ class Request:
         return f"<Request {self()} {state}>"
 
 
-class Gathering:
-    """The k-th collective call while processes arrive at it."""
-
-    __slots__ = (
-        "index",
-        "kind",
-        "root",
-        "size",
-        "elem",
-        "first_pid",
-        "arrived",
-        "count",
-        "events",
-        "start",
-        "offsets",
-        "contexts",
-    )
-
-    def __init__(
-        self,
-        index: int,
-        kind: str,
-        root: int,
-        elem: Element,
-        first_pid: int,
-        nprocs: int,
-        contexts: Any = None,
-    ) -> None:
-        self.contexts = contexts
-        self.index = index
-        self.kind = kind
-        self.root = root
-        self.size = 0.0
-        self.elem = elem
-        self.first_pid = first_pid
-        self.arrived: list[float | None] = [None] * nprocs
-        self.count = 0
-        self.events: list[Event | None] = [None] * nprocs
-        self.start = 0.0
-        self.offsets: list[float] = []
-
-    def __call__(self) -> str:
-        missing = [q for q, t in enumerate(self.arrived) if t is None]
-        shown = ", ".join(str(q) for q in missing[:12]) + (", ..." if len(missing) > 12 else "")
-        done = [q for q in missing if self.contexts is not None and self.contexts[q].finished]
-        gone = ""
-        if done:
-            names = ", ".join(str(q) for q in done[:12]) + (", ..." if len(done) > 12 else "")
-            gone = f"; process{'es' if len(done) > 1 else ''} {names} finished without calling it"
-        return (
-            f"{_call_name(self.kind, self.root)} (collective call #{self.index + 1}): waiting for "
-            f"process{'es' if len(missing) > 1 else ''} {shown} "
-            f"({self.count} of {len(self.arrived)} arrived{gone})"
-        )
-
-
 class CommState:
     """Per-simulation state of the communication layer (``sim.comm_state``)."""
 
@@ -227,10 +156,10 @@ class CommState:
         self.env = sim.env
         self.nprocs: int = sim.nprocs
         n = self.nprocs
-        #: per destination: (source, tag) -> unmatched messages in send order
-        self.mail: list[dict[tuple[int, int], deque[Message]]] = [{} for _ in range(n)]
-        #: per destination: (source, tag) -> posted receives without wildcards, in post order
-        self.posted: list[dict[tuple[int, int], deque[Request]]] = [{} for _ in range(n)]
+        #: per destination: tag * nprocs + source -> unmatched messages in send order
+        self.mail: list[dict[int, deque[Message]]] = [{} for _ in range(n)]
+        #: per destination: tag * nprocs + source -> posted receives without wildcards, in post order
+        self.posted: list[dict[int, deque[Request]]] = [{} for _ in range(n)]
         #: per destination: posted receives with a wildcard source or tag, in post order
         self.wild: list[list[Request]] = [[] for _ in range(n)]
         #: per process: requests of isend/irecv that ``wait(E, None)`` has not yet seen complete
@@ -242,8 +171,9 @@ class CommState:
         limit = getattr(sim.machine, "eager_limit", None)
         self.eager_limit = DEFAULT_EAGER_LIMIT if limit is None else limit
         self.coll_calls = [0] * n
-        self.open: dict[int, Gathering] = {}
-        self._collectives: CollectiveModel | None = None
+        #: collective call index -> its ``collectives.Gathering`` while processes arrive
+        self.open: dict[int, Any] = {}
+        self._collectives: Any = None
 
     def link(self, src: int, dst: int) -> tuple[float, float]:
         """``(latency, seconds per byte)`` between two processes, cached per pair."""
@@ -256,10 +186,16 @@ class CommState:
         return hit
 
     @property
-    def collectives(self) -> CollectiveModel:
-        """The collective cost model of this machine and placement (built on first use)."""
+    def collectives(self) -> Any:
+        """The collective cost model of this machine and placement (built on first use).
+
+        It is a :class:`~uml2perf_runtime.network.CollectiveModel`, imported here because its
+        schedules need numpy and a model without collectives should not pay for importing it.
+        """
         model = self._collectives
         if model is None:
+            from .network import CollectiveModel
+
             try:
                 model = CollectiveModel.for_machine(self.machine, self.node_of)
             except ValueError as exc:
@@ -286,11 +222,11 @@ def _fmt_bytes(size: float) -> str:
     return f"{int(size)} bytes" if float(size).is_integer() else f"{size:g} bytes"
 
 
-def _call_name(kind: str, root: int) -> str:
-    return f"{kind}(root={root})" if kind in _ROOTED else kind
+def call_name(kind: str, root: int) -> str:
+    return f"{kind}(root={root})" if kind in ROOTED else kind
 
 
-def _trigger_at(env: Any, event: Event, delay: float) -> None:
+def trigger_at(env: Any, event: Event, delay: float) -> None:
     """Succeed ``event`` ``delay`` seconds from now in one scheduling step.
 
     This is what ``simpy.Timeout`` does for its own events; doing it on an event a process is
@@ -308,14 +244,14 @@ def _complete(env: Any, req: Request, start: float, done: float) -> None:
     ev = req.event
     if ev is not None:
         req.event = None
-        _trigger_at(env, ev, done - env._now)
+        trigger_at(env, ev, done - env._now)
 
 
 def _error(ctx: Context, elem: Element, message: str, hint: str) -> SimulationError:
     return SimulationError(f"{elem.describe()} on {ctx.describe()}: {message}", hint=hint)
 
 
-def _rank(ctx: Context, elem: Element, value: Any, what: str, wildcard: bool) -> int:
+def rank(ctx: Context, elem: Element, value: Any, what: str, wildcard: bool) -> int:
     """Validate a process number given by the model (``-1`` allowed as wildcard where valid)."""
     try:
         as_float = float(value)
@@ -350,7 +286,7 @@ def _tag(ctx: Context, elem: Element, value: Any, wildcard: bool) -> int:
     return int(as_float)
 
 
-def _size(ctx: Context, elem: Element, value: Any) -> float:
+def size_of(ctx: Context, elem: Element, value: Any) -> float:
     try:
         size = float(value)
     except (TypeError, ValueError):
@@ -365,7 +301,7 @@ def _size(ctx: Context, elem: Element, value: Any) -> float:
     return size
 
 
-def _spend_cost(ctx: Context, elem: Element, cost: float) -> Any:
+def spend_cost(ctx: Context, elem: Element, cost: float) -> Any:
     """Spend and record the element's local cost; returns whether a call was recorded."""
     if cost:
         env = ctx.env
@@ -376,7 +312,7 @@ def _spend_cost(ctx: Context, elem: Element, cost: float) -> Any:
     return False
 
 
-def _account(ctx: Context, elem: Element, counted: bool, posted: float, start: float, end: float) -> None:
+def account(ctx: Context, elem: Element, counted: bool, posted: float, start: float, end: float) -> None:
     """Record the blocked interval ``[posted, end]``: ``wait`` before ``start``, ``comm`` after."""
     if start > posted:
         if counted:
@@ -398,23 +334,24 @@ def _account(ctx: Context, elem: Element, counted: bool, posted: float, start: f
 # ---------------------------------------------------------------------------------------------
 
 
-def _take_message(st: CommState, me: int, source: int, tag: int) -> Message | None:
+def take_message(st: CommState, me: int, source: int, tag: int) -> Message | None:
     """Remove and return the first sent message matching a receive, or None."""
     box = st.mail[me]
     if source != ANY and tag != ANY:
-        q = box.get((source, tag))
+        q = box.get(tag * st.nprocs + source)
         return q.popleft() if q else None
+    n = st.nprocs
     best: deque[Message] | None = None
-    for (src, tg), q in box.items():
-        if q and (source == ANY or src == source) and (tag == ANY or tg == tag):
-            if best is None or q[0].seq < best[0].seq:
+    for key, q in box.items():
+        if q and (source == ANY or key % n == source) and (tag == ANY or key // n == tag):
+            if best is None or q[0][_SEQ] < best[0][_SEQ]:
                 best = q
     return best.popleft() if best is not None else None
 
 
-def _take_receive(st: CommState, src: int, dst: int, tag: int) -> Request | None:
+def take_receive(st: CommState, src: int, dst: int, tag: int) -> Request | None:
     """Remove and return the first posted receive matching a message, or None."""
-    q = st.posted[dst].get((src, tag))
+    q = st.posted[dst].get(tag * st.nprocs + src)
     req = q[0] if q else None
     wild = st.wild[dst]
     if wild:
@@ -433,7 +370,7 @@ def _post_receive(st: CommState, req: Request) -> None:
     if req.peer == ANY or req.tag == ANY:
         st.wild[req.pid].append(req)
         return
-    key = (req.peer, req.tag)
+    key = req.tag * st.nprocs + req.peer
     box = st.posted[req.pid]
     q = box.get(key)
     if q is None:
@@ -441,27 +378,26 @@ def _post_receive(st: CommState, req: Request) -> None:
     q.append(req)
 
 
-def _match(ctx: Context, st: CommState, msg: Message, req: Request) -> None:
-    """Pair a message with a receive, both present now; set both requests' times."""
+def _match(ctx: Context, st: CommState, msg: Message, dst: int, req: Request) -> None:
+    """Pair a message to ``dst`` with a receive, both present now; set both requests' times."""
     env = st.env
     now = env._now
-    req.source = msg.src
-    req.matched_tag = msg.tag
-    sender = msg.sender
+    src = msg[_SRC]
+    req.source = src
+    req.matched_tag = msg[_TAG]
+    sender = msg[_SENDER]
     if sender is None:  # eager: the data left at msg.sent and arrives at msg.arrival
-        arrival = msg.arrival
-        _complete(env, req, msg.sent, arrival if arrival > now else now)
+        arrival = msg[_ARRIVAL]
+        _complete(env, req, msg[_SENT], arrival if arrival > now else now)
     else:  # rendezvous: the transfer starts now that both sides are there
-        lat, beta = st.link(msg.src, msg.dst)
-        arrival = now + lat + msg.size * beta
+        lat, beta = st.link(src, dst)
+        arrival = now + lat + msg[_SIZE] * beta
         _complete(env, sender, now, arrival)
         _complete(env, req, now, arrival)
-    ctx.record_message(msg.src, msg.dst, msg.size, msg.tag, req.start, arrival)
+    ctx.record_message(src, dst, msg[_SIZE], msg[_TAG], req.start, arrival)  # type: ignore[arg-type]
 
 
-def _post_send(
-    ctx: Context, st: CommState, dest: int, size: float, tag: int, sender: Request | None
-) -> Message:
+def _post_send(ctx: Context, st: CommState, dest: int, size: float, tag: int, sender: Request | None) -> None:
     """Create a message now and deliver it to a posted receive or the mailbox."""
     env = st.env
     now = env._now
@@ -472,18 +408,17 @@ def _post_send(
     else:
         arrival = math.inf
     seq = st.seq = st.seq + 1
-    msg = Message(me, dest, tag, size, now, arrival, seq, sender)
-    req = _take_receive(st, me, dest, tag)
+    msg: Message = (seq, arrival, now, size, sender, me, tag)
+    req = take_receive(st, me, dest, tag)
     if req is not None:
-        _match(ctx, st, msg, req)
+        _match(ctx, st, msg, dest, req)
     else:
         box = st.mail[dest]
-        key = (me, tag)
+        key = tag * st.nprocs + me
         q = box.get(key)
         if q is None:
             q = box[key] = deque()
         q.append(msg)
-    return msg
 
 
 # ---------------------------------------------------------------------------------------------
@@ -491,16 +426,45 @@ def _post_send(
 # ---------------------------------------------------------------------------------------------
 
 
+def recv_posted(
+    ctx: Context, st: CommState, elem: Element, msg: Message | None, source: int, size: float, tag: int
+) -> Any:
+    """The direct route of a receive that must wait: post it (or match a rendezvous message).
+
+    ``msg`` is a rendezvous message already taken from the mailbox, or None.  Returns what the
+    caller's ``yield from`` waits for; the time is accounted as :func:`recv` accounts it.
+    """
+    env = ctx.env
+    now = env._now
+    me = ctx.pid
+    seq = st.seq = st.seq + 1
+    req = Request("recv", me, source, tag, size, now, seq)
+    if msg is not None:
+        _match(ctx, st, msg, me, req)
+    else:
+        _post_receive(st, req)
+    done = req.done
+    if done is None:
+        req.event = ev = Event(env)
+        ev.callbacks.append(ctx.on_received)  # type: ignore[union-attr]
+        ctx.fast_req = req
+        ctx.blocked_elem = elem
+        ctx.blocked_for = req
+        return (ev,)
+    account(ctx, elem, False, now, req.start, done)  # type: ignore[arg-type]
+    return (Timeout(env, done - now),) if done > now else ()
+
+
 def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: float) -> Any:
     """Blocking send: eager (returns after ``cost``) or rendezvous (waits for the receiver)."""
     if dest.__class__ is not int or not 0 <= dest < ctx.nprocs:
-        dest = _rank(ctx, elem, dest, "destination", wildcard=False)
+        dest = rank(ctx, elem, dest, "destination", wildcard=False)
     if tag.__class__ is not int or tag < 0:
         tag = _tag(ctx, elem, tag, wildcard=False)
     cls = size.__class__
     if (cls is not int and cls is not float) or not 0 <= size < _INF:
-        size = _size(ctx, elem, size)
-    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+        size = size_of(ctx, elem, size)
+    counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     sim = ctx.sim
     st = sim.comm_state or state(sim)
     env = ctx.env
@@ -519,30 +483,30 @@ def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: fl
         ctx.unblock()
     elif req.done > env._now:
         yield Timeout(env, req.done - env._now)
-    _account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
+    account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
 
 
 def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: float) -> Any:
     """Blocking receive from ``source`` (-1: any) with ``tag`` (-1: any)."""
     if source.__class__ is not int or not ANY <= source < ctx.nprocs:
-        source = _rank(ctx, elem, source, "source", wildcard=True)
+        source = rank(ctx, elem, source, "source", wildcard=True)
     if tag.__class__ is not int or tag < ANY:
         tag = _tag(ctx, elem, tag, wildcard=True)
-    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     sim = ctx.sim
     st = sim.comm_state or state(sim)
     env = ctx.env
     me = ctx.pid
     now = env._now
-    msg = _take_message(st, me, source, tag)
-    if msg is not None and msg.sender is None:
+    msg = take_message(st, me, source, tag)
+    if msg is not None and msg[_SENDER] is None:
         # Fast path: an eager message already sent; no request object needed.
-        arrival = msg.arrival
+        arrival = msg[_ARRIVAL]
         if arrival > now:
             yield Timeout(env, arrival - now)
         else:
             arrival = now
-        ctx.record_message(msg.src, me, msg.size, msg.tag, msg.sent, arrival)
+        ctx.record_message(msg[_SRC], me, msg[_SIZE], msg[_TAG], msg[_SENT], arrival)
         if counted:
             if arrival > now:
                 ctx.record_phase(elem, "comm", now, arrival)
@@ -552,7 +516,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
     seq = st.seq = st.seq + 1
     req = Request("recv", me, source, tag, size, now, seq)
     if msg is not None:
-        _match(ctx, st, msg, req)
+        _match(ctx, st, msg, me, req)
     else:
         _post_receive(st, req)
     if req.done is None:
@@ -562,15 +526,15 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
         ctx.unblock()
     elif req.done > env._now:
         yield Timeout(env, req.done - env._now)
-    _account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
+    account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
 
 
 def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: float) -> Any:
     """Non-blocking send; returns a :class:`Request` (complete at once for eager messages)."""
-    dest = _rank(ctx, elem, dest, "destination", wildcard=False)
+    dest = rank(ctx, elem, dest, "destination", wildcard=False)
     tag = _tag(ctx, elem, tag, wildcard=False)
-    size = _size(ctx, elem, size)
-    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    size = size_of(ctx, elem, size)
+    counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     st = state(ctx.sim)
     now = ctx.env._now
     req = Request("send", ctx.pid, dest, tag, size, now, 0)
@@ -587,16 +551,16 @@ def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: f
 
 def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: float) -> Any:
     """Non-blocking receive; returns a :class:`Request` to pass to ``wait``."""
-    source = _rank(ctx, elem, source, "source", wildcard=True)
+    source = rank(ctx, elem, source, "source", wildcard=True)
     tag = _tag(ctx, elem, tag, wildcard=True)
-    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     st = state(ctx.sim)
     now = ctx.env._now
     seq = st.seq = st.seq + 1
     req = Request("recv", ctx.pid, source, tag, size, now, seq)
-    msg = _take_message(st, ctx.pid, source, tag)
+    msg = take_message(st, ctx.pid, source, tag)
     if msg is not None:
-        _match(ctx, st, msg, req)
+        _match(ctx, st, msg, ctx.pid, req)
     else:
         _post_receive(st, req)
     if req.done is None or req.done > now:
@@ -646,7 +610,7 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
     """
     everything = requests is None
     reqs = _requests(ctx, elem, requests)
-    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
+    counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     env = ctx.env
     posted = env._now
     for req in reqs:
@@ -677,119 +641,12 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
     done: float = last.done  # type: ignore[assignment]
     if done > env._now:
         yield Timeout(env, done - env._now)
-    _account(ctx, elem, counted, posted, max(last.start, posted), max(done, posted))  # type: ignore[type-var]
-
-
-# ---------------------------------------------------------------------------------------------
-# Collectives
-# ---------------------------------------------------------------------------------------------
-
-_ROOTED = frozenset({"bcast", "reduce", "gather", "scatter"})
-
-
-def _collective(ctx: Context, elem: Element, kind: str, root: int, size: float, cost: float) -> Any:
-    """Meet the other processes at this process's next collective call and run the algorithm."""
-    if kind in _ROOTED and (root.__class__ is not int or not 0 <= root < ctx.nprocs):
-        root = _rank(ctx, elem, root, "root", wildcard=False)
-    cls = size.__class__
-    if (cls is not int and cls is not float) or not 0 <= size < _INF:
-        size = _size(ctx, elem, size)
-    counted = (yield from _spend_cost(ctx, elem, cost)) if cost else False
-    env = ctx.env
-    now = env._now
-    nprocs = ctx.nprocs
-    if nprocs == 1:
-        if not counted:
-            ctx.record(elem, "comm", now, now)
-        return
-    sim = ctx.sim
-    st = sim.comm_state or state(sim)
-    me = ctx.pid
-    index = st.coll_calls[me]
-    st.coll_calls[me] = index + 1
-    g = st.open.get(index)
-    if g is None:
-        g = st.open[index] = Gathering(index, kind, root, elem, me, nprocs, sim.contexts)
-    elif g.kind != kind or g.root != root:
-        raise _mismatch(ctx, elem, g, kind, root)
-    g.arrived[me] = now
-    g.count += 1
-    if size > g.size:
-        g.size = size
-    if g.count < nprocs:
-        g.events[me] = ev = Event(env)
-        ctx.block(elem, g)
-        yield ev
-        ctx.unblock()
-        mine = g.offsets[me]
-    else:
-        del st.open[index]
-        offsets = st.collectives.offsets(kind, root, g.size)
-        g.start = now
-        g.offsets = offsets
-        for q, ev in enumerate(g.events):
-            if ev is not None:
-                _trigger_at(env, ev, offsets[q])
-        mine = offsets[me]
-        if mine > 0.0:
-            yield Timeout(env, mine)
-    _account(ctx, elem, counted, now, g.start, g.start + mine)
-
-
-def _mismatch(ctx: Context, elem: Element, g: Gathering, kind: str, root: int) -> SimulationError:
-    return SimulationError(
-        f"collective calls do not match: process {ctx.pid} calls {_call_name(kind, root)} at "
-        f"{elem.describe()} as its collective call #{g.index + 1}, but process {g.first_pid} "
-        f"calls {_call_name(g.kind, g.root)} at {g.elem.describe()} as its call #{g.index + 1}",
-        hint="every process must call the same collectives in the same order with the same root "
-        "(all processes form one communicator); check the guards and loops around these elements",
-    )
-
-
-def barrier(ctx: Context, elem: Element, cost: float) -> Any:
-    """Synchronise all processes."""
-    return _collective(ctx, elem, "barrier", 0, 0, cost)
-
-
-def bcast(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
-    """Broadcast ``size`` bytes from ``root`` to every process."""
-    return _collective(ctx, elem, "bcast", root, size, cost)
-
-
-def reduce(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
-    """Combine ``size`` bytes of every process at ``root``."""
-    return _collective(ctx, elem, "reduce", root, size, cost)
-
-
-def allreduce(ctx: Context, elem: Element, size: float, cost: float) -> Any:
-    """Combine ``size`` bytes of every process and give the result to all."""
-    return _collective(ctx, elem, "allreduce", 0, size, cost)
-
-
-def gather(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
-    """Collect ``size`` bytes from every process at ``root`` (``p * size`` in total)."""
-    return _collective(ctx, elem, "gather", root, size, cost)
-
-
-def scatter(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
-    """Send a different ``size``-byte block from ``root`` to every process."""
-    return _collective(ctx, elem, "scatter", root, size, cost)
-
-
-def allgather(ctx: Context, elem: Element, size: float, cost: float) -> Any:
-    """Every process contributes ``size`` bytes and receives everybody's (``p * size``)."""
-    return _collective(ctx, elem, "allgather", 0, size, cost)
-
-
-def alltoall(ctx: Context, elem: Element, size: float, cost: float) -> Any:
-    """Every process sends a distinct ``size``-byte block to every other process."""
-    return _collective(ctx, elem, "alltoall", 0, size, cost)
+    account(ctx, elem, counted, posted, max(last.start, posted), max(done, posted))  # type: ignore[type-var]
 
 
 __all__ = [
     "Message",
     "Request",
-    "Gathering",
     "CommState",
     "state",
     "send",
@@ -797,13 +654,15 @@ __all__ = [
     "isend",
     "irecv",
     "wait",
-    "barrier",
-    "bcast",
-    "reduce",
-    "allreduce",
-    "gather",
-    "scatter",
-    "allgather",
-    "alltoall",
+    "recv_posted",
+    "take_message",
+    "take_receive",
+    "account",
+    "call_name",
+    "ROOTED",
+    "trigger_at",
+    "spend_cost",
+    "rank",
+    "size_of",
     "ANY",
 ]

@@ -48,8 +48,8 @@ DEFAULT_POLY_EXPONENTS: tuple[Fraction, ...] = tuple(
 #: The logarithm exponents ``j`` searched by :func:`fit_pmnf`.
 DEFAULT_LOG_EXPONENTS: tuple[int, ...] = (0, 1, 2)
 
-Number = Union[int, float]
-ModelLike = Union["PerfModel", "ComposedModel", Callable[[Any], Any]]
+Number = int | float
+ModelLike = Union["PerfModel", "ComposedModel", Callable[[Any], Any]]  # noqa: UP007 - names defined below
 
 
 def _exponent(value: Number | Fraction | str) -> Fraction:
@@ -132,7 +132,7 @@ class PerfModel:
         name: str | None = None,
     ):
         merged: dict[tuple[Fraction, int], float] = {}
-        all_terms = [t if isinstance(t, Term) else Term(*t) for t in terms]
+        all_terms = [t if isinstance(t, Term) else Term(t[0], _exponent(t[1]), t[2]) for t in terms]
         if constant:
             all_terms.append(Term(constant))
         for t in all_terms:
@@ -225,7 +225,7 @@ class PerfModel:
         """Same classes and coefficients equal up to ``rel_tol``."""
         return len(self.terms) == len(other.terms) and all(
             a.order == b.order and math.isclose(a.coefficient, b.coefficient, rel_tol=rel_tol)
-            for a, b in zip(self.terms, other.terms)
+            for a, b in zip(self.terms, other.terms, strict=False)
         )
 
     # display ---------------------------------------------------------------------------------
@@ -437,7 +437,6 @@ def fit_pmnf(
         raise ValueError("relative fitting needs positive times; pass relative=False for other data")
     weights = 1.0 / y**2 if relative else np.ones_like(y)
     polys = [_exponent(i) for i in poly_exponents]
-    scored: list[tuple[float, int, tuple[tuple[Fraction, int], ...], np.ndarray]] = []
     scored: list[tuple[float, int, int, PerfModel]] = []
     for idx, hyp in enumerate(_hypotheses(polys, log_exponents, terms)):
         for with_constant in (False, True) if constant else (False,):
@@ -453,7 +452,7 @@ def fit_pmnf(
             if hyp and _dominant_coefficient(hyp, coef) <= 0:
                 continue
             candidate = PerfModel(
-                [Term(c, i, j) for (i, j), c in zip(hyp, coef)],
+                [Term(c, i, j) for (i, j), c in zip(hyp, coef, strict=False)],
                 constant=coef[-1] if with_constant else 0.0,
                 name=name,
             )

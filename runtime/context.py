@@ -2,8 +2,12 @@
 
 Generated code sees a context as ``p`` (see ``docs/architecture.md``): system
 parameters, ``compute``, ``enter``/``leave``, communication, threads and
-patterns.  This module also defines the hooks the communication layer
-(``uml2perf_runtime.comm``) builds on.  They are stable:
+patterns.  The contract is ``uml2perf_runtime.process.ProcessContext``.
+
+Blocking compute, eager send, receive and collectives without a local cost take the *direct
+route* here: they return the event to wait for in a tuple and account their time in the
+event's callback (see ``docs/runtime-semantics.md``, section 9).  Everything else takes the
+general path of ``comm.py`` and ``collectives.py``, which build on these hooks:
 
 Hooks for the communication layer
 ---------------------------------
@@ -19,9 +23,6 @@ Hooks for the communication layer
     globally (for a main thread ``uid == pid``).
 ``ctx.process``
     The owning process's main context (itself for a main thread).
-``ctx.comm``
-    A free slot for the communication layer's per-context state (``None``
-    initially); contexts use ``__slots__`` so no other attribute can be added.
 ``ctx.record(elem, category, start, end)``
     One call per finished operation.  ``category`` is ``"compute"``,
     ``"comm"`` or ``"wait"``.  Adds ``end - start`` to the per-process totals
@@ -72,46 +73,25 @@ from __future__ import annotations
 
 import math
 import random as _random
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from heapq import heappush as _push
 from typing import TYPE_CHECKING, Any
 
-from simpy.events import AllOf, Event, Timeout
+from simpy.core import NORMAL
+from simpy.events import PENDING, Event, Timeout
 from simpy.resources.resource import Resource
-from simpy.resources.store import Store
 
+from . import collectives as _collectives
+from . import comm as _comm
+from . import patterns as _patterns
 from .errors import LimitError, ModelRuntimeError, SimulationError
-from .limits import ENVIRONMENT as LIMIT_VARIABLES
-from .limits import current as current_limits
-from .model import Element
+from .parameters import coerce_value
+from .process import CATEGORY_INDEX, CATEGORY_NAMES, COMM, COMPUTE, WAIT, ProcessContext
+from .spec import Element
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Simulation
-
-COMPUTE = 0
-COMM = 1
-WAIT = 2
-#: Category names accepted by :meth:`Context.record` and their total slots.
-CATEGORY_INDEX: dict[str, int] = {"compute": COMPUTE, "comm": COMM, "communication": COMM, "wait": WAIT}
-CATEGORY_NAMES = ("compute", "comm", "wait")
-
-
-class _LazyComm:
-    """Stands in for ``uml2perf_runtime.comm`` until first use.
-
-    The communication layer is imported on the first communication call, so
-    a purely computational model never needs it and an import cycle between
-    ``comm`` and ``context`` cannot arise.
-    """
-
-    def __getattr__(self, name: str) -> Any:
-        global _comm
-        from . import comm as module  # noqa: PLC0415 - deliberate lazy import
-
-        _comm = module
-        return getattr(module, name)
-
-
-_comm: Any = _LazyComm()
+_INF = math.inf
+_new_timeout = _new_event = object.__new__
 
 
 class Variables:
@@ -120,14 +100,6 @@ class Variables:
     def __repr__(self) -> str:
         items = ", ".join(f"{k}={val!r}" for k, val in sorted(vars(self).items()))
         return f"Variables({items})"
-
-
-def _call_body(body: Callable[..., Any], ctx: Context, v: Any) -> Any:
-    """Call a branch/stage/body function; return its generator or None."""
-    gen = body(ctx, v)
-    if gen is None or not hasattr(gen, "send"):
-        return None
-    return gen
 
 
 class Context:
@@ -153,7 +125,14 @@ class Context:
         "cpu",
         "inv_speed",
         "fast_end",
+        "fast_start",
+        "fast_ev",
+        "fast_resume",
         "conv",
+        "on_computed",
+        "on_received",
+        "fast_req",
+        "fast_g",
         # statistics (lists shared by a process and its threads)
         "calls",
         "incl",
@@ -171,13 +150,12 @@ class Context:
         "blocked_for",
         "finished",
         "finish_time",
-        "comm",
         "_rng",
         "_locks",
         "_tracks",
     )
 
-    def __init__(self, sim: Simulation, pid: int, node: int, ppn: int, cpu: Any) -> None:
+    def __init__(self, sim: Any, pid: int, node: int, ppn: int, cpu: Any) -> None:
         self.sim = sim
         self.env = sim.env
         self.pid = pid
@@ -195,7 +173,14 @@ class Context:
         self.cpu = cpu
         self.inv_speed = 1.0 / sim.machine.speed
         self.fast_end = -1.0
+        self.fast_start = 0.0
+        self.fast_ev: Event | None = None
+        self.fast_resume: list[Any] | None = None
         self.conv: Event | None = None
+        self.on_computed = self._computed
+        self.on_received = self._received
+        self.fast_req: Any = None
+        self.fast_g: Any = None
         n = len(sim.elements)
         self.calls = [0] * n
         self.incl = [0.0] * n
@@ -217,7 +202,6 @@ class Context:
         self.blocked_for: Any = None
         self.finished = False
         self.finish_time = 0.0
-        self.comm: Any = None
         self._rng: _random.Random | None = None
         self._locks: dict[str, Resource] | None = None
         self._tracks = 0
@@ -246,7 +230,14 @@ class Context:
         t.cpu = self.cpu
         t.inv_speed = self.inv_speed
         t.fast_end = -1.0
+        t.fast_start = 0.0
+        t.fast_ev = None
+        t.fast_resume = None
         t.conv = None
+        t.on_computed = t._computed
+        t.on_received = t._received
+        t.fast_req = None
+        t.fast_g = None
         t.calls = proc.calls
         t.incl = proc.incl
         t.child = None  # threads use their process's lists (see _child_list)
@@ -260,7 +251,6 @@ class Context:
         t.blocked_for = None
         t.finished = False
         t.finish_time = 0.0
-        t.comm = None
         t._rng = None
         t._locks = None
         t._tracks = 0
@@ -274,8 +264,6 @@ class Context:
         if name in overrides:
             value = overrides[name]
             if isinstance(value, str):
-                from .engine import coerce_value
-
                 value = coerce_value(name, value, default)
                 overrides[name] = value
             return value
@@ -326,34 +314,105 @@ class Context:
     # -- computation ---------------------------------------------------------------
 
     def compute(self, elem: Element, cost: float) -> Any:
-        """Spend ``cost`` seconds of CPU (÷ speed, slowed by contention) and record it."""
+        """Spend ``cost`` seconds of CPU (÷ speed, slowed by contention) and record it.
+
+        On a node with a free core this is one SimPy timeout, returned in a tuple for the
+        caller's ``yield from``; the statistics are recorded by a callback of the timeout, in
+        the same step that resumes the process.  A busy node takes the general path
+        (:meth:`_compute_shared`).
+        """
         self.cur = elem
         if cost > 0.0:
-            if cost == math.inf:
+            if cost == _INF:
                 raise self._bad_cost(elem, cost)
-            env = self.env
-            start = env._now
             cpu = self.cpu
             if not cpu.shared and cpu.busy < cpu.free:
-                # Fast path: a free core, the segment runs at full speed.
                 cpu.busy += 1
+                env = self.env
+                start = env._now
                 delay = cost * self.inv_speed
-                self.fast_end = start + delay
-                yield Timeout(env, delay)
-                if self.conv is not None:  # the node became oversubscribed meanwhile
-                    ev = self.conv
-                    self.conv = None
-                    yield ev
-                    self.process.oversubscribed += env._now - start - delay
-                cpu.busy -= 1
-            else:
-                yield from cpu.run_shared(self, cost * self.inv_speed)
-                self.process.oversubscribed += env._now - start - cost * self.inv_speed
-            d = env._now - start
-        elif cost == 0.0:
-            d = 0.0
-        else:
-            raise self._bad_cost(elem, cost)
+                self.fast_start = start
+                end = self.fast_end = start + delay
+                # what Timeout(env, delay) does, with this context's callback already in place
+                timeout = self.fast_ev = _new_timeout(Timeout)
+                timeout.env = env
+                timeout.callbacks = [self.on_computed]
+                timeout._value = None
+                timeout._delay = delay
+                timeout._ok = True
+                _push(env._queue, (end, NORMAL, next(env._eid), timeout))
+                return (timeout,)
+            return self._compute_shared(elem, cost)
+        if cost == 0.0:
+            i = elem.index
+            self.calls[i] += 1
+            # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
+            return ()
+        raise self._bad_cost(elem, cost)
+
+    def _computed(self, _: Event) -> None:
+        """Callback of a fast compute's timeout: free the core and record the call."""
+        self.cpu.busy -= 1
+        d = self.env._now - self.fast_start
+        i = self.cur.index  # type: ignore[union-attr]
+        self.calls[i] += 1
+        self.incl[i] += d
+        self.covered += d
+        self.totals[0] += d
+
+    def convert(self) -> Event:
+        """Called by the node when it starts sharing its cores while this context computes.
+
+        Returns the event of the shared completion that replaces the fast end.  A fast
+        compute's timeout no longer resumes the process: its callbacks move to the shared
+        completion (see :meth:`_converted`).
+        """
+        done = self.conv = Event(self.env)
+        timeout = self.fast_ev
+        if timeout is not None:
+            callbacks = timeout.callbacks
+            assert callbacks is not None
+            self.fast_resume = callbacks[1:]
+            callbacks[:] = [self._converted]
+        return done
+
+    def _converted(self, timeout: Event) -> None:
+        """At the fast end of a converted compute: wait on for the shared completion."""
+        done = self.conv
+        assert done is not None
+        self.conv = None
+        resume = self.fast_resume or []
+        self.fast_resume = None
+        if done.callbacks is not None:
+            done.callbacks.append(self._shared_done)
+            done.callbacks.extend(resume)
+        else:  # already completed: go on at once, as a process yielding a processed event does
+            self._shared_done(done)
+            for callback in resume:
+                callback(done)
+
+    def _shared_done(self, _: Event) -> None:
+        timeout = self.fast_ev
+        assert isinstance(timeout, Timeout)
+        env = self.env
+        start = self.fast_start
+        self.process.oversubscribed += env._now - start - timeout._delay
+        self.cpu.busy -= 1
+        d = env._now - start
+        i = self.cur.index  # type: ignore[union-attr]
+        self.calls[i] += 1
+        self.incl[i] += d
+        self.covered += d
+        self.totals[0] += d
+
+    def _compute_shared(self, elem: Element, cost: float) -> Any:
+        """Compute on a node whose cores are all busy: processor sharing (general path)."""
+        env = self.env
+        start = env._now
+        self.fast_ev = None
+        yield from self.cpu.run_shared(self, cost * self.inv_speed)
+        self.process.oversubscribed += env._now - start - cost * self.inv_speed
+        d = env._now - start
         i = elem.index
         self.calls[i] += 1
         self.incl[i] += d
@@ -368,6 +427,7 @@ class Context:
             if not cpu.shared and cpu.busy < cpu.free:
                 cpu.busy += 1
                 delay = seconds * self.inv_speed
+                self.fast_ev = None
                 self.fast_end = env._now + delay
                 yield Timeout(env, delay)
                 if self.conv is not None:
@@ -517,15 +577,161 @@ class Context:
                 hint="raise the limit with max_iterations if the loop is meant to run that long",
             )
 
-    # -- communication (delegated to uml2perf_runtime.comm) ---------------------------
+    # -- communication: direct route here, general path in comm.py and collectives.py ----------
 
     def send(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
+        """Blocking send; an eager message without local cost is posted here, nothing to wait for.
+
+        The direct route of ``comm.send``: the message goes to a posted receive (whose event is
+        scheduled at the arrival) or into the destination's mailbox as a plain tuple.
+        """
         self.cur = elem
-        return _comm.send(self, elem, dest, size, tag, cost)
+        nprocs = self.nprocs
+        if cost or dest.__class__ is not int or tag.__class__ is not int or tag < 0 or not 0 <= dest < nprocs:
+            return _comm.send(self, elem, dest, size, tag, cost)
+        cls = size.__class__
+        if (cls is not int and cls is not float) or not 0 <= size < _INF:
+            return _comm.send(self, elem, dest, size, tag, cost)
+        sim = self.sim
+        st = sim.comm_state or _comm.state(sim)
+        if size > st.eager_limit:
+            return _comm.send(self, elem, dest, size, tag, cost)
+        env = self.env
+        now = env._now
+        me = self.pid
+        link = st.pair.get(me * nprocs + dest) or st.link(me, dest)
+        arrival = now + link[0] + size * link[1]
+        seq = st.seq = st.seq + 1
+        key = tag * nprocs + me
+        if st.wild[dest]:  # wildcard receives posted: the first posted matching one
+            req = _comm.take_receive(st, me, dest, tag)
+        else:
+            posted = st.posted[dest].get(key)
+            req = posted.popleft() if posted else None
+        if req is not None:
+            req.source = me
+            req.matched_tag = tag
+            done = arrival if arrival > now else now
+            req.start = now
+            req.done = done
+            ev = req.event
+            if ev is not None:
+                req.event = None
+                ev._ok = True
+                ev._value = None
+                _push(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))  # env.schedule
+        else:
+            box = st.mail[dest]
+            q = box.get(key)
+            if q is None:
+                q = box[key] = deque()
+            q.append((seq, arrival, now, size, None, me, tag))
+        i = elem.index
+        self.calls[i] += 1
+        # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
+        return ()
 
     def recv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
+        """Blocking receive; without local cost, taken here from the mailbox or parked.
+
+        The direct route of ``comm.recv`` for a process's main context: an eager message that
+        is there is accounted now and waited for with one timeout; otherwise the receive is
+        posted with an event its sender schedules, and :meth:`_received` accounts it.
+        """
         self.cur = elem
-        return _comm.recv(self, elem, source, size, tag, cost)
+        nprocs = self.nprocs
+        if (
+            cost
+            or self.process is not self
+            or source.__class__ is not int
+            or tag.__class__ is not int
+            or not -1 <= source < nprocs
+            or tag < -1
+        ):
+            return _comm.recv(self, elem, source, size, tag, cost)
+        sim = self.sim
+        st = sim.comm_state or _comm.state(sim)
+        env = self.env
+        me = self.pid
+        now = env._now
+        if source != -1 and tag != -1:
+            q = st.mail[me].get(tag * nprocs + source)
+            msg = q.popleft() if q else None
+        else:
+            msg = _comm.take_message(st, me, source, tag)
+        if msg is not None and msg[4] is None:  # an eager message: its arrival is known
+            i = elem.index
+            arrival = msg[1]
+            if arrival > now:
+                d = arrival - now
+                self.calls[i] += 1
+                self.incl[i] += d
+                self.covered += d
+                self.totals[1] += d
+                # what Timeout(env, d) does
+                timeout = _new_timeout(Timeout)
+                timeout.env = env
+                timeout.callbacks = []
+                timeout._value = None
+                timeout._delay = d
+                timeout._ok = True
+                _push(env._queue, (now + d, NORMAL, next(env._eid), timeout))
+                return (timeout,)
+            self.calls[i] += 1
+            # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
+            return ()
+        if msg is None and source != -1 and tag != -1:
+            # post the receive and park on one event, which the sender schedules
+            seq = st.seq = st.seq + 1
+            req = _comm.Request("recv", me, source, tag, size, now, seq)
+            box = st.posted[me]
+            key = tag * nprocs + source
+            posted = box.get(key)
+            if posted is None:
+                posted = box[key] = deque()
+            posted.append(req)
+            ev = req.event = _new_event(Event)  # what Event(env) does, with the callback in place
+            ev.env = env
+            ev.callbacks = [self.on_received]
+            ev._value = PENDING
+            self.fast_req = req
+            self.blocked_elem = elem
+            self.blocked_for = req
+            return (ev,)
+        return _comm.recv_posted(self, st, elem, msg, source, size, tag)
+
+    def _received(self, _: Event) -> None:
+        """Callback of a parked receive's event: account the wait and the transfer (``comm.account``)."""
+        self.blocked_for = None
+        req = self.fast_req
+        self.fast_req = None
+        elem = self.blocked_elem
+        assert elem is not None
+        i = elem.index
+        posted = req.posted
+        start = req.start
+        end = req.done
+        if start > posted:
+            d = start - posted
+            self.calls[i] += 1
+            self.incl[i] += d
+            self.covered += d
+            self.totals[2] += d
+            waits = self.process.waits
+            if waits is None:
+                waits = self._wait_list()
+            waits[i] += d
+            if end > start:
+                d = end - start
+                self.incl[i] += d
+                self.covered += d
+                self.totals[1] += d
+        else:
+            d = end - posted
+            self.calls[i] += 1
+            self.incl[i] += d
+            self.covered += d
+            self.totals[1] += d
 
     def isend(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
         self.cur = elem
@@ -535,157 +741,70 @@ class Context:
         self.cur = elem
         return _comm.irecv(self, elem, source, size, tag, cost)
 
-    def wait(self, elem: Element, requests: Any, cost: float = 0.0) -> Any:
+    def wait(self, elem: Element, requests: Any = None, cost: float = 0.0) -> Any:
         self.cur = elem
         return _comm.wait(self, elem, requests, cost)
 
     def barrier(self, elem: Element, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.barrier(self, elem, cost)
+        return self._collective(elem, "barrier", 0, 0, cost)
 
     def bcast(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.bcast(self, elem, root, size, cost)
+        return self._collective(elem, "bcast", root, size, cost)
 
     def reduce(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.reduce(self, elem, root, size, cost)
+        return self._collective(elem, "reduce", root, size, cost)
 
     def allreduce(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.allreduce(self, elem, size, cost)
+        return self._collective(elem, "allreduce", 0, size, cost)
 
     def gather(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.gather(self, elem, root, size, cost)
+        return self._collective(elem, "gather", root, size, cost)
 
     def scatter(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.scatter(self, elem, root, size, cost)
+        return self._collective(elem, "scatter", root, size, cost)
 
     def allgather(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.allgather(self, elem, size, cost)
+        return self._collective(elem, "allgather", 0, size, cost)
 
     def alltoall(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
+        return self._collective(elem, "alltoall", 0, size, cost)
+
+    def _collective(self, elem: Element, kind: str, root: Any, size: Any, cost: Any) -> Any:
+        """A collective without local cost and with valid arguments goes the direct route."""
         self.cur = elem
-        return _comm.alltoall(self, elem, size, cost)
+        cls = size.__class__
+        if (
+            cost
+            or (cls is not int and cls is not float)
+            or not 0 <= size < _INF
+            or root.__class__ is not int
+            or not 0 <= root < self.nprocs
+        ):
+            return _collectives.collective(self, elem, kind, root, size, cost)
+        return _collectives.collective_fast(self, elem, kind, root, size)
 
-    # -- threads and patterns ------------------------------------------------------------
+    def gathered(self, _: Event) -> None:
+        """Callback of a direct-route collective's event: account the wait and the algorithm."""
+        self.blocked_for = None
+        g = self.fast_g
+        self.fast_g = None
+        elem = self.cur
+        assert elem is not None
+        _comm.account(self, elem, False, self.fast_start, g.start, g.start + g.offsets[self.pid])
 
-    def _thread_count(self, elem: Element, value: Any, what: str) -> int:
-        """Validate a thread or item count given by the model, against its limit."""
-        try:
-            as_float = float(value)
-        except (TypeError, ValueError):
-            as_float = math.nan
-        if not (0.0 <= as_float < math.inf) or as_float != math.floor(as_float):
-            raise ModelRuntimeError(
-                f"{what} of {elem.describe()} is {value!r} on {self.describe()}: "
-                "it must be a non-negative whole number",
-                element_name=elem.name,
-                element_id=elem.xmi_id,
-                line=elem.line,
-                pid=self.pid,
-                tid=self.tid,
-            )
-        count = int(as_float)
-        name = "threads" if "thread" in what else "iterations"
-        bound = getattr(current_limits(), name)
-        if count > bound:
-            raise LimitError(
-                f"{what} of {elem.describe()} is {value:,.0f} on {self.describe()}, more than the limit "
-                f"of {bound:,} ({name})",
-                kind=name,
-                hint=f"raise it with --limit {name}=N or the environment variable {LIMIT_VARIABLES[name]}",
-            )
-        return count
-
-    def _run_threads(
-        self, elem: Element, bodies: Sequence[Callable[[Context], Any]], description: str
-    ) -> Any:
-        """Start one thread per runner, wait for all, account the region on this context."""
-        self.cur = elem
-        env = self.env
-        start = env._now
-        n = len(bodies)
-        if n:
-            sim = self.sim
-            procs = [sim.start_thread(self._new_thread(tid, n), runner) for tid, runner in enumerate(bodies)]
-            self.block(elem, description)
-            yield AllOf(env, procs)
-            self.blocked_for = None
-        self._region_done(elem, start)
-
-    def _region_done(self, elem: Element, start: float) -> None:
-        """Account a thread region: wall time as process compute, exclusive zero."""
-        d = self.env._now - start
-        i = elem.index
-        self.calls[i] += 1
-        self.incl[i] += d
-        child = self.process.child
-        if child is None:
-            child = self._child_list()
-        child[i] += d
-        self.covered += d
-        self.totals[COMPUTE] += d
-        self._note(elem, -1, start, start + d)
+    # -- threads and patterns (runtime/patterns.py) --------------------------------------------
 
     def parallel(self, elem: Element, threads: int, body: Callable[[Context, Any], Any]) -> Any:
         """OpenMP-style region: ``body(t, v)`` once per thread ``t.tid`` in 0..threads-1."""
-        n = self._thread_count(elem, threads, "number of threads")
-        v = self.v
-
-        def runner(t: Context) -> Any:
-            gen = _call_body(body, t, v)
-            if gen is not None:
-                yield from gen
-
-        return self._run_threads(elem, [runner] * n, f"the {n} threads of parallel region {elem.describe()}")
+        return _patterns.parallel(self, elem, threads, body)
 
     def fork(self, elem: Element, branches: Iterable[Callable[[Context, Any], Any]]) -> Any:
         """Run each branch ``f(t, v)`` concurrently as a thread of this process and join."""
-        v = self.v
-        runners = []
-        for branch in branches:
-
-            def runner(t: Context, branch: Callable[[Context, Any], Any] = branch) -> Any:
-                gen = _call_body(branch, t, v)
-                if gen is not None:
-                    yield from gen
-
-            runners.append(runner)
-        return self._run_threads(elem, runners, f"the {len(runners)} branches of fork {elem.describe()}")
+        return _patterns.fork(self, elem, branches)
 
     def critical(self, elem: Element, name: str, body: Callable[[Context, Any], Any]) -> Any:
         """``body(p, v)`` under this process's lock ``name``; waiting time counts as wait."""
-        self.enter(elem)
-        proc = self.process
-        locks = proc._locks
-        if locks is None:
-            locks = proc._locks = {}
-        lock = locks.get(name)
-        if lock is None:
-            lock = locks[name] = Resource(self.env, capacity=1)
-        env = self.env
-        t0 = env._now
-        request = lock.request()
-        if not request.triggered:
-            self.block(elem, f"lock '{name}'")
-        yield request
-        self.blocked_for = None
-        waited = env._now - t0
-        if waited > 0.0:
-            self.totals[WAIT] += waited
-            self._wait_list()[elem.index] += waited
-            self._note(elem, WAIT, t0, t0 + waited)
-        try:
-            gen = _call_body(body, self, self.v)
-            if gen is not None:
-                yield from gen
-        finally:
-            lock.release(request)
-        self.leave(elem)
+        return _patterns.critical(self, elem, name, body)
 
     def pipeline(
         self,
@@ -696,78 +815,8 @@ class Context:
         overhead: float = 0.0,
         startup: float = 0.0,
     ) -> Any:
-        """A pipeline over ``items``: stage s handles item k after stage s-1 did item k.
-
-        Each stage is a thread (``tid`` = stage index) calling ``stage(t, v)``
-        once per item with ``t.item = k``; stages are connected by unbounded
-        queues, so a stage waits only for its predecessor.  ``overhead`` seconds
-        of CPU are spent by a stage for every item it hands on (queueing,
-        wake-up), ``startup`` once by the calling thread before the stages start.
-        """
-        n = self._thread_count(elem, items, "number of items")
-        overhead = self._pattern_cost(elem, overhead, "overhead")
-        stages = tuple(stages)
-        count = len(stages)
-        v = self.v
-        queues = [Store(self.env) for _ in range(count - 1)] if n else []
-
-        def make_runner(s: int) -> Callable[[Context], Any]:
-            stage = stages[s]
-            inbox = queues[s - 1] if s > 0 else None
-            outbox = queues[s] if s < count - 1 else None
-
-            def runner(t: Context) -> Any:
-                env = t.env
-                for k in range(n):
-                    if inbox is not None:
-                        t0 = env._now
-                        get = inbox.get()
-                        if not get.triggered:
-                            t.block(elem, lambda s=s, k=k: f"item {k} from stage {s - 1} of pipeline")
-                        yield get
-                        t.blocked_for = None
-                        waited = env._now - t0
-                        if waited > 0.0:
-                            t.totals[WAIT] += waited
-                            t._note(elem, WAIT, t0, t0 + waited)
-                    t.item = k
-                    if overhead > 0.0:
-                        yield from t._overhead(elem, overhead)
-                    gen = _call_body(stage, t, v)
-                    if gen is not None:
-                        yield from gen
-                    if outbox is not None:
-                        outbox.put(k)
-
-            return runner
-
-        runners = [make_runner(s) for s in range(count)] if n else []
-        region = self._run_threads(elem, runners, f"the {count} stages of pipeline {elem.describe()}")
-        return self._after_startup(elem, self._pattern_cost(elem, startup, "startup"), region)
-
-    def _pattern_cost(self, elem: Element, value: Any, what: str) -> float:
-        """An ``overhead`` or ``startup`` tag of a pipeline or task pool: seconds, finite, at least 0."""
-        try:
-            seconds = float(value)
-        except (TypeError, ValueError):
-            seconds = math.nan
-        if not (0.0 <= seconds < math.inf):
-            raise self._bad_cost(elem, value, what)
-        return seconds
-
-    def _overhead(self, t_elem: Element, seconds: float) -> Any:
-        """Spend a per-item overhead on this thread's core, accounted to the pattern as compute."""
-        t0 = self.env._now
-        yield from self.spend(seconds)
-        self.record_phase(t_elem, "compute", t0, self.env._now)
-
-    def _after_startup(self, elem: Element, seconds: float, region: Any) -> Any:
-        """Spend the pattern's start-up cost on the calling thread, then run the region."""
-        if seconds > 0.0:
-            t0 = self.env._now
-            yield from self.spend(seconds)
-            self.record_phase(elem, "compute", t0, self.env._now)
-        return (yield from region)
+        """A pipeline over ``items`` (see :func:`uml2perf_runtime.patterns.pipeline`)."""
+        return _patterns.pipeline(self, elem, items, stages, overhead=overhead, startup=startup)
 
     def taskpool(
         self,
@@ -779,53 +828,74 @@ class Context:
         overhead: float = 0.0,
         startup: float = 0.0,
     ) -> Any:
-        """``items`` tasks served by ``threads`` workers from a shared queue, in order.
-
-        ``overhead`` seconds of CPU are spent by a worker for every task it
-        takes (dequeueing, dispatch), ``startup`` once by the calling thread
-        before the workers start.
-        """
-        n_threads = self._thread_count(elem, threads, "number of threads")
-        n_items = self._thread_count(elem, items, "number of items")
-        overhead = self._pattern_cost(elem, overhead, "overhead")
-        v = self.v
-        next_item = [0]
-
-        def runner(t: Context) -> Any:
-            while next_item[0] < n_items:
-                k = next_item[0]
-                next_item[0] = k + 1
-                t.item = k
-                if overhead > 0.0:
-                    yield from t._overhead(elem, overhead)
-                gen = _call_body(body, t, v)
-                if gen is not None:
-                    yield from gen
-
-        if n_items and not n_threads:
-            raise ModelRuntimeError(
-                f"task pool {elem.describe()} has {n_items} items but no threads on {self.describe()}",
-                element_name=elem.name,
-                element_id=elem.xmi_id,
-                line=elem.line,
-                pid=self.pid,
-                tid=self.tid,
-            )
-        workers = min(n_threads, n_items)
-        region = self._run_threads(
-            elem, [runner] * workers, f"the {workers} workers of task pool {elem.describe()}"
-        )
-        return self._after_startup(elem, self._pattern_cost(elem, startup, "startup"), region)
+        """``items`` tasks served by ``threads`` workers (see :func:`uml2perf_runtime.patterns.taskpool`)."""
+        return _patterns.taskpool(self, elem, threads, items, body, overhead=overhead, startup=startup)
 
 
-class TracingContext(Context):
+class GeneralContext(Context):
+    """A context that takes the general path for every operation: generators all the way.
+
+    It computes exactly what :class:`Context` computes, more slowly; tracing builds on it, and
+    the tests compare the two on random models.
+    """
+
+    __slots__ = ()
+
+    def send(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.send(self, elem, dest, size, tag, cost)
+
+    def recv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
+        self.cur = elem
+        return _comm.recv(self, elem, source, size, tag, cost)
+
+    def _collective(self, elem: Element, kind: str, root: Any, size: Any, cost: Any) -> Any:
+        self.cur = elem
+        return _collectives.collective(self, elem, kind, root, size, cost)
+
+    def compute(self, elem: Element, cost: float) -> Any:
+        self.cur = elem
+        if cost > 0.0:
+            if cost == math.inf:
+                raise self._bad_cost(elem, cost)
+            env = self.env
+            start = env._now
+            cpu = self.cpu
+            if not cpu.shared and cpu.busy < cpu.free:
+                cpu.busy += 1
+                delay = cost * self.inv_speed
+                self.fast_ev = None
+                self.fast_end = start + delay
+                yield Timeout(env, delay)
+                if self.conv is not None:  # the node became oversubscribed meanwhile
+                    ev = self.conv
+                    self.conv = None
+                    yield ev
+                    self.process.oversubscribed += env._now - start - delay
+                cpu.busy -= 1
+            else:
+                yield from cpu.run_shared(self, cost * self.inv_speed)
+                self.process.oversubscribed += env._now - start - cost * self.inv_speed
+            d = env._now - start
+        elif cost == 0.0:
+            d = 0.0
+        else:
+            raise self._bad_cost(elem, cost)
+        i = elem.index
+        self.calls[i] += 1
+        self.incl[i] += d
+        self.covered += d
+        self.totals[0] += d
+
+
+class TracingContext(GeneralContext):
     """A context that also writes every operation to the trace (chosen at start, not per call)."""
 
     __slots__ = ()
 
     def compute(self, elem: Element, cost: float) -> Any:
         start = self.env._now
-        yield from Context.compute(self, elem, cost)
+        yield from GeneralContext.compute(self, elem, cost)
         self.sim.trace_events.append((self.pid, self.track, elem.index, COMPUTE, start, self.env._now))
 
     def record(self, elem: Element, category: str, start: float, end: float) -> None:
@@ -846,9 +916,16 @@ class TracingContext(Context):
         self.sim.trace_events.append((self.pid, self.track, elem.index, -1, start, self.env._now))
 
 
+if TYPE_CHECKING:  # pragma: no cover - mypy checks that the context keeps the process contract
+
+    def _conforms(ctx: Context) -> ProcessContext:
+        return ctx
+
+
 __all__ = [
     "Context",
     "TracingContext",
+    "GeneralContext",
     "Variables",
     "CATEGORY_INDEX",
     "CATEGORY_NAMES",

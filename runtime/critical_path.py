@@ -76,9 +76,10 @@ def critical_path(
     now = finish[pid]
     visited: set[tuple[int, int]] = set()
     while True:
-        segments = by_pid.get(pid)
-        if not segments:
+        found = by_pid.get(pid)
+        if not found:
             break
+        segments = found
         # the last segment that ends by ``now`` (segments of one main thread do not overlap)
         position = bisect.bisect_right(ends[pid], now + _EPS * max(1.0, abs(now))) - 1
         if position < 0 or (pid, position) in visited:
@@ -95,11 +96,11 @@ def critical_path(
             key = (index, pid)
             contribution[key] = contribution.get(key, 0.0) + (top - start)
         now = start
-    out = [
+    out: list[dict[str, Any]] = [
         {"element": names[index], "process": process, "time": seconds}
         for (index, process), seconds in contribution.items()
     ]
-    out.sort(key=lambda entry: (-entry["time"], entry["process"], entry["element"]))
+    out.sort(key=_path_order)
     return out
 
 
@@ -134,3 +135,8 @@ def _dependency(
             if other != pid:
                 return other, end
     return None
+
+
+def _path_order(entry: dict[str, Any]) -> tuple[float, int, str]:
+    """Largest contribution first, then by process and element."""
+    return (-entry["time"], entry["process"], entry["element"])

@@ -4,21 +4,9 @@ One :class:`Simulation` evaluates one model on one machine with SimPy.  Each
 process runs ``spec.init`` then ``spec.main`` with its own :class:`Context`;
 threads are extra contexts started by the pattern methods of the context.
 
-CPU model
----------
-Every node has ``cores_per_node`` cores shared by all runnable compute
-segments of its processes and threads (processor sharing): with ``n``
-runnable segments on ``c`` cores each progresses at ``min(1, c/n) × speed``.
-While a node has a free core a segment is a plain SimPy timeout (the fast
-path, no bookkeeping beyond a counter).  The moment a segment arrives at a
-node whose cores are all busy, the node switches to exact processor sharing:
-the in-flight timeouts are converted (their remaining work joins the shared
-set) and finishing times are recomputed on every arrival and departure, with
-a virtual-time clock so each change costs O(log n).  When the last shared
-segment finishes the node returns to the fast path.  A converted segment's
-original timeout still wakes its process, which then waits for the shared
-completion; that completion is never earlier, because sharing never runs
-faster than a dedicated core.
+The cores of each node are a :class:`~uml2perf_runtime.cpu.NodeCPU`; model parameters are
+checked by :mod:`uml2perf_runtime.parameters`, errors of model code explained by
+:mod:`uml2perf_runtime.diagnosis`.
 
 Limits
 ------
@@ -32,10 +20,6 @@ context has not finished, the run ends with
 from __future__ import annotations
 
 import contextlib
-import gc
-import heapq
-import itertools
-import linecache
 import math
 import os
 import re
@@ -44,125 +28,24 @@ import threading
 import time as _time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from types import FrameType, TracebackType
 from typing import Any
 
 import simpy
 from simpy.core import StopSimulation
-from simpy.events import Event, Timeout
+from simpy.events import URGENT, Event
 
-from .context import Context, TracingContext, Variables
-from .errors import DeadlockError, LimitError, ModelRuntimeError, ParameterError, SimulationError
+from .collector import collector_paused
+from .context import Context, GeneralContext, TracingContext, Variables
+from .cpu import NodeCPU
+from .diagnosis import model_error
+from .errors import DeadlockError, LimitError, SimulationError
 from .limits import current as current_limits
 from .machine import PLACEMENTS, Machine
-from .model import Element, ModelSpec
+from .parameters import coerce_value, validate_overrides
 from .progress import progress_line
+from .spec import Element, ModelSpec
 
 DEFAULT_MAX_ITERATIONS = 10_000_000
-_RUNTIME_DIR = str(Path(__file__).resolve().parent)
-
-
-class NodeCPU:
-    """The cores of one node, shared by its runnable compute segments.
-
-    ``busy`` counts running segments; ``shared`` is True while the node is in
-    processor-sharing mode.  ``members`` holds the node's live contexts (in
-    insertion order, for deterministic conversion).
-    """
-
-    __slots__ = (
-        "env",
-        "cores",
-        "busy",
-        "shared",
-        "members",
-        "heap",
-        "vtime",
-        "t_last",
-        "rate",
-        "version",
-        "seq",
-        "load",
-        "free",
-    )
-
-    def __init__(self, env: simpy.Environment, cores: int, load: float = 0.0) -> None:
-        self.env = env
-        self.cores = cores
-        #: cores' worth of other programs' work on the node (the machine's background_load)
-        self.load = load
-        #: segments that run at full speed before sharing starts: whole cores left beside the load
-        self.free = max(0, math.floor(cores - load + 1e-9))
-        self.busy = 0
-        self.shared = False
-        self.members: dict[Context, None] = {}
-        self.heap: list[tuple[float, int, Event]] = []
-        self.vtime = 0.0
-        self.t_last = 0.0
-        self.rate = 1.0
-        self.version = 0
-        self.seq = itertools.count()
-
-    def run_shared(self, ctx: Context, work: float) -> Any:
-        """Generator: run ``work`` seconds (at full rate) under processor sharing."""
-        self.busy += 1
-        if not self.shared:
-            self._start_sharing()
-        done = Event(self.env)
-        self._advance()
-        heapq.heappush(self.heap, (self.vtime + work, next(self.seq), done))
-        self._reschedule()
-        yield done
-        self.busy -= 1
-
-    def _start_sharing(self) -> None:
-        """Switch to processor sharing, converting in-flight fast segments."""
-        env = self.env
-        now = env._now
-        self.shared = True
-        self.vtime = 0.0
-        self.t_last = now
-        for ctx in self.members:
-            if ctx.fast_end > now and ctx.conv is None:
-                done = Event(env)
-                ctx.conv = done
-                heapq.heappush(self.heap, (ctx.fast_end - now, next(self.seq), done))
-                ctx.fast_end = -1.0
-
-    def _advance(self) -> None:
-        now = self.env._now
-        if now > self.t_last:
-            self.vtime += (now - self.t_last) * self.rate
-            self.t_last = now
-
-    def _reschedule(self) -> None:
-        """Plan the next completion after the set of segments changed."""
-        self.version += 1
-        heap = self.heap
-        if not heap:
-            self.shared = False
-            self.rate = 1.0
-            return
-        n = len(heap)
-        runnable = n + self.load
-        self.rate = 1.0 if runnable <= self.cores else self.cores / runnable
-        delay = (heap[0][0] - self.vtime) / self.rate
-        timer = Timeout(self.env, delay if delay > 0.0 else 0.0, self.version)
-        timer.callbacks.append(self._on_timer)
-
-    def _on_timer(self, timer: Event) -> None:
-        if timer._value != self.version:
-            return  # superseded by a later arrival or departure
-        self._advance()
-        heap = self.heap
-        key, _, done = heapq.heappop(heap)
-        done.succeed()
-        if key > self.vtime:
-            self.vtime = key
-        limit = self.vtime + 1e-12 * max(1.0, abs(self.vtime))
-        while heap and heap[0][0] <= limit:
-            heapq.heappop(heap)[2].succeed()
-        self._reschedule()
 
 
 class Simulation:
@@ -182,6 +65,7 @@ class Simulation:
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
         max_events: int | None = None,
         progress: bool = False,
+        general: bool = False,
     ) -> None:
         if placement not in PLACEMENTS:
             raise SimulationError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
@@ -221,8 +105,7 @@ class Simulation:
         ppn = [0] * self.nnodes
         for node in self._nodes:
             ppn[node] += 1
-        self.procs_per_node = ppn
-        cls = TracingContext if tracing else Context
+        cls = TracingContext if tracing else GeneralContext if general else Context
         self.contexts: list[Context] = []
         for pid, node in enumerate(self._nodes):
             ctx = cls(self, pid, node, ppn[node], self.cpus[node])
@@ -311,17 +194,13 @@ class Simulation:
         wall0 = _time.perf_counter()
         for ctx in self.contexts:
             self._start(ctx, self._run_process(ctx))
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
         recursion_limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(recursion_limit, CALL_DEPTH_LIMIT))
         try:
-            with progress_line(self._progress_sample, self.progress):
+            with collector_paused(), progress_line(self._progress_sample, self.progress):
                 stopped_by_limit = self._loop()
         finally:
             sys.setrecursionlimit(recursion_limit)
-            if gc_was_enabled:
-                gc.enable()
         self.wall_time = _time.perf_counter() - wall0
         self.events = _event_count(self.env)
         if self.error is not None:
@@ -520,10 +399,10 @@ def resolve_speedups(elements: tuple[Element, ...], speedups: Mapping[str, float
     return found
 
 
-_SCALED_CLASSES: dict[type, type] = {}
+_SCALED_CLASSES: dict[type[Context], type[Context]] = {}
 
 
-def _scaled_context_class(base: type) -> type:
+def _scaled_context_class(base: type[Context]) -> type[Context]:
     """A subclass of ``base`` whose computations are scaled by the simulation's ``cost_scale``."""
     found = _SCALED_CLASSES.get(base)
     if found is not None:
@@ -542,9 +421,11 @@ def _scaled_context_class(base: type) -> type:
     def spend(self: Any, seconds: float) -> Any:
         return base.spend(self, seconds * factor(self, self.cur) if seconds > 0.0 else seconds)
 
-    found = type(f"Scaled{base.__name__}", (base,), {"__slots__": (), "compute": compute, "spend": spend})
-    _SCALED_CLASSES[base] = found
-    return found
+    scaled: type[Context] = type(
+        f"Scaled{base.__name__}", (base,), {"__slots__": (), "compute": compute, "spend": spend}
+    )
+    _SCALED_CLASSES[base] = scaled
+    return scaled
 
 
 @contextlib.contextmanager
@@ -570,7 +451,7 @@ def _event_watchdog(sim: Simulation, budget: int) -> Iterator[None]:
                 event._ok = True
                 event._value = None
                 event.callbacks.append(stop)
-                env.schedule(event, priority=0)
+                env.schedule(event, priority=URGENT)
                 return
 
     watcher = threading.Thread(target=watch, name="uml2perf-event-limit", daemon=True)
@@ -608,176 +489,6 @@ def _check_elements(spec: ModelSpec, elements: tuple[Element, ...]) -> None:
                 f"position {position} of ELEMENTS",
                 hint="regenerate the model module; element indices must number ELEMENTS in order",
             )
-
-
-# -- model errors ---------------------------------------------------------------------------
-
-_XMI_ID = re.compile(r"xmi:id=([^\s,)]+)")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _model_frames(tb: TracebackType | None) -> list[tuple[FrameType, int]]:
-    """Frames of model code (outside this runtime), innermost first."""
-    frames = []
-    while tb is not None:
-        if not tb.tb_frame.f_code.co_filename.startswith(_RUNTIME_DIR):
-            frames.append((tb.tb_frame, tb.tb_lineno))
-        tb = tb.tb_next
-    frames.reverse()
-    return frames
-
-
-def _element_of_frame(frame: FrameType, lineno: int, by_id: dict[str, Element]) -> tuple[Element, str] | None:
-    """The element a failing line of generated code belongs to, and what was evaluated."""
-    filename = frame.f_code.co_filename
-    line = linecache.getline(filename, lineno, frame.f_globals)
-    if "rt.count(" in line:  # a repeat count: the element is the first one the loop body names
-        for number in range(lineno + 1, lineno + 20):
-            following = linecache.getline(filename, number, frame.f_globals)
-            for name in _NAME.findall(following):
-                candidate = frame.f_globals.get(name)
-                if isinstance(candidate, Element):
-                    return candidate, "repeat count of"
-    for name in _NAME.findall(line):
-        candidate = frame.f_globals.get(name)
-        if isinstance(candidate, Element):
-            what = "cost of" if ".compute(" in line else "arguments of"
-            return candidate, what
-    first = frame.f_code.co_firstlineno
-    for number in range(lineno - 1, first - 1, -1):
-        text = linecache.getline(filename, number, frame.f_globals).strip()
-        if text.startswith("#"):
-            match = _XMI_ID.search(text)
-            if match and match.group(1) in by_id:
-                return by_id[match.group(1)], "code of"
-    return None
-
-
-_ASSIGNED = re.compile(r"^\s*v\.([A-Za-z_][A-Za-z0-9_]*)\s*=")
-
-
-def _variable_of_frames(frames: list[tuple[FrameType, int]]) -> str | None:
-    """The model variable whose value a failing generated line computes (``v.X = ...``), if any."""
-    for frame, lineno in frames:
-        line = linecache.getline(frame.f_code.co_filename, lineno, frame.f_globals)
-        match = _ASSIGNED.match(line)
-        if match:
-            return match.group(1)
-    return None
-
-
-def model_error(exc: Exception, ctx: Context, elements: tuple[Element, ...]) -> ModelRuntimeError:
-    """Turn an exception raised by model code into a message naming element and process.
-
-    The element is found from the traceback (the generated line that failed
-    names its element, or a comment carrying its XMI id precedes it), else it
-    is the last element the context reached.
-    """
-    by_id = {e.xmi_id: e for e in elements if e.xmi_id}
-    found = None
-    frames = _model_frames(exc.__traceback__)
-    for frame, lineno in frames:
-        found = _element_of_frame(frame, lineno, by_id)
-        if found is not None:
-            break
-    variable = _variable_of_frames(frames) if found is None else None
-    if isinstance(exc, (ArithmeticError, ValueError)) and str(exc):
-        text = str(exc)
-    else:
-        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    if found is not None:
-        elem, what = found
-        where = f"in {what} {elem.describe()}"
-    elif variable is not None:
-        elem = None
-        where = f"in the value of model variable {variable!r} (its default, or its --set/sidecar value)"
-    elif ctx.cur is not None:
-        elem = ctx.cur
-        where = f"after {elem.describe()}"
-    else:
-        elem = None
-        where = "before the first element"
-    error = ModelRuntimeError(
-        f"{text} {where} on {ctx.describe()}",
-        element_name=elem.name if elem else None,
-        element_id=elem.xmi_id if elem else None,
-        line=elem.line if elem else None,
-        pid=ctx.pid,
-        tid=ctx.tid,
-        original=exc,
-        hint="check the cost function or code fragment and the variables it uses "
-        "(--set NAME=VALUE overrides a model variable)",
-    )
-    error.__cause__ = exc
-    return error
-
-
-# -- overrides --------------------------------------------------------------------------------
-
-_TRUE = {"true", "yes", "on", "1"}
-_FALSE = {"false", "no", "off", "0"}
-
-
-def _number(text: str) -> int | float:
-    """``"64"`` -> 64, ``"1e3"`` -> 1000, ``"2.5"`` -> 2.5; ValueError otherwise."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    value = float(text)
-    if value.is_integer() and "." not in text:
-        return int(value)
-    return value
-
-
-def coerce_value(name: str, value: Any, default: Any) -> Any:
-    """Convert a textual override to the type of the parameter's default."""
-    if not isinstance(value, str):
-        return value
-    text = value.strip()
-    try:
-        if isinstance(default, bool):
-            low = text.lower()
-            if low in _TRUE:
-                return True
-            if low in _FALSE:
-                return False
-            raise ValueError(text)
-        if isinstance(default, int):
-            return _number(text)
-        if isinstance(default, float):
-            return float(text)
-        if isinstance(default, str):
-            return value
-        try:
-            return _number(text)
-        except ValueError:
-            return value
-    except ValueError:
-        kind = "true or false" if isinstance(default, bool) else "a number"
-        raise ParameterError(
-            f"--set {name}={value}: {name} must be {kind} (its default is {default!r})"
-        ) from None
-
-
-def validate_overrides(spec: ModelSpec, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Check override names against the model's parameters and convert their values."""
-    defaults = dict(spec.parameters)
-    unknown = sorted(name for name in overrides if name not in defaults)
-    if unknown:
-        known = ", ".join(defaults) if defaults else "(none)"
-        raise ParameterError(
-            f"model '{spec.name}' has no parameter{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(repr(n) for n in unknown)}; its parameters are: {known}"
-        )
-    values = {name: coerce_value(name, value, defaults[name]) for name, value in overrides.items()}
-    for name, value in values.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ParameterError(
-                f"--set {name}={value}: {name} must be a finite number",
-                hint="infinite or not-a-number values would make every time meaningless",
-            )
-    return values
 
 
 # -- entry point --------------------------------------------------------------------------------
@@ -883,10 +594,10 @@ def simulate(
 
 __all__ = [
     "Simulation",
-    "NodeCPU",
     "simulate",
     "coerce_value",
     "validate_overrides",
     "model_error",
+    "NodeCPU",
     "DEFAULT_MAX_ITERATIONS",
 ]

@@ -2,8 +2,9 @@
 
 Cost functions, guards and code fragments may call ``log log2 log10 sqrt exp
 ceil floor min max abs pow int float round`` and read the constants ``pi`` and
-``e`` (SPEC §5).  Generated modules import these names from here, so this module
-is the single definition of what each of them means at run time.
+``e`` (the expression language of ``README.md``).  Generated modules import these
+names from here, so this module is the single definition of what each of them
+means at run time.
 
 Two flavours exist because they serve two different jobs:
 

@@ -1,6 +1,6 @@
 """Machine parameters: nodes, cores, relative speed, network, collectives, placement.
 
-A machine file is TOML (SPEC §7)::
+A machine file is TOML (the bundled ones are in ``runtime/machines/``)::
 
     name = "gescher"
     nodes = 16
@@ -45,6 +45,9 @@ from typing import Any
 from .errors import MachineError
 
 PLACEMENTS = ("block", "round_robin")
+
+#: Messages up to this many bytes use the eager protocol unless the machine says otherwise.
+DEFAULT_EAGER_LIMIT = 64 * 1024
 #: Machine files installed with the runtime (copies of ``samples/machines``).
 BUNDLED_DIR = Path(__file__).resolve().parent / "machines"
 #: Collective operations whose algorithm a machine file may choose.
@@ -255,6 +258,16 @@ class Machine:
     def cores(self) -> int:
         """Total number of cores."""
         return self.nodes * self.cores_per_node
+
+    def link_levels(self) -> tuple[Link, Link] | None:
+        """``(intra_node, inter_node)`` when :meth:`link` is the two-class rule, else None.
+
+        The collective cost model then looks links up by level instead of per node pair; a
+        subclass with its own ``link`` gets None.
+        """
+        if type(self).link is Machine.link:
+            return (self.intra_node, self.inter_node)
+        return None
 
     def link(self, node_a: int, node_b: int) -> Link:
         """The link class between two nodes: intra-node when they are the same node."""
@@ -502,6 +515,7 @@ __all__ = [
     "Machine",
     "Link",
     "PLACEMENTS",
+    "DEFAULT_EAGER_LIMIT",
     "COLLECTIVE_OPERATIONS",
     "DEFAULT_INTRA_NODE",
     "DEFAULT_INTER_NODE",

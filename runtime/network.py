@@ -1,7 +1,8 @@
 """Network cost model: point-to-point message times and collective algorithm schedules.
 
-This module is pure arithmetic (numpy, no SimPy) so that the formulas can be read, tested
-and reused on their own.  ``comm.py`` asks it two questions:
+This module is pure arithmetic (no SimPy) so that the formulas can be read, tested and reused
+on their own.  Schedules are plain lists; numpy evaluates only collectives of many transfers
+(it is imported then, and never for a small run).  ``comm.py`` asks it two questions:
 
 * how long does one message of ``size`` bytes take on a link (``latency + size/bandwidth``);
 * when does each process finish a collective operation that all processes entered at the
@@ -25,12 +26,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 __all__ = [
-    "DEFAULT_EAGER_LIMIT",
     "COLLECTIVE_KINDS",
     "ALGORITHMS",
     "DEFAULT_ALGORITHMS",
@@ -43,8 +44,6 @@ __all__ = [
     "schedule",
 ]
 
-#: Messages up to this many bytes are sent eagerly (the sender does not wait for the receiver).
-DEFAULT_EAGER_LIMIT = 64 * 1024
 
 #: Message size thresholds of the ``auto`` choices (bytes), the ones MPICH uses by default.
 BCAST_SHORT_MSG = 12 * 1024
@@ -100,33 +99,23 @@ class Step:
     Ranks are *virtual* (relative to the root); :func:`schedule` maps them back.
     """
 
-    src: np.ndarray
-    dst: np.ndarray
-    nbytes: float | np.ndarray
+    src: list[int]
+    dst: list[int]
+    nbytes: float | list[float]
     repeat: int = 1
     reduce_bytes: float = 0.0
     everyone: bool = False
 
 
 def _step(
-    src: list[int] | np.ndarray,
-    dst: list[int] | np.ndarray,
+    src: list[int],
+    dst: list[int],
     nbytes: float | list[float],
     repeat: int = 1,
     reduce_bytes: float = 0.0,
 ) -> Step:
-    bytes_value: float | np.ndarray
-    if isinstance(nbytes, list):
-        bytes_value = np.asarray(nbytes, dtype=float)
-    else:
-        bytes_value = float(nbytes)
-    return Step(
-        np.asarray(src, dtype=np.int64),
-        np.asarray(dst, dtype=np.int64),
-        bytes_value,
-        repeat,
-        float(reduce_bytes),
-    )
+    bytes_value = [float(x) for x in nbytes] if isinstance(nbytes, list) else float(nbytes)
+    return Step(src, dst, bytes_value, repeat, float(reduce_bytes))
 
 
 def _binomial_bcast(p: int, n: float) -> list[Step]:
@@ -182,18 +171,20 @@ def _linear_in(p: int, n: float, reduce: bool = False) -> list[Step]:
 
 
 def _ring(p: int, n: float, rounds: int, reduce: bool = False) -> Step:
-    ranks = np.arange(p, dtype=np.int64)
-    return Step(ranks, (ranks + 1) % p, float(n), rounds, float(n) if reduce else 0.0, True)
+    ranks = list(range(p))
+    return Step(ranks, [(r + 1) % p for r in ranks], float(n), rounds, float(n) if reduce else 0.0, True)
 
 
 def _dissemination(p: int, n: float) -> list[Step]:
     """Round k: every rank ``r`` sends to ``(r + 2**k) mod p``; works for any p."""
-    ranks = np.arange(p, dtype=np.int64)
-    return [Step(ranks, (ranks + (1 << k)) % p, float(n), everyone=True) for k in range(ceil_log2(p))]
+    ranks = list(range(p))
+    return [
+        Step(ranks, [(r + (1 << k)) % p for r in ranks], float(n), everyone=True) for k in range(ceil_log2(p))
+    ]
 
 
-def _exchange(ranks: np.ndarray, mask: int, n: float, reduce: bool, everyone: bool) -> Step:
-    return Step(ranks, ranks ^ mask, float(n), 1, float(n) if reduce else 0.0, everyone)
+def _exchange(ranks: list[int], mask: int, n: float, reduce: bool, everyone: bool) -> Step:
+    return Step(ranks, [r ^ mask for r in ranks], float(n), 1, float(n) if reduce else 0.0, everyone)
 
 
 def _fold_in(p: int, n: float) -> tuple[int, list[Step]]:
@@ -214,7 +205,7 @@ def _allreduce_recursive_doubling(p: int, n: float) -> list[Step]:
     """Pairwise exchanges at distance 1, 2, 4, ... among the largest power of two p2;
     the ``p - p2`` extra ranks are folded in before and served after (two more rounds)."""
     p2, steps = _fold_in(p, n)
-    ranks = np.arange(p2, dtype=np.int64)
+    ranks = list(range(p2))
     steps += [_exchange(ranks, 1 << k, n, True, p2 == p) for k in range(p2.bit_length() - 1)]
     return steps + _fold_out(p, p2, n)
 
@@ -223,7 +214,7 @@ def _allreduce_rabenseifner(p: int, n: float) -> list[Step]:
     """Reduce-scatter by recursive halving then allgather by recursive doubling (p2 ranks);
     extra ranks are folded in and out as in recursive doubling."""
     p2, steps = _fold_in(p, n)
-    ranks = np.arange(p2, dtype=np.int64)
+    ranks = list(range(p2))
     levels = p2.bit_length() - 1
     full = p2 == p
     halving = [_exchange(ranks, p2 >> (k + 1), n / (2 << k), True, full) for k in range(levels)]
@@ -241,32 +232,32 @@ def _allgather_recursive_doubling(p: int, n: float) -> list[Step]:
     two (other p use Bruck's algorithm, which has the same cost shape)."""
     if p & (p - 1):
         return _allgather_bruck(p, n)
-    ranks = np.arange(p, dtype=np.int64)
+    ranks = list(range(p))
     return [_exchange(ranks, 1 << k, n * (1 << k), False, True) for k in range(ceil_log2(p))]
 
 
 def _allgather_bruck(p: int, n: float) -> list[Step]:
     """Bruck: round k sends ``min(2**k, p - 2**k)`` blocks to ``r - 2**k``; any p."""
-    ranks = np.arange(p, dtype=np.int64)
+    ranks = list(range(p))
     return [
-        Step(ranks, (ranks - (1 << k)) % p, n * min(1 << k, p - (1 << k)), everyone=True)
+        Step(ranks, [(r - (1 << k)) % p for r in ranks], n * min(1 << k, p - (1 << k)), everyone=True)
         for k in range(ceil_log2(p))
     ]
 
 
 def _alltoall_pairwise(p: int, n: float) -> list[Step]:
     """Round s = 1 .. p-1: every rank sends its block for ``r + s`` and receives from ``r - s``."""
-    ranks = np.arange(p, dtype=np.int64)
-    return [Step(ranks, (ranks + s) % p, float(n), everyone=True) for s in range(1, p)]
+    ranks = list(range(p))
+    return [Step(ranks, [(r + s) % p for r in ranks], float(n), everyone=True) for s in range(1, p)]
 
 
 def _alltoall_bruck(p: int, n: float) -> list[Step]:
     """Bruck: round k forwards every block whose index has bit k set to ``r + 2**k``."""
-    ranks = np.arange(p, dtype=np.int64)
+    ranks = list(range(p))
     steps = []
     for k in range(ceil_log2(p)):
         blocks = sum(1 for i in range(p) if i >> k & 1)
-        steps.append(Step(ranks, (ranks + (1 << k)) % p, n * blocks, everyone=True))
+        steps.append(Step(ranks, [(r + (1 << k)) % p for r in ranks], n * blocks, everyone=True))
     return steps
 
 
@@ -367,7 +358,14 @@ def schedule(kind: str, algorithm: str, p: int, n: float, root: int = 0) -> list
     if root % p == 0:
         return steps
     return [
-        Step((s.src + root) % p, (s.dst + root) % p, s.nbytes, s.repeat, s.reduce_bytes, s.everyone)
+        Step(
+            [(r + root) % p for r in s.src],
+            [(r + root) % p for r in s.dst],
+            s.nbytes,
+            s.repeat,
+            s.reduce_bytes,
+            s.everyone,
+        )
         for s in steps
     ]
 
@@ -384,24 +382,26 @@ def _alpha_beta(lk: LinkLike) -> tuple[float, float]:
 
 
 class _PairCosts:
-    """Vectorised ``(alpha, beta)`` lookup for process pairs, asking ``link`` once per node pair.
+    """``(alpha, beta)`` of process pairs, asking ``link`` once per node pair.
 
     ``link(node_a, node_b)`` is the machine's link-class function; the answers are cached by
     node pair.  When the network is known to be two-level (``levels = (intra, inter)``: one
-    class inside a node, one between nodes) the lookup is a vectorised comparison of nodes,
-    which keeps 4096-process schedules with thousands of rounds (pairwise all-to-all) fast.
+    class inside a node, one between nodes) the lookup is a comparison of nodes, vectorised
+    for large schedules, which keeps 4096-process schedules with thousands of rounds (pairwise
+    all-to-all) fast.
     """
 
     def __init__(
         self,
-        node_of: np.ndarray,
+        node_of: list[int],
         link: Callable[[int, int], LinkLike],
         levels: tuple[LinkLike, LinkLike] | None = None,
     ):
         self.node_of = node_of
         self.link = link
-        self.nnodes = int(node_of.max()) + 1 if len(node_of) else 1
+        self.nnodes = max(node_of) + 1 if node_of else 1
         self._cache: dict[int, tuple[float, float]] = {}
+        self._nodes_array: Any = None
         self.levels: tuple[tuple[float, float], tuple[float, float]] | None = None
         if levels is not None:
             self.levels = (_alpha_beta(levels[0]), _alpha_beta(levels[1]))
@@ -413,9 +413,21 @@ class _PairCosts:
             hit = self._cache[key] = _alpha_beta(self.link(node_a, node_b))
         return hit
 
+    def between(self, src: int, dst: int) -> tuple[float, float]:
+        """``(alpha, beta)`` between two processes."""
+        node_of = self.node_of
+        na, nb = node_of[src], node_of[dst]
+        if self.levels is not None:
+            return self.levels[0] if na == nb else self.levels[1]
+        return self.pair(na, nb)
+
     def arrays(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        na = self.node_of[src]
-        nb = self.node_of[dst]
+        import numpy as np
+
+        if self._nodes_array is None:
+            self._nodes_array = np.asarray(self.node_of, dtype=np.int64)
+        na = self._nodes_array[src]
+        nb = self._nodes_array[dst]
         if self.levels is not None:
             (a_in, b_in), (a_ex, b_ex) = self.levels
             same = na == nb
@@ -426,25 +438,51 @@ class _PairCosts:
         return table[inverse, 0], table[inverse, 1]
 
 
-def step_time(step: Step, costs: _PairCosts, gamma: float = 0.0) -> float:
-    """Duration of one round: the slowest transfer plus the receivers' reduction work."""
-    alpha, beta = costs.arrays(step.src, step.dst)
-    slowest = float(np.max(alpha + step.nbytes * beta))
-    return slowest + gamma * step.reduce_bytes
-
-
 #: Transfers evaluated per numpy batch by :func:`finish_offsets` (bounds temporary memory).
 _BATCH = 1 << 20
 
+#: Schedules of at most this many transfers are evaluated in plain Python (no numpy import).
+_PLAIN_LIMIT = 1 << 14
 
-def finish_offsets(steps: list[Step], p: int, costs: _PairCosts, gamma: float = 0.0) -> np.ndarray:
+
+def finish_offsets(steps: list[Step], p: int, costs: _PairCosts, gamma: float = 0.0) -> list[float]:
     """Seconds after the common start at which each rank has done its last send or receive.
 
-    Rounds are evaluated in batches: the transfers of many rounds are concatenated, costed in
-    one vectorised pass, reduced to per-round maxima, and each rank takes the end time of the
-    last round it appears in.  A 4096-process pairwise all-to-all (4095 rounds, 16.8 million
-    transfers) costs well under a second this way.
+    A round lasts as long as its slowest transfer (times ``repeat``, plus the reduction work);
+    each rank takes the end time of the last round it appears in.  Small schedules are added up
+    in plain Python; large ones in numpy batches (the same arithmetic in the same order).
     """
+    if sum(len(s.src) for s in steps) <= _PLAIN_LIMIT:
+        return _finish_offsets_plain(steps, p, costs, gamma)
+    return _finish_offsets_numpy(steps, p, costs, gamma).tolist()
+
+
+def _finish_offsets_plain(steps: list[Step], p: int, costs: _PairCosts, gamma: float) -> list[float]:
+    done = [0.0] * p
+    between = costs.between
+    total = 0.0
+    for s in steps:
+        nbytes = s.nbytes
+        if isinstance(nbytes, list):
+            slowest = max(a + n * b for (a, b), n in zip(map(between, s.src, s.dst), nbytes, strict=True))
+        else:
+            slowest = max(a + nbytes * b for a, b in map(between, s.src, s.dst))
+        total += float(s.repeat) * (slowest + gamma * s.reduce_bytes)
+        end = 0.0 + total
+        if s.everyone:
+            done = [end] * p
+        else:
+            for r in s.src:
+                done[r] = end
+            for r in s.dst:
+                done[r] = end
+    return done
+
+
+def _finish_offsets_numpy(steps: list[Step], p: int, costs: _PairCosts, gamma: float) -> np.ndarray:
+    """:func:`finish_offsets` in numpy batches of concatenated rounds."""
+    import numpy as np
+
     done = np.zeros(p)
     clock = 0.0
     i = 0
@@ -456,8 +494,8 @@ def finish_offsets(steps: list[Step], p: int, costs: _PairCosts, gamma: float = 
         batch = steps[i:j]
         i = j
         counts = np.fromiter((len(s.src) for s in batch), dtype=np.int64, count=len(batch))
-        src = np.concatenate([s.src for s in batch])
-        dst = np.concatenate([s.dst for s in batch])
+        src = np.concatenate([np.asarray(s.src, dtype=np.int64) for s in batch])
+        dst = np.concatenate([np.asarray(s.dst, dtype=np.int64) for s in batch])
         nbytes = np.concatenate(
             [np.broadcast_to(np.asarray(s.nbytes, dtype=float), (len(s.src),)) for s in batch]
         )
@@ -494,14 +532,15 @@ class CollectiveModel:
     two nodes, ``algorithms`` the machine's ``[collectives]`` choices (kind -> algorithm name
     or ``auto``), ``gamma`` the reduction time in seconds per byte (0 ignores the arithmetic
     of reductions; a machine's ``[collectives] reduce_cost``), ``overhead`` the seconds every
-    rank spends per call beyond its messages (``[collectives] overhead``).  Simulations call :meth:`offsets` once per collective; identical calls
+    rank spends per call beyond its messages (``[collectives] overhead``).  Simulations call
+    :meth:`offsets` once per collective; identical calls
     (same kind, root and size) hit a cache, so a collective inside a 10,000-iteration loop
     costs one schedule evaluation.
     """
 
     def __init__(
         self,
-        node_of: list[int] | np.ndarray,
+        node_of: list[int],
         link: Callable[[int, int], LinkLike],
         algorithms: Mapping[str, str] | None = None,
         gamma: float = 0.0,
@@ -509,7 +548,7 @@ class CollectiveModel:
         levels: tuple[LinkLike, LinkLike] | None = None,
         overhead: float = 0.0,
     ):
-        self.node_of = np.asarray(node_of, dtype=np.int64)
+        self.node_of = [int(node) for node in node_of]
         self.p = len(self.node_of)
         self.algorithms = {k.lower(): str(v) for k, v in (algorithms or {}).items()}
         for kind, choice in self.algorithms.items():
@@ -521,20 +560,15 @@ class CollectiveModel:
         self._cache: dict[tuple[str, int, float], list[float]] = {}
 
     @classmethod
-    def for_machine(
-        cls, machine: Any, node_of: list[int] | np.ndarray, gamma: float = 0.0
-    ) -> CollectiveModel:
+    def for_machine(cls, machine: Any, node_of: list[int], gamma: float = 0.0) -> CollectiveModel:
         """The model of a :class:`~uml2perf_runtime.machine.Machine` and a placement.
 
         Uses the machine's ``[collectives]`` choices, and the fast two-level lookup when the
         machine's ``link`` is the standard intra-node/inter-node rule (a subclass that
         overrides ``link`` gets the general per-node-pair lookup).
         """
-        from .machine import Machine  # noqa: PLC0415 - machine imports this module
-
-        levels = None
-        if isinstance(machine, Machine) and type(machine).link is Machine.link:
-            levels = (machine.intra_node, machine.inter_node)
+        link_levels = getattr(machine, "link_levels", None)
+        levels = link_levels() if link_levels is not None else None
         gamma = gamma or float(getattr(machine, "reduce_cost", 0.0))
         return cls(
             node_of,
@@ -555,10 +589,9 @@ class CollectiveModel:
         hit = self._cache.get(key)
         if hit is None:
             steps = schedule(kind, self.algorithm(kind, size), self.p, size, root)
-            done = finish_offsets(steps, self.p, self._costs, self.gamma)
+            hit = finish_offsets(steps, self.p, self._costs, self.gamma)
             if self.overhead:
-                done = done + self.overhead  # every rank pays the call's software overhead
-            hit = done.tolist()
+                hit = [x + self.overhead for x in hit]  # every rank pays the call's software overhead
             self._cache[key] = hit
         return hit
 

@@ -86,7 +86,7 @@ def _draw_processes(ax: Any, results: Results) -> None:
     for key, colour in (("compute", "compute"), ("communication", "comm"), ("wait", "wait")):
         widths = [r[key] for r in rows]
         ax.barh(labels, widths, left=left, color=_COLOURS[colour], label=colour)
-        left = [a + b for a, b in zip(left, widths)]
+        left = [a + b for a, b in zip(left, widths, strict=False)]
     ax.invert_yaxis()
     ax.set_xlabel("seconds")
     ax.set_title(f"Per-process time of '{results.model}'")

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
+from .summation import argmax, table_sum, vector_mean, vector_sum
 
 __all__ = ["DEFAULT_THRESHOLD", "WAIT_PROPERTY", "compute_properties", "load_imbalance"]
 
@@ -64,13 +64,19 @@ WAIT_PROPERTY: dict[str, str] = {
 _WORK_KINDS = frozenset({"action"})
 
 
-def load_imbalance(times: np.ndarray) -> float:
+def _values(data: Any) -> Any:
+    """Plain lists from numpy arrays (callers may pass either)."""
+    return data.tolist() if hasattr(data, "tolist") else data
+
+
+def load_imbalance(times: Sequence[float]) -> float:
     """JavaPSL's load-imbalance severity of per-process times (0 when balanced or fewer than 2)."""
-    count = times.size
-    peak = float(times.max()) if count else 0.0
+    times = _values(times)
+    count = len(times)
+    peak = max(times) if count else 0.0
     if count < 2 or peak <= 0.0:
         return 0.0
-    value = (1.0 - float(times.mean()) / peak) / (1.0 - 1.0 / count)
+    value = (1.0 - vector_mean(times) / peak) / (1.0 - 1.0 / count)
     return min(1.0, max(0.0, value))
 
 
@@ -89,11 +95,11 @@ def compute_properties(
     time: float,
     names: Sequence[str],
     kinds: Sequence[str],
-    incl: np.ndarray,
-    waits: np.ndarray,
-    compute: np.ndarray,
-    communication: np.ndarray,
-    oversubscribed: np.ndarray,
+    incl: Sequence[Sequence[float]],
+    waits: Sequence[Sequence[float]],
+    compute: Sequence[float],
+    communication: Sequence[float],
+    oversubscribed: Sequence[float],
     threshold: float = DEFAULT_THRESHOLD,
 ) -> list[dict[str, Any]]:
     """The properties that hold (severity at least ``threshold``), most severe first.
@@ -104,7 +110,10 @@ def compute_properties(
     costs, summed over processes, where that applies), ``process`` (the worst
     one) and ``hint`` (one sentence).
     """
-    processes = int(compute.size)
+    incl, waits = _values(incl), _values(waits)
+    compute, communication, oversubscribed = _values(compute), _values(communication), _values(oversubscribed)
+    processes = len(compute)
+    width = len(incl[0]) if incl else 0
     found: list[dict[str, Any]] = []
     budget = time * processes
     if processes == 0 or time <= 0.0:
@@ -127,48 +136,50 @@ def compute_properties(
     # load imbalance: whole run (compute time) and each work element
     whole = load_imbalance(compute)
     if whole > 0.0:
-        worst = int(np.argmax(compute))
+        worst = argmax(compute)
         add(
             "load_imbalance",
             None,
             whole,
             f"Compute is imbalanced: process {worst} computes {_seconds(float(compute[worst]))}, "
-            f"the average {_seconds(float(compute.mean()))}",
+            f"the average {_seconds(vector_mean(compute))}",
             process=worst,
         )
-    total_incl = float(incl.sum()) if incl.size else 0.0
+    total_incl = table_sum(incl) if width else 0.0
+    incl_columns = list(zip(*incl, strict=True)) if width else []
     for index, (name, kind) in enumerate(zip(names, kinds, strict=False)):
-        if kind not in _WORK_KINDS or incl.size == 0:
+        if kind not in _WORK_KINDS or width == 0:
             continue
-        column = incl[:, index]
-        if total_incl <= 0 or float(column.sum()) < 0.01 * total_incl:
+        column = incl_columns[index]
+        if total_incl <= 0 or vector_sum(column) < 0.01 * total_incl:
             continue  # a negligible element cannot be worth balancing
         severity = load_imbalance(column)
         if severity > 0.0:
-            worst = int(np.argmax(column))
+            worst = argmax(column)
             add(
                 "load_imbalance",
                 name,
                 severity,
                 f"{name} is imbalanced: process {worst} takes {_seconds(float(column[worst]))}, "
-                f"the average {_seconds(float(column.mean()))}",
+                f"the average {_seconds(vector_mean(column))}",
                 process=worst,
-                seconds=float(column.max() * processes - column.sum()),
+                seconds=max(column) * processes - vector_sum(column),
             )
 
     # blocked time by kind, per element and for the whole run
     by_property: dict[str, float] = {}
-    if waits.size:
+    if waits and len(waits[0]):
+        wait_columns = list(zip(*waits, strict=True))
         for index, (name, kind) in enumerate(zip(names, kinds, strict=False)):
             prop = WAIT_PROPERTY.get(kind)
             if prop is None:
                 continue
-            column = waits[:, index]
-            blocked = float(column.sum())
+            column = wait_columns[index]
+            blocked = vector_sum(column)
             if blocked <= 0.0:
                 continue
             by_property[prop] = by_property.get(prop, 0.0) + blocked
-            worst = int(np.argmax(column))
+            worst = argmax(column)
             add(
                 prop,
                 name,
@@ -186,9 +197,9 @@ def compute_properties(
             f"({100 * blocked / budget:.1f}% of the run)",
             seconds=blocked,
         )
-    transfer = float(communication.sum())
+    transfer = vector_sum(communication)
     if transfer > 0.0:
-        worst = int(np.argmax(communication))
+        worst = argmax(communication)
         add(
             "communication",
             None,
@@ -198,9 +209,9 @@ def compute_properties(
             seconds=transfer,
             process=worst,
         )
-    lost = float(oversubscribed.sum())
+    lost = vector_sum(oversubscribed)
     if lost > 0.0:
-        worst = int(np.argmax(oversubscribed))
+        worst = argmax(oversubscribed)
         add(
             "oversubscription",
             None,

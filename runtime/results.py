@@ -1,6 +1,6 @@
 """Results of one evaluation: predicted time, per-process breakdown, per-element profile.
 
-Definitions (also what ``to_dict()`` means, SPEC §8):
+Definitions (also what ``to_dict()`` means):
 
 ``time``
     The predicted run time: the latest finish time over all processes.
@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
+from .process import CATEGORY_NAMES
+from .summation import argmax, column_sum, column_sums, table_sum
 
-from .context import CATEGORY_NAMES
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Simulation
+#: A finished :class:`~uml2perf_runtime.engine.Simulation` (which imports this module).
+Simulation = Any
 
 
 @dataclass(repr=False)
@@ -145,7 +144,7 @@ class Results:
         raise KeyError(f"no element named {name!r} in the results of model '{self.model}'")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready results (SPEC §8 keys first)."""
+        """JSON-ready results (the keys defined in the module docstring first)."""
         return {
             "time": self.time,
             "processes": self.processes,
@@ -283,12 +282,13 @@ class Results:
                 out.append(f"  {label:<14}" + "".join(f"{format_time(row[k]):>12}" for k in keys))
             return out
         out = [f"Per process (over {self.processes} processes)", head]
-        data = np.array([[row[k] for k in keys] for row in self.per_process])
-        slowest = int(np.argmax(data[:, 0]))
+        data = [[row[k] for k in keys] for row in self.per_process]
+        columns = list(zip(*data, strict=True))
+        slowest = argmax(columns[0])
         for label, values in (
-            ("min", data.min(axis=0)),
-            ("mean", data.mean(axis=0)),
-            ("max", data.max(axis=0)),
+            ("min", [min(column) for column in columns]),
+            ("mean", [total / len(data) for total in column_sums(data, len(keys))]),
+            ("max", [max(column) for column in columns]),
         ):
             out.append(f"  {label:<14}" + "".join(f"{format_time(float(x)):>12}" for x in values))
         out.append(f"  slowest process: {self.per_process[slowest]['pid']}")
@@ -330,77 +330,89 @@ def _critical_path(sim: Simulation) -> list[dict[str, Any]]:
 
 
 def _properties(sim: Simulation, time: float) -> list[dict[str, Any]]:
-    """The performance properties of a finished simulation (flat per-process arrays, one pass)."""
+    """The performance properties of a finished simulation (flat per-process lists, one pass)."""
     from .properties import DEFAULT_THRESHOLD, compute_properties
 
     contexts = sim.contexts
     elements = sim.elements
-    width = len(elements)
-    incl = np.array([ctx.incl for ctx in contexts], dtype=np.float64).reshape(len(contexts), width)
-    waits = np.zeros_like(incl)
-    for row, ctx in enumerate(contexts):
-        if ctx.waits is not None:
-            waits[row] = ctx.waits
-    totals = np.array([ctx.totals for ctx in contexts], dtype=np.float64).reshape(len(contexts), 3)
-    threads = np.array([ctx.thread_totals for ctx in contexts], dtype=np.float64).reshape(len(contexts), 3)
+    zeros = [0.0] * len(elements)
     return compute_properties(
         time=time,
         names=[e.name for e in elements],
         kinds=[e.kind for e in elements],
-        incl=incl,
-        waits=waits,
-        compute=totals[:, 0],
-        communication=totals[:, 1] + threads[:, 1],
-        oversubscribed=np.array([ctx.oversubscribed for ctx in contexts], dtype=np.float64),
+        incl=[ctx.incl for ctx in contexts],
+        waits=[ctx.waits if ctx.waits is not None else zeros for ctx in contexts],
+        compute=[ctx.totals[0] for ctx in contexts],
+        communication=[ctx.totals[1] + ctx.thread_totals[1] for ctx in contexts],
+        oversubscribed=[ctx.oversubscribed for ctx in contexts],
         threshold=getattr(sim, "property_threshold", DEFAULT_THRESHOLD),
     )
 
 
 def _element_rows(sim: Simulation) -> list[dict[str, Any]]:
-    """Per-element statistics across processes, sorted by inclusive time."""
+    """Per-element statistics across processes, sorted by inclusive time.
+
+    Computed column by column (one column per element, one value per process) in the order
+    numpy would add them (see ``summation.py``).
+    """
     contexts = sim.contexts
-    calls = np.array([ctx.calls for ctx in contexts], dtype=np.int64)
-    incl = np.array([ctx.incl for ctx in contexts], dtype=np.float64)
-    child = np.zeros_like(incl)
-    for row, ctx in enumerate(contexts):
-        if ctx.child is not None:
-            child[row] = ctx.child
-    excl = incl - child
-    # Rounding can leave a composite a hair below zero exclusive time.
-    excl[np.abs(excl) <= 1e-12 * np.maximum(1.0, np.abs(incl))] = 0.0
-    total_excl = float(excl.sum())
-    # Spread over the processes that executed each element (vectorised over elements).
-    executed = calls > 0
-    count = executed.sum(axis=0)
-    safe = np.maximum(count, 1)
-    mean = np.where(executed, incl, 0.0).sum(axis=0) / safe
-    std = np.sqrt(np.where(executed, (incl - mean) ** 2, 0.0).sum(axis=0) / safe)
-    # Equal values summed in another order differ in the last bits: no spread.
-    std[std <= 1e-12 * np.abs(mean)] = 0.0
-    low = np.where(executed, incl, np.inf).min(axis=0)
-    high = np.where(executed, incl, -np.inf).max(axis=0)
-    inclusive = incl.sum(axis=0)
-    exclusive = excl.sum(axis=0)
-    total_calls = calls.sum(axis=0)
+    width = len(sim.elements)
+    incl_columns = list(zip(*(ctx.incl for ctx in contexts), strict=True))
+    call_columns = list(zip(*(ctx.calls for ctx in contexts), strict=True))
+    child_columns = None
+    if any(ctx.child is not None for ctx in contexts):
+        zeros = [0.0] * width
+        child_columns = list(
+            zip(*(ctx.child if ctx.child is not None else zeros for ctx in contexts), strict=True)
+        )
+    excl_columns = []
+    for j, column in enumerate(incl_columns):
+        # Rounding can leave a composite a hair below zero exclusive time: such values, and
+        # any below 1e-12 of the inclusive time (at least 1e-12 s), count as zero.
+        if child_columns is None:
+            excl_columns.append(
+                [x if (a := abs(x)) > 1e-12 * (a if a > 1.0 else 1.0) else 0.0 for x in column]
+            )
+        else:
+            excl_columns.append(
+                [
+                    x if abs(x) > 1e-12 * (i if i > 1.0 else 1.0) else 0.0
+                    for x, i in zip(
+                        [x - c for x, c in zip(column, child_columns[j], strict=True)], column, strict=True
+                    )
+                ]
+            )
+    total_excl = table_sum(list(zip(*excl_columns, strict=True)))
     rows = []
     for elem in sim.elements:
-        i = elem.index
-        ran = int(count[i])
+        j = elem.index
+        column = incl_columns[j]
+        calls = call_columns[j]
+        ran = sum(1 for c in calls if c > 0)
+        safe = max(ran, 1)
+        mean = column_sum([x if c > 0 else 0.0 for x, c in zip(column, calls, strict=True)], width) / safe
+        squares = [(d := x - mean) * d if c > 0 else 0.0 for x, c in zip(column, calls, strict=True)]
+        std = math.sqrt(column_sum(squares, width) / safe)
+        # Equal values summed in another order differ in the last bits: no spread.
+        if std <= 1e-12 * abs(mean):
+            std = 0.0
+        executed = [x for x, c in zip(column, calls, strict=True) if c > 0]
+        exclusive = column_sum(excl_columns[j], width)
         rows.append(
             {
                 "name": elem.name,
                 "id": elem.xmi_id,
                 "kind": elem.kind,
                 "line": elem.line,
-                "calls": int(total_calls[i]),
-                "inclusive": float(inclusive[i]),
-                "exclusive": float(exclusive[i]),
-                "percent": 100.0 * float(exclusive[i]) / total_excl if total_excl > 0 else 0.0,
+                "calls": sum(calls),
+                "inclusive": column_sum(column, width),
+                "exclusive": exclusive,
+                "percent": 100.0 * exclusive / total_excl if total_excl > 0 else 0.0,
                 "processes": ran,
-                "mean": float(mean[i]) if ran else 0.0,
-                "min": float(low[i]) if ran else 0.0,
-                "max": float(high[i]) if ran else 0.0,
-                "std": float(std[i]) if ran else 0.0,
+                "mean": mean if ran else 0.0,
+                "min": min(executed) if ran else 0.0,
+                "max": max(executed) if ran else 0.0,
+                "std": std if ran else 0.0,
             }
         )
     rows.sort(key=lambda r: -r["inclusive"])

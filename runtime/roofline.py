@@ -28,16 +28,16 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from simpy.events import Event, Timeout
 from simpy.resources.resource import Resource
 
 from .errors import MachineError, ModelRuntimeError
+from .spec import Element
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .context import Context
-    from .model import Element
+#: The simulating context (``uml2perf_runtime.context.Context``, which imports this module).
+Context = Any
 
 __all__ = ["NodeMemory", "roofline"]
 
@@ -104,7 +104,8 @@ def _number(ctx: Context, elem: Element, what: str, value: Any) -> float:
         number = math.nan
     if not (0.0 <= number < math.inf):
         raise ModelRuntimeError(
-            f"{what} of {elem.describe()} is {value!r} on {ctx.describe()}: it must be a finite number of at least 0",
+            f"{what} of {elem.describe()} is {value!r} on {ctx.describe()}: "
+            "it must be a finite number of at least 0",
             element_name=elem.name,
             element_id=elem.xmi_id,
             line=elem.line,

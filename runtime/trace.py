@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .context import CATEGORY_NAMES
 from .files import write_output
+from .process import CATEGORY_NAMES
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Simulation
+#: A finished :class:`~uml2perf_runtime.engine.Simulation` (which imports this module).
+Simulation = Any
 
 _US = 1e6  # trace timestamps are microseconds
 

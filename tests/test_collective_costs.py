@@ -29,7 +29,8 @@ def test_without_the_keys_nothing_changes():
 def test_overhead_is_paid_once_per_call_by_every_rank():
     model = CollectiveModel.for_machine(_machine(overhead=5e-6), [0, 0, 0, 0])
     plain = CollectiveModel.for_machine(_machine(), [0, 0, 0, 0])
-    for a, b in zip(model.offsets("allreduce", 0, 1000.0), plain.offsets("allreduce", 0, 1000.0)):
+    with_overhead = model.offsets("allreduce", 0, 1000.0)
+    for a, b in zip(with_overhead, plain.offsets("allreduce", 0, 1000.0), strict=True):
         assert a == pytest.approx(b + 5e-6)
     assert model.duration("barrier", 0, 0.0) == pytest.approx(plain.duration("barrier", 0, 0.0) + 5e-6)
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from uml2perf_runtime.machine import DEFAULT_EAGER_LIMIT
 from uml2perf_runtime.network import (
     ALGORITHMS,
     COLLECTIVE_KINDS,
-    DEFAULT_EAGER_LIMIT,
     CollectiveModel,
     ceil_log2,
     resolve_algorithm,
@@ -285,9 +286,13 @@ def test_schedules_only_use_valid_ranks() -> None:
             for algorithm in algorithms:
                 for root in {0, p - 1}:
                     for step in schedule(kind, algorithm, p, N, root):
-                        assert np.all((step.src >= 0) & (step.src < p)), (kind, algorithm, p)
-                        assert np.all((step.dst >= 0) & (step.dst < p)), (kind, algorithm, p)
-                        assert not np.any(step.src == step.dst), (kind, algorithm, p)
+                        assert all(0 <= r < p for r in step.src), (kind, algorithm, p)
+                        assert all(0 <= r < p for r in step.dst), (kind, algorithm, p)
+                        assert all(a != b for a, b in zip(step.src, step.dst, strict=True)), (
+                            kind,
+                            algorithm,
+                            p,
+                        )
 
 
 def test_two_level_fast_path_agrees_with_the_general_lookup() -> None:
@@ -324,3 +329,36 @@ def test_machine_with_its_own_link_rule_gets_the_general_lookup() -> None:
     assert model._costs.levels is None
     # binomial bcast: 0->1 (one hop), then 0->2 (two hops) and 1->3 (two hops)
     assert model.duration("bcast", 0, 0.0) == pytest.approx((A_IN + A_EX) + (A_IN + 2 * A_EX))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    p=st.integers(2, 70),
+    data=st.data(),
+    size=st.sampled_from([0.0, 8.0, 1000.0, 65536.0, 3e6]),
+    gamma=st.sampled_from([0.0, 1e-9]),
+    two_level=st.booleans(),
+)
+def test_plain_and_numpy_evaluations_of_a_schedule_agree(
+    p: int, data: st.DataObject, size: float, gamma: float, two_level: bool
+) -> None:
+    """Small schedules are added up in plain Python, large ones in numpy: to the same bits."""
+    from uml2perf_runtime.machine import Link as MachineLink
+    from uml2perf_runtime.network import _finish_offsets_numpy, _finish_offsets_plain, _PairCosts
+
+    kind = data.draw(st.sampled_from(sorted(ALGORITHMS)))
+    algorithm = data.draw(st.sampled_from(sorted(ALGORITHMS[kind])))
+    root = data.draw(st.integers(0, p - 1))
+    per_node = data.draw(st.integers(1, 5))
+    node_of = [r // per_node for r in range(p)]
+    intra, inter = MachineLink(1e-6, 1e10), MachineLink(5e-5, 1.25e7)
+
+    def link(a: int, b: int) -> MachineLink:
+        return intra if a == b else MachineLink(inter.latency * (1 + abs(a - b)), inter.bandwidth)
+
+    costs = _PairCosts(node_of, link, (intra, inter) if two_level else None)
+    steps = schedule(kind, algorithm, p, size, root)
+    assert (
+        _finish_offsets_plain(steps, p, costs, gamma)
+        == _finish_offsets_numpy(steps, p, costs, gamma).tolist()
+    )

@@ -321,7 +321,7 @@ def test_compare_refuses_two_different_models(tmp_path: Path) -> None:
 
 
 def _chain_spec() -> Any:
-    """Process p computes 1 s, then waits for p-1's message, computes 2 s, and sends to p+1; a side task on 0."""
+    """Process p computes 1 s, waits for p-1's message, computes 2 s and sends to p+1; a side task on 0."""
     work, recv, after, send, side = (
         Element(0, "Work", "action", "_w", 1),
         Element(1, "Recv", "recv", "_r", 2),

@@ -134,7 +134,8 @@ def test_transfers_make_the_locally_fastest_device_the_wrong_choice() -> None:
         yield from p.roofline(k, flops=1e10, device="auto", copy_in=2e10)
 
     r = simulate(spec(main, [k]), machine=node(devices=gpu()), procs=1)
-    # the kernel alone: 10 s on a core, 0.01 s on the GPU; with its input crossing the link the GPU takes 20.011 s
+    # the kernel alone: 10 s on a core, 0.01 s on the GPU;
+    # with its input crossing the link the GPU takes 20.011 s
     assert r.mapping == {"K": "cpu"} and r.time == pytest.approx(10.0)
     assert r.alternatives == pytest.approx({"cpu": 10.0, "gpu": 20.011})
 
@@ -214,7 +215,8 @@ def test_a_missing_machine_key_is_named() -> None:
         ("core_bandwidth = inf", "core_bandwidth"),
         ("[devices.gpu]\ncount = 1\npeak_flops = 1e12\nmemory_bandwidth = 1e12", "link"),
         (
-            "[devices.auto]\ncount = 1\npeak_flops = 1\nmemory_bandwidth = 1\nlink = { latency = 0, bandwidth = 1 }",
+            "[devices.auto]\ncount = 1\npeak_flops = 1\nmemory_bandwidth = 1\n"
+            "link = { latency = 0, bandwidth = 1 }",
             "plain name",
         ),
     ],

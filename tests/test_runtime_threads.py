@@ -270,7 +270,7 @@ def test_pipeline_formula_on_free_cores(costs, items):
     res = _run(main, stage_elems, cores=len(costs))
     expected = sum(costs) + (items - 1) * max(costs)
     assert res.time == pytest.approx(expected)
-    for i, cost in enumerate(costs):
+    for i in range(len(costs)):
         assert res.element(f"S{i}")["calls"] == items
 
 

@@ -1,0 +1,243 @@
+"""Collective operations of simulated MPI processes (SimPy): meeting, matching, timing.
+
+The k-th collective call of every process meets the k-th call of all others
+(``MPI_COMM_WORLD``); kind and root must agree.  When the last process arrives, each process
+finishes at the completion time of its position in the algorithm's schedule
+(:mod:`uml2perf_runtime.network`).  The element's local ``cost`` is ``compute`` time, the time
+before the last process arrived ``wait``, the algorithm's time ``comm``
+(``docs/runtime-semantics.md``, section 3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simpy.events import Event, Timeout
+
+from .comm import ROOTED, Context, account, call_name, rank, size_of, spend_cost, state, trigger_at
+from .errors import SimulationError
+from .spec import Element
+
+_INF = float("inf")
+
+
+class Gathering:
+    """The k-th collective call while processes arrive at it."""
+
+    __slots__ = (
+        "index",
+        "kind",
+        "root",
+        "size",
+        "elem",
+        "first_pid",
+        "arrived",
+        "count",
+        "events",
+        "start",
+        "offsets",
+        "contexts",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        kind: str,
+        root: int,
+        elem: Element,
+        first_pid: int,
+        nprocs: int,
+        contexts: Any = None,
+    ) -> None:
+        self.contexts = contexts
+        self.index = index
+        self.kind = kind
+        self.root = root
+        self.size = 0.0
+        self.elem = elem
+        self.first_pid = first_pid
+        self.arrived: list[float | None] = [None] * nprocs
+        self.count = 0
+        self.events: list[Event | None] = [None] * nprocs
+        self.start = 0.0
+        self.offsets: list[float] = []
+
+    def __call__(self) -> str:
+        missing = [q for q, t in enumerate(self.arrived) if t is None]
+        shown = ", ".join(str(q) for q in missing[:12]) + (", ..." if len(missing) > 12 else "")
+        done = [q for q in missing if self.contexts is not None and self.contexts[q].finished]
+        gone = ""
+        if done:
+            names = ", ".join(str(q) for q in done[:12]) + (", ..." if len(done) > 12 else "")
+            gone = f"; process{'es' if len(done) > 1 else ''} {names} finished without calling it"
+        return (
+            f"{call_name(self.kind, self.root)} (collective call #{self.index + 1}): waiting for "
+            f"process{'es' if len(missing) > 1 else ''} {shown} "
+            f"({self.count} of {len(self.arrived)} arrived{gone})"
+        )
+
+
+def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, cost: float) -> Any:
+    """Meet the other processes at this process's next collective call and run the algorithm."""
+    if kind in ROOTED and (root.__class__ is not int or not 0 <= root < ctx.nprocs):
+        root = rank(ctx, elem, root, "root", wildcard=False)
+    cls = size.__class__
+    if (cls is not int and cls is not float) or not 0 <= size < _INF:
+        size = size_of(ctx, elem, size)
+    counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
+    env = ctx.env
+    now = env._now
+    nprocs = ctx.nprocs
+    if nprocs == 1:
+        if not counted:
+            ctx.record(elem, "comm", now, now)
+        return
+    sim = ctx.sim
+    st = sim.comm_state or state(sim)
+    me = ctx.pid
+    index = st.coll_calls[me]
+    st.coll_calls[me] = index + 1
+    g = st.open.get(index)
+    if g is None:
+        g = st.open[index] = Gathering(index, kind, root, elem, me, nprocs, sim.contexts)
+    elif g.kind != kind or g.root != root:
+        raise _mismatch(ctx, elem, g, kind, root)
+    g.arrived[me] = now
+    g.count += 1
+    if size > g.size:
+        g.size = size
+    if g.count < nprocs:
+        g.events[me] = ev = Event(env)
+        ctx.block(elem, g)
+        yield ev
+        ctx.unblock()
+        mine = g.offsets[me]
+    else:
+        del st.open[index]
+        offsets = st.collectives.offsets(kind, root, g.size)
+        g.start = now
+        g.offsets = offsets
+        for q, ev in enumerate(g.events):
+            if ev is not None:
+                trigger_at(env, ev, offsets[q])
+        mine = offsets[me]
+        if mine > 0.0:
+            yield Timeout(env, mine)
+    account(ctx, elem, counted, now, g.start, g.start + mine)
+
+
+def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: float) -> Any:
+    """The direct route of :func:`collective`: no local cost, validated arguments.
+
+    Returns what the caller's ``yield from`` waits for (the event the last process schedules,
+    or the timeout of the last process's own part, or nothing); the context's callback
+    accounts the time exactly as :func:`collective` does.
+    """
+    env = ctx.env
+    now = env._now
+    nprocs = ctx.nprocs
+    if nprocs == 1:
+        ctx.record(elem, "comm", now, now)
+        return ()
+    sim = ctx.sim
+    st = sim.comm_state or state(sim)
+    me = ctx.pid
+    index = st.coll_calls[me]
+    st.coll_calls[me] = index + 1
+    g = st.open.get(index)
+    if g is None:
+        g = st.open[index] = Gathering(index, kind, root, elem, me, nprocs, sim.contexts)
+    elif g.kind != kind or g.root != root:
+        raise _mismatch(ctx, elem, g, kind, root)
+    g.arrived[me] = now
+    g.count += 1
+    if size > g.size:
+        g.size = size
+    ctx.fast_start = now
+    if g.count < nprocs:
+        g.events[me] = ev = Event(env)
+        ev.callbacks.append(ctx.gathered)  # type: ignore[union-attr]
+        ctx.fast_g = g
+        ctx.blocked_elem = elem
+        ctx.blocked_for = g
+        return (ev,)
+    del st.open[index]
+    offsets = st.collectives.offsets(kind, root, g.size)
+    g.start = now
+    g.offsets = offsets
+    for q, waiting in enumerate(g.events):
+        if waiting is not None:
+            trigger_at(env, waiting, offsets[q])
+    mine = offsets[me]
+    if mine > 0.0:
+        timeout = Timeout(env, mine)
+        timeout.callbacks.append(ctx.gathered)  # type: ignore[union-attr]
+        ctx.fast_g = g
+        return (timeout,)
+    account(ctx, elem, False, now, now, now + mine)
+    return ()
+
+
+def _mismatch(ctx: Context, elem: Element, g: Gathering, kind: str, root: int) -> SimulationError:
+    return SimulationError(
+        f"collective calls do not match: process {ctx.pid} calls {call_name(kind, root)} at "
+        f"{elem.describe()} as its collective call #{g.index + 1}, but process {g.first_pid} "
+        f"calls {call_name(g.kind, g.root)} at {g.elem.describe()} as its call #{g.index + 1}",
+        hint="every process must call the same collectives in the same order with the same root "
+        "(all processes form one communicator); check the guards and loops around these elements",
+    )
+
+
+def barrier(ctx: Context, elem: Element, cost: float) -> Any:
+    """Synchronise all processes."""
+    return collective(ctx, elem, "barrier", 0, 0, cost)
+
+
+def bcast(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
+    """Broadcast ``size`` bytes from ``root`` to every process."""
+    return collective(ctx, elem, "bcast", root, size, cost)
+
+
+def reduce(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
+    """Combine ``size`` bytes of every process at ``root``."""
+    return collective(ctx, elem, "reduce", root, size, cost)
+
+
+def allreduce(ctx: Context, elem: Element, size: float, cost: float) -> Any:
+    """Combine ``size`` bytes of every process and give the result to all."""
+    return collective(ctx, elem, "allreduce", 0, size, cost)
+
+
+def gather(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
+    """Collect ``size`` bytes from every process at ``root`` (``p * size`` in total)."""
+    return collective(ctx, elem, "gather", root, size, cost)
+
+
+def scatter(ctx: Context, elem: Element, root: int, size: float, cost: float) -> Any:
+    """Send a different ``size``-byte block from ``root`` to every process."""
+    return collective(ctx, elem, "scatter", root, size, cost)
+
+
+def allgather(ctx: Context, elem: Element, size: float, cost: float) -> Any:
+    """Every process contributes ``size`` bytes and receives everybody's (``p * size``)."""
+    return collective(ctx, elem, "allgather", 0, size, cost)
+
+
+def alltoall(ctx: Context, elem: Element, size: float, cost: float) -> Any:
+    """Every process sends a distinct ``size``-byte block to every other process."""
+    return collective(ctx, elem, "alltoall", 0, size, cost)
+
+
+__all__ = [
+    "Gathering",
+    "collective",
+    "collective_fast",
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "gather",
+    "scatter",
+    "allgather",
+    "alltoall",
+]

@@ -1,0 +1,123 @@
+"""Errors raised by model code, told in the model's terms: which element, which process.
+
+An exception inside a generated cost function or code fragment is turned into a
+:class:`~uml2perf_runtime.errors.ModelRuntimeError` naming the element whose line failed (found
+from the traceback: the failing generated line names its element, or a comment carrying its XMI
+id precedes it), the process and thread, and what was being evaluated.
+"""
+
+from __future__ import annotations
+
+import linecache
+import re
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+from .errors import ModelRuntimeError
+from .spec import Element
+
+_RUNTIME_DIR = str(Path(__file__).resolve().parent)
+
+
+_XMI_ID = re.compile(r"xmi:id=([^\s,)]+)")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _model_frames(tb: TracebackType | None) -> list[tuple[FrameType, int]]:
+    """Frames of model code (outside this runtime), innermost first."""
+    frames = []
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_RUNTIME_DIR):
+            frames.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    frames.reverse()
+    return frames
+
+
+def _element_of_frame(frame: FrameType, lineno: int, by_id: dict[str, Element]) -> tuple[Element, str] | None:
+    """The element a failing line of generated code belongs to, and what was evaluated."""
+    filename = frame.f_code.co_filename
+    line = linecache.getline(filename, lineno, frame.f_globals)
+    if "rt.count(" in line:  # a repeat count: the element is the first one the loop body names
+        for number in range(lineno + 1, lineno + 20):
+            following = linecache.getline(filename, number, frame.f_globals)
+            for name in _NAME.findall(following):
+                candidate = frame.f_globals.get(name)
+                if isinstance(candidate, Element):
+                    return candidate, "repeat count of"
+    for name in _NAME.findall(line):
+        candidate = frame.f_globals.get(name)
+        if isinstance(candidate, Element):
+            what = "cost of" if ".compute(" in line else "arguments of"
+            return candidate, what
+    first = frame.f_code.co_firstlineno
+    for number in range(lineno - 1, first - 1, -1):
+        text = linecache.getline(filename, number, frame.f_globals).strip()
+        if text.startswith("#"):
+            match = _XMI_ID.search(text)
+            if match and match.group(1) in by_id:
+                return by_id[match.group(1)], "code of"
+    return None
+
+
+_ASSIGNED = re.compile(r"^\s*v\.([A-Za-z_][A-Za-z0-9_]*)\s*=")
+
+
+def _variable_of_frames(frames: list[tuple[FrameType, int]]) -> str | None:
+    """The model variable whose value a failing generated line computes (``v.X = ...``), if any."""
+    for frame, lineno in frames:
+        line = linecache.getline(frame.f_code.co_filename, lineno, frame.f_globals)
+        match = _ASSIGNED.match(line)
+        if match:
+            return match.group(1)
+    return None
+
+
+def model_error(exc: Exception, ctx: Any, elements: tuple[Element, ...]) -> ModelRuntimeError:
+    """Turn an exception raised by model code into a message naming element and process.
+
+    The element is found from the traceback (the generated line that failed
+    names its element, or a comment carrying its XMI id precedes it), else it
+    is the last element the context reached.
+    """
+    by_id = {e.xmi_id: e for e in elements if e.xmi_id}
+    found = None
+    frames = _model_frames(exc.__traceback__)
+    for frame, lineno in frames:
+        found = _element_of_frame(frame, lineno, by_id)
+        if found is not None:
+            break
+    variable = _variable_of_frames(frames) if found is None else None
+    if isinstance(exc, (ArithmeticError, ValueError)) and str(exc):
+        text = str(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if found is not None:
+        elem, what = found
+        where = f"in {what} {elem.describe()}"
+    elif variable is not None:
+        elem = None
+        where = f"in the value of model variable {variable!r} (its default, or its --set/sidecar value)"
+    elif ctx.cur is not None:
+        elem = ctx.cur
+        where = f"after {elem.describe()}"
+    else:
+        elem = None
+        where = "before the first element"
+    error = ModelRuntimeError(
+        f"{text} {where} on {ctx.describe()}",
+        element_name=elem.name if elem else None,
+        element_id=elem.xmi_id if elem else None,
+        line=elem.line if elem else None,
+        pid=ctx.pid,
+        tid=ctx.tid,
+        original=exc,
+        hint="check the cost function or code fragment and the variables it uses "
+        "(--set NAME=VALUE overrides a model variable)",
+    )
+    error.__cause__ = exc
+    return error
+
+
+__all__ = ["model_error"]

@@ -1,0 +1,82 @@
+"""What a generated model module declares: its elements and the model itself.
+
+A generated module declares one :class:`Element` per performance-modelling element (action,
+call, loop, communication, pattern...) and one :class:`ModelSpec` that ties the elements to the
+generated functions:
+
+* ``init(p, v)`` sets the model variables of one process on the namespace ``v`` (reading
+  ``--set`` overrides through ``p.param``);
+* ``main(p, v)`` is the generator function of the main activity.
+
+``Element.index`` is the element's position in ``ModelSpec.elements``: the runtime keeps its
+statistics in flat lists indexed by it, which is what makes recording an operation a handful
+of float additions.  Generated modules reach both names through ``uml2perf_runtime.model``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Element:
+    """One performance-modelling element of the UML model.
+
+    ``kind`` is a short word such as ``"action"``, ``"activity"``, ``"loop"``,
+    ``"send"``, ``"parallel"``; ``xmi_id`` and ``line`` point back into the XMI
+    file so every message and profile row can be traced to the diagram.
+    """
+
+    __slots__ = ("index", "name", "kind", "xmi_id", "line")
+
+    def __init__(
+        self, index: int, name: str, kind: str = "action", xmi_id: str | None = None, line: int | None = None
+    ) -> None:
+        self.index = index
+        self.name = name
+        self.kind = kind
+        self.xmi_id = xmi_id
+        self.line = line
+
+    def describe(self) -> str:
+        """``'A1' (xmi:id=_a1, line 12)``: how messages name this element."""
+        where = []
+        if self.xmi_id:
+            where.append(f"xmi:id={self.xmi_id}")
+        if self.line:
+            where.append(f"line {self.line}")
+        return f"'{self.name}' ({', '.join(where)})" if where else f"'{self.name}'"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The element's identity as JSON-ready data."""
+        return {"name": self.name, "id": self.xmi_id, "kind": self.kind, "line": self.line}
+
+    def __repr__(self) -> str:
+        return f"Element({self.index!r}, {self.name!r}, {self.kind!r}, {self.xmi_id!r}, {self.line!r})"
+
+
+def _no_init(p: Any, v: Any) -> None:
+    """Default ``init``: a model without variables."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A generated performance model, ready for :func:`uml2perf_runtime.simulate`.
+
+    ``parameters`` is a sequence of ``(name, default)`` pairs: the model
+    variables that ``--set NAME=VALUE`` may override; the type of the default
+    decides how a textual override is converted.  ``activities`` is free-form
+    metadata about the model's activities (names, ids) for tools.
+    """
+
+    name: str
+    source: str
+    elements: Sequence[Element]
+    init: Callable[[Any, Any], Any] = _no_init
+    main: Callable[[Any, Any], Any] | None = None
+    parameters: Sequence[tuple[str, Any]] = ()
+    activities: Sequence[Any] = field(default=())
+
+
+__all__ = ["Element", "ModelSpec"]

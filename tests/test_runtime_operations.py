@@ -1,0 +1,50 @@
+"""Both process contexts take the arguments of the table of operations (runtime/operations.py)."""
+
+from __future__ import annotations
+
+import inspect
+from ast import literal_eval
+from typing import Any
+
+import pytest
+from uml2perf_runtime.analytic import AnalyticContext
+from uml2perf_runtime.context import Context, GeneralContext, TracingContext
+from uml2perf_runtime.operations import OPERATIONS
+from uml2perf_runtime.process import ProcessContext
+
+CLASSES = (Context, GeneralContext, TracingContext, AnalyticContext, ProcessContext)
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("name", sorted(OPERATIONS))
+def test_signature_follows_the_table(cls: type, name: str) -> None:
+    op = OPERATIONS[name]
+    parameters = list(inspect.signature(getattr(cls, name)).parameters.values())
+    assert [p.name for p in parameters] == ["self", "elem", *op.argument_names, "cost"]
+    for parameter, declared in zip(parameters[2:-1], op.parameters, strict=True):
+        default = declared.default
+        expected: Any = inspect.Parameter.empty if default is None else literal_eval(default)
+        assert parameter.default == expected, (cls.__name__, name, parameter.name)
+    assert parameters[-1].default == 0.0
+
+
+def test_keyword_calls_reach_the_direct_route() -> None:
+    """Generated code may call ``p.send(E, dest=..., size=..., tag=..., cost=...)``: same result."""
+    from runtime_helpers import elements, machine, spec
+    from uml2perf_runtime.engine import Simulation
+
+    s, r = elements("S", "R")
+
+    def positional(p: Any, v: Any) -> Any:
+        yield from p.send(s, (p.pid + 1) % p.nprocs, 64, 1, 0.0)
+        yield from p.recv(r, (p.pid - 1) % p.nprocs, 64, 1, 0.0)
+
+    def keywords(p: Any, v: Any) -> Any:
+        yield from p.send(s, dest=(p.pid + 1) % p.nprocs, size=64, tag=1, cost=0.0)
+        yield from p.recv(r, source=(p.pid - 1) % p.nprocs, size=64, tag=1, cost=0.0)
+
+    times = [
+        Simulation(spec(main, [s, r]), machine(nodes=2, cores=2), 4).run().time
+        for main in (positional, keywords)
+    ]
+    assert times[0] == times[1] > 0.0

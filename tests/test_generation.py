@@ -64,7 +64,7 @@ def test_module_has_the_contract_shape_and_compiles():
         "def activity_SA(p, v):",
         "def activity_MainActivity(p, v):",
         "yield from p.compute(E_A1, FA1(p, v))",
-        "yield from p.allreduce(E_SA2, 0, FSA2(p, v, p.pid))",
+        "yield from p.allreduce(E_SA2, cost=FSA2(p, v, p.pid))",
         "if v.GV == 1:",
         "elif v.GV == 0:",
         "main=activity_MainActivity,",
@@ -175,9 +175,9 @@ def test_communication_defaults_and_requests():
     w = main.comm("Wait", Role.WAIT)
     main.chain(main.initial(), r, i, w, main.final())
     text = generate(b.build()).text
-    assert "yield from p.recv(E_Recv, -1, 0, 0, 0)" in text
-    assert "yield from p.isend(E_ISend, (p.pid + 1) % p.nprocs, 1024, 0, 0)" in text
-    assert "yield from p.wait(E_Wait, None, 0)" in text  # None: every pending request of the process
+    assert "yield from p.recv(E_Recv)" in text  # every argument at its default: left out
+    assert "yield from p.isend(E_ISend, dest=(p.pid + 1) % p.nprocs, size=1024)" in text
+    assert "yield from p.wait(E_Wait, requests=None)" in text  # None: every pending request of the process
     assert "_reqs" not in text
     assert run_module(load_module(text)).trace == ["Recv", "ISend", "Wait"]
 
@@ -228,7 +228,7 @@ def test_fork_and_thread_roles_generate_runnable_code():
     main.chain(f, y, j)
     main.chain(j, region.id, pipe.id, main.final())
     text = generate(b.build()).text
-    assert "yield from p.fork(E_fork, (_fork_1_1, _fork_1_2,))" in text
+    assert "yield from p.fork(E_fork, (_fork_1_1, _fork_1_2))" in text
     assert "yield from p.parallel(E_Par, 2, _parallel_1)" in text
     assert run_module(load_module(text)).trace == ["X", "Y", "Inner", "Inner", "S1", "S2", "S1", "S2"]
 

@@ -61,7 +61,7 @@ from ...navigation.traversal import Lane
 from ..base import ContentHandler, GenerationJob
 from ..naming import Namer, is_identifier
 from ..templates import render
-from .limits import NestedTooDeeply, first_excess
+from .limits import MAX_NESTED_LOOPS, NestedTooDeeply, first_excess
 from .literals import comment, describe, docstring, quote
 from .printer import ExpressionPrinter
 from .views import (
@@ -194,6 +194,7 @@ class PythonHandler(ContentHandler):
         self.endings = Endings()
         self.owners_threads: list[tuple[ThreadsView, FunctionView]] = []
         self._warned_finals: set[str] = set()
+        self.deepest = 0  # the most bodies open at once: bounds the nesting of the module
         self._guards_by_source: dict[str, list[str | None]] | None = None
         self._prepare_names()
         self.globals, self.parameters = self._globals()
@@ -284,7 +285,7 @@ class PythonHandler(ContentHandler):
         """Names assigned by code fragments but never declared become globals (with a warning)."""
         for activity in self.model.activities:
             for node in activity.walk():
-                text = _code_text(node)
+                text = _code_text(node, dict(node.perf.tags) if node.perf is not None else _NO_TAGS)
                 if text is None:
                     continue
                 fragment = self.printer.ex.parse_code(text, node.location)
@@ -445,6 +446,8 @@ class PythonHandler(ContentHandler):
         """Write the following statements into ``body`` (a compound statement's block)."""
         self.bodies.append(self.body)
         self.body = body
+        if len(self.bodies) > self.deepest:
+            self.deepest = len(self.bodies)
 
     def close_body(self, *, pad: bool = True) -> None:
         """Back to the enclosing body; ``pad`` gives a block that stayed empty its ``pass``."""
@@ -529,14 +532,15 @@ class PythonHandler(ContentHandler):
     def visit_Exec(self, stmt: Exec) -> bool:
         node = stmt.node
         perf = node.perf
-        text = _code_text(node)
+        tags = dict(perf.tags) if perf is not None else _NO_TAGS  # read once: this runs once per action
+        text = _code_text(node, tags)
         code = None
         if text is not None:
             code = CodeView(describe(node), self.printer.code(text, node.location, ""))
         xmi_id = "" if code is not None else comment(node.id)  # the code's comment names it then
         role = perf.role if perf is not None else Role.ACTION
         element = self.element(node)
-        cost = self._cost(node, stmt)
+        cost = self._cost(node, stmt, tags)
         self.scopes[-1].yielded = True  # self.called(), inlined: this runs once per action
         # `is` first: most statements are plain actions, and hashing an Enum member runs Python code
         if role is not Role.ACTION and role in _COMM:
@@ -552,7 +556,7 @@ class PythonHandler(ContentHandler):
             if cost not in _COST_DEFAULTS:
                 args.append(("cost", cost))
             self.emit(CommView(operation.name, args, xmi_id, code))
-        elif perf is not None and perf.role is Role.ACTION and any(perf.get(t) for t in _ROOFLINE_TAGS):
+        elif perf is not None and perf.role is Role.ACTION and any(tags.get(t) for t in _ROOFLINE_TAGS):
             self.emit(CommView("roofline", self._roofline_arguments(node, element, cost), xmi_id, code))
         else:
             self.body.append(ComputeView(element, cost, xmi_id, code))
@@ -584,11 +588,8 @@ class PythonHandler(ContentHandler):
             parts.append(("device", quote(device)))
         return parts
 
-    def _cost(self, node: Node, stmt: Exec) -> str:
-        perf = node.perf
-        text = None
-        if perf is not None:
-            text = perf.get("cost") or perf.get("time")
+    def _cost(self, node: Node, stmt: Exec, tags: Mapping[str, str]) -> str:
+        text = tags.get("cost") or tags.get("time")
         if text is not None and text.strip():
             return self.printer.expr(text, node.location, "cost")
         if stmt.function is not None:
@@ -1004,6 +1005,10 @@ class PythonHandler(ContentHandler):
 
     def _check_python_limits(self, text: str) -> None:
         """Refuse a module Python could not compile, naming the innermost element (see :mod:`.limits`)."""
+        # every open body adds at most two levels of indentation (a state: its loop and its test),
+        # so a shallow tree cannot reach the limits and its text needs no reading
+        if 2 * self.deepest + 3 < MAX_NESTED_LOOPS:
+            return
         found = first_excess(text)
         if found is None:
             return
@@ -1028,8 +1033,9 @@ class PythonHandler(ContentHandler):
         return None
 
 
-def _code_text(node: Node) -> str | None:
-    text = node.perf.get("code") if node.perf is not None else None
+def _code_text(node: Node, tags: Mapping[str, str]) -> str | None:
+    """The code fragment of an action: its ``code`` tag, else the body of its opaque action."""
+    text = tags.get("code")
     if text is None or not text.strip():
         text = node.code
     return text if text is not None and text.strip() else None
@@ -1050,6 +1056,8 @@ _PYTHON_BUILTIN_NAMES = frozenset(
 
 #: ``action+`` tags that make an action hardware-aware (``p.roofline`` instead of ``p.compute``).
 _ROOFLINE_TAGS = ("flops", "bytes", "device", "copyin", "copyout")
+
+_NO_TAGS: Mapping[str, str] = {}
 
 
 def _simple(text: str) -> bool:

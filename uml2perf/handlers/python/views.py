@@ -16,7 +16,7 @@ positional argument) and the printed value.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 #: One argument of a runtime call: its keyword (None when positional) and its printed value.
 Arg = tuple[str | None, str]
@@ -324,12 +324,14 @@ class CostFunctionView:
     body: str
 
 
-@dataclass(slots=True)
-class ElementView:
-    """One ``rt.Element``: its ``E_`` name, index, and literals of its name, kind and xmi id; its line."""
+class ElementView(NamedTuple):
+    """One ``rt.Element``: its ``E_`` name, index, and literals of its name, kind and xmi id; its line.
+
+    A tuple: the template unpacks it, which is cheaper than reading attributes (a model has thousands).
+    """
 
     name: str
-    index: int
+    number: int  # its index in ELEMENTS
     label: str
     kind: str
     xmi_id: str

@@ -182,6 +182,45 @@ def test_communication_defaults_and_requests():
     assert run_module(load_module(text)).trace == ["Recv", "ISend", "Wait"]
 
 
+def _ruff() -> list[str] | None:
+    """The ruff command of the dev extra, when it is installed."""
+    try:
+        import ruff  # noqa: F401
+    except ImportError:
+        return None
+    return [sys.executable, "-m", "ruff"]
+
+
+@pytest.mark.parametrize("width", [8, 30, 45])
+def test_long_statements_are_laid_out_as_the_formatter_lays_them_out(width):
+    """Calls that do not fit in 110 columns break as ``ruff format`` breaks them, comments included.
+
+    (An argument longer than a line by itself would be broken inside by the
+    formatter; generated code leaves it whole.)
+    """
+    ruff = _ruff()
+    if ruff is None:
+        pytest.skip("ruff (the dev extra) is not installed")
+    b = ModelBuilder("long")
+    b.global_var("N", 4)
+    main = b.activity("main", main=True)
+    term = " + ".join(["N * N"] * (width // 8 + 1))
+    a = main.action("A" * width, term)
+    s = main.comm("S" * width, Role.SEND, dest=f"(pid + 1 + {term}) % nprocs", size=term, tag=3, cost=term)
+    r = main.comm("R" * width, Role.RECV, source="-1", size=term, cost="1e-06")
+    main.chain(main.initial(), a, s, r, main.final())
+    text = generate(b.build()).text
+    check = subprocess.run(
+        [*ruff, "format", "--check", "--diff", "--line-length", "110", "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "size=" in text and "cost=" in text and "source=-1" not in text
+
+
 def test_names_are_sanitised_and_strings_escaped():
     b = ModelBuilder("evil", source="evil.uml")
     main = b.activity('x"); import os; ("', main=True)

@@ -34,15 +34,11 @@ from ..controlflow.ir import (
     TaskPool,
     While,
 )
-from ..errors import Diagnostic, Location
+from ..errors import Diagnostic
 from ..model import Activity, CostFunction, Edge, Model, Node, PerfSpec, Variable
 from .base import ContentHandler, GenerationJob
 
 FORMAT_VERSION = 1
-
-
-def location_json(location: Location) -> dict[str, Any]:
-    return {"file": location.file, "line": location.line}
 
 
 def perf_json(perf: PerfSpec | None) -> dict[str, Any] | None:

@@ -10,11 +10,19 @@ from pathlib import Path
 
 import pytest
 from builders import ModelBuilder, sequence_model
+from hypothesis import given
+from hypothesis import strategies as st
 from stubs import load_module, run_module
 
-from uml2perf.errors import InputError, ModelError
+from uml2perf.check import (
+    check_not_recursive,
+    cost_function_name_error,
+    ordered_by_defaults,
+    variable_name_error,
+)
+from uml2perf.errors import InputError, Location, ModelError
 from uml2perf.generation import GeneratedOutput, generate, write_output
-from uml2perf.model import Role
+from uml2perf.model import CostFunction, Role, Variable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -362,3 +370,53 @@ def test_samples_prophet_predicts_the_paper_value():
 
     module = load_module(generate(read_model(sample)).text)
     assert simulate(module.MODEL, procs=1).time == pytest.approx(194.18443184713, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------- the checker's rules
+
+
+def _var(name: str, default: str | None = None) -> Variable:
+    return Variable(name, Location(name=name), None, default)
+
+
+@given(st.permutations(["a", "b", "c", "d", "e"]), st.data())
+def test_defaults_come_after_what_they_read(names, data):
+    """Any acyclic dependency (each name reads only names later in a random order) gets a valid order."""
+    later = {n: names[i + 1 :] for i, n in enumerate(names)}
+    reads = {
+        n: data.draw(st.lists(st.sampled_from(later[n]), unique=True)) if later[n] else [] for n in names
+    }
+    variables = [_var(n, " + ".join(reads[n]) or "1") for n in sorted(names)]
+    ordered = ordered_by_defaults(variables, lambda v: reads[v.name])
+    position = {v.name: i for i, v in enumerate(ordered)}
+    assert sorted(position) == sorted(names)
+    assert all(position[r] < position[n] for n in names for r in reads[n])
+
+
+def test_default_cycles_and_recursion_are_refused_with_the_path():
+    variables = [_var("a", "b"), _var("b", "a")]
+    with pytest.raises(ModelError, match="a -> b -> a"):
+        ordered_by_defaults(variables, lambda v: [v.default or ""])
+    with pytest.raises(ModelError, match="refers to itself"):
+        ordered_by_defaults([_var("x", "x + 1")], lambda v: ["x"])
+    functions = {n: CostFunction(n, (), "1", Location(name=n)) for n in "FGH"}
+    check_not_recursive({"F": {"G"}, "G": set(), "H": set()}, functions)
+    with pytest.raises(ModelError, match="G -> H -> G"):
+        check_not_recursive({"F": {"G"}, "G": {"H"}, "H": {"G"}}, functions)
+
+
+@pytest.mark.parametrize(
+    "name, problem",
+    [("pid", "system parameter"), ("sqrt", "built-in"), ("_x", "starts with '_'"), ("2x", "not a valid")],
+)
+def test_variable_name_rules(name, problem):
+    found = variable_name_error(_var(name), "variable")
+    assert found is not None and problem in found.message
+    assert variable_name_error(_var("num_atoms"), "variable") is None
+
+
+def test_cost_function_name_rules():
+    first = CostFunction("F", (), "1", Location())
+    assert cost_function_name_error(first, {}) is None
+    assert "defined twice" in cost_function_name_error(first, {"F": first}).message
+    assert "reserved" in cost_function_name_error(CostFunction("range", (), "1", Location()), {}).message

@@ -26,7 +26,7 @@ GROUP = "uml2perf.handlers"
 BUILTIN: Mapping[str, str] = {
     "dot": "uml2perf.handlers.dot_handler:DotHandler",
     "json": "uml2perf.handlers.json_handler:JsonHandler",
-    "python": "uml2perf.handlers.python:PythonHandler",
+    "python": "uml2perf.handlers.python.handler:PythonHandler",
 }
 
 

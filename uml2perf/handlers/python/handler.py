@@ -29,6 +29,7 @@ from pathlib import Path
 
 from uml2perf_runtime.operations import OPERATIONS
 
+from ...check import check_not_recursive, cost_function_name_error, ordered_by_defaults
 from ...controlflow.finals import Endings, mark_endings
 from ...controlflow.ir import (
     ActivityBody,
@@ -59,7 +60,7 @@ from ...errors import Location, ModelError
 from ...model import Activity, Node, NodeKind, Region, Role, Variable
 from ...navigation.traversal import Lane
 from ..base import ContentHandler, GenerationJob
-from ..naming import Namer, is_identifier
+from ..naming import Namer
 from ..templates import render
 from .limits import MAX_NESTED_LOOPS, NestedTooDeeply, first_excess
 from .literals import comment, describe, docstring, quote
@@ -205,27 +206,9 @@ class PythonHandler(ContentHandler):
         ex = self.printer.ex
         self.namer.reserve(*ex.BUILTIN_FUNCTIONS, *ex.CONSTANTS)
         for function in self.model.functions:
-            if not is_identifier(function.name):
-                raise ModelError(
-                    f"cost function name {function.name!r} is not a valid name",
-                    function.location,
-                    hint="rename it to letters, digits and '_', not starting with a digit",
-                )
-            if function.name.startswith("_") or function.name in _PYTHON_BUILTIN_NAMES:
-                raise ModelError(
-                    f"cost function name {function.name!r} is reserved: generated modules use it themselves"
-                    if not function.name.startswith("_")
-                    else f"cost function name {function.name!r} starts with '_',"
-                    " which generated code keeps for itself",
-                    function.location,
-                    hint="rename the cost function (e.g. F_" + function.name.strip("_") + ")",
-                )
-            if function.name in self.printer.functions:
-                raise ModelError(
-                    f"cost function {function.name!r} is defined twice",
-                    function.location,
-                    hint=f"the first definition is at {self.printer.functions[function.name].location}",
-                )
+            problem = cost_function_name_error(function, self.printer.functions)
+            if problem is not None:
+                raise problem
             if not self.namer.claim_exact(function.name, ("function", function.name)):
                 raise ModelError(
                     f"cost function name {function.name!r} is reserved in generated modules",
@@ -272,7 +255,9 @@ class PythonHandler(ContentHandler):
         for _, variable in locals_:
             self.printer.add_variable(variable, "local variable")
         self._implicit_variables(globals_)
-        ordered = self._dependency_order(globals_)
+        ordered = ordered_by_defaults(
+            globals_, lambda v: self.printer.parse(v.default or "", v.location, "default value").names
+        )
         views: list[GlobalView] = []
         parameters: list[tuple[str, str]] = []
         for variable in ordered:
@@ -302,45 +287,6 @@ class PythonHandler(ContentHandler):
                         code="implicit-variable",
                         hint="declare it as an attribute of the main activity or a local variable",
                     )
-
-    def _dependency_order(self, variables: list[Variable]) -> list[Variable]:
-        by_name = {v.name: v for v in variables}
-        deps: dict[str, list[str]] = {}
-        for variable in variables:
-            if variable.default is None:
-                deps[variable.name] = []
-                continue
-            parsed = self.printer.parse(variable.default, variable.location, "default value")
-            deps[variable.name] = sorted(n for n in parsed.names if n in by_name and n != variable.name)
-            if variable.name in parsed.names:
-                raise ModelError(
-                    f"the default value of {variable.name!r} refers to itself",
-                    variable.location,
-                    hint="give it a value that uses only other variables and system parameters",
-                )
-        done: list[Variable] = []
-        state: dict[str, int] = {}
-
-        def visit(name: str, path: list[str]) -> None:
-            mark = state.get(name)
-            if mark == 2:
-                return
-            if mark == 1:
-                cycle = path[path.index(name) :] + [name]
-                raise ModelError(
-                    "default values of variables depend on each other in a cycle: " + " -> ".join(cycle),
-                    by_name[name].location,
-                    hint="break the cycle by giving one of them a plain value",
-                )
-            state[name] = 1
-            for dep in deps[name]:
-                visit(dep, [*path, name])
-            state[name] = 2
-            done.append(by_name[name])
-
-        for variable in variables:
-            visit(variable.name, [])
-        return done
 
     def _default(self, variable: Variable) -> str:
         if variable.default is None or not variable.default.strip():
@@ -387,29 +333,8 @@ class PythonHandler(ContentHandler):
                     body,
                 )
             )
-        self._check_recursion(calls)
+        check_not_recursive(calls, self.printer.functions)
         return out
-
-    def _check_recursion(self, calls: Mapping[str, set[str]]) -> None:
-        state: dict[str, int] = {}
-
-        def visit(name: str, path: list[str]) -> None:
-            if state.get(name) == 2:
-                return
-            if state.get(name) == 1:
-                cycle = path[path.index(name) :] + [name]
-                raise ModelError(
-                    "cost functions call each other in a cycle: " + " -> ".join(cycle),
-                    self.printer.functions[name].location,
-                    hint="cost functions cannot be recursive; write the cost in closed form",
-                )
-            state[name] = 1
-            for callee in sorted(calls.get(name, ())):
-                visit(callee, [*path, name])
-            state[name] = 2
-
-        for name in calls:
-            visit(name, [])
 
     # -- elements ---------------------------------------------------------------
 
@@ -1039,19 +964,6 @@ def _code_text(node: Node, tags: Mapping[str, str]) -> str | None:
     if text is None or not text.strip():
         text = node.code
     return text if text is not None and text.strip() else None
-
-
-#: Names of Python's builtins (``range``, ``print``...): a cost function of that name would replace
-#: the builtin the generated module itself relies on.
-_PYTHON_BUILTIN_NAMES = frozenset(
-    name for name in dir(__import__("builtins")) if not name.startswith("_")
-) | {
-    "rt",
-    "p",
-    "v",
-    "MODEL",
-    "ELEMENTS",
-}
 
 
 #: ``action+`` tags that make an action hardware-aware (``p.roofline`` instead of ``p.compute``).

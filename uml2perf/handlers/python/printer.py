@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ... import expressions as ex
+from ...check import variable_name_error
 from ...errors import Location, ModelError
 from ...model import CostFunction, Variable
-from ..naming import is_identifier
 
 
 class ExpressionPrinter:
@@ -32,23 +32,11 @@ class ExpressionPrinter:
         self.rename: dict[str, str] = {n: f"p.{attr}" for n, attr in ex.SYSTEM_PARAMETERS.items()}
 
     def add_variable(self, variable: Variable, what: str) -> None:
-        name = variable.name
-        problem = None
-        if not is_identifier(name):
-            problem = "is not a valid name for expressions"
-        elif name in ex.SYSTEM_PARAMETERS:
-            problem = "is the name of a system parameter"
-        elif name in ex.BUILTIN_FUNCTIONS or name in ex.CONSTANTS:
-            problem = "is the name of a built-in function or constant"
-        elif name.startswith("_"):
-            problem = "starts with '_', which generated code keeps for itself"
+        """Make ``variable`` known to expressions as ``v.NAME`` (its name checked by the checker's rule)."""
+        problem = variable_name_error(variable, what)
         if problem is not None:
-            raise ModelError(
-                f"{what} {name!r} {problem}",
-                variable.location,
-                hint="rename it to letters, digits and '_' (not starting with a digit or '_'),"
-                " distinct from pid, nprocs, tid, nthreads, uid, node, nnodes, ppn and the functions",
-            )
+            raise problem
+        name = variable.name
         self.variables.setdefault(name, variable)
         self.rename[name] = f"v.{name}"
 

@@ -81,13 +81,16 @@ def generate(
     ``activity`` names the main activity when the model cannot tell;
     ``options["require_main"]`` makes a missing main an error (``run`` needs one).
     """
+    from uml2perf_runtime.collector import collector_paused
+
     from .handlers.python.limits import NestedTooDeeply
     from .handlers.registry import create_handler
 
     opts = dict(options or {})
     main, notes = _main_activity(model, activity, bool(opts.get("require_main")))
     try:
-        return _generate(model, create_handler(handler, opts), main, notes, opts, flat=False)
+        with collector_paused():  # generation builds many small objects and no cycle worth collecting
+            return _generate(model, create_handler(handler, opts), main, notes, opts, flat=False)
     except NestedTooDeeply as exc:
         if not isinstance(handler, (str, type)):
             raise  # a handler instance cannot be run twice
@@ -98,7 +101,8 @@ def generate(
             exc.location,
             "split deeply nested parts into activities of their own for structured code",
         )
-        return _generate(model, create_handler(handler, opts), main, [*notes, flat_note], opts, flat=True)
+        with collector_paused():
+            return _generate(model, create_handler(handler, opts), main, [*notes, flat_note], opts, flat=True)
 
 
 def _generate(

@@ -342,15 +342,12 @@ class PythonHandler(ContentHandler):
         """The ``E_`` name of ``node``; the node becomes part of ``ELEMENTS``."""
         name = self.element_names.get(node.id)
         if name is None:
-            name = self.namer.claim(node.name or node.kind._value_, ("element", node.id), prefix="E_")
+            name = self.namer.claim(node.name or node.kind.value, ("element", node.id), prefix="E_")
             self.element_names[node.id] = name
             self.element_nodes[node.id] = node
             if kind is None:
-                # ``_value_`` is the plain attribute behind ``.value`` (a Python-level property of Enum)
                 kind = (
-                    node.perf.role._value_
-                    if node.perf is not None
-                    else _KIND_OF_NODE.get(node.kind, "action")
+                    node.perf.role.value if node.perf is not None else _KIND_OF_NODE.get(node.kind, "action")
                 )
             self.element_kinds[node.id] = kind
         return name
@@ -466,7 +463,7 @@ class PythonHandler(ContentHandler):
         role = perf.role if perf is not None else Role.ACTION
         element = self.element(node)
         cost = self._cost(node, stmt, tags)
-        self.scopes[-1].yielded = True  # self.called(), inlined: this runs once per action
+        self.called()
         # `is` first: most statements are plain actions, and hashing an Enum member runs Python code
         if role is not Role.ACTION and role in _COMM:
             operation = _COMM[role]
@@ -898,7 +895,7 @@ class PythonHandler(ContentHandler):
                 ElementView(
                     names[node_id],
                     index,
-                    quote(node.name or node.kind._value_),
+                    quote(node.name or node.kind.value),
                     kind_literals[kinds[node_id]],
                     quote(node.id),
                     repr(node.location.line),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+import warnings
+from pathlib import Path
 
 import pytest
 from builders import ModelBuilder
@@ -246,3 +248,16 @@ def test_naming_is_valid_stable_and_collision_free():
     assert (first, second) == ("A_1", "A_1_2")
     assert namer.claim("whatever", "x") == "A_1"
     assert namer.claim("rt", "z") == "rt_2"
+
+
+def test_the_readme_handler_example_runs():
+    """The CsvHandler of README.md ("writing a content handler") works as written."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("class CsvHandler(ContentHandler):")
+    block = readme[readme.rindex("```python", 0, start) + len("```python") : readme.index("```", start)]
+    namespace: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the example may still say navigator = "graph"
+        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - the project's own README
+    out = generate(prophet_model(), namespace["CsvHandler"])
+    assert out.text.startswith("id,name,kind\n") and "_n7,SA1,action" in out.text

@@ -478,7 +478,7 @@ class PythonHandler(ContentHandler):
             if cost not in _COST_DEFAULTS:
                 args.append(("cost", cost))
             self.emit(CommView(operation.name, args, xmi_id, code))
-        elif perf is not None and perf.role is Role.ACTION and any(tags.get(t) for t in _ROOFLINE_TAGS):
+        elif perf is not None and perf.role is Role.ACTION and _is_roofline(tags):
             self.emit(CommView("roofline", self._roofline_arguments(node, element, cost), xmi_id, code))
         else:
             self.body.append(ComputeView(element, cost, xmi_id, code))
@@ -967,6 +967,14 @@ def _code_text(node: Node, tags: Mapping[str, str]) -> str | None:
 _ROOFLINE_TAGS = ("flops", "bytes", "device", "copyin", "copyout")
 
 _NO_TAGS: Mapping[str, str] = {}
+
+
+def _is_roofline(tags: Mapping[str, str]) -> bool:
+    """True when an action's tags make it hardware-aware (a non-empty roofline tag)."""
+    return not _ROOFLINE_TAG_SET.isdisjoint(tags) and any(tags.get(t) for t in _ROOFLINE_TAGS)
+
+
+_ROOFLINE_TAG_SET = frozenset(_ROOFLINE_TAGS)
 
 
 def _simple(text: str) -> bool:

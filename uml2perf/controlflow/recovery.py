@@ -16,7 +16,7 @@ gives the same tree.  The statement of each executable node comes from
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from ..errors import Diagnostic, ModelError, Severity
 from ..model import Node, Region
@@ -209,7 +209,12 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
             cur = follow
 
     def _guarded(
-        self, cur: str, ctx: Context, build: Any, *, emitted: bool = False
+        self,
+        cur: str,
+        ctx: Context,
+        build: Callable[[str, Context], tuple[Statement, str | None]],
+        *,
+        emitted: bool = False,
     ) -> tuple[Statement, str | None]:
         """Build a construct at ``cur``; on failure fall back to a state machine there.
 

@@ -55,7 +55,7 @@ from typing import Any, ClassVar, Literal
 
 from ..controlflow.ir import ActivityBody, Branch, RecoveredModel, State, Statement
 from ..errors import Diagnostic, Location, Severity
-from ..model import Activity, Edge, Model, Node
+from ..model import Activity, Edge, Model, Node, NodeKind
 from ..navigation.traversal import Element, Lane
 
 #: What a handler needs: the neutral model as drawn, or the control flow recovered from it.
@@ -72,7 +72,7 @@ class GenerationJob:
     model: Model
     recovered: RecoveredModel | None
     main: Activity | None
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, OptionValue] = field(default_factory=dict)
 
 
 def element_kinds(element: Element) -> tuple[str, ...]:
@@ -91,10 +91,20 @@ def element_kinds(element: Element) -> tuple[str, ...]:
 #: Elements that only hold others: without a method for them, their children are walked quietly.
 CONTAINERS: tuple[type, ...] = (Model, Activity, RecoveredModel, ActivityBody, Branch, State, Lane)
 
-_Method = Callable[[Any], Any]
-#: Markers in the method caches: type not seen yet; a model node (dispatch depends on more than its type).
-_UNKNOWN: Any = object()
-_PER_NODE: Any = object()
+#: A ``visit_<Kind>`` or ``leave_<Kind>`` method, bound to its handler.
+_Method = Callable[[Element], bool | None]
+#: What the method caches are keyed by: an element's type, or for a model node (whose dispatch
+#: depends on more than its type) its metaclass and kind.
+_Key = type | tuple[type, str, NodeKind]
+
+
+def _key(element: Element) -> _Key:
+    """What decides an element's methods: its type, and for a model node its metaclass and kind too."""
+    if isinstance(element, Node):
+        return (Node, element.uml_type, element.kind)
+    return type(element)
+
+
 _NAVIGATOR_NEEDS: Mapping[str, Need] = {"graph": "model", "structure": "controlflow"}
 
 
@@ -130,8 +140,8 @@ class ContentHandler:
         self.options: dict[str, OptionValue] = dict(options or {})
         self.diagnostics: list[Diagnostic] = []
         self.job: GenerationJob | None = None
-        self._visitors: dict[Any, _Method | None] = {}  # type (or node key) -> method, None, or _PER_NODE
-        self._leavers: dict[Any, _Method | None] = {}
+        self._visitors: dict[_Key, _Method | None] = {}  # the method, or None: there is none
+        self._leavers: dict[_Key, _Method | None] = {}
         self._unhandled: set[str] = set()
 
     # -- life cycle ----------------------------------------------------------
@@ -153,20 +163,23 @@ class ContentHandler:
 
     def visit(self, element: Element) -> bool | None:
         """Dispatch to ``visit_<Kind>``; False means: skip the children."""
-        # one dict lookup per element once its type is known (a model visits tens of thousands)
-        method = self._visitors.get(type(element), _UNKNOWN)
-        if method is _UNKNOWN or method is _PER_NODE:
-            method = self._method(element, self._visitors, "visit_")
+        # one dict lookup per element once its kind is known (a model visits tens of thousands)
+        key = _key(element)
+        method = (
+            self._visitors[key]
+            if key in self._visitors
+            else self._find(element, self._visitors, key, "visit_")
+        )
         if method is None:
             return self.generic_visit(element)
-        result: bool | None = method(element)
-        return result
+        return method(element)
 
     def leave(self, element: Element) -> None:
         """Dispatch to ``leave_<Kind>`` when the handler has one."""
-        method = self._leavers.get(type(element), _UNKNOWN)
-        if method is _UNKNOWN or method is _PER_NODE:
-            method = self._method(element, self._leavers, "leave_")
+        key = _key(element)
+        method = (
+            self._leavers[key] if key in self._leavers else self._find(element, self._leavers, key, "leave_")
+        )
         if method is not None:
             method(element)
 
@@ -184,14 +197,10 @@ class ContentHandler:
             )
         return True
 
-    def _method(self, element: Element, cache: dict[Any, _Method | None], prefix: str) -> _Method | None:
-        """The method for ``element``, cached by type (by metaclass and kind for model nodes)."""
-        key: Any = type(element)
-        if isinstance(element, Node):
-            cache[key] = _PER_NODE  # the type alone does not decide: see the key below
-            key = (Node, element.uml_type, element.kind)
-        if key in cache:
-            return cache[key]
+    def _find(
+        self, element: Element, cache: dict[_Key, _Method | None], key: _Key, prefix: str
+    ) -> _Method | None:
+        """The method for ``element``, most specific kind first; remembered under ``key``."""
         found: _Method | None = None
         for kind in element_kinds(element):
             found = getattr(self, prefix + kind, None)

@@ -191,7 +191,7 @@ def typical_table(repeat: int, before: ModuleType | None) -> list[str]:
 
 
 def chain_costs(actions: int) -> list[str]:
-    """The cost texts of ``benchmarks/synthetic.py`` (chain_model) (same formula, kept here to stay independent)."""
+    """The cost texts of the chain model of ``benchmarks/synthetic.py`` (same formula, kept here)."""
     return [f"{i % 10 + 1}e-6 * W" if i % 2 else f"{i % 7 + 1}e-6 + pid * 1e-9" for i in range(actions)]
 
 

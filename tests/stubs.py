@@ -56,7 +56,7 @@ class StubContext:
         return
         yield
 
-    def _comm(self, element: Any, *args: Any) -> Any:
+    def _comm(self, element: Any, *args: Any, **keywords: Any) -> Any:
         self.trace.append(element.name)
         return
         yield
@@ -64,7 +64,7 @@ class StubContext:
     send = recv = barrier = bcast = reduce = allreduce = _comm
     gather = scatter = allgather = alltoall = wait = _comm
 
-    def isend(self, element: Any, *args: Any) -> Any:
+    def isend(self, element: Any, *args: Any, **keywords: Any) -> Any:
         self.trace.append(element.name)
         return "request"
         yield
@@ -99,12 +99,14 @@ class StubContext:
     def critical(self, element: Any, name: str, body: Callable[..., Any]) -> Any:
         yield from body(self, self.v)
 
-    def pipeline(self, element: Any, items: int, stages: Iterable[Callable[..., Any]]) -> Any:
+    def pipeline(self, element: Any, items: int, stages: Iterable[Callable[..., Any]], **options: Any) -> Any:
         for _ in range(int(items)):
             for stage in stages:
                 yield from stage(self, self.v)
 
-    def taskpool(self, element: Any, threads: int, items: int, body: Callable[..., Any]) -> Any:
+    def taskpool(
+        self, element: Any, threads: int, items: int, body: Callable[..., Any], **options: Any
+    ) -> Any:
         for _ in range(int(items)):
             yield from body(self, self.v)
 

@@ -10,11 +10,19 @@ from pathlib import Path
 
 import pytest
 from builders import ModelBuilder, sequence_model
+from hypothesis import given
+from hypothesis import strategies as st
 from stubs import load_module, run_module
 
-from uml2perf.errors import InputError, ModelError
+from uml2perf.check import (
+    check_not_recursive,
+    cost_function_name_error,
+    ordered_by_defaults,
+    variable_name_error,
+)
+from uml2perf.errors import InputError, Location, ModelError
 from uml2perf.generation import GeneratedOutput, generate, write_output
-from uml2perf.model import Role
+from uml2perf.model import CostFunction, Role, Variable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,7 +72,7 @@ def test_module_has_the_contract_shape_and_compiles():
         "def activity_SA(p, v):",
         "def activity_MainActivity(p, v):",
         "yield from p.compute(E_A1, FA1(p, v))",
-        "yield from p.allreduce(E_SA2, 0, FSA2(p, v, p.pid))",
+        "yield from p.allreduce(E_SA2, cost=FSA2(p, v, p.pid))",
         "if v.GV == 1:",
         "elif v.GV == 0:",
         "main=activity_MainActivity,",
@@ -175,11 +183,50 @@ def test_communication_defaults_and_requests():
     w = main.comm("Wait", Role.WAIT)
     main.chain(main.initial(), r, i, w, main.final())
     text = generate(b.build()).text
-    assert "yield from p.recv(E_Recv, -1, 0, 0, 0)" in text
-    assert "yield from p.isend(E_ISend, (p.pid + 1) % p.nprocs, 1024, 0, 0)" in text
-    assert "yield from p.wait(E_Wait, None, 0)" in text  # None: every pending request of the process
+    assert "yield from p.recv(E_Recv)" in text  # every argument at its default: left out
+    assert "yield from p.isend(E_ISend, dest=(p.pid + 1) % p.nprocs, size=1024)" in text
+    assert "yield from p.wait(E_Wait, requests=None)" in text  # None: every pending request of the process
     assert "_reqs" not in text
     assert run_module(load_module(text)).trace == ["Recv", "ISend", "Wait"]
+
+
+def _ruff() -> list[str] | None:
+    """The ruff command of the dev extra, when it is installed."""
+    try:
+        import ruff  # noqa: F401
+    except ImportError:
+        return None
+    return [sys.executable, "-m", "ruff"]
+
+
+@pytest.mark.parametrize("width", [8, 30, 45])
+def test_long_statements_are_laid_out_as_the_formatter_lays_them_out(width):
+    """Calls that do not fit in 110 columns break as ``ruff format`` breaks them, comments included.
+
+    (An argument longer than a line by itself would be broken inside by the
+    formatter; generated code leaves it whole.)
+    """
+    ruff = _ruff()
+    if ruff is None:
+        pytest.skip("ruff (the dev extra) is not installed")
+    b = ModelBuilder("long")
+    b.global_var("N", 4)
+    main = b.activity("main", main=True)
+    term = " + ".join(["N * N"] * (width // 8 + 1))
+    a = main.action("A" * width, term)
+    s = main.comm("S" * width, Role.SEND, dest=f"(pid + 1 + {term}) % nprocs", size=term, tag=3, cost=term)
+    r = main.comm("R" * width, Role.RECV, source="-1", size=term, cost="1e-06")
+    main.chain(main.initial(), a, s, r, main.final())
+    text = generate(b.build()).text
+    check = subprocess.run(
+        [*ruff, "format", "--check", "--diff", "--line-length", "110", "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "size=" in text and "cost=" in text and "source=-1" not in text
 
 
 def test_names_are_sanitised_and_strings_escaped():
@@ -228,7 +275,7 @@ def test_fork_and_thread_roles_generate_runnable_code():
     main.chain(f, y, j)
     main.chain(j, region.id, pipe.id, main.final())
     text = generate(b.build()).text
-    assert "yield from p.fork(E_fork, (_fork_1_1, _fork_1_2,))" in text
+    assert "yield from p.fork(E_fork, (_fork_1_1, _fork_1_2))" in text
     assert "yield from p.parallel(E_Par, 2, _parallel_1)" in text
     assert run_module(load_module(text)).trace == ["X", "Y", "Inner", "Inner", "S1", "S2", "S1", "S2"]
 
@@ -323,3 +370,53 @@ def test_samples_prophet_predicts_the_paper_value():
 
     module = load_module(generate(read_model(sample)).text)
     assert simulate(module.MODEL, procs=1).time == pytest.approx(194.18443184713, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------- the checker's rules
+
+
+def _var(name: str, default: str | None = None) -> Variable:
+    return Variable(name, Location(name=name), None, default)
+
+
+@given(st.permutations(["a", "b", "c", "d", "e"]), st.data())
+def test_defaults_come_after_what_they_read(names, data):
+    """Any acyclic dependency (each name reads only names later in a random order) gets a valid order."""
+    later = {n: names[i + 1 :] for i, n in enumerate(names)}
+    reads = {
+        n: data.draw(st.lists(st.sampled_from(later[n]), unique=True)) if later[n] else [] for n in names
+    }
+    variables = [_var(n, " + ".join(reads[n]) or "1") for n in sorted(names)]
+    ordered = ordered_by_defaults(variables, lambda v: reads[v.name])
+    position = {v.name: i for i, v in enumerate(ordered)}
+    assert sorted(position) == sorted(names)
+    assert all(position[r] < position[n] for n in names for r in reads[n])
+
+
+def test_default_cycles_and_recursion_are_refused_with_the_path():
+    variables = [_var("a", "b"), _var("b", "a")]
+    with pytest.raises(ModelError, match="a -> b -> a"):
+        ordered_by_defaults(variables, lambda v: [v.default or ""])
+    with pytest.raises(ModelError, match="refers to itself"):
+        ordered_by_defaults([_var("x", "x + 1")], lambda v: ["x"])
+    functions = {n: CostFunction(n, (), "1", Location(name=n)) for n in "FGH"}
+    check_not_recursive({"F": {"G"}, "G": set(), "H": set()}, functions)
+    with pytest.raises(ModelError, match="G -> H -> G"):
+        check_not_recursive({"F": {"G"}, "G": {"H"}, "H": {"G"}}, functions)
+
+
+@pytest.mark.parametrize(
+    "name, problem",
+    [("pid", "system parameter"), ("sqrt", "built-in"), ("_x", "starts with '_'"), ("2x", "not a valid")],
+)
+def test_variable_name_rules(name, problem):
+    found = variable_name_error(_var(name), "variable")
+    assert found is not None and problem in found.message
+    assert variable_name_error(_var("num_atoms"), "variable") is None
+
+
+def test_cost_function_name_rules():
+    first = CostFunction("F", (), "1", Location())
+    assert cost_function_name_error(first, {}) is None
+    assert "defined twice" in cost_function_name_error(first, {"F": first}).message
+    assert "reserved" in cost_function_name_error(CostFunction("range", (), "1", Location()), {}).message

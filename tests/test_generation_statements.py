@@ -24,12 +24,12 @@ from stubs import load_module, run_module
 from uml2perf_runtime import Element, Link, Machine, ModelSpec, simulate
 
 from uml2perf.generation import generate
-from uml2perf.handlers import python_views
+from uml2perf.handlers.python import views as python_views
 from uml2perf.model import Model, Role
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "templates" / "_statements.py.jinja"
-HANDLER = ROOT / "uml2perf" / "handlers" / "python_handler.py"
+HANDLER = ROOT / "uml2perf" / "handlers" / "python" / "handler.py"
 
 LATENCY, BANDWIDTH = 1e-6, 1e9
 

@@ -5,18 +5,21 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+import warnings
+from pathlib import Path
 
 import pytest
 from builders import ModelBuilder
 from test_generation import prophet_model
 from test_navigation import irreducible_model
 
+from uml2perf.controlflow import recover_model
 from uml2perf.errors import UsageError
 from uml2perf.generation import generate
 from uml2perf.handlers import ContentHandler, available_handlers, create_handler, element_kinds, load_handler
 from uml2perf.handlers.dot_handler import dot_string
 from uml2perf.handlers.naming import Namer, sanitise
-from uml2perf.navigation import GraphNavigator, StructureNavigator, Traverser, recover_model
+from uml2perf.navigation import GraphNavigator, StructureNavigator, Traverser
 
 
 class Recorder(ContentHandler):
@@ -118,7 +121,7 @@ def test_third_party_handler_through_an_entry_point(tmp_path, monkeypatch):
             class CsvHandler(ContentHandler):
                 name = "csv"
                 suffix = ".csv"
-                navigator = "graph"
+                needs = "model"
                 description = "nodes as CSV"
 
                 def start(self, job):
@@ -152,6 +155,59 @@ def test_handler_instance_and_class_are_accepted():
     assert create_handler(Recorder).name == "recorder"
     handler = Recorder()
     assert create_handler(handler) is handler
+
+
+def test_a_handler_without_options_is_made_without_them_and_its_errors_surface():
+    class Plain(Recorder):
+        def __init__(self):
+            super().__init__()
+
+    class Broken(Recorder):
+        def __init__(self, options=None):
+            raise TypeError("a bug inside the handler")
+
+    assert isinstance(create_handler(Plain, {"x": 1}), Plain)
+    with pytest.raises(TypeError, match="a bug inside the handler"):
+        create_handler(Broken, {"x": 1})
+
+
+def test_the_older_navigator_attribute_still_chooses_the_walk():
+    with pytest.warns(DeprecationWarning, match="needs = 'model'"):
+
+        class Old(ContentHandler):
+            name = "old"
+            navigator = "graph"
+
+            def visit_Node(self, node):
+                pass
+
+            def visit_Edge(self, edge):
+                return False
+
+    assert Old.needs == "model"
+    assert generate(prophet_model(), Old).diagnostics == generate(prophet_model(), "dot").diagnostics
+
+
+def test_containers_are_walked_quietly_and_other_kinds_reported():
+    class OnlyActions(ContentHandler):
+        name = "only"
+        needs = "model"
+
+        def visit_ActionNode(self, node):
+            pass
+
+    out = generate(prophet_model(), OnlyActions)
+    unhandled = [d.message for d in out.diagnostics if d.code == "unhandled-kind"]
+    assert not any("Model" in m or "Activity " in m for m in unhandled)
+    assert any("Edge" in m or "Flow" in m for m in unhandled)
+
+
+def test_a_handler_must_need_something_uml2perf_provides():
+    class Odd(Recorder):
+        needs = "tea"  # type: ignore[assignment]
+
+    with pytest.raises(UsageError, match="needs 'tea'"):
+        load_handler(Odd)
 
 
 def test_dot_output_is_escaped_and_complete():
@@ -192,3 +248,16 @@ def test_naming_is_valid_stable_and_collision_free():
     assert (first, second) == ("A_1", "A_1_2")
     assert namer.claim("whatever", "x") == "A_1"
     assert namer.claim("rt", "z") == "rt_2"
+
+
+def test_the_readme_handler_example_runs():
+    """The CsvHandler of README.md ("writing a content handler") works as written."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("class CsvHandler(ContentHandler):")
+    block = readme[readme.rindex("```python", 0, start) + len("```python") : readme.index("```", start)]
+    namespace: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the example may still say navigator = "graph"
+        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - the project's own README
+    out = generate(prophet_model(), namespace["CsvHandler"])
+    assert out.text.startswith("id,name,kind\n") and "_n7,SA1,action" in out.text

@@ -360,7 +360,7 @@ def test_models_nested_past_pythons_limits_generate_a_flat_form_that_runs(depth:
     from uml2perf_runtime import simulate
 
     from uml2perf.generation import generate
-    from uml2perf.handlers.python_limits import first_excess
+    from uml2perf.handlers.python.limits import first_excess
 
     out = generate(_deeply_nested_decisions(depth))
     assert first_excess(out.text) is None
@@ -371,7 +371,7 @@ def test_models_nested_past_pythons_limits_generate_a_flat_form_that_runs(depth:
 
 
 def test_the_limit_scanner_counts_loops_per_function() -> None:
-    from uml2perf.handlers.python_limits import first_excess
+    from uml2perf.handlers.python.limits import first_excess
 
     def nest(n: int, indent: int = 0) -> list[str]:
         return ["    " * (indent + i) + "for _ in range(1):" for i in range(n)] + [

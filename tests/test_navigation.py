@@ -14,22 +14,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stubs import load_module, run_module
 
-from uml2perf.errors import ModelError, Severity
-from uml2perf.generation import generate
-from uml2perf.model import Model, NodeKind
-from uml2perf.navigation import (
+from uml2perf.controlflow import (
     Call,
     CondKind,
     Exec,
-    GraphNavigator,
     If,
     Parallel,
     StateMachine,
-    StructureNavigator,
     While,
     recover_model,
     walk,
 )
+from uml2perf.errors import ModelError, Severity
+from uml2perf.generation import generate
+from uml2perf.model import Model, NodeKind
+from uml2perf.navigation import GraphNavigator, StructureNavigator, traverse
 
 
 def body_of(model: Model, name: str = "main"):
@@ -268,12 +267,14 @@ def test_structured_loop_and_conditional_nodes():
 
 def test_navigators_walk_statements_and_graph():
     model = irreducible_model()
-    steps = list(StructureNavigator(recover_model(model)))
-    kinds = [type(step.element).__name__ for step in steps if step.entering]
+    entered, left = [], []
+    traverse(StructureNavigator(recover_model(model)), entered.append, left.append)
+    kinds = [type(element).__name__ for element in entered]
     assert kinds[:2] == ["RecoveredModel", "ActivityBody"]
     assert "StateMachine" in kinds and kinds.count("State") >= 2
-    assert sum(1 for s in steps if s.entering) == sum(1 for s in steps if not s.entering)
-    graph_steps = [step.element for step in GraphNavigator(model) if step.entering]
+    assert sorted(map(id, entered)) == sorted(map(id, left))
+    graph_steps: list = []
+    traverse(GraphNavigator(model), graph_steps.append, lambda element: None)
     assert graph_steps[0] is model
     assert sum(1 for e in graph_steps if getattr(e, "kind", None) is NodeKind.DECISION) == 3
 

@@ -2,8 +2,8 @@
 
 * recovery of a straight chain (one pass) against the general graph walk,
   on random chains, and the shapes that must not take the fast path;
-* ``Navigator.walk`` (what the traverser uses for one handler) against the
-  step-by-step walk, pruning included;
+* the traverser driving one handler against the same walk driving several,
+  pruning included;
 * the private cache of compiled code (:mod:`uml2perf.cache`) and of compiled
   templates: used when safe, ignored when disabled, unsafe or damaged;
 * built-in handler names resolve without scanning installed metadata;
@@ -25,19 +25,11 @@ from hypothesis import strategies as st
 from synthetic import chain_model, write_model
 
 from uml2perf.cli import main
+from uml2perf.controlflow import Block, Exec, Repeat, graph, recover_model, walk
 from uml2perf.generation import generate
 from uml2perf.handlers.base import ContentHandler
-from uml2perf.model import Model, NodeKind
-from uml2perf.navigation import (
-    Block,
-    Exec,
-    Repeat,
-    StructureNavigator,
-    Traverser,
-    recover_model,
-    structure,
-    walk,
-)
+from uml2perf.model import Model, NodeKind, Region
+from uml2perf.navigation import StructureNavigator, Traverser
 
 # ----------------------------------------------------------------------------- chains
 
@@ -93,25 +85,25 @@ def test_a_chain_recovers_as_the_general_walk_does(steps, ending, seed):
     order = list(range(len(steps)))
     seed.shuffle(order)  # file order differs from flow order
     model = _chain(steps, ending, order)
-    assert structure._straight_chain(model.activities[0].region) is not None
+    assert graph.straight_chain(model.activities[0].region) is not None
     fast = _shape(model)
-    general_chain = structure._straight_chain
+    general_chain = graph.straight_chain
     try:
-        structure._straight_chain = lambda region: None  # every region through the general walk
+        graph.straight_chain = lambda region: None  # every region through the general walk
         general = _shape(model)
     finally:
-        structure._straight_chain = general_chain
+        graph.straight_chain = general_chain
     assert fast == general
     assert generate(model).text == _generated_without_fast_path(model)
 
 
 def _generated_without_fast_path(model: Model) -> str:
-    saved = structure._straight_chain
-    structure._straight_chain = lambda region: None
+    saved = graph.straight_chain
+    graph.straight_chain = lambda region: None
     try:
         return generate(model).text
     finally:
-        structure._straight_chain = saved
+        graph.straight_chain = saved
 
 
 def test_chain_statements_keep_their_kinds():
@@ -120,7 +112,7 @@ def test_chain_statements_keep_their_kinds():
     assert [type(s) for s in body] == [Exec, Repeat, Block]  # the merge says nothing, the tail return goes
 
 
-def _region(build) -> structure.Region:
+def _region(build) -> Region:
     b = ModelBuilder("m")
     main = b.activity("main", main=True)
     build(main)
@@ -145,7 +137,7 @@ def _region(build) -> structure.Region:
     ],
 )
 def test_other_shapes_take_the_general_walk(build):
-    assert structure._straight_chain(_region(build)) is None
+    assert graph.straight_chain(_region(build)) is None
 
 
 def _two_ways(m) -> None:
@@ -206,8 +198,8 @@ def _branchy_model() -> Model:
 def test_walk_visits_and_leaves_as_the_steps_do(prune):
     recovered = recover_model(_branchy_model())
     single, reference = _Recorder(prune), _Recorder(prune)
-    Traverser(StructureNavigator(recovered), single).run()  # Navigator.walk
-    Traverser(StructureNavigator(recovered), reference, _Recorder()).run()  # the step-by-step path
+    Traverser(StructureNavigator(recovered), single).run()
+    Traverser(StructureNavigator(recovered), reference, _Recorder()).run()  # one walk, two handlers
     assert single.events == reference.events
     assert ("visit", "If") in single.events or "RecoveredModel" in prune or "ActivityBody" in prune
 
@@ -247,5 +239,5 @@ def test_the_synthetic_chain_takes_the_fast_path():
     from uml2perf.reader import read_bytes
 
     region = read_bytes(chain_model(50).encode(), "chain.uml").activities[0].region
-    chain = structure._straight_chain(region)
+    chain = graph.straight_chain(region)
     assert chain is not None and chain[0].kind is NodeKind.INITIAL and len(chain) == len(region.nodes)

@@ -16,8 +16,8 @@ import pytest
 from builders import ModelBuilder
 
 from uml2perf.cli import main as cli_main
+from uml2perf.controlflow import For, If, While, recover_model, walk
 from uml2perf.model import Model
-from uml2perf.navigation.structure import For, If, While, recover_model, walk
 from uml2perf.reader import read_model
 from uml2perf.reader.dialects.uml2 import split_condition
 

@@ -10,13 +10,25 @@ structural problems of the control flow.  Each finding is a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import builtins
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import Diagnostic, Location, Severity, Uml2PerfError
+from .errors import Diagnostic, Location, ModelError, Severity, Uml2PerfError
 from .expressions import ELSE_GUARDS as _GUARD_WORDS
-from .model import COMMUNICATION_ROLES, Activity, Model, Node, NodeKind, PerfSpec, Role
+from .handlers.naming import is_identifier
+from .model import (
+    COMMUNICATION_ROLES,
+    Activity,
+    CostFunction,
+    Model,
+    Node,
+    NodeKind,
+    PerfSpec,
+    Role,
+    Variable,
+)
 
 #: Tags whose values are expressions (the rest, like ``name`` of critical+, are plain text).
 _TEXT_TAGS = frozenset({"name", "id", "type", "code", "stereotype", "main", "device"})
@@ -356,3 +368,162 @@ def _check_generation(model: Model, activity: str | None) -> Iterator[Diagnostic
         yield _from_exception(exc)
         return
     yield from getattr(result, "diagnostics", ()) or ()
+
+
+# ---------------------------------------------------------------------------- rules generated code relies on
+# The python handler refuses a model that breaks one of these (the first problem, as a ModelError);
+# ``check`` reports them through its run of the generator.
+
+#: Names of Python's builtins (``range``, ``print``...) and of the module's own globals: a cost
+#: function of that name would replace what the generated module itself relies on.
+PYTHON_BUILTIN_NAMES = frozenset(name for name in dir(builtins) if not name.startswith("_")) | {
+    "rt",
+    "p",
+    "v",
+    "MODEL",
+    "ELEMENTS",
+}
+
+
+def cost_function_name_error(
+    function: CostFunction, defined: Mapping[str, CostFunction]
+) -> ModelError | None:
+    """What is wrong with the name of ``function``, if anything; ``defined`` holds those before it."""
+    name = function.name
+    if not is_identifier(name):
+        return ModelError(
+            f"cost function name {name!r} is not a valid name",
+            function.location,
+            hint="rename it to letters, digits and '_', not starting with a digit",
+        )
+    if name.startswith("_") or name in PYTHON_BUILTIN_NAMES:
+        return ModelError(
+            f"cost function name {name!r} is reserved: generated modules use it themselves"
+            if not name.startswith("_")
+            else f"cost function name {name!r} starts with '_', which generated code keeps for itself",
+            function.location,
+            hint="rename the cost function (e.g. F_" + name.strip("_") + ")",
+        )
+    if name in defined:
+        return ModelError(
+            f"cost function {name!r} is defined twice",
+            function.location,
+            hint=f"the first definition is at {defined[name].location}",
+        )
+    return None
+
+
+def variable_name_error(variable: Variable, what: str) -> ModelError | None:
+    """What is wrong with the name of a model variable, if anything (``what`` names its kind)."""
+    from .expressions import BUILTIN_FUNCTIONS, CONSTANTS, SYSTEM_PARAMETERS
+
+    name = variable.name
+    problem = None
+    if not is_identifier(name):
+        problem = "is not a valid name for expressions"
+    elif name in SYSTEM_PARAMETERS:
+        problem = "is the name of a system parameter"
+    elif name in BUILTIN_FUNCTIONS or name in CONSTANTS:
+        problem = "is the name of a built-in function or constant"
+    elif name.startswith("_"):
+        problem = "starts with '_', which generated code keeps for itself"
+    if problem is None:
+        return None
+    return ModelError(
+        f"{what} {name!r} {problem}",
+        variable.location,
+        hint="rename it to letters, digits and '_' (not starting with a digit or '_'),"
+        " distinct from pid, nprocs, tid, nthreads, uid, node, nnodes, ppn and the functions",
+    )
+
+
+def ordered_by_defaults(
+    variables: list[Variable], names_in_default: Callable[[Variable], Iterable[str]]
+) -> list[Variable]:
+    """``variables`` in an order where each default reads only variables set before it.
+
+    Raises a :class:`ModelError` for a default that reads its own variable, or
+    defaults that depend on each other in a cycle.
+    """
+    by_name = {v.name: v for v in variables}
+    deps: dict[str, list[str]] = {}
+    for variable in variables:
+        if variable.default is None:
+            deps[variable.name] = []
+            continue
+        names = set(names_in_default(variable))
+        deps[variable.name] = sorted(n for n in names if n in by_name and n != variable.name)
+        if variable.name in names:
+            raise ModelError(
+                f"the default value of {variable.name!r} refers to itself",
+                variable.location,
+                hint="give it a value that uses only other variables and system parameters",
+            )
+    done: list[Variable] = []
+    state: dict[str, int] = {}
+    for variable in variables:
+        _visit_in_order(variable.name, deps, state, done.append, by_name)
+    return done
+
+
+def _visit_in_order(
+    start: str,
+    deps: Mapping[str, list[str]],
+    state: dict[str, int],
+    emit: Callable[[Variable], None],
+    by_name: Mapping[str, Variable],
+) -> None:
+    """Depth-first from ``start``: dependencies first; a name met again on the way is a cycle."""
+    path: list[str] = []
+    stack: list[tuple[str, int]] = [(start, 0)]
+    while stack:
+        name, next_dep = stack.pop()
+        if next_dep == 0:
+            mark = state.get(name)
+            if mark == 2:
+                continue
+            if mark == 1:
+                cycle = path[path.index(name) :] + [name]
+                raise ModelError(
+                    "default values of variables depend on each other in a cycle: " + " -> ".join(cycle),
+                    by_name[name].location,
+                    hint="break the cycle by giving one of them a plain value",
+                )
+            state[name] = 1
+            path.append(name)
+        if next_dep < len(deps[name]):
+            stack.append((name, next_dep + 1))
+            stack.append((deps[name][next_dep], 0))
+        else:
+            state[name] = 2
+            path.pop()
+            emit(by_name[name])
+
+
+def check_not_recursive(calls: Mapping[str, set[str]], functions: Mapping[str, CostFunction]) -> None:
+    """Raise a :class:`ModelError` when cost functions call each other in a cycle."""
+    state: dict[str, int] = {}
+    for start in calls:
+        path: list[str] = []
+        stack: list[tuple[str, int]] = [(start, 0)]
+        while stack:
+            name, next_callee = stack.pop()
+            callees = sorted(calls.get(name, ()))
+            if next_callee == 0:
+                if state.get(name) == 2:
+                    continue
+                if state.get(name) == 1:
+                    cycle = path[path.index(name) :] + [name]
+                    raise ModelError(
+                        "cost functions call each other in a cycle: " + " -> ".join(cycle),
+                        functions[name].location,
+                        hint="cost functions cannot be recursive; write the cost in closed form",
+                    )
+                state[name] = 1
+                path.append(name)
+            if next_callee < len(callees):
+                stack.append((name, next_callee + 1))
+                stack.append((callees[next_callee], 0))
+            else:
+                state[name] = 2
+                path.pop()

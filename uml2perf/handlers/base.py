@@ -1,25 +1,33 @@
 """The ContentHandler: what a generator implements to emit one representation.
 
-A handler is driven by a :class:`~uml2perf.navigation.traversal.Traverser`:
-for every element the navigator reaches, ``visit(element)`` is called, then the
-element's children, then ``leave(element)``.  ``visit`` dispatches to
-``visit_<Kind>`` and ``leave`` to ``leave_<Kind>``, where the kinds of an
-element are tried from the most to the least specific (for a model node: its
-UML metaclass such as ``DecisionNode``, then ``Node``; for a statement: its
-class such as ``If``, then ``Statement``).  Returning ``False`` from a visit
-method skips the element's children (and its ``leave``).
+A handler declares what it ``needs``: ``"controlflow"`` (the default) walks the
+statement tree recovered from each activity (:mod:`uml2perf.controlflow`) and
+gives it in ``job.recovered``; ``"model"`` walks the neutral model as drawn
+(activities, their nodes with nested regions inside their owner, then their
+flows) and recovers nothing.
 
-An element no method handles reaches :meth:`ContentHandler.generic_visit`,
-which records a warning once per kind instead of skipping silently.
+The :class:`~uml2perf.navigation.traversal.Traverser` calls ``visit(element)``
+for every element, then the element's children, then ``leave(element)``.
+``visit`` dispatches to ``visit_<Kind>`` and ``leave`` to ``leave_<Kind>``,
+where the kinds of an element are tried from the most to the least specific
+(for a model node: its UML metaclass such as ``DecisionNode``, then ``Node``;
+for a statement: its class such as ``If``, then ``Statement``).  Returning
+``False`` from a visit method skips the element's children (and its ``leave``).
+
+Containers (the model, an activity, an activity body, a branch, a state, a
+lane) need no method: their children are walked quietly.  Any other element
+no method handles reaches :meth:`ContentHandler.generic_visit`, which records a
+warning once per kind instead of skipping silently.
 
 Writing a third-party handler::
 
     class CsvHandler(ContentHandler):
         name = "csv"
         suffix = ".csv"
-        navigator = "graph"          # the raw model in file order
+        needs = "model"              # the neutral model in file order
 
         def start(self, job):
+            super().start(job)
             self.rows = ["id,name,kind"]
 
         def visit_Node(self, node):
@@ -39,14 +47,22 @@ and register it in the package's ``pyproject.toml``::
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal
 
+from ..controlflow.ir import ActivityBody, Branch, RecoveredModel, State, Statement
 from ..errors import Diagnostic, Location, Severity
-from ..model import Activity, Edge, Model, Node
-from ..navigation.structure import RecoveredModel, Statement
+from ..model import Activity, Edge, Model, Node, NodeKind
+from ..navigation.traversal import Element, Lane
+
+#: What a handler needs: the neutral model as drawn, or the control flow recovered from it.
+Need = Literal["model", "controlflow"]
+
+#: Values of a handler's options (from the command line or the API).
+OptionValue = str | int | float | bool | None
 
 
 @dataclass
@@ -56,27 +72,10 @@ class GenerationJob:
     model: Model
     recovered: RecoveredModel | None
     main: Activity | None
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, OptionValue] = field(default_factory=dict)
 
 
-@runtime_checkable
-class HandlerProtocol(Protocol):
-    """The interface the generation layer relies on (``ContentHandler`` implements it)."""
-
-    name: str
-    suffix: str
-    navigator: str
-
-    def start(self, job: GenerationJob) -> None: ...
-
-    def visit(self, element: Any) -> bool | None: ...
-
-    def leave(self, element: Any) -> None: ...
-
-    def finish(self) -> str: ...
-
-
-def element_kinds(element: Any) -> tuple[str, ...]:
+def element_kinds(element: Element) -> tuple[str, ...]:
     """Dispatch names of ``element``, most specific first."""
     if isinstance(element, Node):
         generic = "".join(part.capitalize() for part in element.kind.value.split("_")) + "Node"
@@ -89,31 +88,60 @@ def element_kinds(element: Any) -> tuple[str, ...]:
     return (type(element).__name__,)
 
 
-#: Markers in the method caches: type not seen yet; a model node (dispatch depends on more than its type).
-_UNKNOWN = object()
-_PER_NODE = object()
+#: Elements that only hold others: without a method for them, their children are walked quietly.
+CONTAINERS: tuple[type, ...] = (Model, Activity, RecoveredModel, ActivityBody, Branch, State, Lane)
+
+#: A ``visit_<Kind>`` or ``leave_<Kind>`` method, bound to its handler.
+_Method = Callable[[Element], bool | None]
+#: What the method caches are keyed by: an element's type, or for a model node (whose dispatch
+#: depends on more than its type) its metaclass and kind.
+_Key = type | tuple[type, str, NodeKind]
+
+
+def _key(element: Element) -> _Key:
+    """What decides an element's methods: its type, and for a model node its metaclass and kind too."""
+    if isinstance(element, Node):
+        return (Node, element.uml_type, element.kind)
+    return type(element)
+
+
+_NAVIGATOR_NEEDS: Mapping[str, Need] = {"graph": "model", "structure": "controlflow"}
 
 
 class ContentHandler:
-    """Base class of every content handler: visit/leave dispatch, diagnostics, output naming.
+    """The one contract of content handlers, with the dispatch every handler inherits.
 
-    Subclasses set :attr:`name`, :attr:`suffix` and :attr:`navigator`
-    (``"structure"`` for the recovered statement tree, ``"graph"`` for the raw
-    model), implement ``visit_<Kind>``/``leave_<Kind>`` methods, and return
-    their text from :meth:`finish`.
+    A handler class sets :attr:`name`, :attr:`suffix` and :attr:`needs`,
+    implements ``visit_<Kind>``/``leave_<Kind>`` methods, and returns its text
+    from :meth:`finish`; the dispatch, the diagnostics and the output naming
+    come from here.  The traverser itself needs only ``visit`` and ``leave``
+    (:class:`~uml2perf.navigation.traversal.Visitor`).
     """
 
     name: ClassVar[str] = "handler"
     suffix: ClassVar[str] = ".txt"
-    navigator: ClassVar[str] = "structure"
+    needs: ClassVar[Need] = "controlflow"
     description: ClassVar[str] = ""
 
-    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        self.options: dict[str, Any] = dict(options or {})
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        navigator = cls.__dict__.get("navigator")
+        if isinstance(navigator, str) and "needs" not in cls.__dict__:
+            # the attribute handlers used to declare their walk with: "graph" or "structure"
+            warnings.warn(
+                f"{cls.__name__}: navigator = {navigator!r} is deprecated,"
+                f" write needs = {_NAVIGATOR_NEEDS.get(navigator, 'controlflow')!r}",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            cls.needs = _NAVIGATOR_NEEDS.get(navigator, "controlflow")
+
+    def __init__(self, options: Mapping[str, OptionValue] | None = None) -> None:
+        self.options: dict[str, OptionValue] = dict(options or {})
         self.diagnostics: list[Diagnostic] = []
         self.job: GenerationJob | None = None
-        self._visitors: dict[Any, Any] = {}  # type (or node key) -> method, None, or _PER_NODE
-        self._leavers: dict[Any, Any] = {}
+        self._visitors: dict[_Key, _Method | None] = {}  # the method, or None: there is none
+        self._leavers: dict[_Key, _Method | None] = {}
         self._unhandled: set[str] = set()
 
     # -- life cycle ----------------------------------------------------------
@@ -133,48 +161,47 @@ class ContentHandler:
 
     # -- dispatch ------------------------------------------------------------
 
-    def visit(self, element: Any) -> bool | None:
+    def visit(self, element: Element) -> bool | None:
         """Dispatch to ``visit_<Kind>``; False means: skip the children."""
-        # one dict lookup per element once its type is known (a model visits tens of thousands)
-        method = self._visitors.get(type(element), _UNKNOWN)
-        if method is _UNKNOWN or method is _PER_NODE:
-            method = self._method(element, self._visitors, "visit_")
+        # one dict lookup per element once its kind is known (a model visits tens of thousands)
+        key = _key(element)
+        method = (
+            self._visitors[key]
+            if key in self._visitors
+            else self._find(element, self._visitors, key, "visit_")
+        )
         if method is None:
             return self.generic_visit(element)
         return method(element)
 
-    def leave(self, element: Any) -> None:
+    def leave(self, element: Element) -> None:
         """Dispatch to ``leave_<Kind>`` when the handler has one."""
-        method = self._leavers.get(type(element), _UNKNOWN)
-        if method is _UNKNOWN or method is _PER_NODE:
-            method = self._method(element, self._leavers, "leave_")
+        key = _key(element)
+        method = (
+            self._leavers[key] if key in self._leavers else self._find(element, self._leavers, key, "leave_")
+        )
         if method is not None:
             method(element)
 
-    def generic_visit(self, element: Any) -> bool | None:
-        """No ``visit_<Kind>`` matched: note it once per kind, keep walking."""
+    def generic_visit(self, element: Element) -> bool | None:
+        """No ``visit_<Kind>`` matched: walk a container's children, note any other kind once."""
+        if isinstance(element, CONTAINERS):
+            return True
         kind = element_kinds(element)[0]
         if kind not in self._unhandled:
             self._unhandled.add(kind)
-            location = getattr(element, "location", None) or getattr(
-                getattr(element, "node", None), "location", None
-            )
             self.warn(
                 f"the {self.name} handler has no rule for {kind} elements; they are left out of its output",
-                location if isinstance(location, Location) else Location(),
+                _location_of(element),
                 code="unhandled-kind",
             )
         return True
 
-    def _method(self, element: Any, cache: dict[Any, Any], prefix: str) -> Callable[[Any], Any] | None:
-        """The method for ``element``, cached by type (by metaclass and kind for model nodes)."""
-        key: Any = type(element)
-        if isinstance(element, Node):
-            cache[key] = _PER_NODE  # the type alone does not decide: see the key below
-            key = (Node, element.uml_type, element.kind)
-        if key in cache:
-            return cache[key]
-        found = None
+    def _find(
+        self, element: Element, cache: dict[_Key, _Method | None], key: _Key, prefix: str
+    ) -> _Method | None:
+        """The method for ``element``, most specific kind first; remembered under ``key``."""
+        found: _Method | None = None
         for kind in element_kinds(element):
             found = getattr(self, prefix + kind, None)
             if found is not None:
@@ -196,3 +223,11 @@ class ContentHandler:
 
     def info(self, message: str, location: Location | None = None, *, code: str | None = None) -> None:
         self.diagnostics.append(Diagnostic(Severity.INFO, message, location or Location(), None, code))
+
+
+def _location_of(element: Element) -> Location:
+    """Where an element is in the input file, when it knows."""
+    if isinstance(element, (Node, Edge, Activity)):
+        return element.location
+    node = getattr(element, "node", None)  # statements name the node they came from
+    return node.location if isinstance(node, Node) else Location()

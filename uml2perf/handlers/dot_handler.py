@@ -20,8 +20,12 @@ _SHAPES: dict[NodeKind, str] = {
     NodeKind.FLOW_FINAL: 'shape=circle, label="X", width=0.25, fixedsize=true',
     NodeKind.DECISION: "shape=diamond",
     NodeKind.MERGE: "shape=diamond",
-    NodeKind.FORK: 'shape=box, style=filled, fillcolor=black, label="", height=0.06, width=1.2, fixedsize=true',
-    NodeKind.JOIN: 'shape=box, style=filled, fillcolor=black, label="", height=0.06, width=1.2, fixedsize=true',
+    NodeKind.FORK: (
+        'shape=box, style=filled, fillcolor=black, label="", height=0.06, width=1.2, fixedsize=true'
+    ),
+    NodeKind.JOIN: (
+        'shape=box, style=filled, fillcolor=black, label="", height=0.06, width=1.2, fixedsize=true'
+    ),
     NodeKind.OBJECT: "shape=box",
     NodeKind.ACTION: 'shape=box, style="rounded"',
     NodeKind.CALL: 'shape=box, style="rounded,bold"',
@@ -43,7 +47,7 @@ class DotHandler(ContentHandler):
 
     name = "dot"
     suffix = ".dot"
-    navigator = "graph"
+    needs = "model"
     description = "Graphviz picture of the activities (render with dot -Tsvg)"
 
     def start(self, job: GenerationJob) -> None:
@@ -119,7 +123,7 @@ class DotHandler(ContentHandler):
         self._emit(f"{dot_string(edge.source)} -> {dot_string(edge.target)}{suffix};")
 
     def finish(self) -> str:
-        from ..generation import render
+        from .templates import render
 
         title = self.model.name or self.model.source or "model"
         return render(

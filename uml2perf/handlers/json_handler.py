@@ -13,9 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import Diagnostic, Location
-from ..model import Activity, CostFunction, Edge, Model, Node, PerfSpec, Variable
-from ..navigation.structure import (
+from ..controlflow import recover_model
+from ..controlflow.ir import (
     ActivityBody,
     Block,
     Call,
@@ -35,13 +34,11 @@ from ..navigation.structure import (
     TaskPool,
     While,
 )
+from ..errors import Diagnostic
+from ..model import Activity, CostFunction, Edge, Model, Node, PerfSpec, Variable
 from .base import ContentHandler, GenerationJob
 
 FORMAT_VERSION = 1
-
-
-def location_json(location: Location) -> dict[str, Any]:
-    return {"file": location.file, "line": location.line}
 
 
 def perf_json(perf: PerfSpec | None) -> dict[str, Any] | None:
@@ -164,8 +161,7 @@ class JsonHandler(ContentHandler):
 
     name = "json"
     suffix = ".json"
-    navigator = "graph"
-    needs_structure = True
+    needs = "model"
     description = "the neutral model and its recovered control flow as JSON"
 
     def start(self, job: GenerationJob) -> None:
@@ -257,13 +253,14 @@ class JsonHandler(ContentHandler):
 
     def finish(self) -> str:
         assert self.job is not None
-        recovered = self.job.recovered
+        # the model is walked as drawn; the recovered control flow is written beside it
+        recovered = recover_model(self.job.model, main=self.job.main)
+        self.diagnostics.extend(recovered.diagnostics)
         structure: dict[str, Any] = {}
         diagnostics: list[Diagnostic] = list(self.job.model.diagnostics)
-        if recovered is not None:
-            for body in recovered.activities:
-                structure[body.activity.id] = activity_structure(body)
-            diagnostics.extend(recovered.diagnostics)
+        for body in recovered.activities:
+            structure[body.activity.id] = activity_structure(body)
+        diagnostics.extend(recovered.diagnostics)
         self.root["structure"] = structure
         self.root["diagnostics"] = [diagnostic_json(d) for d in diagnostics]
         return json.dumps(self.root, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -70,9 +70,6 @@ class Namer:
         """Mark names as used without binding them to a key."""
         self._taken.update(names)
 
-    def is_taken(self, name: str) -> bool:
-        return name in self._taken
-
     def claim(self, text: str, key: Hashable, *, prefix: str = "", fallback: str = "unnamed") -> str:
         """The unique identifier for ``key``, built from ``prefix + sanitise(text)``."""
         known = self._by_key.get(key)

@@ -13,19 +13,20 @@ handler without scanning every installed distribution's metadata.
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
-from .base import ContentHandler, HandlerProtocol
+from .base import ContentHandler, OptionValue
 
 GROUP = "uml2perf.handlers"
 
 BUILTIN: Mapping[str, str] = {
     "dot": "uml2perf.handlers.dot_handler:DotHandler",
     "json": "uml2perf.handlers.json_handler:JsonHandler",
-    "python": "uml2perf.handlers.python_handler:PythonHandler",
+    "python": "uml2perf.handlers.python.handler:PythonHandler",
 }
 
 
@@ -125,17 +126,40 @@ def load_handler(spec: str | type[ContentHandler]) -> type[ContentHandler]:
             f"handler {what!r} is not a content handler class",
             hint="subclass uml2perf.handlers.base.ContentHandler",
         )
+    if getattr(cls, "needs", None) not in ("model", "controlflow"):
+        raise UsageError(
+            f"handler {what!r} needs {getattr(cls, 'needs', None)!r}, which uml2perf does not provide",
+            hint='set needs = "model" (the model as drawn)'
+            ' or needs = "controlflow" (the recovered statements)',
+        )
     return cls
 
 
 def create_handler(
-    spec: str | type[ContentHandler] | ContentHandler, options: Mapping[str, Any] | None = None
-) -> HandlerProtocol:
-    """A ready handler instance (an instance passed in is used as it is)."""
-    if isinstance(spec, ContentHandler):
+    spec: str | type[ContentHandler] | ContentHandler, options: Mapping[str, OptionValue] | None = None
+) -> ContentHandler:
+    """A ready handler instance (an instance passed in is used as it is).
+
+    The options go to a constructor that takes an argument; a handler class
+    whose constructor takes none is made without them.
+    """
+    if isinstance(spec, str) or isinstance(spec, type):
+        cls = load_handler(spec)
+    else:
         return spec
-    cls = load_handler(spec)
+    if _takes_options(cls):
+        return cls(options)
+    return cls()
+
+
+def _takes_options(cls: type[ContentHandler]) -> bool:
+    """True when ``cls(options)`` is a valid call."""
     try:
-        return cls(options)  # type: ignore[call-arg]
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):  # pragma: no cover - a constructor Python cannot describe
+        return True
+    try:
+        signature.bind(None)
     except TypeError:
-        return cls()  # a handler without options
+        return False
+    return True

@@ -1,76 +1,31 @@
-"""Control-flow recovery, Navigator and Traverser.
+"""Navigator and Traverser: the one walk that drives content handlers (see :mod:`.traversal`).
 
-:mod:`.structure` turns activity graphs into structured statement trees
-(sequences, if/elif/else, loops, fork/join, patterns, and a state-machine
-fallback for unstructured flow); :mod:`.traversal` walks models or statement
-trees and drives content handlers (Fig. 3.4 of the Performance Prophet paper).
+The statement trees the structure navigator walks come from control-flow
+recovery (:mod:`uml2perf.controlflow`).
 """
 
-from .structure import (
-    ActivityBody,
-    Block,
-    Branch,
-    Break,
-    Call,
-    Cond,
-    CondKind,
-    Continue,
-    Critical,
-    Exec,
-    For,
-    If,
-    Parallel,
-    ParallelRegion,
-    Pipeline,
-    RecoveredModel,
-    Repeat,
-    Return,
-    Sequence,
-    State,
-    StateMachine,
-    Statement,
-    TaskPool,
-    Transition,
-    While,
-    recover_model,
-    recover_region,
-    walk,
+from .traversal import (
+    Element,
+    GraphElement,
+    GraphNavigator,
+    Lane,
+    Navigator,
+    StructureElement,
+    StructureNavigator,
+    Traverser,
+    Visitor,
+    traverse,
 )
-from .traversal import GraphNavigator, Lane, Navigator, Step, StructureNavigator, Traverser
 
 __all__ = [
-    "ActivityBody",
-    "Block",
-    "Branch",
-    "Break",
-    "Call",
-    "Cond",
-    "CondKind",
-    "Continue",
-    "Critical",
-    "Exec",
-    "For",
+    "Element",
+    "GraphElement",
     "GraphNavigator",
-    "If",
     "Lane",
     "Navigator",
-    "Parallel",
-    "ParallelRegion",
-    "Pipeline",
-    "RecoveredModel",
-    "Repeat",
-    "Return",
-    "Sequence",
-    "State",
-    "StateMachine",
-    "Statement",
-    "Step",
+    "StructureElement",
     "StructureNavigator",
-    "TaskPool",
-    "Transition",
     "Traverser",
-    "While",
-    "recover_model",
-    "recover_region",
-    "walk",
+    "Visitor",
+    "traverse",
 ]

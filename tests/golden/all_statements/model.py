@@ -133,6 +133,22 @@ def build():
     main.chain(landed, head, step, more)
     main.flow(more, head, guard="i < 3")
     main.flow(more, rep, guard="else")
-    main.chain(rep, inline.id, counted.id, loop.id, retry.id, scan.id, cond.id, call_post, wait, call_race, call_tangle,
-               region.id, pipe.id, pool.id, sync, main.final())
+    main.chain(
+        rep,
+        inline.id,
+        counted.id,
+        loop.id,
+        retry.id,
+        scan.id,
+        cond.id,
+        call_post,
+        wait,
+        call_race,
+        call_tangle,
+        region.id,
+        pipe.id,
+        pool.id,
+        sync,
+        main.final(),
+    )
     return b.build()

@@ -1,23 +1,35 @@
-"""Plain view objects the python handler hands to ``templates/_statements.py.jinja``.
+"""Plain view records the python handler hands to the templates.
 
 The handler decides everything a generated statement says (names, printed
-expressions, comment text, ordering, where ``pass`` is needed); the template
-decides only how it is laid out.  One view class per statement kind, each
-with a ``kind`` the template dispatches on.  They are slotted classes rather
-than dicts because Jinja reads attributes of slotted objects about ten times
-faster than it looks up keys of dicts through ``StrictUndefined``, and a large
-model renders tens of thousands of them.
+expressions, comment text, ordering, where ``pass`` is needed); the templates
+(``templates/_statements.py.jinja`` and ``templates/model_module.py.jinja``)
+decide how it is laid out, line breaks included.  One view class per statement
+kind, each with a ``kind`` the template dispatches on.  They are slotted
+classes rather than dicts because Jinja reads attributes of slotted objects
+about ten times faster than it looks up keys of dicts through
+``StrictUndefined``, and a large model renders tens of thousands of them.
+
+Arguments of runtime calls are :data:`Arg` pairs: a keyword (``None`` for a
+positional argument) and the printed value.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
+
+#: One argument of a runtime call: its keyword (None when positional) and its printed value.
+Arg = tuple[str | None, str]
 
 
 @dataclass(slots=True)
 class CodeView:
-    """A code fragment run before an action's cost: its comment and its statements (unindented)."""
+    """A code fragment run before an action's cost: the comment naming the action, its statements.
+
+    The comment carries the action's xmi id (the runtime reads it to name the
+    action when a statement of the fragment fails), so the action's own line
+    carries none (its ``xmi_id`` is empty).
+    """
 
     describe: str
     lines: list[str]
@@ -36,11 +48,11 @@ class ComputeView:
 
 @dataclass(slots=True)
 class CommView:
-    """``yield from p.<method>(E, arguments..., cost)``: point-to-point, collective or wait."""
+    """``yield from p.<method>(E, name=value, ...)``: point-to-point, collective, wait or roofline."""
 
     kind: ClassVar[str] = "comm"
     method: str
-    arguments: str
+    args: list[Arg]
     xmi_id: str
     code: CodeView | None = None
 
@@ -96,7 +108,10 @@ class StopView:
 
 @dataclass(slots=True)
 class FunctionView:
-    """A nested generator function (fork branch, pipeline stage, thread body, scoped block).
+    """A generator function of its own (fork branch, pipeline stage, thread body, scoped block).
+
+    It is defined at the start of the function that runs it (never inside a
+    loop), after the functions of its own nested parts in ``functions``.
 
     ``guard`` adds the unreachable ``yield`` that keeps a body without any
     runtime call a generator function (after a ``return`` unless ``returns``
@@ -107,6 +122,7 @@ class FunctionView:
 
     name: str
     body: list[View] = field(default_factory=list)
+    functions: list[FunctionView] = field(default_factory=list)
     guard: bool = False
     returns: bool = False
     nonlocal_flag: str | None = None
@@ -118,36 +134,38 @@ class BlockView:
     """A structured node: inline between enter/leave, or (``function`` set) its own scope.
 
     ``bracket`` is false for one iteration of a loop over the same element,
-    which the loop already enters and leaves.
+    which the loop already enters and leaves (and names: ``describe`` is then None).
     """
 
     kind: ClassVar[str] = "block"
-    describe: str
+    describe: str | None
     what: str
     element: str
     bracket: bool = True
     body: list[View] = field(default_factory=list)
-    function: FunctionView | None = None
+    function: str | None = None
 
 
 @dataclass(slots=True)
 class RepeatView:
-    """A ``repeat`` tag: ``for _ in range(count)``."""
+    """A ``repeat`` tag: ``for _ in range(count)``; ``checked`` counts go through ``rt.count``."""
 
     kind: ClassVar[str] = "repeat"
     count: str
+    checked: bool
     body: list[View] = field(default_factory=list)
 
 
 @dataclass(slots=True)
 class ForView:
-    """A counted loop; ``bracket`` says whether it enters/leaves its element itself."""
+    """A counted loop; ``bracket`` says whether it enters/leaves (and names) its element itself."""
 
     kind: ClassVar[str] = "for"
-    describe: str
+    describe: str | None
     element: str
     bracket: bool
     count: str
+    checked: bool
     body: list[View] = field(default_factory=list)
 
 
@@ -156,7 +174,7 @@ class WhileView:
     """A ``while`` loop counting its iterations on ``element``."""
 
     kind: ClassVar[str] = "while"
-    describe: str
+    describe: str | None
     element: str
     bracket: bool
     condition: str
@@ -229,29 +247,27 @@ class StateMachineView:
 
 @dataclass(slots=True)
 class ForkView:
-    """Fork/join: the branch functions, then ``p.fork``; ``flag`` checked after the join."""
+    """Fork/join: ``p.fork`` over the branch functions; ``flag`` checked after the join."""
 
     kind: ClassVar[str] = "fork"
     describe: str | None
     names: list[str]
-    lanes: list[FunctionView] = field(default_factory=list)
     element: str = ""
     flag: str | None = None
 
 
 @dataclass(slots=True)
 class PipelineView:
-    """A pipeline: the stage functions, then ``p.pipeline``."""
+    """A pipeline: ``p.pipeline`` over the stage functions."""
 
     kind: ClassVar[str] = "pipeline"
     describe: str
     names: list[str]
-    lanes: list[FunctionView] = field(default_factory=list)
     element: str = ""
     items: str = ""
     flag: str | None = None
-    #: printed keyword arguments for the overhead and startup tags (``, overhead=2e-05``), or ""
-    extra: str = ""
+    #: the overhead and startup tags, as keyword arguments
+    options: list[Arg] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -264,14 +280,14 @@ class ThreadsView:
 
     kind: str
     describe: str
-    function: FunctionView
+    function: str
     element: str = ""
     threads: str = ""
     items: str = ""
     lock: str = ""
     flag: str | None = None
-    #: printed keyword arguments for the overhead and startup tags of a task pool, or ""
-    extra: str = ""
+    #: the overhead and startup tags of a task pool, as keyword arguments
+    options: list[Arg] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -282,9 +298,44 @@ class ActivityView:
     doc: str
     locals: list[tuple[str, str]]
     repeat: str | None
+    checked: bool = False
     body: list[View] = field(default_factory=list)
+    functions: list[FunctionView] = field(default_factory=list)
     guard: bool = False
     flag: str | None = None
+
+
+@dataclass(slots=True)
+class GlobalView:
+    """One model variable set in ``init_globals``: its name, name literal and printed default."""
+
+    name: str
+    literal: str
+    default: str
+
+
+@dataclass(slots=True)
+class CostFunctionView:
+    """One cost function: its name, parameter names, docstring literal and printed body."""
+
+    name: str
+    parameters: list[str]
+    doc: str
+    body: str
+
+
+class ElementView(NamedTuple):
+    """One ``rt.Element``: its ``E_`` name, index, and literals of its name, kind and xmi id; its line.
+
+    A tuple: the template unpacks it, which is cheaper than reading attributes (a model has thousands).
+    """
+
+    name: str
+    number: int  # its index in ELEMENTS
+    label: str
+    kind: str
+    xmi_id: str
+    line: str
 
 
 View = (
@@ -293,6 +344,7 @@ View = (
     | CallView
     | KeywordView
     | ReturnView
+    | NoGuardView
     | StopView
     | BlockView
     | RepeatView
@@ -311,10 +363,14 @@ CONTINUE = KeywordView("continue")
 
 __all__ = [
     "BREAK",
+    "Arg",
     "CONTINUE",
     "PASS",
     "ActivityView",
     "BlockView",
+    "CostFunctionView",
+    "ElementView",
+    "GlobalView",
     "BranchView",
     "CallView",
     "CodeView",

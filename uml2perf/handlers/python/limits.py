@@ -9,7 +9,7 @@ innermost element instead.  One pass over the lines, no compilation.
 
 from __future__ import annotations
 
-from ..errors import ModelError
+from ...errors import ModelError
 
 
 class NestedTooDeeply(ModelError):

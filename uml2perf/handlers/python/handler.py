@@ -11,26 +11,27 @@ as ``repr()`` string literals, comments escape their text.
 
 Statements are built while the traverser walks the recovered statement
 tree: ``visit_<Kind>`` opens a construct, ``leave_<Kind>`` closes it.  Each
-becomes a plain view object (:mod:`uml2perf.handlers.python_views`) holding
-what this handler computed: names, printed expressions, comment text,
-ordering, where an empty block needs ``pass``.  The templates print them:
+becomes a plain view record (:mod:`.views`) holding what this handler
+computed: names, printed expressions, comment text, ordering, where an empty
+block needs ``pass``.  The templates print them:
 ``templates/_statements.py.jinja`` has one section per statement kind, so the
-shape of all generated code is read there, not here.
+shape of all generated code is read there, not here.  Functions a statement
+runs (fork branches, pipeline stages, thread bodies, scoped blocks) are
+collected at the start of the function that runs them, never inside a loop.
 """
 
 from __future__ import annotations
 
-import ast
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from ..errors import Location, ModelError
-from ..expressions import means_else
-from ..model import Activity, CostFunction, Model, Node, NodeKind, Role, Variable
-from ..navigation.structure import (
+from uml2perf_runtime.operations import OPERATIONS
+
+from ...check import check_not_recursive, cost_function_name_error, ordered_by_defaults
+from ...controlflow.finals import Endings, mark_endings
+from ...controlflow.ir import (
     ActivityBody,
     Block,
     Branch,
@@ -55,23 +56,34 @@ from ..navigation.structure import (
     TaskPool,
     While,
 )
-from ..navigation.traversal import Lane
-from .base import ContentHandler, GenerationJob
-from .naming import Namer, is_identifier
-from .python_views import (
+from ...errors import Location, ModelError
+from ...expressions import means_else
+from ...model import Activity, Node, NodeKind, Region, Role, Variable
+from ...navigation.traversal import Lane
+from ..base import ContentHandler, GenerationJob
+from ..naming import Namer
+from ..templates import render
+from .limits import MAX_NESTED_LOOPS, NestedTooDeeply, first_excess
+from .literals import comment, describe, docstring, quote
+from .printer import ExpressionPrinter
+from .views import (
     BREAK,
     CONTINUE,
     PASS,
     ActivityView,
+    Arg,
     BlockView,
     BranchView,
     CallView,
     CodeView,
     CommView,
     ComputeView,
+    CostFunctionView,
+    ElementView,
     ForkView,
     ForView,
     FunctionView,
+    GlobalView,
     GotoView,
     IfView,
     NoGuardView,
@@ -105,22 +117,15 @@ _TYPE_DEFAULTS = {
     "bool": "False",
 }
 
-#: communication roles → runtime method and its (argument, tag, default) list; None = required
-_COMM: Mapping[Role, tuple[str, tuple[tuple[str, str | None], ...]]] = {
-    Role.SEND: ("send", (("dest", None), ("size", "0"), ("tag", "0"))),
-    Role.RECV: ("recv", (("source", "-1"), ("size", "0"), ("tag", "0"))),
-    Role.ISEND: ("isend", (("dest", None), ("size", "0"), ("tag", "0"))),
-    Role.IRECV: ("irecv", (("source", "-1"), ("size", "0"), ("tag", "0"))),
-    Role.WAIT: ("wait", ()),
-    Role.BARRIER: ("barrier", ()),
-    Role.BCAST: ("bcast", (("root", "0"), ("size", "0"))),
-    Role.REDUCE: ("reduce", (("root", "0"), ("size", "0"))),
-    Role.ALLREDUCE: ("allreduce", (("size", "0"),)),
-    Role.GATHER: ("gather", (("root", "0"), ("size", "0"))),
-    Role.SCATTER: ("scatter", (("root", "0"), ("size", "0"))),
-    Role.ALLGATHER: ("allgather", (("size", "0"),)),
-    Role.ALLTOALL: ("alltoall", (("size", "0"),)),
-}
+#: communication roles → their operation in the runtime's table (runtime/operations.py)
+_COMM = {role: OPERATIONS[role.value] for role in Role if role.value in OPERATIONS}
+
+#: the cost every runtime call takes last, and its default there (runtime/context.py)
+_COST_DEFAULTS = frozenset({"0", "0.0"})
+
+#: the pending requests a wait completes: every request of the process (see runtime/comm.py).  The
+#: runtime's ``wait`` takes no default for them yet, so generated calls always name them.
+_EVERY_REQUEST: Arg = ("requests", "None")
 
 _KIND_OF_NODE = {
     NodeKind.ACTION: "action",
@@ -134,156 +139,15 @@ _KIND_OF_NODE = {
 }
 
 
-def comment(text: str) -> str:
-    """Model text made safe for a ``#`` comment (no line breaks, no control characters)."""
-    return repr(str(text))[1:-1]
-
-
-def quote(text: str) -> str:
-    """A Python string literal for any text (JSON escaping is valid Python and ASCII only)."""
-    text = str(text)
-    if '"' not in text and "\\" not in text and text.isprintable() and text.isascii():  # cheapest tests first
-        return f'"{text}"'
-    return json.dumps(text)
-
-
-def docstring(text: str) -> str:
-    """A one-line docstring literal; falls back to an escaped literal for unusual text."""
-    if text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"""{text}"""'
-    return quote(text)
-
-
-def describe(node: Node) -> str:
-    name = comment(node.name) if node.name else node.kind.value
-    return f"{name} (xmi:id={comment(node.id)})"
-
-
-def trace(node: Node) -> str:
-    """The short trailing comment of a one-line statement (its ``E_`` name already says the name)."""
-    return f"xmi:id={comment(node.id)}"
-
-
-# ---------------------------------------------------------------------------- expressions
-
-
-class ExpressionPrinter:
-    """Validates model expressions once and prints them as Python for this module."""
-
-    def __init__(self, model: Model, handler: PythonHandler) -> None:
-        from .. import expressions as ex
-
-        self.ex = ex
-        self.handler = handler
-        self.variables: dict[str, Variable] = {}
-        self.functions: dict[str, CostFunction] = {}
-        self.function_names: dict[str, str] = {}
-        self.builtins_used: set[str] = set()
-        self._parsed: dict[tuple[str, str], Any] = {}
-        self._printed: dict[tuple[str, str, tuple[str, ...]], str] = {}
-        self.rename: dict[str, str] = {n: f"p.{attr}" for n, attr in ex.SYSTEM_PARAMETERS.items()}
-
-    def add_variable(self, variable: Variable, what: str) -> None:
-        name = variable.name
-        ex = self.ex
-        problem = None
-        if not is_identifier(name):
-            problem = "is not a valid name for expressions"
-        elif name in ex.SYSTEM_PARAMETERS:
-            problem = "is the name of a system parameter"
-        elif name in ex.BUILTIN_FUNCTIONS or name in ex.CONSTANTS:
-            problem = "is the name of a built-in function or constant"
-        elif name.startswith("_"):
-            problem = "starts with '_', which generated code keeps for itself"
-        if problem is not None:
-            raise ModelError(
-                f"{what} {name!r} {problem}",
-                variable.location,
-                hint="rename it to letters, digits and '_' (not starting with a digit or '_'),"
-                " distinct from pid, nprocs, tid, nthreads, uid, node, nnodes, ppn and the functions",
-            )
-        self.variables.setdefault(name, variable)
-        self.rename[name] = f"v.{name}"
-
-    def parse(self, text: str, location: Location, what: str) -> Any:
-        key = (text, what)
-        found = self._parsed.get(key)
-        if found is None:
-            found = self.ex.parse_expression(text, location, what=what)
-            self._parsed[key] = found
-        return found
-
-    def check(
-        self,
-        names: Iterable[str],
-        calls: Iterable[str],
-        text: str,
-        location: Location,
-        what: str,
-        local: Iterable[str] = (),
-    ) -> None:
-        known_locals = set(local)
-        for name in sorted(names):
-            if name not in self.rename and name not in known_locals and name not in self.ex.CONSTANTS:
-                raise ModelError(
-                    f"{what} {text!r} uses {name!r}, which is neither a model variable nor a system parameter",
-                    location,
-                    hint="declare it as a global (an attribute of the main activity) or a local variable,"
-                    " or use pid, nprocs, tid, nthreads, uid, node, nnodes, ppn",
-                )
-        for call in sorted(calls):
-            if call in self.ex.BUILTIN_FUNCTIONS:
-                self.builtins_used.add(call)
-            elif call not in self.functions:
-                raise ModelError(
-                    f"{what} {text!r} calls {call}(), but no cost function of that name is defined",
-                    location,
-                    hint="define it as an OpaqueBehavior/FunctionBehavior with a body, or fix the name",
-                )
-
-    def _note_constants(self, tree: ast.AST) -> None:
-        """Record the library names (functions and constants) the module must import."""
-        for item in ast.walk(tree):
-            if isinstance(item, ast.Name) and (
-                item.id in self.ex.CONSTANTS or item.id in self.ex.BUILTIN_FUNCTIONS
-            ):
-                self.builtins_used.add(item.id)
-
-    def expr(self, text: str, location: Location, what: str, params: Mapping[str, str] | None = None) -> str:
-        """Python for an expression text (validated, names mapped)."""
-        key = (text, what, tuple(sorted(params.items())) if params else ())
-        printed = self._printed.get(key)
-        if printed is not None:
-            return printed
-        parsed = self.parse(text, location, what)
-        self.check(parsed.names, parsed.calls, text, location, what, params or ())
-        self._note_constants(parsed.tree)
-        rename = self.rename if not params else {**self.rename, **params}
-        printed = self.ex.to_python(parsed, rename, self._leading(), function_names=self.function_names)
-        self._printed[key] = printed
-        return printed
-
-    def code(self, text: str, location: Location, indent: str) -> list[str]:
-        """Python statements for a code fragment."""
-        fragment = self.ex.parse_code(text, location)
-        self.check(fragment.names, fragment.calls, text, location, "code fragment", ())
-        self._note_constants(fragment.tree)
-        printed = self.ex.to_python(
-            fragment, self.rename, self._leading(), indent, function_names=self.function_names
-        )
-        return printed.split("\n")
-
-    def _leading(self) -> dict[str, tuple[str, ...]]:
-        return {name: ("p", "v") for name in self.functions}
-
-
 # ---------------------------------------------------------------------------- writer
 
 
 @dataclass
 class _Scope:
-    """A function being written: tracks whether it calls the runtime (is a generator already)."""
+    """A function being written: whether it calls the runtime (is a generator already), and where
+    the functions it runs are defined (at its start)."""
 
+    functions: list[FunctionView]
     yielded: bool = False
 
 
@@ -296,25 +160,12 @@ class _IfState:
     uvar: str = "_u"
 
 
-@dataclass
-class _Endings:
-    """Where an activity final inside a fork branch must end its whole scope (see ``_mark_endings``).
-
-    Keys are ``id()`` of statements of the recovered tree, which lives for the whole walk.
-    """
-
-    returns: set[int] = field(default_factory=set)  # Return statements that end their scope
-    owners: set[int] = field(default_factory=set)  # constructs whose functions may end the scope
-    setters: set[tuple[int, int]] = field(default_factory=set)  # (owner, function index) that set the flag
-    scopes: set[int] = field(default_factory=set)  # ActivityBody / scoped Block defining the flag
-
-
 class PythonHandler(ContentHandler):
     """Writes the executable model module (see ``docs/architecture.md``)."""
 
     name = "python"
     suffix = ".py"
-    navigator = "structure"
+    needs = "controlflow"
     description = "executable Python performance model (imports only uml2perf_runtime)"
 
     # -- life cycle ------------------------------------------------------------
@@ -325,7 +176,7 @@ class PythonHandler(ContentHandler):
             raise ValueError("the python handler needs the recovered statement tree")
         self.model = job.model
         self.namer = Namer(RESERVED)
-        self.printer = ExpressionPrinter(self.model, self)
+        self.printer = ExpressionPrinter()
         self.body: list[View] = []
         self.bodies: list[list[View]] = []
         self.scopes: list[_Scope] = []
@@ -338,14 +189,17 @@ class PythonHandler(ContentHandler):
         self.file_order: dict[str, int] = {}
         self.counters: dict[str, int] = {}
         self.owners: list[ForkView | PipelineView] = []
+        self.lanes: list[list[FunctionView]] = []  # the functions of the fork or pipeline being written
         self.bracketed: list[str] = []
-        self.blocks: list[BlockView] = []
+        self.blocks: list[tuple[BlockView, FunctionView | None]] = []
         self.machines: list[tuple[StateMachineView, str]] = []
-        self.endings = _Endings()
-        self.owners_threads: list[ThreadsView] = []
+        self.endings = Endings()
+        self.owners_threads: list[tuple[ThreadsView, FunctionView]] = []
         self._warned_finals: set[str] = set()
+        self.deepest = 0  # the most bodies open at once: bounds the nesting of the module
+        self._guards_by_source: dict[str, list[str | None]] | None = None
         self._prepare_names()
-        self.globals_lines, self.parameters = self._globals()
+        self.globals, self.parameters = self._globals()
         self.cost_functions = self._cost_functions()
 
     def _prepare_names(self) -> None:
@@ -353,26 +207,9 @@ class PythonHandler(ContentHandler):
         ex = self.printer.ex
         self.namer.reserve(*ex.BUILTIN_FUNCTIONS, *ex.CONSTANTS)
         for function in self.model.functions:
-            if not is_identifier(function.name):
-                raise ModelError(
-                    f"cost function name {function.name!r} is not a valid name",
-                    function.location,
-                    hint="rename it to letters, digits and '_', not starting with a digit",
-                )
-            if function.name.startswith("_") or function.name in _PYTHON_BUILTIN_NAMES:
-                raise ModelError(
-                    f"cost function name {function.name!r} is reserved: generated modules use it themselves"
-                    if not function.name.startswith("_")
-                    else f"cost function name {function.name!r} starts with '_', which generated code keeps for itself",
-                    function.location,
-                    hint="rename the cost function (e.g. F_" + function.name.strip("_") + ")",
-                )
-            if function.name in self.printer.functions:
-                raise ModelError(
-                    f"cost function {function.name!r} is defined twice",
-                    function.location,
-                    hint=f"the first definition is at {self.printer.functions[function.name].location}",
-                )
+            problem = cost_function_name_error(function, self.printer.functions)
+            if problem is not None:
+                raise problem
             if not self.namer.claim_exact(function.name, ("function", function.name)):
                 raise ModelError(
                     f"cost function name {function.name!r} is reserved in generated modules",
@@ -412,27 +249,29 @@ class PythonHandler(ContentHandler):
         locals_ = [(a, var) for a in self.model.activities for var in a.variables]
         return unique, locals_
 
-    def _globals(self) -> tuple[list[str], list[tuple[str, str]]]:
+    def _globals(self) -> tuple[list[GlobalView], list[tuple[str, str]]]:
         globals_, locals_ = self._all_variables()
         for variable in globals_:
             self.printer.add_variable(variable, "variable")
         for _, variable in locals_:
             self.printer.add_variable(variable, "local variable")
         self._implicit_variables(globals_)
-        ordered = self._dependency_order(globals_)
-        lines: list[str] = []
+        ordered = ordered_by_defaults(
+            globals_, lambda v: self.printer.parse(v.default or "", v.location, "default value").names
+        )
+        views: list[GlobalView] = []
         parameters: list[tuple[str, str]] = []
         for variable in ordered:
-            default = self._default(variable)
-            lines.append(f"v.{variable.name} = p.param({quote(variable.name)}, {default})")
-            parameters.append((variable.name, self._literal_default(variable)))
-        return lines, parameters
+            literal = quote(variable.name)
+            views.append(GlobalView(variable.name, literal, self._default(variable)))
+            parameters.append((literal, self._literal_default(variable)))
+        return views, parameters
 
     def _implicit_variables(self, globals_: list[Variable]) -> None:
         """Names assigned by code fragments but never declared become globals (with a warning)."""
         for activity in self.model.activities:
             for node in activity.walk():
-                text = _code_text(node)
+                text = _code_text(node, dict(node.perf.tags) if node.perf is not None else _NO_TAGS)
                 if text is None:
                     continue
                 fragment = self.printer.ex.parse_code(text, node.location)
@@ -450,45 +289,6 @@ class PythonHandler(ContentHandler):
                         hint="declare it as an attribute of the main activity or a local variable",
                     )
 
-    def _dependency_order(self, variables: list[Variable]) -> list[Variable]:
-        by_name = {v.name: v for v in variables}
-        deps: dict[str, list[str]] = {}
-        for variable in variables:
-            if variable.default is None:
-                deps[variable.name] = []
-                continue
-            parsed = self.printer.parse(variable.default, variable.location, "default value")
-            deps[variable.name] = sorted(n for n in parsed.names if n in by_name and n != variable.name)
-            if variable.name in parsed.names:
-                raise ModelError(
-                    f"the default value of {variable.name!r} refers to itself",
-                    variable.location,
-                    hint="give it a value that uses only other variables and system parameters",
-                )
-        done: list[Variable] = []
-        state: dict[str, int] = {}
-
-        def visit(name: str, path: list[str]) -> None:
-            mark = state.get(name)
-            if mark == 2:
-                return
-            if mark == 1:
-                cycle = path[path.index(name) :] + [name]
-                raise ModelError(
-                    "default values of variables depend on each other in a cycle: " + " -> ".join(cycle),
-                    by_name[name].location,
-                    hint="break the cycle by giving one of them a plain value",
-                )
-            state[name] = 1
-            for dep in deps[name]:
-                visit(dep, [*path, name])
-            state[name] = 2
-            done.append(by_name[name])
-
-        for variable in variables:
-            visit(variable.name, [])
-        return done
-
     def _default(self, variable: Variable) -> str:
         if variable.default is None or not variable.default.strip():
             return _TYPE_DEFAULTS.get((variable.type_name or "").strip().lower(), "0")
@@ -503,9 +303,9 @@ class PythonHandler(ContentHandler):
             return "None"
         return _TYPE_DEFAULTS.get((variable.type_name or "").strip().lower(), "0")
 
-    def _cost_functions(self) -> list[dict[str, Any]]:
+    def _cost_functions(self) -> list[CostFunctionView]:
         ex = self.printer.ex
-        out: list[dict[str, Any]] = []
+        out: list[CostFunctionView] = []
         calls: dict[str, set[str]] = {}
         for function in self.model.functions:
             parsed = ex.parse_function_body(function.body, function.parameters, function.location)
@@ -519,45 +319,23 @@ class PythonHandler(ContentHandler):
             self.printer.check(
                 parsed.names, parsed.calls, function.body, function.location, "cost function body", params
             )
-            self.printer._note_constants(parsed.tree)
+            self.printer.note_constants(parsed.tree)
             rename = {**self.printer.rename, **params}
             body = ex.to_python(
-                parsed, rename, self.printer._leading(), function_names=self.printer.function_names
+                parsed, rename, self.printer.leading(), function_names=self.printer.function_names
             )
-            self.printer._printed[key] = body
+            self.printer.remember(key, body)
             calls[function.name] = {c for c in parsed.calls if c in self.printer.functions}
-            signature = ", ".join(["p", "v", *params.values()])
             out.append(
-                {
-                    "name": function.name,
-                    "signature": signature,
-                    "doc": docstring(f"Cost function {function.name} (xmi:id={comment(function.id or '')})."),
-                    "body": body,
-                }
-            )
-        self._check_recursion(calls)
-        return out
-
-    def _check_recursion(self, calls: Mapping[str, set[str]]) -> None:
-        state: dict[str, int] = {}
-
-        def visit(name: str, path: list[str]) -> None:
-            if state.get(name) == 2:
-                return
-            if state.get(name) == 1:
-                cycle = path[path.index(name) :] + [name]
-                raise ModelError(
-                    "cost functions call each other in a cycle: " + " -> ".join(cycle),
-                    self.printer.functions[name].location,
-                    hint="cost functions cannot be recursive; write the cost in closed form",
+                CostFunctionView(
+                    function.name,
+                    list(params.values()),
+                    docstring(f"Cost function {function.name} (xmi:id={comment(function.id or '')})."),
+                    body,
                 )
-            state[name] = 1
-            for callee in sorted(calls.get(name, ())):
-                visit(callee, [*path, name])
-            state[name] = 2
-
-        for name in calls:
-            visit(name, [])
+            )
+        check_not_recursive(calls, self.printer.functions)
+        return out
 
     # -- elements ---------------------------------------------------------------
 
@@ -565,15 +343,12 @@ class PythonHandler(ContentHandler):
         """The ``E_`` name of ``node``; the node becomes part of ``ELEMENTS``."""
         name = self.element_names.get(node.id)
         if name is None:
-            name = self.namer.claim(node.name or node.kind._value_, ("element", node.id), prefix="E_")
+            name = self.namer.claim(node.name or node.kind.value, ("element", node.id), prefix="E_")
             self.element_names[node.id] = name
             self.element_nodes[node.id] = node
             if kind is None:
-                # ``_value_`` is the plain attribute behind ``.value`` (a Python-level property of Enum)
                 kind = (
-                    node.perf.role._value_
-                    if node.perf is not None
-                    else _KIND_OF_NODE.get(node.kind, "action")
+                    node.perf.role.value if node.perf is not None else _KIND_OF_NODE.get(node.kind, "action")
                 )
             self.element_kinds[node.id] = kind
         return name
@@ -594,6 +369,8 @@ class PythonHandler(ContentHandler):
         """Write the following statements into ``body`` (a compound statement's block)."""
         self.bodies.append(self.body)
         self.body = body
+        if len(self.bodies) > self.deepest:
+            self.deepest = len(self.bodies)
 
     def close_body(self, *, pad: bool = True) -> None:
         """Back to the enclosing body; ``pad`` gives a block that stayed empty its ``pass``."""
@@ -606,8 +383,10 @@ class PythonHandler(ContentHandler):
         self.scopes[-1].yielded = True
 
     def open_function(self, function: FunctionView) -> None:
+        """Write into ``function``, defined at the start of the function being written."""
+        self.scopes[-1].functions.append(function)
         self.open_body(function.body)
-        self.scopes.append(_Scope())
+        self.scopes.append(_Scope(function.functions))
 
     def close_function(self, function: FunctionView) -> None:
         function.guard = not self.scopes.pop().yielded
@@ -640,7 +419,7 @@ class PythonHandler(ContentHandler):
 
     def visit_RecoveredModel(self, model: RecoveredModel) -> None:
         for body in model.activities:
-            _mark_endings(body.body, body, self.endings)
+            mark_endings(body.body, body, self.endings)
 
     def visit_ActivityBody(self, body: ActivityBody) -> None:
         activity = body.activity
@@ -649,18 +428,19 @@ class PythonHandler(ContentHandler):
         locals_ = [(variable.name, self._default(variable)) for variable in activity.variables]
         repeat = None
         if body.repeat is not None:
-            repeat = count_range(self.expr(body.repeat, activity.location, "repeat tag"))
+            repeat = self.expr(body.repeat, activity.location, "repeat tag")
         view = ActivityView(
             self.activity_names[activity.id],
             docstring(f"Activity {comment(activity.name)} (xmi:id={comment(activity.id)})."),
             locals_,
             repeat,
+            checked=repeat is not None and not repeat.isdigit(),
             flag=ENDED if id(body) in self.endings.scopes else None,
         )
         self.activities.append(view)
         self.body = []
         self.bodies = []
-        self.scopes = [_Scope()]
+        self.scopes = [_Scope(view.functions)]
         self.open_body(view.body)
 
     def leave_ActivityBody(self, body: ActivityBody) -> None:
@@ -675,34 +455,41 @@ class PythonHandler(ContentHandler):
     def visit_Exec(self, stmt: Exec) -> bool:
         node = stmt.node
         perf = node.perf
-        text = _code_text(node)
+        tags = dict(perf.tags) if perf is not None else _NO_TAGS  # read once: this runs once per action
+        text = _code_text(node, tags)
         code = None
         if text is not None:
             code = CodeView(describe(node), self.printer.code(text, node.location, ""))
+        xmi_id = "" if code is not None else comment(node.id)  # the code's comment names it then
         role = perf.role if perf is not None else Role.ACTION
         element = self.element(node)
-        cost = self._cost(node, stmt)
-        self.scopes[-1].yielded = True  # self.called(), inlined: this runs once per action
+        cost = self._cost(node, stmt, tags)
+        self.called()
         # `is` first: most statements are plain actions, and hashing an Enum member runs Python code
         if role is not Role.ACTION and role in _COMM:
-            method, args = _COMM[role]
+            operation = _COMM[role]
+            args: list[Arg] = [(None, element)]
             if role is Role.WAIT:
-                values = ["None"]  # every pending request of this process (see runtime/comm.py)
+                args.append(_EVERY_REQUEST)
             else:
-                values = [self.tag(node, arg, default) for arg, default in args]
-            arguments = ", ".join([element, *values, cost])
-            self.emit(CommView(method, arguments, comment(node.id), code))
-        elif perf is not None and perf.role is Role.ACTION and any(perf.get(t) for t in _ROOFLINE_TAGS):
-            self.emit(
-                CommView("roofline", self._roofline_arguments(node, element, cost), comment(node.id), code)
-            )
+                for parameter in operation.parameters:
+                    value = self.tag(node, parameter.name, parameter.default)
+                    if value != parameter.default:
+                        args.append((parameter.name, value))
+            if cost not in _COST_DEFAULTS:
+                args.append(("cost", cost))
+            self.emit(CommView(operation.name, args, xmi_id, code))
+        elif perf is not None and perf.role is Role.ACTION and _is_roofline(tags):
+            self.emit(CommView("roofline", self._roofline_arguments(node, element, cost), xmi_id, code))
         else:
-            self.body.append(ComputeView(element, cost, comment(node.id), code))  # self.emit, inlined
+            self.body.append(ComputeView(element, cost, xmi_id, code))
         return False
 
-    def _roofline_arguments(self, node: Node, element: str, cost: str) -> str:
+    def _roofline_arguments(self, node: Node, element: str, cost: str) -> list[Arg]:
         """Arguments of ``p.roofline``: flops, bytes, copies as expressions; the device as a plain name."""
-        parts = [element, cost]
+        parts: list[Arg] = [(None, element)]
+        if cost not in _COST_DEFAULTS:
+            parts.append(("cost", cost))
         for name, keyword in (
             ("flops", "flops"),
             ("bytes", "bytes"),
@@ -710,7 +497,7 @@ class PythonHandler(ContentHandler):
             ("copyout", "copy_out"),
         ):
             if node.perf is not None and node.perf.get(name):
-                parts.append(f"{keyword}={self.tag(node, name, None)}")
+                parts.append((keyword, self.tag(node, name, None)))
         device = (
             (node.perf.get("device") or "").strip().strip('"').strip("'") if node.perf is not None else ""
         )
@@ -721,14 +508,11 @@ class PythonHandler(ContentHandler):
                     node.location,
                     hint='give a [devices.NAME] key of the machine file, "cpu" or "auto" (not an expression)',
                 )
-            parts.append(f"device={quote(device)}")
-        return ", ".join(parts)
+            parts.append(("device", quote(device)))
+        return parts
 
-    def _cost(self, node: Node, stmt: Exec) -> str:
-        perf = node.perf
-        text = None
-        if perf is not None:
-            text = perf.get("cost") or perf.get("time")
+    def _cost(self, node: Node, stmt: Exec, tags: Mapping[str, str]) -> str:
+        text = tags.get("cost") or tags.get("time")
         if text is not None and text.strip():
             return self.printer.expr(text, node.location, "cost")
         if stmt.function is not None:
@@ -770,7 +554,8 @@ class PythonHandler(ContentHandler):
         if ends_all and node is not None and node.id not in self._warned_finals:
             self._warned_finals.add(node.id)
             self.warn(
-                "activity final in a concurrent branch: reaching it ends the whole activity (or the structured"
+                "activity final in a concurrent branch: reaching it ends the whole activity"
+                " (or the structured"
                 " node that holds it), and the other branches stop at their next step",
                 node.location,
                 code="final-ends-branches",
@@ -787,30 +572,33 @@ class PythonHandler(ContentHandler):
         if self._bracket(node):
             view = BlockView(describe(node), f"{node.kind.value} node", element)
         else:
-            view = BlockView(describe(node), "one iteration (a final node ends it)", element, bracket=False)
+            view = BlockView(None, "one iteration (a final node ends it)", element, bracket=False)
         self.emit(view)
-        self.blocks.append(view)
+        self.blocks.append((view, None))
         self.bracketed.append(node.id)
         if stmt.scoped:
-            view.function = FunctionView(
+            function = FunctionView(
                 self.local_name("block"), flag=ENDED if id(stmt) in self.endings.scopes else None
             )
-            self.open_function(view.function)
+            view.function = function.name
+            self.blocks[-1] = (view, function)
+            self.open_function(function)
         else:
             self.open_body(view.body)
 
     def leave_Block(self, stmt: Block) -> None:
-        view = self.blocks.pop()
+        view, function = self.blocks.pop()
         self.bracketed.pop()
-        if view.function is not None:
-            self.close_function(view.function)
+        if function is not None:
+            self.close_function(function)
             self.called()
         else:
             self.close_body(pad=False)
 
     def visit_Repeat(self, stmt: Repeat) -> None:
         location = stmt.node.location if stmt.node is not None else Location()
-        view = RepeatView(count_range(self.expr(stmt.count, location, "repeat tag")))
+        count = self.expr(stmt.count, location, "repeat tag")
+        view = RepeatView(count, checked=not count.isdigit())
         self.emit(view)
         self.open_body(view.body)
 
@@ -818,13 +606,14 @@ class PythonHandler(ContentHandler):
         self.close_body()
 
     def _bracket(self, node: Node) -> bool:
-        """A block or loop enters/leaves its element unless the construct around it, of the same node, does."""
+        """A block or loop enters/leaves its element, unless the construct around it (same node) does."""
         return not self.bracketed or self.bracketed[-1] != node.id
 
     def visit_For(self, stmt: For) -> None:
         element = self.element(stmt.node, "loop")
         count = self.expr(stmt.count, stmt.node.location, "iterations tag")
-        view = ForView(describe(stmt.node), element, self._bracket(stmt.node), count_range(count))
+        bracket = self._bracket(stmt.node)
+        view = ForView(describe(stmt.node) if bracket else None, element, bracket, count, not count.isdigit())
         self.emit(view)
         self.bracketed.append(stmt.node.id)
         self.open_body(view.body)
@@ -837,9 +626,10 @@ class PythonHandler(ContentHandler):
         node = stmt.node
         assert node is not None
         element = self.element(node, "loop")
-        bracket = (node.kind is NodeKind.LOOP or node.kind is NodeKind.STRUCTURED) and self._bracket(node)
+        own = self._bracket(node)  # not one part of a construct of the same node, which names it already
+        bracket = (node.kind is NodeKind.LOOP or node.kind is NodeKind.STRUCTURED) and own
         condition = self.condition(stmt.cond) if stmt.cond is not None else "True"
-        view = WhileView(describe(node), element, bracket, condition)
+        view = WhileView(describe(node) if own else None, element, bracket, condition)
         self.emit(view)
         self.bracketed.append(node.id)
         self.open_body(view.body)
@@ -902,22 +692,17 @@ class PythonHandler(ContentHandler):
 
     def _outgoing_guards(self) -> dict[str, list[str | None]]:
         """Guards of the control flows leaving each node, over every region of the model (built once)."""
-        found = self.__dict__.get("_guards_by_source")
-        if found is None:
-            found = {}
-
-            def collect(region: Any) -> None:
+        if self._guards_by_source is None:
+            found: dict[str, list[str | None]] = {}
+            regions: list[Region] = [activity.region for activity in reversed(self.model.activities)]
+            while regions:
+                region = regions.pop()
                 for edge in region.edges:
                     if edge.kind == "control" or edge.guard is not None:
                         found.setdefault(edge.source, []).append(edge.guard)
-                for node in region.nodes:
-                    if node.region is not None:
-                        collect(node.region)
-
-            for activity in self.model.activities:
-                collect(activity.region)
-            self.__dict__["_guards_by_source"] = found
-        return found
+                regions.extend(node.region for node in reversed(region.nodes) if node.region is not None)
+            self._guards_by_source = found
+        return self._guards_by_source
 
     def visit_Branch(self, branch: Branch) -> bool:
         state = self.ifs[-1]
@@ -1006,9 +791,11 @@ class PythonHandler(ContentHandler):
         view = ForkView(describe(stmt.node) if stmt.node is not None else None, names, flag=self._ended(stmt))
         self.emit(view)
         self.owners.append(view)
+        self.lanes.append([])
 
     def leave_Parallel(self, stmt: Parallel) -> None:
         view = self.owners.pop()
+        self.lanes.pop()
         if stmt.node is not None:
             view.element = self.element(stmt.node, "fork")
         else:
@@ -1021,24 +808,26 @@ class PythonHandler(ContentHandler):
         view = PipelineView(describe(stmt.node), names, flag=self._ended(stmt))
         self.emit(view)
         self.owners.append(view)
+        self.lanes.append([])
 
     def leave_Pipeline(self, stmt: Pipeline) -> None:
         view = self.owners.pop()
+        self.lanes.pop()
         assert isinstance(view, PipelineView)
         view.element = self.element(stmt.node, "pipeline")
         view.items = self.tag(stmt.node, "items", "1")
-        view.extra = self._pattern_costs(stmt.node)
+        view.options = self._pattern_costs(stmt.node)
         self.called()
 
     def visit_Lane(self, lane: Lane) -> None:
         owner = self.owners[-1]
         setter = (id(lane.owner), lane.index) in self.endings.setters
         function = FunctionView(owner.names[lane.index], nonlocal_flag=ENDED if setter else None)
-        owner.lanes.append(function)
+        self.lanes[-1].append(function)
         self.open_function(function)
 
     def leave_Lane(self, lane: Lane) -> None:
-        function = self.owners[-1].lanes[-1]
+        function = self.lanes[-1][-1]
         self.close_function(function)
         if isinstance(lane.owner, Parallel) and id(lane.owner) in self.endings.owners:
             function.body[:] = _with_stops(function.body)
@@ -1047,14 +836,14 @@ class PythonHandler(ContentHandler):
         function = FunctionView(
             self.local_name(stem), nonlocal_flag=ENDED if (id(stmt), 0) in self.endings.setters else None
         )
-        view = ThreadsView(kind, describe(stmt.node), function, flag=self._ended(stmt))
+        view = ThreadsView(kind, describe(stmt.node), function.name, flag=self._ended(stmt))
         self.emit(view)
-        self.owners_threads.append(view)
+        self.owners_threads.append((view, function))
         self.open_function(function)
 
     def _threads_done(self) -> ThreadsView:
-        view = self.owners_threads.pop()
-        self.close_function(view.function)
+        view, function = self.owners_threads.pop()
+        self.close_function(function)
         self.called()
         return view
 
@@ -1082,22 +871,19 @@ class PythonHandler(ContentHandler):
         view.threads = self.tag(stmt.node, "threads", "p.nthreads")
         view.items = self.tag(stmt.node, "items", "1")
         view.element = self.element(stmt.node, "taskpool")
-        view.extra = self._pattern_costs(stmt.node)
+        view.options = self._pattern_costs(stmt.node)
 
-    def _pattern_costs(self, node: Node) -> str:
-        """``, overhead=..., startup=...`` for the tags a pipeline or task pool gives (else "")."""
-        parts = [
-            f", {name}={self.tag(node, name, None)}"
+    def _pattern_costs(self, node: Node) -> list[Arg]:
+        """The overhead and startup tags a pipeline or task pool gives, as keyword arguments."""
+        return [
+            (name, self.tag(node, name, None))
             for name in ("overhead", "startup")
             if node.perf is not None and node.perf.get(name)
         ]
-        return "".join(parts)
 
     # -- output ---------------------------------------------------------------------
 
     def finish(self) -> str:
-        from ..generation import render
-
         assert self.job is not None
         file_order = self.file_order
         order = sorted(self.element_names, key=lambda i: (file_order.get(i, 1 << 30), i))
@@ -1109,23 +895,28 @@ class PythonHandler(ContentHandler):
         for index, node_id in enumerate(order):
             node = nodes[node_id]
             elements.append(
-                f"{names[node_id]} = rt.Element({index}, {quote(node.name or node.kind._value_)}, "
-                f"{kind_literals[kinds[node_id]]}, {quote(node.id)}, {node.location.line!r})"
+                ElementView(
+                    names[node_id],
+                    index,
+                    quote(node.name or node.kind.value),
+                    kind_literals[kinds[node_id]],
+                    quote(node.id),
+                    repr(node.location.line),
+                )
             )
         main = self.job.main
         source = Path(self.model.source).name if self.model.source else ""
         name = self.model.name or (Path(source).stem if source else "model")
-        activities_meta = [f"({quote(a.name)}, {quote(a.id)})," for a in self.model.activities]
+        activities_meta = [(quote(a.name), quote(a.id)) for a in self.model.activities]
         context = {
             "docstring": docstring(
                 f"Performance model {comment(repr(name))}, generated by uml2perf from {comment(source)}."
                 " Do not edit."
             ),
             "builtins": sorted(self.printer.builtins_used),
-            "globals": self.globals_lines,
+            "globals": self.globals,
             "functions": self.cost_functions,
             "elements": elements,
-            "element_names": [self.element_names[i] for i in order],
             "activities": self.activities,
             "model_name": quote(name),
             "source": quote(source),
@@ -1138,9 +929,11 @@ class PythonHandler(ContentHandler):
         return text
 
     def _check_python_limits(self, text: str) -> None:
-        """Refuse a module Python could not compile, naming the innermost element (see :mod:`.python_limits`)."""
-        from .python_limits import NestedTooDeeply, first_excess
-
+        """Refuse a module Python could not compile, naming the innermost element (see :mod:`.limits`)."""
+        # every open body adds at most two levels of indentation (a state: its loop and its test),
+        # so a shallow tree cannot reach the limits and its text needs no reading
+        if 2 * self.deepest + 3 < MAX_NESTED_LOOPS:
+            return
         found = first_excess(text)
         if found is None:
             return
@@ -1165,79 +958,30 @@ class PythonHandler(ContentHandler):
         return None
 
 
-def _code_text(node: Node) -> str | None:
-    text = node.perf.get("code") if node.perf is not None else None
+def _code_text(node: Node, tags: Mapping[str, str]) -> str | None:
+    """The code fragment of an action: its ``code`` tag, else the body of its opaque action."""
+    text = tags.get("code")
     if text is None or not text.strip():
         text = node.code
     return text if text is not None and text.strip() else None
 
 
-#: Names of Python's builtins (``range``, ``print``...): a cost function of that name would replace
-#: the builtin the generated module itself relies on.
-_PYTHON_BUILTIN_NAMES = frozenset(
-    name for name in dir(__import__("builtins")) if not name.startswith("_")
-) | {
-    "rt",
-    "p",
-    "v",
-    "MODEL",
-    "ELEMENTS",
-}
-
-
 #: ``action+`` tags that make an action hardware-aware (``p.roofline`` instead of ``p.compute``).
 _ROOFLINE_TAGS = ("flops", "bytes", "device", "copyin", "copyout")
 
+_NO_TAGS: Mapping[str, str] = {}
 
-def count_range(printed: str) -> str:
-    """``range(...)`` over a count expression; computed counts are checked by ``rt.count``.
 
-    A literal whole number needs no check (the checker bounds it); anything
-    computed must be a whole number from 0 to the iteration limit at run time.
-    """
-    return f"range({printed})" if printed.isdigit() else f"range(rt.count({printed}))"
+def _is_roofline(tags: Mapping[str, str]) -> bool:
+    """True when an action's tags make it hardware-aware (a non-empty roofline tag)."""
+    return not _ROOFLINE_TAG_SET.isdisjoint(tags) and any(tags.get(t) for t in _ROOFLINE_TAGS)
+
+
+_ROOFLINE_TAG_SET = frozenset(_ROOFLINE_TAGS)
 
 
 def _simple(text: str) -> bool:
     return text.replace(".", "").replace("_", "").isalnum()
-
-
-_FUNCTION_OWNERS = frozenset({ParallelRegion, Critical, TaskPool})
-_Path = tuple[tuple[Statement, int], ...]  # (construct, function index) from a statement out to its scope
-
-
-def _mark_endings(root: Statement, root_scope: Statement, found: _Endings) -> None:
-    """Find the activity finals that sit inside nested functions (fork branches, thread bodies).
-
-    UML ends the whole activity at an ActivityFinal (a structured node, when the
-    final belongs to it), every concurrent branch included.  In generated code a
-    fork branch is a nested function whose ``return`` ends that branch alone, so
-    such a final sets the scope's ``_ended`` flag before it returns; every
-    construct on the way out checks the flag after its runtime call and returns
-    too, and the sibling branches check it between their statements.  ``path``
-    holds the (construct, function index) pairs between a statement and its scope.
-    """
-    stack: list[tuple[Statement, Statement, _Path]] = [(root, root_scope, ())]
-    while stack:
-        stmt, scope, path = stack.pop()
-        kind = type(stmt)
-        if kind is Exec or kind is Call:
-            continue  # the common leaves first: a large model is mostly these
-        if kind is Return:
-            node = stmt.node  # type: ignore[attr-defined]
-            if path and node is not None and node.kind is NodeKind.ACTIVITY_FINAL:
-                found.returns.add(id(stmt))
-                found.scopes.add(id(scope))
-                found.setters.add((id(path[-1][0]), path[-1][1]))
-                found.owners.update(id(owner) for owner, _ in path)
-        elif kind is Block and stmt.scoped:  # type: ignore[attr-defined]
-            stack.append((stmt.body, stmt, ()))  # type: ignore[attr-defined]
-        elif kind is Parallel or kind is Pipeline:
-            stack.extend((lane, scope, (*path, (stmt, index))) for index, lane in enumerate(stmt.children()))
-        elif kind in _FUNCTION_OWNERS:
-            stack.append((stmt.body, scope, (*path, (stmt, 0))))  # type: ignore[attr-defined]
-        else:
-            stack.extend((child, scope, path) for child in stmt.children())
 
 
 def _drop_last_check(body: list[View]) -> None:
@@ -1259,4 +1003,4 @@ def _with_stops(body: list[View]) -> list[View]:
     return out
 
 
-__all__ = ["RESERVED", "ExpressionPrinter", "PythonHandler", "comment"]
+__all__ = ["RESERVED", "PythonHandler"]

@@ -1,0 +1,49 @@
+"""Recovery of whole activities and models: the entry points of control-flow recovery."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..errors import Diagnostic, Location
+from ..model import Activity, Model, Region
+from .graph import Shared, repeat_text
+from .ir import ActivityBody, RecoveredModel, Sequence
+from .nodes import node_statement
+from .recovery import RegionRecovery
+
+
+def recover_activity(activity: Activity, shared: Shared) -> ActivityBody:
+    body = RegionRecovery(activity.region, activity.location, shared).recover()
+    return ActivityBody(activity, body, repeat_text(activity.perf))
+
+
+def recover_model(model: Model, *, main: Activity | None = None, flat: bool = False) -> RecoveredModel:
+    """Recover every activity of ``model``; diagnostics come back as data.
+
+    ``flat`` recovers each region as one state machine (one loop over numbered
+    states) instead of nested if/while blocks: the same behaviour, at constant
+    nesting depth, for diagrams nested deeper than Python accepts.
+    """
+    shared = Shared(
+        model,
+        {a.id: a for a in model.activities},
+        {f.id: f for f in model.functions if f.id is not None},
+        statement=node_statement,
+        flat=flat,
+    )
+    bodies = tuple(recover_activity(activity, shared) for activity in model.activities)
+    return RecoveredModel(model, bodies, main, _unique(shared.diagnostics))
+
+
+def _unique(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """Drop repeats (recovery may visit a node more than once) keeping first-seen order."""
+    return tuple(dict.fromkeys(diagnostics))
+
+
+def recover_region(region: Region, model: Model | None = None) -> tuple[Sequence, list[Diagnostic]]:
+    """Recover a single region (handy for tests and third-party tools)."""
+    shared = Shared(model or Model(source="", dialect=""), {}, {}, statement=node_statement)
+    if model is not None:
+        shared.activities = {a.id: a for a in model.activities}
+        shared.functions = {f.id: f for f in model.functions if f.id is not None}
+    return RegionRecovery(region, Location(), shared).recover(), list(_unique(shared.diagnostics))

@@ -1,0 +1,383 @@
+"""Graph facts of one region: successors, reachability, dominators, loop headers, conditions.
+
+:class:`RegionGraph` holds what every recovery step asks of a region's graph
+(``ENTRY`` and ``EXIT`` are virtual nodes before the start and after every end);
+networkx is imported only when a region has cycles or branches, so plain chains
+never pay for it.  :class:`Shared` carries the model-wide lookups and the
+diagnostics of one recovery run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..errors import Diagnostic, Location, ModelError, Severity
+from ..expressions import means_else
+from ..model import Activity, CostFunction, Edge, Model, Node, NodeKind, PerfSpec, Region
+from .ir import FINAL_KINDS, Cond, CondKind, Statement
+
+if TYPE_CHECKING:  # pragma: no cover
+    import networkx as nx
+
+ENTRY = "\x00entry"
+EXIT = "\x00exit"
+
+# --------------------------------------------------------------------------- recovery
+
+
+class Unstructured(Exception):
+    """Raised inside recovery when a region cannot be written with structured statements."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoopContext:
+    header: str
+    body: frozenset[str]
+    follow: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Barrier:
+    """A scope (a branch function, a loop exit path) that must not leave through loops."""
+
+    body: frozenset[str] | None
+    headers: frozenset[str]
+
+
+Context = tuple[LoopContext | Barrier, ...]
+
+
+@dataclass
+class Shared:
+    """Model-wide lookups shared by the recovery of every region."""
+
+    model: Model
+    activities: Mapping[str, Activity]
+    functions: Mapping[str, CostFunction]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: the statement of one executable node (:func:`.nodes.node_statement`)
+    statement: Callable[[Node, Shared], Statement | None] = field(default=lambda node, shared: None)
+    #: recover every region as one flat state machine (for graphs whose structured form nests too deeply)
+    flat: bool = False
+
+    def warn(self, message: str, location: Location, code: str, hint: str | None = None) -> None:
+        self.diagnostics.append(Diagnostic(Severity.WARNING, message, location, hint, code))
+
+
+def is_else(text: str | None) -> bool:
+    """True for a guard that means "else" (the words are the expression language's)."""
+    return means_else(text)
+
+
+def tag(node: Node, name: str) -> str | None:
+    return node.perf.get(name) if node.perf is not None else None
+
+
+def repeat_text(perf: PerfSpec | None) -> str | None:
+    if perf is None:
+        return None
+    text = perf.get("repeat")
+    if text is None or text.strip() in {"", "1"}:
+        return None
+    return text
+
+
+class RegionGraph:
+    """The graph of one region (activity or structured node) and the facts recovery asks of it."""
+
+    def __init__(self, region: Region, owner: Location, shared: Shared, *, section: bool = False) -> None:
+        self.region = region
+        self.owner = owner
+        self.shared = shared
+        #: a part of a loop or conditional node: UML gives those no initial node
+        self.section = section
+        #: the region's nodes in flow order when it is one straight chain (see ``recover``)
+        self.chain = straight_chain(region)
+        if self.chain is not None:
+            return  # a chain needs none of the graph facts below: tens of thousands of nodes skip them
+        self.nodes: dict[str, Node] = {n.id: n for n in region.nodes}
+        self.order: dict[str, int] = {n.id: i for i, n in enumerate(region.nodes)}
+        self.order[EXIT] = len(region.nodes) + 1
+        self.order[ENTRY] = -1
+        self.succ: dict[str, list[tuple[Edge | None, str]]] = {n.id: [] for n in region.nodes}
+        self.pred: dict[str, list[str]] = {n.id: [] for n in region.nodes}
+        self.succ[ENTRY] = []
+        self.pred[EXIT] = []
+        self.succ[EXIT] = []
+        self.pred[ENTRY] = []
+        for edge in region.edges:
+            if edge.source not in self.nodes or edge.target not in self.nodes:
+                shared.warn(
+                    "flow connects an element outside this region; it is ignored",
+                    edge.location,
+                    "dangling-edge",
+                )
+                continue
+            self.succ[edge.source].append((edge, edge.target))
+            self.pred[edge.target].append(edge.source)
+        self._emitted = 0
+        self._ipdom: dict[str, str] | None = None
+        self._idom: dict[str, str] | None = None
+        self._headers: dict[str, frozenset[str]] | None = None
+        self._irreducible: set[str] = set()
+        self._setup_entry()
+
+    # ------------------------------------------------------------------ graph facts
+
+    def _setup_entry(self) -> None:
+        initials = [n.id for n in self.region.nodes if n.kind is NodeKind.INITIAL]
+        if not initials:
+            # nodes no flow reaches start the flow, except final nodes: no token ever gets there
+            initials = [n.id for n in self.region.nodes if not self.pred[n.id] and n.kind not in FINAL_KINDS]
+            if self.region.nodes and not initials:
+                initials = [self.region.nodes[0].id]
+            if self.region.nodes and not self.section:
+                self.shared.warn(
+                    "no initial node: the flow starts at "
+                    + ", ".join(repr(self.nodes[i].name or i) for i in initials),
+                    self.owner,
+                    "no-initial",
+                    hint="add an initial node so the start of the flow is explicit",
+                )
+        for node_id in initials:
+            self.succ[ENTRY].append((None, node_id))
+            self.pred[node_id].append(ENTRY)
+        for node_id, outs in self.succ.items():
+            node = self.nodes.get(node_id)
+            if node_id != EXIT and (not outs or (node is not None and node.kind in FINAL_KINDS)):
+                outs.append((None, EXIT))
+                self.pred[EXIT].append(node_id)
+        reachable = self._reachable(ENTRY)
+        # flows from nodes that never run do not make anything a merge or a loop entry
+        self.pred = {n: [p for p in preds if p in reachable] for n, preds in self.pred.items()}
+        for node in self.region.nodes:
+            if node.id not in reachable:
+                self.shared.warn(
+                    "element is not reachable from the start of the flow; it is never run",
+                    node.location,
+                    "unreachable",
+                    hint="connect it with a control flow or delete it",
+                )
+
+    def _reachable(self, start: str) -> set[str]:
+        seen = {start}
+        stack = [start]
+        while stack:
+            for _, target in self.succ[stack.pop()]:
+                if target not in seen:
+                    seen.add(target)
+                    stack.append(target)
+        return seen
+
+    def _graph(self) -> nx.DiGraph:
+        import networkx as nx
+
+        graph = nx.DiGraph()
+        graph.add_nodes_from(sorted(self.succ, key=self.order.__getitem__))
+        for source in sorted(self.succ, key=self.order.__getitem__):
+            for _, target in self.succ[source]:
+                graph.add_edge(source, target)
+        return graph
+
+    @property
+    def ipdom(self) -> dict[str, str]:
+        """Immediate post-dominators (towards EXIT); cycles with no way out get a virtual exit."""
+        if self._ipdom is None:
+            import networkx as nx
+
+            graph = self._graph()
+            reach_exit = nx.ancestors(graph, EXIT) | {EXIT}
+            stuck = [n for n in graph if n not in reach_exit]
+            while stuck:
+                # a cycle with no exit: give its sink component an exit so post-dominance is defined
+                sub = graph.subgraph(stuck)
+                cond = nx.condensation(sub)
+                for comp in cond:
+                    if cond.out_degree(comp) == 0:
+                        members = sorted(cond.nodes[comp]["members"], key=self.order.__getitem__)
+                        graph.add_edge(members[0], EXIT)
+                        self.shared.warn(
+                            "this cycle has no exit: the loop never ends"
+                            " (the run stops at the iteration limit)",
+                            self._location(members[0]),
+                            "endless-loop",
+                            hint="add a decision with a guard that leaves the loop",
+                        )
+                reach_exit = nx.ancestors(graph, EXIT) | {EXIT}
+                stuck = [n for n in graph if n not in reach_exit]
+            self._ipdom = nx.immediate_dominators(graph.reverse(copy=False), EXIT)
+        return self._ipdom
+
+    @property
+    def idom(self) -> dict[str, str]:
+        if self._idom is None:
+            import networkx as nx
+
+            self._idom = nx.immediate_dominators(self._graph(), ENTRY)
+        return self._idom
+
+    def dominates(self, a: str, b: str) -> bool:
+        idom = self.idom
+        while True:
+            if a == b:
+                return True
+            parent = idom.get(b)
+            if parent is None or parent == b:
+                return False
+            b = parent
+
+    @property
+    def headers(self) -> dict[str, frozenset[str]]:
+        """Loop headers (targets of DFS back edges) → natural loop body (header included)."""
+        if self._headers is None and not any(len(p) > 1 for p in self.pred.values()):
+            self._headers = {}  # no node is entered twice: no cycle, no loop header
+        if self._headers is None:
+            back: dict[str, list[str]] = {}
+            state: dict[str, int] = {}
+            stack: list[tuple[str, Iterator[tuple[Edge | None, str]]]] = [(ENTRY, iter(self.succ[ENTRY]))]
+            state[ENTRY] = 1
+            while stack:
+                node, it = stack[-1]
+                advanced = False
+                for _, target in it:
+                    mark = state.get(target)
+                    if mark is None:
+                        state[target] = 1
+                        stack.append((target, iter(self.succ[target])))
+                        advanced = True
+                        break
+                    if mark == 1:
+                        back.setdefault(target, []).append(node)
+                if not advanced:
+                    state[node] = 2
+                    stack.pop()
+            headers: dict[str, frozenset[str]] = {}
+            for header, latches in back.items():
+                body = {header}
+                for latch in latches:
+                    if not self.dominates(header, latch):
+                        self._irreducible.add(header)
+                    work = [latch]
+                    while work:
+                        current = work.pop()
+                        if current in body:
+                            continue
+                        body.add(current)
+                        work.extend(p for p in self.pred[current] if p != ENTRY)
+                headers[header] = frozenset(body)
+            self._headers = headers
+        return self._headers
+
+    def _location(self, node_id: str) -> Location:
+        node = self.nodes.get(node_id)
+        return node.location if node is not None else self.owner
+
+    def _is_fork(self, cur: str) -> bool:
+        if cur == ENTRY:
+            return True
+        node = self.nodes[cur]
+        if node.kind is NodeKind.FORK:
+            return True
+        if node.kind is NodeKind.DECISION:
+            return False
+        return not any(
+            e is not None and (e.guard is not None or e.probability is not None) for e, _ in self.succ[cur]
+        )
+
+    def _conditions(self, cur: str) -> list[tuple[Cond, str]]:
+        """Outgoing flows as conditions: guards in file order, probabilities, ``else`` last."""
+        node = self.nodes[cur]
+        guarded: list[tuple[Cond, str]] = []
+        probable: list[tuple[Cond, str]] = []
+        otherwise: list[tuple[Cond, str]] = []
+        bare: list[tuple[Edge, str]] = []
+        for edge, target in self.succ[cur]:
+            assert edge is not None
+            if is_else(edge.guard):
+                otherwise.append((Cond(CondKind.ELSE, None, edge.location, edge), target))
+            elif edge.guard is not None:
+                guarded.append((Cond(CondKind.GUARD, edge.guard, edge.location, edge), target))
+            elif edge.probability is not None:
+                probable.append((Cond(CondKind.PROBABILITY, edge.probability, edge.location, edge), target))
+            else:
+                bare.append((edge, target))
+        if len(bare) == 1 and not otherwise and not probable:
+            edge, target = bare[0]
+            otherwise.append((Cond(CondKind.ELSE, None, edge.location, edge), target))
+        elif bare:
+            share = f"1 / {len(bare)}" if not probable else None
+            self.shared.warn(
+                f"{len(bare)} outgoing flows of this decision have neither a guard nor a probability;"
+                + (" one of them is chosen at random" if share else " they are never taken"),
+                node.location,
+                "unguarded-decision",
+                hint="give each outgoing flow a guard ([x > 0], [else]) or a probability tag",
+            )
+            if share is not None:
+                for edge, target in bare:
+                    probable.append((Cond(CondKind.PROBABILITY, share, edge.location, edge), target))
+        if len(otherwise) > 1:
+            raise ModelError(
+                "more than one outgoing flow is guarded [else]",
+                node.location,
+                hint="keep one [else] flow and give the others guards",
+            )
+        return guarded + probable + otherwise
+
+    def _terminates(self, node_id: str) -> bool:
+        """True when the flow from ``node_id`` runs a plain chain into a final node."""
+        seen = 0
+        while seen < 64:
+            node = self.nodes.get(node_id)
+            if node is None:
+                return node_id == EXIT
+            if node.kind in FINAL_KINDS:
+                return True
+            outs = self.succ[node_id]
+            if len(outs) != 1:
+                return False
+            node_id = outs[0][1]
+            seen += 1
+        return False
+
+    def _seq(self, start: str, stop: str, ctx: Context, *, header: str | None = None) -> list[Statement]:
+        """The statements from ``start`` up to ``stop`` (written by :class:`~.recovery.RegionRecovery`)."""
+        raise NotImplementedError
+
+
+def straight_chain(region: Region) -> list[Node] | None:
+    """The region's nodes in flow order when the region is one straight chain, else ``None``.
+
+    A chain is what long sequences are: one initial node, at most one flow
+    into and out of each node, every node on the path from the initial node
+    and a final node only at its end.  Recovery of a chain is its statements
+    in order, so it needs none of the tables the general walk builds
+    (successors, predecessors, reachability, loop headers); anything else,
+    including every case the general walk would warn about, returns ``None``.
+    """
+    nodes = region.nodes
+    by_id = {node.id: node for node in nodes}
+    if not nodes or len(by_id) != len(nodes):
+        return None
+    following: dict[str, str] = {}
+    entered: set[str] = set()
+    for edge in region.edges:
+        source, sink = edge.source, edge.target
+        if source in following or sink in entered or source not in by_id or sink not in by_id:
+            return None
+        following[source] = sink
+        entered.add(sink)
+    initials = [node for node in nodes if node.kind is NodeKind.INITIAL]
+    if len(initials) != 1 or initials[0].id in entered:
+        return None
+    # no node is entered twice and the initial node not at all, so this walk cannot come back
+    chain = [initials[0]]
+    target = following.get(initials[0].id)
+    while target is not None:
+        if chain[-1].kind in FINAL_KINDS:
+            return None  # a flow leaving a final node: the general rules decide
+        chain.append(by_id[target])
+        target = following.get(target)
+    return chain if len(chain) == len(nodes) else None

@@ -1,0 +1,260 @@
+"""Structured regions: from a region's graph to a :class:`~.ir.Sequence` of statements.
+
+* a chain of nodes becomes a :class:`~.ir.Sequence`;
+* a decision becomes an :class:`~.ir.If` whose branches end at the decision's
+  immediate post-dominator (the merge), ``else`` last;
+* a cycle through a merge becomes a :class:`~.ir.While` (see :mod:`.loops`),
+  with ``break``/``continue`` where edges leave the loop or return to its header;
+* a fork becomes a :class:`~.ir.Parallel` whose branches end at the fork's
+  immediate post-dominator (the join);
+* what no structured form describes becomes a state machine (:mod:`.state_machine`).
+
+Recovery works on ids and keeps ties in file order, so the same model always
+gives the same tree.  The statement of each executable node comes from
+:mod:`.nodes` through :attr:`.graph.Shared.statement`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import Diagnostic, ModelError, Severity
+from ..model import Node, Region
+from .graph import ENTRY, EXIT, Barrier, Context, LoopContext, Unstructured
+from .ir import (
+    FINAL_KINDS,
+    Branch,
+    Break,
+    Continue,
+    If,
+    Parallel,
+    Return,
+    Sequence,
+    Statement,
+    strip_tail,
+)
+from .loops import LoopRecovery
+from .state_machine import StateMachineRecovery
+
+
+class RegionRecovery(LoopRecovery, StateMachineRecovery):
+    """Recovers one region (activity or structured node) into a :class:`~.ir.Sequence`."""
+
+    #: above this many statements per node the structured form is duplicating too much
+    DUPLICATION_LIMIT = 4
+
+    # ------------------------------------------------------------------ entry point
+
+    def recover(self, *, keep_final: bool = False) -> Sequence:
+        """The whole region as a statement sequence (tail returns removed).
+
+        ``keep_final`` keeps the return of an activity final at the end: a loop
+        node's section ends there, but a final node ends the whole loop node.
+
+        Object flows carry data; where they also order the flow with a
+        structured (or state-machine) form they are kept.  fUML-style data
+        flow through forks into loops has neither, so such a region is
+        recovered once more from its control flows alone, with a note.
+        """
+        if self.chain is not None:
+            return self._recover_chain(self.chain, keep_final)
+        mark = len(self.shared.diagnostics)
+        try:
+            return self._recover(keep_final)
+        except (Unstructured, RecursionError):
+            control = tuple(e for e in self.region.edges if e.kind != "object")
+            if len(control) == len(self.region.edges):
+                raise ModelError(
+                    "this flow has no form uml2perf can generate (a fork whose branches loop back before it)",
+                    self.owner,
+                    hint="draw concurrent branches that end in a join,"
+                    " and loops through a decision and a merge",
+                ) from None
+        del self.shared.diagnostics[mark:]
+        body = RegionRecovery(
+            Region(self.region.nodes, control), self.owner, self.shared, section=self.section
+        )._recover(keep_final)
+        dropped = len(self.region.edges) - len(control)
+        self.shared.diagnostics.append(
+            Diagnostic(
+                Severity.INFO,
+                f"{dropped} object flow{'s' if dropped != 1 else ''} ignored:"
+                " this data flow has no structured form, "
+                "so the control flows alone order the region",
+                self.owner,
+                code="object-flows-ignored",
+            )
+        )
+        return body
+
+    def _recover_chain(self, chain: list[Node], keep_final: bool) -> Sequence:
+        """What :meth:`_seq` gives for a straight chain, in one pass: its statements in order.
+
+        The walk ends at a final node (a ``return``) or at a node without a
+        successor (leaving the region, a bare ``return``); the tail return is
+        then dropped exactly as for any other region.
+        """
+        shared = self.shared
+        body: list[Statement] = []
+        for node in chain:
+            stmt = shared.statement(node, shared)
+            if stmt is not None:
+                body.append(stmt)
+        last = chain[-1]
+        body.append(Return(last) if last.kind in FINAL_KINDS else Return())
+        return Sequence(tuple(strip_tail(body, keep_final=keep_final)))
+
+    def _recover(self, keep_final: bool = False) -> Sequence:
+        try:
+            if self.shared.flat:
+                raise Unstructured(ENTRY)
+            body = self._seq(ENTRY, EXIT, ())
+        except Unstructured:
+            self._emitted = 0
+            body = [self._state_machine(ENTRY, (), follow=EXIT)]
+        except RecursionError:
+            self._emitted = 0
+            body = [self._state_machine(ENTRY, (), follow=EXIT)]
+            self.shared.warn(
+                "this flow is nested too deeply for structured code:"
+                " generated as a flat state machine instead "
+                "(same behaviour, less readable code)",
+                self.owner,
+                "flat-state-machine",
+                hint="split deeply nested parts into activities of their own for structured code",
+            )
+        return Sequence(tuple(strip_tail(body, keep_final=keep_final)))
+
+    # ------------------------------------------------------------------ the walk
+
+    def _arrive(self, node_id: str, ctx: Context) -> list[Statement] | None:
+        """Statements ending the walk when ``node_id`` is a loop jump, else None."""
+        if not ctx:
+            return None
+        top = ctx[-1]
+        if isinstance(top, Barrier):
+            if node_id in top.headers or (
+                top.body is not None and node_id not in top.body and not self._terminates(node_id)
+            ):
+                raise Unstructured(node_id)
+            return None
+        if node_id == top.header:
+            return [Continue()]
+        if node_id in top.body:
+            return None
+        if node_id == top.follow:
+            return [Break()]
+        # leaving the loop somewhere else: run that path, then leave
+        outer = [c for c in ctx[:-1] if isinstance(c, LoopContext)]
+        barrier = Barrier(
+            outer[-1].body if outer else None,
+            frozenset(c.header for c in outer),
+        )
+        stop = top.follow if top.follow is not None else EXIT
+        path, ended = self._seq_ended(node_id, stop, (*ctx[:-1], barrier))
+        return path if ended else [*path, Break()]
+
+    def _seq_ended(self, start: str, stop: str, ctx: Context) -> tuple[list[Statement], bool]:
+        body = self._seq(start, stop, ctx)
+        return body, bool(body) and isinstance(body[-1], (Return, Break, Continue))
+
+    def _seq(self, start: str, stop: str, ctx: Context, *, header: str | None = None) -> list[Statement]:
+        out: list[Statement] = []
+        cur = start
+        first = True
+        while True:
+            if not (first and cur == header):
+                jump = self._arrive(cur, ctx)
+                if jump is not None:
+                    out.extend(jump)
+                    return out
+                if cur == stop:
+                    return out
+                if cur == EXIT:
+                    out.append(Return())
+                    return out
+                if cur in self.headers and not any(
+                    isinstance(c, LoopContext) and c.header == cur for c in ctx
+                ):
+                    stmt, follow = self._guarded(cur, ctx, self._loop)
+                    out.append(stmt)
+                    if follow is None:
+                        return out
+                    cur = follow
+                    continue
+            first = False
+            self._emitted += 1
+            if self._emitted > self.DUPLICATION_LIMIT * (len(self.nodes) + 8):
+                raise Unstructured(cur)
+            node = self.nodes.get(cur)
+            if node is not None:
+                if node.kind in FINAL_KINDS:
+                    out.append(Return(node))
+                    return out
+                own = self.shared.statement(node, self.shared)
+                if own is not None:
+                    out.append(own)
+            outs = self.succ[cur]
+            if len(outs) == 1:
+                cur = outs[0][1]
+                continue
+            if not outs:
+                return out
+            stmt2, follow = self._guarded(
+                cur, ctx, lambda c, x: self._diverge(c, stop, x), emitted=node is not None
+            )
+            out.append(stmt2)
+            if follow is None:
+                return out
+            cur = follow
+
+    def _guarded(
+        self,
+        cur: str,
+        ctx: Context,
+        build: Callable[[str, Context], tuple[Statement, str | None]],
+        *,
+        emitted: bool = False,
+    ) -> tuple[Statement, str | None]:
+        """Build a construct at ``cur``; on failure fall back to a state machine there.
+
+        ``emitted`` says the node's own statement is already out, so the state
+        machine must not run it a second time.
+        """
+        try:
+            return build(cur, ctx)
+        except Unstructured:
+            follow = self._sm_follow(cur)
+            return self._state_machine(cur, ctx, emitted=emitted, follow=follow), follow
+
+    def _diverge(self, cur: str, stop: str, ctx: Context) -> tuple[Statement, str | None]:
+        """A node with several successors: a decision (If) or a fork (Parallel)."""
+        outs = self.succ[cur]
+        node = self.nodes.get(cur)
+        follow = self.ipdom.get(cur, EXIT)
+        loop = next((c for c in reversed(ctx) if isinstance(c, LoopContext)), None)
+        if self._is_fork(cur):
+            inner_ctx: Context = ()
+            if ctx and isinstance(ctx[-1], Barrier):
+                inner_ctx = (ctx[-1],)
+            elif loop is not None:
+                headers = frozenset(c.header for c in ctx if isinstance(c, LoopContext))
+                inner_ctx = (Barrier(loop.body, headers),)
+            branches = tuple(
+                Sequence(tuple(strip_tail(self._seq(target, follow, inner_ctx), keep_final=True)))
+                for _, target in outs
+            )
+            return Parallel(node, branches), follow
+        if ctx and isinstance(ctx[-1], LoopContext):
+            top = ctx[-1]
+            if follow == top.header or follow not in top.body:
+                branch_stop: str | None = None
+            else:
+                branch_stop = follow
+        else:
+            branch_stop = follow if follow != EXIT else stop
+        branches_out: list[Branch] = []
+        for cond, target in self._conditions(cur):
+            body = self._seq(target, branch_stop if branch_stop is not None else "\x00none", ctx)
+            branches_out.append(Branch(cond, Sequence(tuple(body))))
+        return If(node, tuple(branches_out)), branch_stop

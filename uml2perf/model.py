@@ -1,9 +1,19 @@
 """The neutral model: what every stage after the reader sees.
 
 The reader is the only code that knows XMI.  It turns any tool's export into
-these frozen dataclasses; navigation, handlers, generation and the checker work
-on them alone.  Everything is immutable and ordered as in the input file, so
-that generation is deterministic.
+these records; navigation, handlers, generation and the checker work on them
+alone.  Everything is ordered as in the input file, so that generation is
+deterministic.
+
+A model of 20,000 actions holds about 40,000 nodes and flows, so :class:`Node`
+and :class:`Edge` are plain slotted records built by an ordinary ``__init__``
+(about 0.2 us each): the reader makes them in one pass and the profile fills in
+``perf`` and ``code`` of the nodes it has just been given.  After
+:func:`uml2perf.profile.apply_profile` returns, no stage changes a model: the
+other records are frozen, and nodes and flows are treated as if they were.
+Nodes and flows hash by their xmi id.  Stereotype applications are few (the
+reader shares identical ones) and stay frozen, so the profile can key its
+memo on them.
 
 Performance annotations (the uml2perf profile, MARTE, the TOML sidecar) are
 interpreted once, by :mod:`uml2perf.profile`, into a :class:`PerfSpec` per
@@ -12,10 +22,9 @@ element, so later stages never look at raw stereotype names.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 from .errors import Diagnostic, Location
 
@@ -149,7 +158,8 @@ class PerfSpec:
     ``tags`` maps normalised tag names (``cost``, ``repeat``, ``code``, ``dest``,
     ``source``, ``size``, ``tag``, ``root``, ``threads``, ``name``, ``items``,
     ``iterations``, ``while``, ``probability``) to expression text in the
-    language of SPEC section 5; units are already converted to seconds and bytes.
+    expression language (README.md, "The performance profile in brief"); units
+    are already converted to seconds and bytes.
     ``origin`` says where the annotation came from (``profile``, ``marte``,
     ``sidecar``, ``default``) so messages can point at the right file.
     """
@@ -165,7 +175,7 @@ class PerfSpec:
         return default
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Edge:
     """A control or object flow between two nodes of the same region.
 
@@ -183,6 +193,9 @@ class Edge:
     guard: str | None = None
     probability: str | None = None
     stereotypes: tuple[StereotypeApplication, ...] = ()  # raw; the profile reads `probability` from them
+
+    def __hash__(self) -> int:
+        return hash(self.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +232,7 @@ class Clause:
     guard: str | None = None  # a guard expression when the tool wrote one
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Node:
     """An activity node of any kind.
 
@@ -244,6 +257,9 @@ class Node:
     loop: LoopSpec | None = None
     clauses: tuple[Clause, ...] = ()
     partition: str | None = None
+
+    def __hash__(self) -> int:
+        return hash(self.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,39 +360,3 @@ class Model:
             if activity.name == key:
                 return activity
         return None
-
-
-# --------------------------------------------------------------------------- fast construction
-
-
-def positional_builder(cls: type) -> Callable[..., Any]:
-    """A function building ``cls`` from every field, positionally, without the frozen ``__init__``.
-
-    A frozen dataclass's ``__init__`` assigns each field through
-    ``object.__setattr__``, a generic call per field; reading a 20,000-action
-    model builds ~100,000 records and spends a third of its time there.  The
-    builder made here writes each slot with the slot's own descriptor, unrolled,
-    which is about three times faster.  Instances are the ordinary frozen
-    dataclass objects (equal, hashable, immutable); only construction differs,
-    so callers must pass every field, in declaration order, with no defaults.
-    """
-    names = [f.name for f in fields(cls)]
-    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    lines = [f"def build({', '.join(names)}):", "    obj = _new(_cls)"]
-    for position, name in enumerate(names):
-        scope[f"_set{position}"] = cls.__dict__[name].__set__
-        lines.append(f"    _set{position}(obj, {name})")
-    lines.append("    return obj")
-    exec("\n".join(lines), scope)  # noqa: S102 - source built from the dataclass's own field names
-    build = scope["build"]
-    build.__name__ = build.__qualname__ = f"build_{cls.__name__}"
-    build.__doc__ = f"Build a {cls.__name__} from its {len(names)} fields in order ({', '.join(names)})."
-    return build
-
-
-#: Fast positional constructors for the records a reader makes by the thousand.
-build_node: Callable[..., Node] = positional_builder(Node)
-build_edge: Callable[..., Edge] = positional_builder(Edge)
-build_location: Callable[..., Location] = positional_builder(Location)
-build_stereotype: Callable[..., StereotypeApplication] = positional_builder(StereotypeApplication)
-build_perf: Callable[..., PerfSpec] = positional_builder(PerfSpec)

@@ -97,8 +97,6 @@ from .model import (
     Role,
     StereotypeApplication,
     Variable,
-    build_node,
-    build_perf,
     normalise_name,
 )
 from .reader.dialects.uml2 import describe_contents, plain_assignments
@@ -571,7 +569,7 @@ class _Interpreter:
                     tags[key] = value
             if key_is_else(tags.get("guard")):
                 tags["guard"] = "True"  # an else clause: always true where it stands
-            spec = build_perf(role, tuple(tags.items()), "profile")
+            spec = PerfSpec(role, tuple(tags.items()), "profile")
             if is_clause:
                 clause = spec
             else:
@@ -579,7 +577,7 @@ class _Interpreter:
         if clause is None or first is None:
             return first or clause
         extra = tuple((k, v) for k, v in clause.tags if k in CLAUSE_TAGS and first.get(k) is None)
-        return build_perf(first.role, first.tags + extra, first.origin) if extra else first
+        return PerfSpec(first.role, first.tags + extra, first.origin) if extra else first
 
     def refuse_second_role(
         self,
@@ -875,7 +873,7 @@ class _Interpreter:
         if self.fresh:
             _finish_in_place(node, spec, code, region)
             return node, probability
-        return _rebuilt(node, spec, code, region), probability
+        return replace(node, perf=spec, code=code, region=region), probability
 
     # ------------------------------------------------------------------ activities
 
@@ -1138,41 +1136,15 @@ class _Interpreter:
         )
 
 
-_SET_PERF = Node.__dict__["perf"].__set__
-_SET_CODE = Node.__dict__["code"].__set__
-_SET_REGION = Node.__dict__["region"].__set__
-
-
 def _finish_in_place(node: Node, perf: PerfSpec | None, code: str | None, region: Region | None) -> None:
     """Give a node the reader has just built, and nobody else has seen, its interpretation.
 
     Only :func:`apply_profile` with ``fresh=True`` calls this, before the model
-    is handed out; from then on the node is as immutable as any other.
+    is handed out; from then on nobody changes the node.
     """
-    _SET_PERF(node, perf)
-    _SET_CODE(node, code)
-    _SET_REGION(node, region)
-
-
-def _rebuilt(node: Node, perf: PerfSpec | None, code: str | None, region: Region | None) -> Node:
-    """``replace(node, perf=..., code=..., region=...)`` without its per-call field introspection."""
-    return build_node(
-        node.id,
-        node.name,
-        node.kind,
-        node.uml_type,
-        node.location,
-        node.stereotypes,
-        perf,
-        code,
-        node.body_text,
-        node.body_language,
-        node.behavior,
-        region,
-        node.loop,
-        node.clauses,
-        node.partition,
-    )
+    node.perf = perf
+    node.code = code
+    node.region = region
 
 
 def key_is_else(text: str | None) -> bool:
@@ -1196,7 +1168,7 @@ def _with_tag(node: Node, key: str, value: str) -> Node:
         perf = PerfSpec(perf.role, perf.tags + ((key, value),), perf.origin)
     else:
         return node
-    return _rebuilt(node, perf, node.code, node.region)
+    return replace(node, perf=perf)
 
 
 def _plain_tagged_values(stereotypes: Iterable[StereotypeApplication]) -> PerfSpec | None:

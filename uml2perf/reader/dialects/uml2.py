@@ -45,10 +45,6 @@ from ...model import (
     Region,
     StereotypeApplication,
     Variable,
-    build_edge,
-    build_location,
-    build_node,
-    build_stereotype,
     normalise_name,
 )
 from ..xml import XSI_NAMESPACE, XmiDocument, local_name
@@ -355,7 +351,12 @@ class Uml2Reader:
         self.uml_ns = uml2_namespace(doc)
         self._index: dict[str, etree._Element] | None = None
         self._roots: list[etree._Element] | None = None
-        self.stereotypes: dict[str, list[StereotypeApplication]] = {}
+        #: element id -> the stereotype applications on it
+        self.stereotypes: dict[str, tuple[StereotypeApplication, ...]] = {}
+        #: each distinct application once, by ((name, profile), tags)
+        self.shared_applications: dict[
+            tuple[tuple[str, str], tuple[tuple[str, str], ...]], StereotypeApplication
+        ] = {}
         self.pending_bases: list[
             tuple[str, StereotypeApplication, etree._Element]
         ] = []  # (base id, applied, element)
@@ -397,7 +398,6 @@ class Uml2Reader:
         self.scan()
         self.read_stereotypes()
         self.extra_stereotypes()
-        self.stereotypes = {k: tuple(v) for k, v in self.stereotypes.items()}  # type: ignore[misc]
         self.prepare()
         activities = tuple(self.read_activity(el) for el in self.activity_elements)
         functions = tuple(f for f in (self.read_function(el) for el in self.behavior_elements) if f)
@@ -662,7 +662,11 @@ class Uml2Reader:
     # ------------------------------------------------------------------ stereotypes
 
     def read_stereotypes(self) -> None:
-        """Root-level stereotype applications: ``<Profile:Stereo base_X="id" tag="v"/>``."""
+        """Root-level stereotype applications: ``<Profile:Stereo base_X="id" tag="v"/>``.
+
+        A large model applies a handful of distinct stereotypes (same name, same
+        tags) thousands of times: each distinct one is built once and shared.
+        """
         skip = tuple(
             f"{{{ns}}}"
             for ns in (self.xmi_ns, self.uml_ns, "http://www.eclipse.org/emf/2002/Ecore", XSI_NAMESPACE)
@@ -671,23 +675,25 @@ class Uml2Reader:
         root = self.doc.root
         if self.uml_ns and root.tag == f"{{{self.uml_ns}}}Model":
             return  # the file is the model itself (no xmi:XMI wrapper): it holds no applications
-        stereotypes, pending = self.stereotypes, self.pending_bases
-        read_application = self.read_application
-        #: tag -> stereotype name, or None for what is not an application; a file repeats a few tags
-        names: dict[object, str | None] = {}
+        stereotypes, pending, shared = self.stereotypes, self.pending_bases, self.shared_applications
+        #: tag -> (stereotype name, profile), or None for what is not an application
+        names: dict[object, tuple[str, str] | None] = {}
         for element in root:
             tag = element.tag
-            name = names.get(tag, _UNSEEN)
-            if name is _UNSEEN:
+            if tag in names:
+                named = names[tag]
+            else:
                 # applications always live in a profile's namespace; un-namespaced tags are UML features
-                is_application = isinstance(tag, str) and tag[0] == "{" and not tag.startswith(skip)
-                name = names[tag] = tag[tag.index("}") + 1 :] if is_application else None  # type: ignore[index]
-            if name is None:
+                named = None
+                if isinstance(tag, str) and tag[0] == "{" and not tag.startswith(skip):
+                    namespace, _, name = tag[1:].partition("}")
+                    named = (name, element.prefix or namespace)
+                names[tag] = named
+            if named is None:
                 continue
             if len(element):
-                read_application(element)
+                self.read_application(element)
                 continue
-            # the common case, inlined: attributes only, one base, applied to an element not seen before
             base = None
             tags: list[tuple[str, str]] = []
             for key, value in element.items():
@@ -701,11 +707,14 @@ class Uml2Reader:
                 else:
                     tags.append((key, value))
             if not base or base in stereotypes:
-                read_application(element)
+                self.read_application(element)
                 continue
-            stereotype = build_stereotype(name, element.prefix or tag[1 : tag.index("}")], tuple(tags))
+            key = (named, tuple(tags))
+            stereotype = shared.get(key)
+            if stereotype is None:
+                stereotype = shared[key] = StereotypeApplication(named[0], named[1], key[1])
             self.stereotype_count += 1
-            stereotypes[base] = [stereotype]
+            stereotypes[base] = (stereotype,)
             pending.append((base, stereotype, element))
 
     def read_application(self, element: etree._Element) -> None:
@@ -737,7 +746,7 @@ class Uml2Reader:
         namespace, _, name = (
             element.tag[1:].partition("}") if element.tag[0] == "{" else ("", "", element.tag)
         )
-        stereotype = build_stereotype(name, element.prefix or namespace or None, tuple(tags))
+        stereotype = StereotypeApplication(name, element.prefix or namespace or None, tuple(tags))
         self.stereotype_count += 1
         if not bases:
             self.diag(
@@ -771,10 +780,7 @@ class Uml2Reader:
 
     def add_stereotype(self, element_id: str, stereotype: StereotypeApplication) -> None:
         """Attach an application, merging tags into an existing one of the same name."""
-        existing = self.stereotypes.get(element_id)
-        if existing is None:
-            self.stereotypes[element_id] = [stereotype]
-            return
+        existing = self.stereotypes.get(element_id, ())
         for position, old in enumerate(existing):
             if old.key == stereotype.key:
                 # a second application of the same stereotype adds its tags; a tag given again with
@@ -783,18 +789,19 @@ class Uml2Reader:
                 extra = tuple(
                     (n, v) for n, v in stereotype.tags if (normalise_name(n), v.strip()) not in known
                 )
-                existing[position] = StereotypeApplication(old.name, old.profile, old.tags + extra)
+                merged = StereotypeApplication(old.name, old.profile, old.tags + extra)
+                self.stereotypes[element_id] = existing[:position] + (merged,) + existing[position + 1 :]
                 return
-        existing.append(stereotype)
+        self.stereotypes[element_id] = (*existing, stereotype)
 
     def stereotypes_of(self, element_id: str | None) -> tuple[StereotypeApplication, ...]:
+        """The applications on an element, which then counts as read (not a dangling base)."""
         if element_id is None:
             return ()
-        found = self.stereotypes.get(element_id)
-        if not found:
-            return ()
-        self.used_bases.add(element_id)
-        return found if isinstance(found, tuple) else tuple(found)
+        found = self.stereotypes.get(element_id, ())
+        if found:
+            self.used_bases.add(element_id)
+        return found
 
     # ------------------------------------------------------------------ value specifications
 
@@ -914,38 +921,38 @@ class Uml2Reader:
             stack.extend(group.iterchildren("subpartition", "group"))
 
     def read_region(self, container: etree._Element, state: RegionState) -> Region:
+        """The nodes and flows ``container`` owns, in file order; flows are read once every node is known."""
         edge_elements: list[etree._Element] = []
-        k_id, read_node = self.k_id, self.read_node
-        nodes, ids = state.nodes, state.ids  # state.add, inlined: a region may hold tens of thousands
+        k_id = self.k_id
         for child in container:
             tag = child.tag
             if tag in NODE_FEATURES:
                 nid = child.get(k_id)
-                if nid is None:
-                    continue  # a reference (partition membership), not a definition
-                node = read_node(child, state, nid)
-                if node is not None:
-                    nodes.append(node)
-                    ids.add(nid)
-            elif tag in EDGE_FEATURES:
-                if child.get(k_id) is not None:
-                    edge_elements.append(child)
-        read_edge = self.read_edge
-        edges = [
-            edge
-            for edge in (read_edge(e, state) for e in self.adjust_edges(state.container, edge_elements))
-            if edge is not None
-        ]
-        return Region(nodes=tuple(state.nodes), edges=tuple(edges))
+                if nid is not None:  # without an id: a reference (partition membership), not a definition
+                    node = self.read_node(child, state, nid)
+                    if node is not None:
+                        state.add(node)
+            elif tag in EDGE_FEATURES and child.get(k_id) is not None:
+                edge_elements.append(child)
+        edges: list[Edge] = []
+        for element in self.adjust_edges(state.container, edge_elements):
+            edge = self.read_edge(element, state)
+            if edge is not None:
+                edges.append(edge)
+        return Region(tuple(state.nodes), tuple(edges))
+
+    def typed_metaclass(self, element: etree._Element) -> str:
+        """The metaclass of an element of an activity, the common case (``xmi:type`` given) first."""
+        typed = element.get(self.k_type)
+        return typed.rpartition(":")[2] if typed else self.metaclass(element)
 
     def read_node(self, element: etree._Element, state: RegionState, nid: str | None = None) -> Node | None:
-        """One activity node (``nid``: its xmi:id when the caller has it).  Hot path: kept flat."""
+        """One activity node (``nid``: its xmi:id when the caller has it)."""
         get = element.get
         if nid is None:
             nid = get(self.k_id) or ""
-        typed = get(self.k_type) or get(self.k_xsi_type)  # self.metaclass(element), inlined
-        metaclass = typed.rpartition(":")[2] if typed else self.metaclass(element)
-        kind = CONTROL_NODE_KINDS.get(metaclass) or self.node_kind(element, metaclass)
+        metaclass = self.typed_metaclass(element)
+        kind = self.node_kind(element, metaclass)
         if kind is None:
             if metaclass in PIN_TYPES:
                 return None
@@ -966,7 +973,10 @@ class Uml2Reader:
         behavior = region = loop = None
         clauses: tuple[Clause, ...] = ()
         code = body_text = body_language = None
-        if kind is NodeKind.CALL:
+        if kind is NodeKind.ACTION:
+            if metaclass == "OpaqueAction" and (has_children or get("body") is not None):
+                code, body_text, body_language = self.read_action_body(element)
+        elif kind is NodeKind.CALL:
             behavior = self.ref(element, "behavior")
         elif kind is NodeKind.STRUCTURED or kind is NodeKind.LOOP or kind is NodeKind.CONDITIONAL:
             self.parent_region[nid] = state.container
@@ -975,38 +985,37 @@ class Uml2Reader:
                 loop, region = self.read_loop(element, region)
             elif kind is NodeKind.CONDITIONAL:
                 clauses, region = self.read_clauses(element, region)
-        elif metaclass == "OpaqueAction" and (has_children or get("body") is not None):
-            body = self.read_action_body(element)
-            code, body_text, body_language = (
-                body.get("code"),
-                body.get("body_text"),
-                body.get("body_language"),
-            )
-        partition = self.partition_of.get(nid) if self.partition_of else None
+        partition = self.partition_of.get(nid)
         if partition is None and (has_children or get("inPartition") is not None):
-            in_partition = self.ref(element, "inPartition")
-            if in_partition is not None:
-                partition = self.partition_names.get(in_partition)
-                if partition is None:
-                    group = self.index.get(in_partition)
-                    partition = self.name_of(group) if group is not None else None
-        return build_node(
+            partition = self.partition_named(element)
+        return Node(
             nid,
             name,
             kind,
             metaclass,
-            build_location(self.file, element.sourceline, nid, name or None, metaclass),
+            Location(self.file, element.sourceline, nid, name or None, metaclass),
             self.stereotypes_of(nid),
             None,
-            code,  # type: ignore[arg-type]
-            body_text,  # type: ignore[arg-type]
-            body_language,  # type: ignore[arg-type]
+            code,
+            body_text,
+            body_language,
             behavior,
             region,
             loop,
             clauses,
             partition,
         )
+
+    def partition_named(self, element: etree._Element) -> str | None:
+        """The name of the partition a node's ``inPartition`` refers to."""
+        in_partition = self.ref(element, "inPartition")
+        if in_partition is None:
+            return None
+        partition = self.partition_names.get(in_partition)
+        if partition is None:
+            group = self.index.get(in_partition)
+            partition = self.name_of(group) if group is not None else None
+        return partition
 
     def register_pins(self, element: etree._Element, owner: str) -> None:
         if not len(element):
@@ -1027,20 +1036,23 @@ class Uml2Reader:
                 self.pin_owner[pin_id] = owner
                 self.register_pins(child, owner)  # ActionInputPin owns pins of its own
 
-    def read_action_body(self, element: etree._Element) -> dict[str, object]:
+    def read_action_body(self, element: etree._Element) -> tuple[str | None, str | None, str | None]:
+        """``(code, body_text, body_language)`` of an OpaqueAction.
+
+        ``code`` is the body when it is written in python/uml2perf, or when a
+        C-style body holds only plain assignments (see :func:`plain_assignments`).
+        """
         pairs = self.bodies(element)
         if not pairs:
-            return {}
+            return None, None, None
         language, body = self.pick_body(pairs)
         lang = language.strip().lower()
-        result: dict[str, object] = {"body_text": body, "body_language": language or None}
+        code = None
         if lang in CODE_LANGUAGES:
-            result["code"] = body.strip()
+            code = body.strip()
         elif lang in ASSIGNMENT_LANGUAGES:
             code = plain_assignments(body)
-            if code is not None:
-                result["code"] = code
-        return result
+        return code, body, language or None
 
     # ------------------------------------------------------------------ loop and conditional nodes
 
@@ -1164,11 +1176,10 @@ class Uml2Reader:
     # ------------------------------------------------------------------ edges
 
     def read_edge(self, element: etree._Element, state: RegionState) -> Edge | None:
-        """One flow; ends that are pins map to their actions.  Hot path: kept flat."""
+        """One flow; ends that are pins map to their actions, ends outside the region are resolved or dropped."""
         get = element.get
         eid = get(self.k_id) or ""
-        typed = get(self.k_type) or get(self.k_xsi_type)  # self.metaclass(element), inlined
-        metaclass = typed.rpartition(":")[2] if typed else self.metaclass(element)
+        metaclass = self.typed_metaclass(element)
         has_children = len(element) > 0
         name = get("name")
         if name is None:
@@ -1177,18 +1188,13 @@ class Uml2Reader:
         raw_target = get("target")
         if has_children or raw_source is None or raw_target is None or " " in raw_source or " " in raw_target:
             raw_source, raw_target = self.ref(element, "source"), self.ref(element, "target")
-        ids, pin_owner = state.ids, self.pin_owner
-        source = pin_owner.get(raw_source, raw_source) if raw_source is not None else None
-        if source is None or source not in ids:
-            source = self._edge_end(element, raw_source, "source", state, name, metaclass)
-            if source is None:
-                return None
-        target = pin_owner.get(raw_target, raw_target) if raw_target is not None else None
-        if target is None or target not in ids:
-            target = self._edge_end(element, raw_target, "target", state, name, metaclass)
-            if target is None:
-                return None
-        if source == target and raw_source in pin_owner:
+        source = self.edge_end(element, raw_source, "source", state, name, metaclass)
+        if source is None:
+            return None
+        target = self.edge_end(element, raw_target, "target", state, name, metaclass)
+        if target is None:
+            return None
+        if source == target and raw_source in self.pin_owner:
             self.diag(
                 Severity.INFO,
                 "object flow between two pins of the same action dropped (it would be a self-loop)",
@@ -1197,19 +1203,19 @@ class Uml2Reader:
             )
             return None
         guard = self.guard_of(element) if has_children or get("guard") is not None else None
-        return build_edge(
+        return Edge(
             eid,
             source,
             target,
-            build_location(self.file, element.sourceline, eid, name or None, metaclass),
+            Location(self.file, element.sourceline, eid, name or None, metaclass),
             name,
             self.edge_kind(element, metaclass),
             guard,
             None,
-            self.stereotypes_of(eid) if eid in self.stereotypes else (),  # flows seldom have any
+            self.stereotypes_of(eid),
         )
 
-    def _edge_end(
+    def edge_end(
         self,
         element: etree._Element,
         raw: str | None,
@@ -1218,13 +1224,16 @@ class Uml2Reader:
         name: str,
         metaclass: str,
     ) -> str | None:
-        """The slow path of an edge end: missing, a pin of an outer node, or outside the region."""
+        """The node of the region an edge end stands for: the node itself, or the action owning a pin."""
         if raw is None:
             raise ModelError(
                 f"flow has no {feature}",
                 self.location(element, name, metaclass),
                 hint="every control/object flow needs a source and a target; fix or delete it in the UML tool",
             )
+        node_id = self.pin_owner.get(raw, raw)
+        if node_id in state.ids:
+            return node_id
         return self.resolve_end(element, raw, feature, state)
 
     def edge_kind(self, element: etree._Element, metaclass: str) -> str:

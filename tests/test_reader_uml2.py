@@ -9,7 +9,7 @@ import pytest
 from uml2perf.errors import InputError, ModelError, Severity
 from uml2perf.model import CONTROL_KINDS, Model, NodeKind, Role, walk_region
 from uml2perf.reader import detect_dialect, read_bytes, read_model
-from uml2perf.reader.dialects import DIALECTS, by_name
+from uml2perf.reader import DIALECTS, by_name
 from uml2perf.reader.xml import load_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -221,7 +221,7 @@ def _minimal(ns: str = "http://www.eclipse.org/uml2/5.0.0/UML", doc: str = "", t
     return _MINIMAL.format(ns=ns, doc=doc, target=target).encode()
 
 
-def test_registry_is_a_plain_ordered_list_with_the_generic_fallback_last() -> None:
+def test_registry_lists_the_builtin_dialects_with_the_generic_fallback_last() -> None:
     names = [d.name for d in DIALECTS]
     assert names[0] == "papyrus" and names[-1] == "uml2"
     assert {"magicdraw", "ea", "visual-paradigm", "rsa", "modelio"} <= set(names)

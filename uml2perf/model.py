@@ -22,7 +22,8 @@ element, so later stages never look at raw stereotype names.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -360,3 +361,64 @@ class Model:
             if activity.name == key:
                 return activity
         return None
+
+
+# --------------------------------------------------------------------------- contents and code fragments
+
+#: What ``Model.contents`` reports, in this order, with singular and plural labels.
+CONTENT_LABELS: dict[str, tuple[str, str]] = {
+    "Activity": ("activity", "activities"),
+    "Class": ("class", "classes"),
+    "Interface": ("interface", "interfaces"),
+    "Enumeration": ("enumeration", "enumerations"),
+    "DataType": ("data type", "data types"),
+    "Signal": ("signal", "signals"),
+    "Component": ("component", "components"),
+    "Package": ("package", "packages"),
+    "UseCase": ("use case", "use cases"),
+    "Actor": ("actor", "actors"),
+    "StateMachine": ("state machine", "state machines"),
+    "Interaction": ("interaction", "interactions"),
+    "OpaqueBehavior": ("opaque behavior", "opaque behaviors"),
+    "FunctionBehavior": ("function behavior", "function behaviors"),
+    "Collaboration": ("collaboration", "collaborations"),
+    "Association": ("association", "associations"),
+    "Dependency": ("dependency", "dependencies"),
+    "Abstraction": ("abstraction", "abstractions"),
+    "InstanceSpecification": ("instance", "instances"),
+    "Node": ("deployment node", "deployment nodes"),
+    "Device": ("device", "devices"),
+    "ExecutionEnvironment": ("execution environment", "execution environments"),
+    "Artifact": ("artifact", "artifacts"),
+}
+#: Label used in ``Model.contents`` for stereotype applications.
+STEREOTYPE_LABEL = "stereotype applications"
+
+
+def plural(count: int, singular: str, plural_form: str) -> str:
+    return f"{count} {singular if count == 1 else plural_form}"
+
+
+def describe_contents(contents: Iterable[tuple[str, int]]) -> str:
+    """``12 classes, 2 state machines`` from ``Model.contents``; ``nothing UML`` when empty."""
+    singulars = {plural_form: singular for singular, plural_form in CONTENT_LABELS.values()}
+    singulars[STEREOTYPE_LABEL] = "stereotype application"
+    parts = [plural(n, singulars.get(label, label), label) for label, n in contents if n]
+    return ", ".join(parts) if parts else "no UML elements at all"
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*\s*(?:[-+*/%]|//|\*\*)?=(?!=)\s*[^;{}]+$")
+
+
+def plain_assignments(text: str) -> str | None:
+    """The statements of a C-style body made only of ``name = expr;`` lines, else ``None``.
+
+    Performance Prophet stored code fragments as C++ (``GV = 1; P = 3.14;``).
+    Such bodies are accepted as code fragments, one assignment per line; any
+    body with braces, calls as statements, declarations or comments is not.
+    """
+    statements = [part.strip() for chunk in text.splitlines() for part in chunk.split(";")]
+    statements = [s for s in statements if s]
+    if not statements or not all(_ASSIGNMENT.match(s) for s in statements):
+        return None
+    return "\n".join(statements)

@@ -76,6 +76,7 @@ does not know, is an error naming the sidecar file and the key.
 from __future__ import annotations
 
 import math
+import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable
@@ -97,9 +98,10 @@ from .model import (
     Role,
     StereotypeApplication,
     Variable,
+    describe_contents,
     normalise_name,
+    plain_assignments,
 )
-from .reader.dialects.uml2 import describe_contents, plain_assignments
 
 #: ``normalise_name`` memoised: a big model repeats the same few stereotype and tag names.
 _norm = lru_cache(maxsize=4096)(normalise_name)
@@ -434,7 +436,7 @@ class Sidecar:
 _SIDECAR_TABLES = ("defaults", "elements", "activities", "functions", "globals", "variables")
 
 
-def load_sidecar(path: str | Path) -> Sidecar:
+def load_sidecar(path: str | os.PathLike[str]) -> Sidecar:
     """Read and check the shape of a sidecar file; :class:`ModelError` naming the file when wrong."""
     from uml2perf_runtime.files import InputFileError, read_text_input
 
@@ -733,18 +735,18 @@ class _Interpreter:
             return edge
         key, entry = found
         assert self.car is not None
-        changes: dict[str, str | None] = {}
+        probability, guard = edge.probability, edge.guard
         for name, value in entry.items():
             tag = _norm(name)
             if tag in PROBABILITY_TAGS:
-                changes["probability"] = _expression_text(value, self.car, f"elements.{key}.{name}")
+                probability = _expression_text(value, self.car, f"elements.{key}.{name}")
             elif tag == "guard":
-                changes["guard"] = _expression_text(value, self.car, f"elements.{key}.{name}")
+                guard = _expression_text(value, self.car, f"elements.{key}.{name}")
             else:
                 raise self.car.error(
                     f"unknown key {name!r} in [elements.{key!r}] for a flow", hint="known: probability, guard"
                 )
-        return replace(edge, **changes)
+        return replace(edge, probability=probability, guard=guard)
 
     # ------------------------------------------------------------------ regions
 
@@ -1308,7 +1310,9 @@ def _default_role(kind: NodeKind) -> Role:
     return Role.ACTION
 
 
-def apply_profile(model: Model, sidecar: str | Path | None = None, *, fresh: bool = False) -> Model:
+def apply_profile(
+    model: Model, sidecar: str | os.PathLike[str] | None = None, *, fresh: bool = False
+) -> Model:
     """Interpret stereotypes (uml2perf, MARTE) and the optional TOML sidecar into ``PerfSpec``s.
 
     Fills ``Node.perf``, ``Node.code`` (from a ``code`` tag), ``Edge.probability``,

@@ -14,8 +14,8 @@ import os
 from ..errors import InputError, Location
 from ..model import Model
 from .dialects.base import Dialect
-from .dialects.uml2 import exporter_info
 from .registry import all_dialects, best_dialect, by_name, unknown_dialect_error
+from .xmi import exporter_info
 from .xml import XmiDocument, load_bytes, load_file, local_name
 
 

@@ -78,7 +78,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 
 from lxml import etree
 
@@ -97,7 +97,7 @@ from ...model import (
 )
 from ..xml import XmiDocument
 
-Element = etree._Element
+Element: TypeAlias = etree._Element
 
 #: Namespaces UML 1.x exporters bind the ``UML`` prefix to.
 UML1_NAMESPACES = frozenset(

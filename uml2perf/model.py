@@ -51,7 +51,7 @@ def normalise_name(name: str) -> str:
     return key
 
 
-class NodeKind(str, Enum):
+class NodeKind(str, Enum):  # noqa: UP042 - StrEnum would change str() of members, which messages print
     """Coarse kind of an activity node, independent of the UML tool."""
 
     ACTION = "action"  # any executable action (OpaqueAction, Action, CallOperationAction, ...)
@@ -108,7 +108,7 @@ class StereotypeApplication:
         return None
 
 
-class Role(str, Enum):
+class Role(str, Enum):  # noqa: UP042 - StrEnum would change str() of members, which messages print
     """What an element means for performance, once the profile is interpreted."""
 
     ACTION = "action"  # spends `cost` after running `code`

@@ -482,7 +482,9 @@ class ActivityReading(StereotypeReading):
         return None, region
 
     def action_value(self, owner: etree._Element, action_id: str) -> str | None:
-        """The ``value`` of the ValueSpecificationAction ``action_id`` owned by ``owner``, as expression text."""
+        """The ``value`` of the ValueSpecificationAction ``action_id`` owned by ``owner``, as
+        expression text.
+        """
         for child in owner:
             if child.tag in NODE_FEATURES and child.get(self.k_id) == action_id:
                 for value in self.children(child, "value"):
@@ -493,7 +495,9 @@ class ActivityReading(StereotypeReading):
     # ------------------------------------------------------------------ edges
 
     def read_edge(self, element: etree._Element, state: RegionState) -> Edge | None:
-        """One flow; ends that are pins map to their actions, ends outside the region are resolved or dropped."""
+        """One flow; ends that are pins map to their actions, ends outside the region are resolved
+        or dropped.
+        """
         get = element.get
         eid = get(self.k_id) or ""
         metaclass = self.typed_metaclass(element)
@@ -546,7 +550,8 @@ class ActivityReading(StereotypeReading):
             raise ModelError(
                 f"flow has no {feature}",
                 self.location(element, name, metaclass),
-                hint="every control/object flow needs a source and a target; fix or delete it in the UML tool",
+                hint="every control/object flow needs a source and a target; fix or delete it in the "
+                "UML tool",
             )
         node_id = self.pin_owner.get(raw, raw)
         if node_id in state.ids:
@@ -581,7 +586,8 @@ class ActivityReading(StereotypeReading):
         if node_id == state.container or self.is_ancestor_region(node_id, state):
             self.diag(
                 Severity.INFO,
-                f"flow {feature} is a pin of the enclosing node {node_id!r}: data entering or leaving the region "
+                f"flow {feature} is a pin of the enclosing node {node_id!r}: data entering or leaving "
+                "the region "
                 "has no control meaning and the flow is dropped",
                 edge,
                 code="dropped-flow",
@@ -593,7 +599,8 @@ class ActivityReading(StereotypeReading):
                 return substitute
         self.diag(
             Severity.WARNING,
-            f"flow {feature} {self.describe(element)} lies outside the region that owns the flow; flow dropped",
+            f"flow {feature} {self.describe(element)} lies outside the region that owns the flow; "
+            "flow dropped",
             edge,
             hint="draw the flow inside one activity or structured node",
             code="dropped-flow",
@@ -601,7 +608,9 @@ class ActivityReading(StereotypeReading):
         return None
 
     def is_ancestor_region(self, node_id: str, state: RegionState) -> bool:
-        """Whether ``node_id`` is a node of a region enclosing ``state`` (a boundary such as an ExpansionNode)."""
+        """Whether ``node_id`` is a node of a region enclosing ``state`` (a boundary such as an
+        ExpansionNode).
+        """
         home = self.region_of.get(node_id)
         if home is None:
             return False
@@ -666,7 +675,8 @@ class ActivityReading(StereotypeReading):
                 languages = ", ".join(sorted({lang or "none" for lang, _ in pairs}))
                 self.diag(
                     Severity.INFO,
-                    f"behavior body in {languages} is not a cost-function expression; not used as a cost function",
+                    f"behavior body in {languages} is not a cost-function expression; not used as a "
+                    "cost function",
                     element,
                     code="not-a-function",
                 )

@@ -139,7 +139,8 @@ class StereotypeReading(XmiAccess):
         if not bases:
             self.diag(
                 Severity.WARNING,
-                f"stereotype application {_label(stereotype)} is applied to no element (no base_* reference); ignored",
+                f"stereotype application {_label(stereotype)} is applied to no element (no base_* "
+                "reference); ignored",
                 element,
                 code="orphan-stereotype",
             )
@@ -160,7 +161,8 @@ class StereotypeReading(XmiAccess):
                 continue
             self.diag(
                 Severity.WARNING,
-                f"stereotype application {_label(stereotype)} refers to element id {base!r}, which is not in the file",
+                f"stereotype application {_label(stereotype)} refers to element id {base!r}, which is "
+                "not in the file",
                 element,
                 hint="the model may have been exported partially; re-export it with its profiles",
                 code="dangling-stereotype",

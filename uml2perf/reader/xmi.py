@@ -94,7 +94,7 @@ IMPLICIT_TYPES = {
 }
 #: Languages whose OpaqueBehavior bodies can be cost-function expressions.
 FUNCTION_LANGUAGES = frozenset({"", "python", "uml2perf", "c", "c++", "cpp", "expression", "java"})
-#: Languages whose OpaqueAction bodies are code fragments (SPEC section 5).
+#: Languages whose OpaqueAction bodies are code fragments.
 CODE_LANGUAGES = frozenset({"python", "uml2perf"})
 #: Languages whose bodies become code fragments when they are plain assignments.
 ASSIGNMENT_LANGUAGES = frozenset({"", "c", "c++", "cpp"})
@@ -193,7 +193,9 @@ class XmiAccess:
         return ""
 
     def refs(self, element: etree._Element, feature: str) -> list[str]:
-        """Ids an element refers to through ``feature``: attribute list, ``xmi:idref`` or ``href`` children."""
+        """Ids an element refers to through ``feature``: attribute list, ``xmi:idref`` or ``href``
+        children.
+        """
         value = element.get(feature)
         if not len(element):
             return value.split() if value else []
@@ -262,7 +264,9 @@ class XmiAccess:
         return self._roots
 
     def bodies(self, element: etree._Element) -> list[tuple[str, str]]:
-        """``(language, body)`` pairs of an opaque element; ``body``/``language`` as children or attributes."""
+        """``(language, body)`` pairs of an opaque element; ``body``/``language`` as children or
+        attributes.
+        """
         body_list: list[str] = []
         lang_list: list[str] = []
         for child in element if len(element) else ():

@@ -571,10 +571,12 @@ class Uml14Reader:
                 applied.append((ref.id, name, profile))
             elif ref.stub is not None and ref.stub.get("href"):
                 self.warn(
-                    f"stereotype defined in another file ({ref.stub.get('href')}) cannot be named; it is ignored",
+                    f"stereotype defined in another file ({ref.stub.get('href')}) cannot be named; it "
+                    "is ignored",
                     element,
                     code="uml14.external-stereotype",
-                    hint="define the uml2perf stereotypes in the model itself, or give costs in a sidecar file",
+                    hint="define the uml2perf stereotypes in the model itself, or give costs in a "
+                    "sidecar file",
                 )
         if not applied and not tags:
             return ()
@@ -591,7 +593,7 @@ class Uml14Reader:
             buckets[slot].append((tag, value))
         result = [
             StereotypeApplication(name, profile, tuple(bucket))
-            for (_, name, profile), bucket in zip(applied, buckets)
+            for (_, name, profile), bucket in zip(applied, buckets, strict=True)
         ]
         if loose:
             result.append(StereotypeApplication("", None, tuple(loose)))

@@ -159,7 +159,8 @@ class Uml2Reader(ActivityReading):
         if diagrams:
             self.diag(
                 Severity.INFO,
-                f"skipped {plural(diagrams, 'diagram', 'diagrams')}: layout is not part of the performance model",
+                f"skipped {plural(diagrams, 'diagram', 'diagrams')}: layout is not part of the "
+                "performance model",
                 code="skipped-diagrams",
             )
         if self.pin_owner:
@@ -215,7 +216,8 @@ class Uml2Dialect:
             said = exporter or extender or "no exporter named"
             warning = Diagnostic(
                 Severity.WARNING,
-                f"UML 2 file from an exporter uml2perf does not know ({said}); read with the generic UML 2 rules",
+                f"UML 2 file from an exporter uml2perf does not know ({said}); read with the generic "
+                "UML 2 rules",
                 Location(file=doc.display_name),
                 hint="check the result with `uml2perf check`; tool quirks may be missed",
                 code="unknown-exporter",

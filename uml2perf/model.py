@@ -7,8 +7,9 @@ deterministic.
 
 A model of 20,000 actions holds about 40,000 nodes and flows, so :class:`Node`
 and :class:`Edge` are plain slotted records built by an ordinary ``__init__``
-(about 0.2 us each): the reader makes them in one pass and the profile fills in
-``perf`` and ``code`` of the nodes it has just been given.  After
+(about 0.2 us each), their ``location`` built only when asked for: the reader
+makes them in one pass and the profile fills in ``perf`` and ``code`` of the
+nodes it has just been given.  After
 :func:`uml2perf.profile.apply_profile` returns, no stage changes a model: the
 other records are frozen, and nodes and flows are treated as if they were.
 Nodes and flows hash by their xmi id.  Stereotype applications are few (the
@@ -26,6 +27,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from .errors import Diagnostic, Location
 
@@ -176,27 +178,119 @@ class PerfSpec:
         return default
 
 
-@dataclass(slots=True)
-class Edge:
+class _Record:
+    """Equality, hashing by xmi id, ``repr`` and ``replace`` for the records a reader makes by the thousand.
+
+    A subclass lists its fields in ``FIELDS``, in constructor order.  Its
+    ``location`` is built on first use from ``file`` and ``line``, unless the
+    constructor was given one: most stages read only a node's line, and a
+    20,000-action model would otherwise build 40,000 ``Location`` objects.
+    """
+
+    __slots__ = ()
+    FIELDS: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Record) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(getattr(self, "id"))  # noqa: B009 - every subclass has an id slot
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
+        return f"{self.__class__.__name__}({shown})"
+
+
+class Edge(_Record):
     """A control or object flow between two nodes of the same region.
 
     ``guard`` is the guard text as written (``None`` when absent or the
     tool's default ``true``); ``else`` stays ``"else"``.  ``probability`` is an
-    expression text for a seeded random choice at a decision.
+    expression text for a seeded random choice at a decision.  ``stereotypes``
+    are the raw applications; the profile reads ``probability`` from them.
+    ``uml_type`` (``ControlFlow``, ``ObjectFlow``...) only names the flow in
+    messages.
     """
 
-    id: str
-    source: str
-    target: str
-    location: Location
-    name: str = ""
-    kind: str = "control"  # "control" or "object"
-    guard: str | None = None
-    probability: str | None = None
-    stereotypes: tuple[StereotypeApplication, ...] = ()  # raw; the profile reads `probability` from them
+    __slots__ = (
+        "id",
+        "source",
+        "target",
+        "name",
+        "kind",
+        "guard",
+        "probability",
+        "stereotypes",
+        "line",
+        "file",
+        "uml_type",
+        "_location",
+    )
+    FIELDS = ("id", "source", "target", "location", "name", "kind", "guard", "probability", "stereotypes")
 
-    def __hash__(self) -> int:
-        return hash(self.id)
+    def __init__(
+        self,
+        id: str,
+        source: str,
+        target: str,
+        location: Location | None = None,
+        name: str = "",
+        kind: str = "control",  # "control" or "object"
+        guard: str | None = None,
+        probability: str | None = None,
+        stereotypes: tuple[StereotypeApplication, ...] = (),
+        *,
+        line: int | None = None,
+        file: str | None = None,
+        uml_type: str | None = None,
+    ) -> None:
+        self.id = id
+        self.source = source
+        self.target = target
+        self.name = name
+        self.kind = kind
+        self.guard = guard
+        self.probability = probability
+        self.stereotypes = stereotypes
+        self._location = location
+        if location is not None:
+            line, file, uml_type = location.line, location.file, location.uml_type
+        self.line = line
+        self.file = file
+        self.uml_type = uml_type
+
+    @property
+    def location(self) -> Location:
+        """Where the flow is written (built on first use)."""
+        location = self._location
+        if location is None:
+            location = self._location = Location(
+                self.file, self.line, self.id, self.name or None, self.uml_type
+            )
+        return location
+
+    def replace(self, **changes: Any) -> Edge:
+        """A copy with ``changes`` (field names as in the constructor)."""
+        values: dict[str, Any] = {
+            "id": self.id,
+            "source": self.source,
+            "target": self.target,
+            "location": self._location,
+            "name": self.name,
+            "kind": self.kind,
+            "guard": self.guard,
+            "probability": self.probability,
+            "stereotypes": self.stereotypes,
+        }
+        values.update(changes)
+        if values["location"] is None:
+            values.update(line=self.line, file=self.file, uml_type=self.uml_type)
+        return Edge(**values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,34 +327,112 @@ class Clause:
     guard: str | None = None  # a guard expression when the tool wrote one
 
 
-@dataclass(slots=True)
-class Node:
+class Node(_Record):
     """An activity node of any kind.
 
     ``behavior`` is the id of the activity a CALL node runs.  ``region`` is the
     nested flow of STRUCTURED, LOOP and CONDITIONAL nodes.  ``code`` is an
     OpaqueAction body written in ``python`` or ``uml2perf`` (other languages
-    are kept in ``body_text`` for reports but never run).
+    are kept in ``body_text`` for reports but never run).  ``line`` is the line
+    the node is written on; ``location`` is built from it on first use.
     """
 
-    id: str
-    name: str
-    kind: NodeKind
-    uml_type: str
-    location: Location
-    stereotypes: tuple[StereotypeApplication, ...] = ()
-    perf: PerfSpec | None = None
-    code: str | None = None
-    body_text: str | None = None
-    body_language: str | None = None
-    behavior: str | None = None
-    region: Region | None = None
-    loop: LoopSpec | None = None
-    clauses: tuple[Clause, ...] = ()
-    partition: str | None = None
+    __slots__ = (
+        "id",
+        "name",
+        "kind",
+        "uml_type",
+        "stereotypes",
+        "perf",
+        "code",
+        "body_text",
+        "body_language",
+        "behavior",
+        "region",
+        "loop",
+        "clauses",
+        "partition",
+        "line",
+        "file",
+        "_location",
+    )
+    FIELDS = (
+        "id",
+        "name",
+        "kind",
+        "uml_type",
+        "location",
+        "stereotypes",
+        "perf",
+        "code",
+        "body_text",
+        "body_language",
+        "behavior",
+        "region",
+        "loop",
+        "clauses",
+        "partition",
+    )
 
-    def __hash__(self) -> int:
-        return hash(self.id)
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        kind: NodeKind,
+        uml_type: str,
+        location: Location | None = None,
+        stereotypes: tuple[StereotypeApplication, ...] = (),
+        perf: PerfSpec | None = None,
+        code: str | None = None,
+        body_text: str | None = None,
+        body_language: str | None = None,
+        behavior: str | None = None,
+        region: Region | None = None,
+        loop: LoopSpec | None = None,
+        clauses: tuple[Clause, ...] = (),
+        partition: str | None = None,
+        *,
+        line: int | None = None,
+        file: str | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.kind = kind
+        self.uml_type = uml_type
+        self.stereotypes = stereotypes
+        self.perf = perf
+        self.code = code
+        self.body_text = body_text
+        self.body_language = body_language
+        self.behavior = behavior
+        self.region = region
+        self.loop = loop
+        self.clauses = clauses
+        self.partition = partition
+        self._location = location
+        if location is not None:
+            line, file = location.line, location.file
+        self.line = line
+        self.file = file
+
+    @property
+    def location(self) -> Location:
+        """Where the node is written (built on first use)."""
+        location = self._location
+        if location is None:
+            location = self._location = Location(
+                self.file, self.line, self.id, self.name or None, self.uml_type
+            )
+        return location
+
+    def replace(self, **changes: Any) -> Node:
+        """A copy with ``changes`` (field names as in the constructor)."""
+        values: dict[str, Any] = {name: getattr(self, name) for name in self.FIELDS}
+        values["location"] = self._location
+        values.update(changes)
+        if values["location"] is None:
+            values.update(line=self.line, file=self.file)
+        return Node(**values)
 
 
 @dataclass(frozen=True, slots=True)

@@ -302,7 +302,7 @@ class _Interpreter:
                 raise self.car.error(
                     f"unknown key {name!r} in [elements.{key!r}] for a flow", hint="known: probability, guard"
                 )
-        return replace(edge, probability=probability, guard=guard)
+        return edge.replace(probability=probability, guard=guard)
 
     # ------------------------------------------------------------------ regions
 
@@ -337,7 +337,7 @@ class _Interpreter:
             ):
                 probability = node_probability[edge.target][0]
                 placed.add(edge.target)
-            edge = replace(edge, probability=probability) if probability != edge.probability else edge
+            edge = edge.replace(probability=probability) if probability != edge.probability else edge
             if edge.guard is not None:
                 edge = self.prose_guard(edge)
             edges.append(self.apply_sidecar_edge(edge))
@@ -380,7 +380,7 @@ class _Interpreter:
                 edge.location,
                 "prose-guard",
             )
-            return replace(edge, guard=None)
+            return edge.replace(guard=None)
         return edge
 
     def edge_probability(self, edge: Edge) -> str | None:
@@ -432,7 +432,7 @@ class _Interpreter:
         if self.fresh:
             _finish_in_place(node, spec, code, region)
             return node, probability
-        return replace(node, perf=spec, code=code, region=region), probability
+        return node.replace(perf=spec, code=code, region=region), probability
 
     # ------------------------------------------------------------------ activities
 
@@ -729,7 +729,7 @@ def _with_tag(node: Node, key: str, value: str) -> Node:
         perf = PerfSpec(perf.role, perf.tags + ((key, value),), perf.origin)
     else:
         return node
-    return replace(node, perf=perf)
+    return node.replace(perf=perf)
 
 
 def _plain_tagged_values(stereotypes: Iterable[StereotypeApplication]) -> PerfSpec | None:

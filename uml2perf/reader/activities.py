@@ -16,11 +16,11 @@ Tool dialects override the hooks (``node_kind``, ``edge_kind``,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from lxml import etree
 
-from ..errors import Location, ModelError, Severity
+from ..errors import ModelError, Severity
 from ..model import (
     Activity,
     Clause,
@@ -310,7 +310,7 @@ class ActivityReading(StereotypeReading):
             name,
             kind,
             metaclass,
-            Location(self.file, element.sourceline, nid, name or None, metaclass),
+            None,
             self.stereotypes_of(nid),
             None,
             code,
@@ -321,6 +321,8 @@ class ActivityReading(StereotypeReading):
             loop,
             clauses,
             partition,
+            line=element.sourceline,
+            file=self.file,
         )
 
     def partition_named(self, element: etree._Element) -> str | None:
@@ -476,7 +478,7 @@ class ActivityReading(StereotypeReading):
                 split = split_condition(node.code)
                 if split is not None:
                     code, condition = split
-                    changed = replace(node, code=code)
+                    changed = node.replace(code=code)
                     nodes_out = tuple(changed if n.id == ident else n for n in region.nodes)
                     return condition, Region(nodes_out, region.edges)
         return None, region
@@ -528,12 +530,15 @@ class ActivityReading(StereotypeReading):
             eid,
             source,
             target,
-            Location(self.file, element.sourceline, eid, name or None, metaclass),
+            None,
             name,
             self.edge_kind(element, metaclass),
             guard,
             None,
             self.stereotypes_of(eid),
+            line=element.sourceline,
+            file=self.file,
+            uml_type=metaclass,
         )
 
     def edge_end(

@@ -75,7 +75,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple, TypeAlias
 
 from lxml import etree
@@ -715,7 +715,7 @@ class Uml14Reader:
                 continue
             share = f"1/{len(positions)}"
             for i in positions:
-                edges[i] = replace(edges[i], probability=share)
+                edges[i] = edges[i].replace(probability=share)
             vertex = vertices.get(source)
             self.info(
                 f"state has {len(positions)} outgoing transitions without guards: one is taken, "

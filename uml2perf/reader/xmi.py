@@ -259,8 +259,10 @@ class XmiAccess:
             prefix = f"{{{self.uml_ns}}}"
             if isinstance(root.tag, str) and root.tag.startswith(prefix):
                 self._roots = [root]
-            else:
-                self._roots = [c for c in root if isinstance(c.tag, str) and c.tag.startswith(prefix)]
+            elif self.uml_ns is None:
+                self._roots = []
+            else:  # lxml picks them out in C: a root may also hold thousands of stereotype applications
+                self._roots = list(root.iterchildren(f"{prefix}*"))
         return self._roots
 
     def bodies(self, element: etree._Element) -> list[tuple[str, str]]:

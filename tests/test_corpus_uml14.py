@@ -18,6 +18,7 @@ and each difference is computed from the model rather than hard-coded:
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -27,7 +28,21 @@ from uml2perf.model import Model
 from uml2perf.reader import detect_dialect
 from uml2perf.reader.xml import load_file
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+def _find_corpus() -> Path:
+    """The shared corpus: ``$UML2PERF_CORPUS``, else ``shared/corpus`` beside a folder above this checkout."""
+    given = os.environ.get("UML2PERF_CORPUS")
+    if given:
+        return Path(given)
+    here = Path(__file__).resolve()
+    for folder in here.parents[1:]:
+        candidate = folder / "shared" / "corpus"
+        if candidate.is_dir():
+            return candidate
+    return here.parents[2] / "shared" / "corpus"
+
+
+CORPUS = _find_corpus()
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
 

@@ -56,7 +56,7 @@ def write_papyrus(graph: dict) -> tuple[bytes, int, int]:
                 f'<guard xmi:type="uml:LiteralString" xmi:id="g{edge_id}" value={quoteattr(guard)}/></edge>'
             )
 
-    for index, (name, cost) in enumerate(zip(graph["names"], graph["costs"])):
+    for index, (name, cost) in enumerate(zip(graph["names"], graph["costs"], strict=True)):
         node_id = f"n{index}"
         nodes.append(f'<node xmi:type="uml:OpaqueAction" xmi:id="{node_id}" name={quoteattr(name)}/>')
         stereotypes.append(f'<uml2perf:ActionPlus xmi:id="s{index}" base_Action="{node_id}" cost="{cost}"/>')

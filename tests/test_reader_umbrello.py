@@ -72,7 +72,7 @@ def test_detection_by_extender_without_exporter() -> None:
 
 
 def test_registry_knows_the_dialect() -> None:
-    from uml2perf.reader.dialects import DIALECTS, by_name
+    from uml2perf.reader import DIALECTS, by_name
 
     assert DIALECT in DIALECTS and by_name("umbrello") is DIALECT
 

@@ -189,8 +189,8 @@ def test_detection_scores() -> None:
 
 
 def test_registry_knows_the_dialect() -> None:
-    from uml2perf.reader.dialects import DIALECTS
-    from uml2perf.reader.dialects import by_name as dialect_by_name
+    from uml2perf.reader import DIALECTS
+    from uml2perf.reader import by_name as dialect_by_name
 
     assert DIALECT in DIALECTS and dialect_by_name("uml14") is DIALECT
 

@@ -8,8 +8,7 @@ import pytest
 
 from uml2perf.errors import InputError, ModelError, Severity
 from uml2perf.model import CONTROL_KINDS, Model, NodeKind, Role, walk_region
-from uml2perf.reader import detect_dialect, read_bytes, read_model
-from uml2perf.reader.dialects import DIALECTS, by_name
+from uml2perf.reader import DIALECTS, by_name, detect_dialect, read_bytes, read_model
 from uml2perf.reader.xml import load_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -221,7 +220,7 @@ def _minimal(ns: str = "http://www.eclipse.org/uml2/5.0.0/UML", doc: str = "", t
     return _MINIMAL.format(ns=ns, doc=doc, target=target).encode()
 
 
-def test_registry_is_a_plain_ordered_list_with_the_generic_fallback_last() -> None:
+def test_registry_lists_the_builtin_dialects_with_the_generic_fallback_last() -> None:
     names = [d.name for d in DIALECTS]
     assert names[0] == "papyrus" and names[-1] == "uml2"
     assert {"magicdraw", "ea", "visual-paradigm", "rsa", "modelio"} <= set(names)
@@ -281,9 +280,7 @@ def test_external_entities_are_never_loaded(tmp_path: Path) -> None:
 
 
 def test_billion_laughs_is_refused() -> None:
-    entities = '<!ENTITY a0 "lol">' + "".join(
-        f'<!ENTITY a{i} "{"&a%d;" % (i - 1) * 10}">' for i in range(1, 10)
-    )
+    entities = '<!ENTITY a0 "lol">' + "".join(f'<!ENTITY a{i} "{f"&a{i - 1};" * 10}">' for i in range(1, 10))
     data = f'<?xml version="1.0"?><!DOCTYPE x [{entities}]><x>&a9;</x>'.encode()
     with pytest.raises(InputError, match="expand without bound"):
         read_bytes(data, "lol.xmi")

@@ -19,7 +19,7 @@ from uml2perf.cli import main as cli_main
 from uml2perf.controlflow import For, If, While, recover_model, walk
 from uml2perf.model import Model
 from uml2perf.reader import read_model
-from uml2perf.reader.dialects.uml2 import split_condition
+from uml2perf.reader.activities import split_condition
 
 DATA = Path(__file__).resolve().parent / "data" / "structured"
 

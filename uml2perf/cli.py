@@ -222,7 +222,7 @@ def cmd_handlers(args: argparse.Namespace) -> int:
 
 def cmd_dialects(args: argparse.Namespace) -> int:
     """List the XMI dialects the reader detects."""
-    from .reader.dialects import DIALECTS
+    from .reader import DIALECTS
 
     for dialect in DIALECTS:
         print(f"{dialect.name:<18} {dialect.description}")

@@ -1,9 +1,20 @@
 """The neutral model: what every stage after the reader sees.
 
 The reader is the only code that knows XMI.  It turns any tool's export into
-these frozen dataclasses; navigation, handlers, generation and the checker work
-on them alone.  Everything is immutable and ordered as in the input file, so
-that generation is deterministic.
+these records; navigation, handlers, generation and the checker work on them
+alone.  Everything is ordered as in the input file, so that generation is
+deterministic.
+
+A model of 20,000 actions holds about 40,000 nodes and flows, so :class:`Node`
+and :class:`Edge` are plain slotted records built by an ordinary ``__init__``
+(about 0.2 us each), their ``location`` built only when asked for: the reader
+makes them in one pass and the profile fills in ``perf`` and ``code`` of the
+nodes it has just been given.  After
+:func:`uml2perf.profile.apply_profile` returns, no stage changes a model: the
+other records are frozen, and nodes and flows are treated as if they were.
+Nodes and flows hash by their xmi id.  Stereotype applications are few (the
+reader shares identical ones) and stay frozen, so the profile can key its
+memo on them.
 
 Performance annotations (the uml2perf profile, MARTE, the TOML sidecar) are
 interpreted once, by :mod:`uml2perf.profile`, into a :class:`PerfSpec` per
@@ -12,8 +23,9 @@ element, so later stages never look at raw stereotype names.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -41,7 +53,7 @@ def normalise_name(name: str) -> str:
     return key
 
 
-class NodeKind(str, Enum):
+class NodeKind(str, Enum):  # noqa: UP042 - StrEnum would change str() of members, which messages print
     """Coarse kind of an activity node, independent of the UML tool."""
 
     ACTION = "action"  # any executable action (OpaqueAction, Action, CallOperationAction, ...)
@@ -98,7 +110,7 @@ class StereotypeApplication:
         return None
 
 
-class Role(str, Enum):
+class Role(str, Enum):  # noqa: UP042 - StrEnum would change str() of members, which messages print
     """What an element means for performance, once the profile is interpreted."""
 
     ACTION = "action"  # spends `cost` after running `code`
@@ -149,7 +161,8 @@ class PerfSpec:
     ``tags`` maps normalised tag names (``cost``, ``repeat``, ``code``, ``dest``,
     ``source``, ``size``, ``tag``, ``root``, ``threads``, ``name``, ``items``,
     ``iterations``, ``while``, ``probability``) to expression text in the
-    language of SPEC section 5; units are already converted to seconds and bytes.
+    expression language (README.md, "The performance profile in brief"); units
+    are already converted to seconds and bytes.
     ``origin`` says where the annotation came from (``profile``, ``marte``,
     ``sidecar``, ``default``) so messages can point at the right file.
     """
@@ -165,24 +178,119 @@ class PerfSpec:
         return default
 
 
-@dataclass(frozen=True, slots=True)
-class Edge:
+class _Record:
+    """Equality, hashing by xmi id, ``repr`` and ``replace`` for the records a reader makes by the thousand.
+
+    A subclass lists its fields in ``FIELDS``, in constructor order.  Its
+    ``location`` is built on first use from ``file`` and ``line``, unless the
+    constructor was given one: most stages read only a node's line, and a
+    20,000-action model would otherwise build 40,000 ``Location`` objects.
+    """
+
+    __slots__ = ()
+    FIELDS: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Record) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(getattr(self, "id"))  # noqa: B009 - every subclass has an id slot
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
+        return f"{self.__class__.__name__}({shown})"
+
+
+class Edge(_Record):
     """A control or object flow between two nodes of the same region.
 
     ``guard`` is the guard text as written (``None`` when absent or the
     tool's default ``true``); ``else`` stays ``"else"``.  ``probability`` is an
-    expression text for a seeded random choice at a decision.
+    expression text for a seeded random choice at a decision.  ``stereotypes``
+    are the raw applications; the profile reads ``probability`` from them.
+    ``uml_type`` (``ControlFlow``, ``ObjectFlow``...) only names the flow in
+    messages.
     """
 
-    id: str
-    source: str
-    target: str
-    location: Location
-    name: str = ""
-    kind: str = "control"  # "control" or "object"
-    guard: str | None = None
-    probability: str | None = None
-    stereotypes: tuple[StereotypeApplication, ...] = ()  # raw; the profile reads `probability` from them
+    __slots__ = (
+        "id",
+        "source",
+        "target",
+        "name",
+        "kind",
+        "guard",
+        "probability",
+        "stereotypes",
+        "line",
+        "file",
+        "uml_type",
+        "_location",
+    )
+    FIELDS = ("id", "source", "target", "location", "name", "kind", "guard", "probability", "stereotypes")
+
+    def __init__(
+        self,
+        id: str,
+        source: str,
+        target: str,
+        location: Location | None = None,
+        name: str = "",
+        kind: str = "control",  # "control" or "object"
+        guard: str | None = None,
+        probability: str | None = None,
+        stereotypes: tuple[StereotypeApplication, ...] = (),
+        *,
+        line: int | None = None,
+        file: str | None = None,
+        uml_type: str | None = None,
+    ) -> None:
+        self.id = id
+        self.source = source
+        self.target = target
+        self.name = name
+        self.kind = kind
+        self.guard = guard
+        self.probability = probability
+        self.stereotypes = stereotypes
+        self._location = location
+        if location is not None:
+            line, file, uml_type = location.line, location.file, location.uml_type
+        self.line = line
+        self.file = file
+        self.uml_type = uml_type
+
+    @property
+    def location(self) -> Location:
+        """Where the flow is written (built on first use)."""
+        location = self._location
+        if location is None:
+            location = self._location = Location(
+                self.file, self.line, self.id, self.name or None, self.uml_type
+            )
+        return location
+
+    def replace(self, **changes: Any) -> Edge:
+        """A copy with ``changes`` (field names as in the constructor)."""
+        values: dict[str, Any] = {
+            "id": self.id,
+            "source": self.source,
+            "target": self.target,
+            "location": self._location,
+            "name": self.name,
+            "kind": self.kind,
+            "guard": self.guard,
+            "probability": self.probability,
+            "stereotypes": self.stereotypes,
+        }
+        values.update(changes)
+        if values["location"] is None:
+            values.update(line=self.line, file=self.file, uml_type=self.uml_type)
+        return Edge(**values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,31 +327,112 @@ class Clause:
     guard: str | None = None  # a guard expression when the tool wrote one
 
 
-@dataclass(frozen=True, slots=True)
-class Node:
+class Node(_Record):
     """An activity node of any kind.
 
     ``behavior`` is the id of the activity a CALL node runs.  ``region`` is the
     nested flow of STRUCTURED, LOOP and CONDITIONAL nodes.  ``code`` is an
     OpaqueAction body written in ``python`` or ``uml2perf`` (other languages
-    are kept in ``body_text`` for reports but never run).
+    are kept in ``body_text`` for reports but never run).  ``line`` is the line
+    the node is written on; ``location`` is built from it on first use.
     """
 
-    id: str
-    name: str
-    kind: NodeKind
-    uml_type: str
-    location: Location
-    stereotypes: tuple[StereotypeApplication, ...] = ()
-    perf: PerfSpec | None = None
-    code: str | None = None
-    body_text: str | None = None
-    body_language: str | None = None
-    behavior: str | None = None
-    region: Region | None = None
-    loop: LoopSpec | None = None
-    clauses: tuple[Clause, ...] = ()
-    partition: str | None = None
+    __slots__ = (
+        "id",
+        "name",
+        "kind",
+        "uml_type",
+        "stereotypes",
+        "perf",
+        "code",
+        "body_text",
+        "body_language",
+        "behavior",
+        "region",
+        "loop",
+        "clauses",
+        "partition",
+        "line",
+        "file",
+        "_location",
+    )
+    FIELDS = (
+        "id",
+        "name",
+        "kind",
+        "uml_type",
+        "location",
+        "stereotypes",
+        "perf",
+        "code",
+        "body_text",
+        "body_language",
+        "behavior",
+        "region",
+        "loop",
+        "clauses",
+        "partition",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        kind: NodeKind,
+        uml_type: str,
+        location: Location | None = None,
+        stereotypes: tuple[StereotypeApplication, ...] = (),
+        perf: PerfSpec | None = None,
+        code: str | None = None,
+        body_text: str | None = None,
+        body_language: str | None = None,
+        behavior: str | None = None,
+        region: Region | None = None,
+        loop: LoopSpec | None = None,
+        clauses: tuple[Clause, ...] = (),
+        partition: str | None = None,
+        *,
+        line: int | None = None,
+        file: str | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.kind = kind
+        self.uml_type = uml_type
+        self.stereotypes = stereotypes
+        self.perf = perf
+        self.code = code
+        self.body_text = body_text
+        self.body_language = body_language
+        self.behavior = behavior
+        self.region = region
+        self.loop = loop
+        self.clauses = clauses
+        self.partition = partition
+        self._location = location
+        if location is not None:
+            line, file = location.line, location.file
+        self.line = line
+        self.file = file
+
+    @property
+    def location(self) -> Location:
+        """Where the node is written (built on first use)."""
+        location = self._location
+        if location is None:
+            location = self._location = Location(
+                self.file, self.line, self.id, self.name or None, self.uml_type
+            )
+        return location
+
+    def replace(self, **changes: Any) -> Node:
+        """A copy with ``changes`` (field names as in the constructor)."""
+        values: dict[str, Any] = {name: getattr(self, name) for name in self.FIELDS}
+        values["location"] = self._location
+        values.update(changes)
+        if values["location"] is None:
+            values.update(line=self.line, file=self.file)
+        return Node(**values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,37 +535,62 @@ class Model:
         return None
 
 
-# --------------------------------------------------------------------------- fast construction
+# --------------------------------------------------------------------------- contents and code fragments
+
+#: What ``Model.contents`` reports, in this order, with singular and plural labels.
+CONTENT_LABELS: dict[str, tuple[str, str]] = {
+    "Activity": ("activity", "activities"),
+    "Class": ("class", "classes"),
+    "Interface": ("interface", "interfaces"),
+    "Enumeration": ("enumeration", "enumerations"),
+    "DataType": ("data type", "data types"),
+    "Signal": ("signal", "signals"),
+    "Component": ("component", "components"),
+    "Package": ("package", "packages"),
+    "UseCase": ("use case", "use cases"),
+    "Actor": ("actor", "actors"),
+    "StateMachine": ("state machine", "state machines"),
+    "Interaction": ("interaction", "interactions"),
+    "OpaqueBehavior": ("opaque behavior", "opaque behaviors"),
+    "FunctionBehavior": ("function behavior", "function behaviors"),
+    "Collaboration": ("collaboration", "collaborations"),
+    "Association": ("association", "associations"),
+    "Dependency": ("dependency", "dependencies"),
+    "Abstraction": ("abstraction", "abstractions"),
+    "InstanceSpecification": ("instance", "instances"),
+    "Node": ("deployment node", "deployment nodes"),
+    "Device": ("device", "devices"),
+    "ExecutionEnvironment": ("execution environment", "execution environments"),
+    "Artifact": ("artifact", "artifacts"),
+}
+#: Label used in ``Model.contents`` for stereotype applications.
+STEREOTYPE_LABEL = "stereotype applications"
 
 
-def positional_builder(cls: type) -> Callable[..., Any]:
-    """A function building ``cls`` from every field, positionally, without the frozen ``__init__``.
+def plural(count: int, singular: str, plural_form: str) -> str:
+    return f"{count} {singular if count == 1 else plural_form}"
 
-    A frozen dataclass's ``__init__`` assigns each field through
-    ``object.__setattr__``, a generic call per field; reading a 20,000-action
-    model builds ~100,000 records and spends a third of its time there.  The
-    builder made here writes each slot with the slot's own descriptor, unrolled,
-    which is about three times faster.  Instances are the ordinary frozen
-    dataclass objects (equal, hashable, immutable); only construction differs,
-    so callers must pass every field, in declaration order, with no defaults.
+
+def describe_contents(contents: Iterable[tuple[str, int]]) -> str:
+    """``12 classes, 2 state machines`` from ``Model.contents``; ``nothing UML`` when empty."""
+    singulars = {plural_form: singular for singular, plural_form in CONTENT_LABELS.values()}
+    singulars[STEREOTYPE_LABEL] = "stereotype application"
+    parts = [plural(n, singulars.get(label, label), label) for label, n in contents if n]
+    return ", ".join(parts) if parts else "no UML elements at all"
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*\s*(?:[-+*/%]|//|\*\*)?=(?!=)\s*[^;{}]+$")
+
+
+def plain_assignments(text: str) -> str | None:
+    """The statements of a C-style body made only of ``name = expr;`` lines, else ``None``.
+
+    Performance Prophet stored code fragments as C++ (``GV = 1; P = 3.14;``).
+    Such bodies are accepted as code fragments, one assignment per line; any
+    body with braces, calls as statements, declarations or comments is not.
     """
-    names = [f.name for f in fields(cls)]
-    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    lines = [f"def build({', '.join(names)}):", "    obj = _new(_cls)"]
-    for position, name in enumerate(names):
-        scope[f"_set{position}"] = cls.__dict__[name].__set__
-        lines.append(f"    _set{position}(obj, {name})")
-    lines.append("    return obj")
-    exec("\n".join(lines), scope)  # noqa: S102 - source built from the dataclass's own field names
-    build = scope["build"]
-    build.__name__ = build.__qualname__ = f"build_{cls.__name__}"
-    build.__doc__ = f"Build a {cls.__name__} from its {len(names)} fields in order ({', '.join(names)})."
-    return build
-
-
-#: Fast positional constructors for the records a reader makes by the thousand.
-build_node: Callable[..., Node] = positional_builder(Node)
-build_edge: Callable[..., Edge] = positional_builder(Edge)
-build_location: Callable[..., Location] = positional_builder(Location)
-build_stereotype: Callable[..., StereotypeApplication] = positional_builder(StereotypeApplication)
-build_perf: Callable[..., PerfSpec] = positional_builder(PerfSpec)
+    statements = [part.strip() for chunk in text.splitlines() for part in chunk.split(";")]
+    statements = [s for s in statements if s]
+    if not statements or not all(_ASSIGNMENT.match(s) for s in statements):
+        return None
+    return "\n".join(statements)

@@ -1,9 +1,10 @@
 """Readers for the XMI dialects of UML tools.
 
 ``read_model`` is the one call the rest of uml2perf makes: hardened loading
-(:mod:`uml2perf.reader.xml`), dialect detection over
-:data:`uml2perf.reader.dialects.DIALECTS`, reading into the neutral model, and
-interpretation of the performance profile (:func:`uml2perf.profile.apply_profile`).
+(:mod:`uml2perf.reader.xml`), dialect detection over the dialects registered
+under the entry-point group ``uml2perf.dialects`` (:mod:`uml2perf.reader.registry`),
+reading into the neutral model, and interpretation of the performance profile
+(:func:`uml2perf.profile.apply_profile`).
 """
 
 from __future__ import annotations
@@ -12,26 +13,21 @@ import os
 
 from ..errors import InputError, Location
 from ..model import Model
-from .dialects import DIALECTS, by_name
 from .dialects.base import Dialect
-from .dialects.uml2 import exporter_info
+from .registry import all_dialects, best_dialect, by_name, unknown_dialect_error
+from .xmi import exporter_info
 from .xml import XmiDocument, load_bytes, load_file, local_name
 
 
 def detect_dialect(doc: XmiDocument) -> Dialect:
     """The registered dialect that scores highest on ``doc``; :class:`InputError` when none fits."""
-    best: Dialect | None = None
-    best_score = 0
-    for dialect in DIALECTS:
-        score = dialect.detect(doc)
-        if score > best_score:
-            best, best_score = dialect, score
+    best = best_dialect(doc)
     if best is None:
         raise InputError(
             f"not a UML export uml2perf can read: {_describe_document(doc)}",
             Location(file=doc.display_name, line=doc.root.sourceline),
             hint="export the model as XMI (UML 2 or UML 1.4) from the UML tool; supported: "
-            + ", ".join(d.name for d in DIALECTS),
+            + ", ".join(d.name for d in all_dialects()),
         )
     return best
 
@@ -65,11 +61,7 @@ def read_document(
     if dialect is not None:
         chosen = by_name(dialect)
         if chosen is None:
-            raise InputError(
-                f"unknown dialect {dialect!r}",
-                Location(file=doc.display_name),
-                hint="known dialects: " + ", ".join(d.name for d in DIALECTS),
-            )
+            raise unknown_dialect_error(dialect, Location(file=doc.display_name))
     else:
         chosen = detect_dialect(doc)
     model = chosen.read(doc)
@@ -109,4 +101,19 @@ def read_bytes(
     )
 
 
-__all__ = ["DIALECTS", "detect_dialect", "read_bytes", "read_document", "read_model"]
+def __getattr__(name: str) -> list[Dialect]:
+    """``DIALECTS``: every dialect, built-in and registered, in detection order (looked up when asked)."""
+    if name == "DIALECTS":
+        return all_dialects()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "DIALECTS",
+    "all_dialects",
+    "by_name",
+    "detect_dialect",
+    "read_bytes",
+    "read_document",
+    "read_model",
+]

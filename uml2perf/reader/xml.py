@@ -57,18 +57,12 @@ def local_name(tag: object) -> str:
     return tag.rpartition("}")[2]
 
 
-def namespace_of(tag: object) -> str:
-    if not isinstance(tag, str) or not tag.startswith("{"):
-        return ""
-    return tag[1:].partition("}")[0]
-
-
 @dataclass
 class XmiDocument:
     """A parsed XMI file: root element, source path and lookup helpers.
 
-    Dialects read from it; the id index is built once, lazily, because not
-    every dialect needs it.
+    Dialects read from it; each builds the id index it needs (the UML 2
+    reader on first use, :class:`uml2perf.reader.xmi.XmiAccess`).
     """
 
     path: str
@@ -94,21 +88,6 @@ class XmiDocument:
             ):
                 return uri
         return None
-
-    @cached_property
-    def id_index(self) -> dict[str, etree._Element]:
-        """xmi:id (or XMI 1.x xmi.id) -> element, over the whole file."""
-        index: dict[str, etree._Element] = {}
-        id_attrs = [f"{{{ns}}}id" for ns in self.namespaces if "XMI" in ns] + ["xmi.id", "id"]
-        for element in self.root.iter():
-            if not isinstance(element.tag, str):
-                continue
-            for attr in id_attrs:
-                value = element.get(attr)
-                if value:
-                    index.setdefault(value, element)
-                    break
-        return index
 
     def element_id(self, element: etree._Element) -> str | None:
         for key, value in element.attrib.items():

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from lxml import etree
 
@@ -47,7 +48,7 @@ from ...model import Activity, Edge, Model, Node, NodeKind, Region
 from ..xml import XmiDocument
 from .uml14 import CONTENT_LABELS, canonical, exporter_of
 
-Element = etree._Element
+Element: TypeAlias = etree._Element
 
 ACTIVITY_DIAGRAM = "6"
 ASSOC_FLOW = "515"

@@ -72,15 +72,14 @@ lookup afterwards is a dictionary access or a walk over an element's children.
 
 from __future__ import annotations
 
-import gc
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from dataclasses import dataclass, field
+from typing import NamedTuple, TypeAlias
 
 from lxml import etree
+from uml2perf_runtime.collector import collector_paused
 
 from ...errors import Diagnostic, Location, ModelError, Severity
 from ...model import (
@@ -97,7 +96,7 @@ from ...model import (
 )
 from ..xml import XmiDocument
 
-Element = etree._Element
+Element: TypeAlias = etree._Element
 
 #: Namespaces UML 1.x exporters bind the ``UML`` prefix to.
 UML1_NAMESPACES = frozenset(
@@ -239,23 +238,6 @@ def _strip_guard(text: str | None) -> str | None:
     if not guard or guard.lower() == "true":
         return None
     return guard
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a large file is read.
-
-    Reading allocates hundreds of thousands of small, acyclic objects (element
-    proxies, property maps, records); generational collections over them cost
-    about a fifth of the read time and free nothing.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class Uml14Reader:
@@ -571,10 +553,12 @@ class Uml14Reader:
                 applied.append((ref.id, name, profile))
             elif ref.stub is not None and ref.stub.get("href"):
                 self.warn(
-                    f"stereotype defined in another file ({ref.stub.get('href')}) cannot be named; it is ignored",
+                    f"stereotype defined in another file ({ref.stub.get('href')}) cannot be named; it "
+                    "is ignored",
                     element,
                     code="uml14.external-stereotype",
-                    hint="define the uml2perf stereotypes in the model itself, or give costs in a sidecar file",
+                    hint="define the uml2perf stereotypes in the model itself, or give costs in a "
+                    "sidecar file",
                 )
         if not applied and not tags:
             return ()
@@ -591,7 +575,7 @@ class Uml14Reader:
             buckets[slot].append((tag, value))
         result = [
             StereotypeApplication(name, profile, tuple(bucket))
-            for (_, name, profile), bucket in zip(applied, buckets)
+            for (_, name, profile), bucket in zip(applied, buckets, strict=True)
         ]
         if loose:
             result.append(StereotypeApplication("", None, tuple(loose)))
@@ -731,7 +715,7 @@ class Uml14Reader:
                 continue
             share = f"1/{len(positions)}"
             for i in positions:
-                edges[i] = replace(edges[i], probability=share)
+                edges[i] = edges[i].replace(probability=share)
             vertex = vertices.get(source)
             self.info(
                 f"state has {len(positions)} outgoing transitions without guards: one is taken, "
@@ -1265,7 +1249,7 @@ class Uml14Dialect:
         return Uml14Reader(doc, self.name)
 
     def read(self, doc: XmiDocument) -> Model:
-        with gc_paused():
+        with collector_paused():
             return self.reader_for(doc).read()
 
 

@@ -1,0 +1,779 @@
+"""Stereotypes, MARTE and the sidecar interpreted into one ``PerfSpec`` per element."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+
+from ..errors import Diagnostic, Location, Severity
+from ..expressions import ELSE_GUARDS, means_else
+from ..model import (
+    Activity,
+    CostFunction,
+    Edge,
+    Model,
+    Node,
+    NodeKind,
+    PerfSpec,
+    Region,
+    Role,
+    StereotypeApplication,
+    Variable,
+    normalise_name,
+    plain_assignments,
+)
+from .marte import (
+    ANALYSIS_CONTEXTS,
+    CONTEXT_TAGS,
+    FILE_WIDE_CONTEXTS,
+    MARTE,
+    VSL_NAME,
+    parse_context_parameters,
+    parse_vsl_real,
+)
+from .roles import (
+    CLAUSE_ENTRY,
+    CLAUSE_TAGS,
+    MAIN_STEREOTYPES,
+    METADATA_TAGS,
+    OPERATOR_CHARACTERS,
+    PROBABILITY_TAGS,
+    ROLE_TAGS,
+    ROLES,
+    TAG_SYNONYMS,
+    role_of,
+    tag_key,
+)
+from .sidecar import Sidecar, expression_text, load_sidecar, normalised_tags
+from .variables import unique_variables
+
+# --------------------------------------------------------------------------- interpretation
+
+
+class _Interpreter:
+    """Applies the profile and the sidecar to one model, collecting diagnostics."""
+
+    def __init__(self, model: Model, sidecar: Sidecar | None, *, fresh: bool = False):
+        self.model = model
+        self.car = sidecar
+        self.fresh = fresh
+        self.diagnostics: list[Diagnostic] = []
+        #: VSL variables (``$x``) used by the activity being interpreted -> where first seen
+        self.vsl_used: dict[str, Location] = {}
+        self.vsl_by_activity: list[tuple[str, dict[str, Location]]] = []
+        self.activity_ids: frozenset[str] | None = None
+        #: ``node_spec`` results by the node's stereotype applications: a large model repeats a
+        #: handful of distinct applications (same stereotype, same tags) thousands of times, and
+        #: their interpretation depends on nothing else unless it warns or records a VSL variable
+        self.spec_memo: dict[tuple[StereotypeApplication, ...], tuple[PerfSpec | None, str | None]] = {}
+        self.vsl_seen = False
+
+    def warn(
+        self, message: str, location: Location, code: str, severity: Severity = Severity.WARNING
+    ) -> None:
+        self.diagnostics.append(Diagnostic(severity, message, location, code=code))
+
+    # ------------------------------------------------------------------ stereotypes -> PerfSpec
+
+    def own_spec(
+        self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location
+    ) -> PerfSpec | None:
+        """The PerfSpec from our own profile, first role stereotype wins.
+
+        ``clause+`` is the exception: beside another role stereotype (a test
+        action that is also ``send+``, or ``action+`` with its cost) it does
+        not compete for the role but adds its ``guard``/``probability``.
+        """
+        first: PerfSpec | None = None
+        clause: PerfSpec | None = None
+        first_seen: tuple[str, tuple[tuple[str, str], ...]] | None = None
+        for stereotype in stereotypes:
+            entry = role_of(stereotype.name)
+            if entry is None:
+                continue
+            is_clause = entry is CLAUSE_ENTRY
+            if (clause if is_clause else first) is not None:
+                if not is_clause and first_seen is not None:
+                    self.refuse_second_role(stereotype, first_seen, owner, location)
+                continue
+            if not is_clause:
+                first_seen = (normalise_name(stereotype.name), normalised_tags(stereotype.tags))
+            role, known = entry
+            tags: dict[str, str] = {}
+            for name, value in stereotype.tags:
+                key = tag_key(name)
+                if key not in known:
+                    self.warn(
+                        f"unknown tag {name!r} on {normalise_name(stereotype.name)} of {owner!r}; "
+                        f"known: {', '.join(known)}",
+                        location,
+                        "unknown-tag",
+                        Severity.ERROR,  # a misspelt tag would silently lose a cost: stop here
+                    )
+                    continue
+                value = value.strip()
+                if value and key in tags and tags[key] != value:
+                    self.warn(
+                        f"{normalise_name(stereotype.name)} of {owner!r} gives {key!r} twice "
+                        f"({tags[key]!r} and {value!r})",
+                        location,
+                        "conflicting-tag",
+                        Severity.ERROR,
+                    )
+                if value and key not in tags:
+                    tags[key] = value
+            if key_is_else(tags.get("guard")):
+                tags["guard"] = "True"  # an else clause: always true where it stands
+            spec = PerfSpec(role, tuple(tags.items()), "profile")
+            if is_clause:
+                clause = spec
+            else:
+                first = spec
+        if clause is None or first is None:
+            return first or clause
+        extra = tuple((k, v) for k, v in clause.tags if k in CLAUSE_TAGS and first.get(k) is None)
+        return PerfSpec(first.role, first.tags + extra, first.origin) if extra else first
+
+    def refuse_second_role(
+        self,
+        stereotype: StereotypeApplication,
+        first: tuple[str, tuple[tuple[str, str], ...]],
+        owner: str,
+        location: Location,
+    ) -> None:
+        """A second performance stereotype on one element is an error unless it repeats the first exactly.
+
+        Which of two disagreeing applications a tool writes first is arbitrary:
+        using one and dropping the other would silently predict the wrong thing.
+        """
+        second = (normalise_name(stereotype.name), normalised_tags(stereotype.tags))
+        if second == first:
+            return
+
+        def shown(app: tuple[str, tuple[tuple[str, str], ...]]) -> str:
+            return app[0] + "(" + ", ".join(f"{k}={v}" for k, v in app[1]) + ")"
+
+        self.warn(
+            f"{owner!r} carries two performance stereotypes that disagree: "
+            f"{shown(first)} and {shown(second)}",
+            location,
+            "conflicting-stereotypes",
+            Severity.ERROR,
+        )
+
+    def marte_tags(
+        self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location
+    ) -> list[tuple[str, str]]:
+        tags: list[tuple[str, str]] = []
+        for stereotype in stereotypes:
+            table = MARTE.get(normalise_name(stereotype.name))
+            if table is None:
+                continue
+            for name, value in stereotype.tags:
+                target = table.get(normalise_name(name))
+                if target is None or not value.strip():
+                    continue
+                key, convert = target
+                if "$" in value:
+                    self.vsl_seen = True
+                    for name in VSL_NAME.findall(value):
+                        self.vsl_used.setdefault(name, location)
+                try:
+                    converted = convert(value)
+                except ValueError as exc:
+                    self.warn(
+                        f"{stereotype.name}.{name} of {owner!r}: {exc}; value {value!r} ignored",
+                        location,
+                        "bad-vsl",
+                    )
+                    continue
+                if all(k != key for k, _ in tags):
+                    tags.append((key, converted))
+        return tags
+
+    def node_spec(self, node: Node) -> tuple[PerfSpec | None, str | None]:
+        """``(perf, marte_probability)`` for a node from its stereotypes.
+
+        Memoised by the applications (see ``spec_memo``); a result that warned
+        (the message names the node) or used a VSL variable (recorded per
+        activity) is computed afresh each time.
+        """
+        memo = self.spec_memo.get(node.stereotypes)
+        if memo is not None:
+            return memo
+        warnings = len(self.diagnostics)
+        self.vsl_seen = False
+        result = self._node_spec(node)
+        # bounded: a file of all-different applications gains nothing from the memo and should not grow it
+        if len(self.diagnostics) == warnings and not self.vsl_seen and len(self.spec_memo) < 4096:
+            self.spec_memo[node.stereotypes] = result
+        return result
+
+    def _node_spec(self, node: Node) -> tuple[PerfSpec | None, str | None]:
+        owner = node.name or node.id
+        spec = self.own_spec(node.stereotypes, owner, node.location)
+        marte = self.marte_tags(node.stereotypes, owner, node.location)
+        probability = next((v for k, v in marte if k == "probability"), None) if marte else None
+        if spec is None:
+            tags = tuple((k, v) for k, v in marte if k != "probability")
+            if tags:
+                spec = PerfSpec(role=Role.ACTION, tags=tags, origin="marte")
+            else:
+                spec = _plain_tagged_values(node.stereotypes)
+        elif marte:
+            # MARTE fills what our stereotype leaves open: a send+ with a PaCommStep.msgSize has its size
+            known = ROLE_TAGS[spec.role]
+            extra = tuple((k, v) for k, v in marte if k in known and spec.get(k) is None)
+            if extra:
+                spec = PerfSpec(spec.role, spec.tags + extra, spec.origin)
+        return spec, probability
+
+    # ------------------------------------------------------------------ sidecar
+
+    def sidecar_entry(self, *keys: str) -> tuple[str, dict[str, object]] | None:
+        if self.car is None:
+            return None
+        for key in keys:
+            if key and key in self.car.elements:
+                self.car.used.add(key)
+                return key, self.car.elements[key]
+        return None
+
+    def apply_sidecar_node(self, node: Node, spec: PerfSpec | None) -> PerfSpec | None:
+        found = self.sidecar_entry(node.id, node.name)
+        if found is None:
+            return spec
+        key, entry = found
+        assert self.car is not None
+        role: Role | None = None
+        known: tuple[str, ...] = ()
+        if "stereotype" in entry:
+            stereo = normalise_name(str(entry["stereotype"]))
+            if stereo not in ROLES:
+                raise self.car.error(
+                    f"[elements.{key!r}] stereotype {entry['stereotype']!r} is not a uml2perf stereotype",
+                    hint="known: " + ", ".join(ROLES),
+                )
+            role, known = ROLES[stereo]  # clause+ shares action+'s role but has tags of its own
+        if role is None:
+            role = spec.role if spec is not None else _default_role(node.kind)
+            known = ROLE_TAGS[role]
+        base = dict(spec.tags) if spec is not None and spec.role is role else {}
+        for name, value in entry.items():
+            if name == "stereotype":
+                continue
+            tag = TAG_SYNONYMS.get(normalise_name(name), normalise_name(name))
+            if tag not in known:
+                raise self.car.error(
+                    f"unknown key {name!r} in [elements.{key!r}] for role {role.value}",
+                    hint="known: stereotype, " + ", ".join(known),
+                )
+            base[tag] = expression_text(value, self.car, f"elements.{key}.{name}")
+        if key_is_else(base.get("guard")):
+            base["guard"] = "True"  # an else clause: always true where it stands
+        return PerfSpec(role=role, tags=tuple(base.items()), origin="sidecar")
+
+    def runs_as_action(self, node: Node) -> bool:
+        """Actions, and calls of behaviours this file does not hold (they run as plain actions)."""
+        if node.kind is NodeKind.ACTION:
+            return True
+        if node.kind is NodeKind.CALL:
+            if self.activity_ids is None:
+                self.activity_ids = frozenset(a.id for a in self.model.activities)
+            return node.behavior not in self.activity_ids
+        return False
+
+    def apply_sidecar_edge(self, edge: Edge) -> Edge:
+        found = self.sidecar_entry(edge.id, edge.name)
+        if found is None:
+            return edge
+        key, entry = found
+        assert self.car is not None
+        probability, guard = edge.probability, edge.guard
+        for name, value in entry.items():
+            tag = normalise_name(name)
+            if tag in PROBABILITY_TAGS:
+                probability = expression_text(value, self.car, f"elements.{key}.{name}")
+            elif tag == "guard":
+                guard = expression_text(value, self.car, f"elements.{key}.{name}")
+            else:
+                raise self.car.error(
+                    f"unknown key {name!r} in [elements.{key!r}] for a flow", hint="known: probability, guard"
+                )
+        return edge.replace(probability=probability, guard=guard)
+
+    # ------------------------------------------------------------------ regions
+
+    def region(self, region: Region, clause_nodes: frozenset[str] = frozenset()) -> Region:
+        """Interpret every node and flow of a region.
+
+        A MARTE ``prob`` belongs on the flow entering its step from a decision;
+        in a ConditionalNode (``clause_nodes``: ids of its clauses' tests and
+        bodies) it is the probability of the step's clause instead, kept as
+        the step's ``probability`` tag for navigation.
+        """
+        nodes: list[Node] = []
+        node_probability: dict[str, tuple[str, Node]] = {}
+        for node in region.nodes:
+            new_node, probability = self.node(node)
+            nodes.append(new_node)
+            if probability is not None:
+                node_probability[node.id] = (probability, new_node)
+        kinds = {n.id: n.kind for n in nodes} if node_probability else {}
+        edges: list[Edge] = []
+        placed: set[str] = set()
+        plain = self.car is None
+        for edge in region.edges:
+            if plain and edge.guard is None and not edge.stereotypes and edge.target not in node_probability:
+                edges.append(edge)  # nothing to interpret
+                continue
+            probability = edge.probability or self.edge_probability(edge)
+            if (
+                probability is None
+                and edge.target in node_probability
+                and kinds.get(edge.source) is NodeKind.DECISION
+            ):
+                probability = node_probability[edge.target][0]
+                placed.add(edge.target)
+            edge = edge.replace(probability=probability) if probability != edge.probability else edge
+            if edge.guard is not None:
+                edge = self.prose_guard(edge)
+            edges.append(self.apply_sidecar_edge(edge))
+        for node_id, (_prob, node) in node_probability.items():
+            if node_id not in placed and node_id in clause_nodes:
+                index = next(i for i, n in enumerate(nodes) if n.id == node_id)
+                nodes[index] = _with_tag(nodes[index], "probability", _prob)
+            elif node_id not in placed:
+                self.warn(
+                    f"branch probability on {node.name or node.id!r} ignored: "
+                    "no flow enters it from a decision",
+                    node.location,
+                    "unplaced-probability",
+                    Severity.INFO,
+                )
+        if all(a is b for a, b in zip(nodes, region.nodes, strict=True)) and all(
+            a is b for a, b in zip(edges, region.edges, strict=True)
+        ):
+            return region
+        return Region(nodes=tuple(nodes), edges=tuple(edges))
+
+    def prose_guard(self, edge: Edge) -> Edge:
+        """Drop a guard written as prose (``[Petición aceptada]``), with a warning; keep every other guard.
+
+        Only text without any operator character counts as prose, so a
+        mistyped expression (``x => 1``) still stops conversion with its error.
+        """
+        text = edge.guard.strip() if edge.guard else ""
+        if not text or text.lower() in ELSE_GUARDS or OPERATOR_CHARACTERS.search(text):
+            return edge
+        from ..errors import ExpressionError
+        from ..expressions import parse_expression
+
+        try:
+            parse_expression(text, edge.location, what="guard")
+        except ExpressionError:
+            self.warn(
+                f"guard {text!r} is prose, not an expression: the branch is chosen at random "
+                "(write the guard as an expression over model variables, or give the flow a probability)",
+                edge.location,
+                "prose-guard",
+            )
+            return edge.replace(guard=None)
+        return edge
+
+    def edge_probability(self, edge: Edge) -> str | None:
+        for stereotype in edge.stereotypes:
+            for name, value in stereotype.tags:
+                if normalise_name(name) in PROBABILITY_TAGS and value.strip():
+                    for variable in VSL_NAME.findall(value):
+                        self.vsl_used.setdefault(variable, edge.location)
+                    try:
+                        return parse_vsl_real(value)
+                    except ValueError:
+                        return value.strip()
+        return None
+
+    def node(self, node: Node) -> tuple[Node, str | None]:
+        if not node.stereotypes and self.car is None and node.region is None and node.code is None:
+            return node, None  # nothing to interpret: most nodes of a plain export
+        spec, probability = self.node_spec(node)
+        if self.car is not None:
+            spec = self.apply_sidecar_node(node, spec)
+            if spec is None and "cost" in self.car.defaults and self.runs_as_action(node):
+                spec = PerfSpec(
+                    role=Role.ACTION, tags=(("cost", self.car.defaults["cost"]),), origin="default"
+                )
+            elif spec is not None and spec.role is Role.ACTION and spec.get("cost") is None:
+                if "cost" in self.car.defaults:
+                    spec = replace(spec, tags=spec.tags + (("cost", self.car.defaults["cost"]),))
+        code = node.code
+        if spec is not None:
+            tag_code = spec.get("code")
+            if (
+                tag_code is not None
+                and code is not None
+                and (plain_assignments(tag_code) or tag_code) != code
+            ):
+                self.warn(
+                    f"{node.name or node.id!r} has both a code tag and an opaque body; the code tag is used",
+                    node.location,
+                    "code-conflict",
+                )
+            if tag_code is not None:
+                code = plain_assignments(tag_code) or tag_code
+                spec = replace(spec, tags=tuple((k, code if k == "code" else v) for k, v in spec.tags))
+            elif code is not None and spec.role is Role.ACTION:
+                spec = replace(spec, tags=spec.tags + (("code", code),))
+        region = self.region(node.region, _clause_members(node)) if node.region is not None else None
+        if spec is node.perf and code == node.code and region is node.region:
+            return node, probability
+        if self.fresh:
+            _finish_in_place(node, spec, code, region)
+            return node, probability
+        return node.replace(perf=spec, code=code, region=region), probability
+
+    # ------------------------------------------------------------------ activities
+
+    def activity(self, activity: Activity) -> Activity:
+        owner = activity.name or activity.id
+        spec = self.own_spec(activity.stereotypes, owner, activity.location)
+        is_main = activity.is_main or any(
+            normalise_name(s.name) in MAIN_STEREOTYPES for s in activity.stereotypes
+        )
+        entry = None
+        if self.car is not None:
+            for key in (activity.id, activity.name):
+                if key and key in self.car.activities:
+                    self.car.used.add("activities." + key)
+                    entry = (key, self.car.activities[key])
+                    break
+        if entry is not None:
+            assert self.car is not None
+            key, table = entry
+            known = ROLES["activity+"][1]
+            tags = dict(spec.tags) if spec is not None else {}
+            for name, value in table.items():
+                tag = normalise_name(name)
+                if tag == "main":
+                    is_main = bool(value)
+                elif tag in known:
+                    tags[tag] = expression_text(value, self.car, f"activities.{key}.{name}")
+                else:
+                    raise self.car.error(
+                        f"unknown key {name!r} in [activities.{key!r}]",
+                        hint="known: main, " + ", ".join(known),
+                    )
+            spec = (
+                PerfSpec(role=Role.ACTIVITY, tags=tuple(tags.items()), origin="sidecar")
+                if tags or spec
+                else spec
+            )
+        self.vsl_used = {}
+        region = self.region(activity.region)
+        self.vsl_by_activity.append((activity.id, self.vsl_used))
+        declared = {v.name for v in activity.attributes}
+        extra = unique_variables(
+            v
+            for v in self.context_variables(activity.stereotypes, owner, activity.location)
+            if v.name not in declared
+        )
+        attributes = activity.attributes + extra
+        return replace(activity, region=region, perf=spec, is_main=is_main, attributes=attributes)
+
+    # ------------------------------------------------------------------ variables
+
+    def context_variables(
+        self, stereotypes: Iterable[StereotypeApplication], owner: str, location: Location
+    ) -> list[Variable]:
+        """Variables declared by the input parameters of MARTE analysis contexts."""
+        found: list[Variable] = []
+        for stereotype in stereotypes:
+            if normalise_name(stereotype.name) not in ANALYSIS_CONTEXTS:
+                continue
+            for tag, value in stereotype.tags:
+                if normalise_name(tag) not in CONTEXT_TAGS or not value.strip():
+                    continue
+                try:
+                    parameters = parse_context_parameters(value)
+                except ValueError as exc:
+                    self.warn(
+                        f"{stereotype.name}.{tag} of {owner!r}: {exc}; ignored", location, "bad-context"
+                    )
+                    continue
+                for parameter in parameters:
+                    if parameter.direction == "out":
+                        continue  # a result the analysis computes, not an input of the model
+                    found.append(
+                        Variable(
+                            parameter.name, location, None, parameter.value, None, parameter.value is None
+                        )
+                    )
+        return found
+
+    def file_wide_variables(self) -> tuple[Variable, ...]:
+        """Parameters of analysis contexts applied to the model, a package or a class."""
+        found: list[Variable] = []
+        for element in self.model.annotations:
+            if not any(normalise_name(s.name) in ANALYSIS_CONTEXTS for s in element.stereotypes):
+                continue
+            owner = element.name or element.element_id
+            if element.metaclass not in FILE_WIDE_CONTEXTS:
+                self.warn(
+                    f"analysis context on {element.metaclass} {owner!r}, which is not an activity: "
+                    "its parameters are not used",
+                    element.location,
+                    "unused-context",
+                    Severity.INFO,
+                )
+                continue
+            found.extend(self.context_variables(element.stereotypes, owner, element.location))
+        return unique_variables(found)
+
+    def declare_vsl_variables(self, activities: list[Activity], declared: set[str]) -> None:
+        """Declare ``$x`` names used in MARTE values but declared nowhere, as variables without a value."""
+        position = {a.id: i for i, a in enumerate(activities)}
+        for activity_id, used in self.vsl_by_activity:
+            missing = [name for name in used if name not in declared]
+            if not missing:
+                continue
+            index = position[activity_id]
+            activity = activities[index]
+            added = tuple(Variable(name, used[name], None, None, None, True) for name in missing)
+            declared.update(missing)
+            activities[index] = replace(activity, attributes=activity.attributes + added)
+            self.warn(
+                "VSL variable(s) "
+                + ", ".join(f"${n}" for n in missing)
+                + f" used in {activity.name or activity.id!r} but declared by no analysis context: "
+                "they become variables without a value",
+                used[missing[0]],
+                "vsl-variable",
+                Severity.INFO,
+            )
+
+    def apply_variables(
+        self, activities: list[Activity], globals_: tuple[Variable, ...]
+    ) -> tuple[Variable, ...]:
+        """Give the sidecar's ``[variables]`` values to the variables of those names (declaring others)."""
+        assert self.car is not None
+        values = {
+            name: expression_text(value, self.car, f"variables.{name}")
+            for name, value in self.car.variables.items()
+        }
+        if not values:
+            return globals_
+        matched: set[str] = set()
+
+        def give(variables: tuple[Variable, ...]) -> tuple[Variable, ...]:
+            if not any(v.name in values for v in variables):
+                return variables
+            result = []
+            for variable in variables:
+                if variable.name in values:
+                    matched.add(variable.name)
+                    variable = replace(variable, default=values[variable.name], required=False)
+                result.append(variable)
+            return tuple(result)
+
+        for index, activity in enumerate(activities):
+            attributes, local = give(activity.attributes), give(activity.variables)
+            if attributes is not activity.attributes or local is not activity.variables:
+                activities[index] = replace(activity, attributes=attributes, variables=local)
+        globals_ = give(globals_)
+        where = Location(file=self.car.path)
+        self.warn_near_miss_variables(set(values) - matched, activities, globals_, where)
+        return globals_ + tuple(
+            Variable(name, where, None, value) for name, value in values.items() if name not in matched
+        )
+
+    def warn_near_miss_variables(
+        self, unmatched: set[str], activities: list[Activity], globals_: tuple[Variable, ...], where: Location
+    ) -> None:
+        """A sidecar variable that only differs from a model variable in case (or a typo) is a warning.
+
+        It still becomes a new variable (a sidecar may declare variables), but
+        one that nothing reads is almost always a misspelt name whose value
+        would be silently ignored.
+        """
+        if not unmatched:
+            return
+        import difflib
+
+        known = {v.name for v in globals_}
+        for activity in activities:
+            known.update(v.name for v in activity.attributes)
+            known.update(v.name for v in activity.variables)
+        by_case = {name.casefold(): name for name in known}
+        for name in sorted(unmatched):
+            close = by_case.get(name.casefold()) or next(
+                iter(difflib.get_close_matches(name, known, 1, 0.8)), None
+            )
+            if close is not None and close != name:
+                self.warn(
+                    f"sidecar [variables] {name!r} matches no model variable; did you mean {close!r}? "
+                    f"(names are case-sensitive: the model keeps its own value of {close!r})",
+                    where,
+                    "sidecar-variable-near-miss",
+                )
+
+    # ------------------------------------------------------------------ whole model
+
+    def run(self) -> Model:
+        activities = [self.activity(a) for a in self.model.activities]
+        functions = self.model.functions
+        known = {v.name for v in self.model.globals}
+        globals_ = self.model.globals + tuple(v for v in self.file_wide_variables() if v.name not in known)
+        if self.car is not None:
+            self.check_unused()
+            functions = functions + self.sidecar_functions()
+            globals_ = globals_ + self.sidecar_globals()
+        if any(used for _, used in self.vsl_by_activity):
+            declared = {v.name for v in globals_}
+            for activity in activities:
+                declared.update(v.name for v in activity.attributes)
+                declared.update(v.name for v in activity.variables)
+            if self.car is not None:
+                declared.update(self.car.variables)
+            self.declare_vsl_variables(activities, declared)
+        if self.car is not None:
+            globals_ = self.apply_variables(activities, globals_)
+        return replace(
+            self.model,
+            activities=tuple(activities),
+            functions=functions,
+            globals=globals_,
+            diagnostics=self.model.diagnostics + tuple(self.diagnostics),
+        )
+
+    def check_unused(self) -> None:
+        assert self.car is not None
+        for key in self.car.elements:
+            if key not in self.car.used:
+                raise self.car.error(
+                    f"[elements.{key!r}] names no node or flow of {Path(self.model.source).name}",
+                    hint="use an element's name or xmi:id exactly as in the model",
+                )
+        for key in self.car.activities:
+            if "activities." + key not in self.car.used:
+                names = ", ".join(repr(a.name or a.id) for a in self.model.activities) or "none"
+                raise self.car.error(
+                    f"[activities.{key!r}] names no activity of {Path(self.model.source).name}",
+                    hint=f"activities: {names}",
+                )
+
+    def sidecar_functions(self) -> tuple[CostFunction, ...]:
+        assert self.car is not None
+        result: list[CostFunction] = []
+        where = Location(file=self.car.path)
+        for name, value in self.car.functions.items():
+            if isinstance(value, dict):
+                unknown = set(value) - {"parameters", "body"}
+                if unknown or "body" not in value:
+                    raise self.car.error(
+                        f"[functions] {name!r} needs 'body' (and optional 'parameters')",
+                        hint=f"unexpected: {', '.join(sorted(unknown))}" if unknown else None,
+                    )
+                params = value.get("parameters", [])
+                if not isinstance(params, list) or not all(isinstance(p, str) for p in params):
+                    raise self.car.error(f"[functions] {name!r}: parameters must be a list of names")
+                body = expression_text(value["body"], self.car, f"functions.{name}.body")
+                result.append(CostFunction(name, tuple(params), body, where, "python"))
+            else:
+                result.append(
+                    CostFunction(
+                        name, (), expression_text(value, self.car, f"functions.{name}"), where, "python"
+                    )
+                )
+        return tuple(result)
+
+    def sidecar_globals(self) -> tuple[Variable, ...]:
+        assert self.car is not None
+        where = Location(file=self.car.path)
+        return tuple(
+            Variable(name, where, None, expression_text(value, self.car, f"globals.{name}"))
+            for name, value in self.car.globals.items()
+        )
+
+
+def _finish_in_place(node: Node, perf: PerfSpec | None, code: str | None, region: Region | None) -> None:
+    """Give a node the reader has just built, and nobody else has seen, its interpretation.
+
+    Only :func:`apply_profile` with ``fresh=True`` calls this, before the model
+    is handed out; from then on nobody changes the node.
+    """
+    node.perf = perf
+    node.code = code
+    node.region = region
+
+
+def key_is_else(text: str | None) -> bool:
+    """Whether a guard text means "otherwise" (the expression language's words for ``else``)."""
+    return means_else(text)
+
+
+def _clause_members(node: Node) -> frozenset[str]:
+    """Ids of the test and body nodes of a ConditionalNode's clauses (empty for any other node)."""
+    if not node.clauses:
+        return frozenset()
+    return frozenset(ident for clause in node.clauses for ident in (*clause.test, *clause.body))
+
+
+def _with_tag(node: Node, key: str, value: str) -> Node:
+    """``node`` with tag ``key`` added to its PerfSpec (a MARTE-only action when it had none)."""
+    perf = node.perf
+    if perf is None:
+        perf = PerfSpec(role=Role.ACTION, tags=((key, value),), origin="marte")
+    elif perf.get(key) is None:
+        perf = PerfSpec(perf.role, perf.tags + ((key, value),), perf.origin)
+    else:
+        return node
+    return node.replace(perf=perf)
+
+
+def _plain_tagged_values(stereotypes: Iterable[StereotypeApplication]) -> PerfSpec | None:
+    """``cost``/``time``/``repeat``/``code`` tagged values on an element with no stereotype at all.
+
+    UML 1.x tools (ArgoUML, Poseidon) let a user type a tagged value without
+    applying a stereotype; the reader keeps those in an application with an
+    empty name.  Tags of a named foreign stereotype are never read this way.
+    """
+    known = ROLES["action+"][1]
+    for stereotype in stereotypes:
+        if stereotype.name:
+            continue
+        tags: list[tuple[str, str]] = []
+        for name, value in stereotype.tags:
+            key = TAG_SYNONYMS.get(normalise_name(name), normalise_name(name))
+            if key in known and key not in METADATA_TAGS and value.strip() and all(k != key for k, _ in tags):
+                tags.append((key, value.strip()))
+        if tags:
+            return PerfSpec(role=Role.ACTION, tags=tuple(tags), origin="profile")
+    return None
+
+
+def _default_role(kind: NodeKind) -> Role:
+    if kind in (NodeKind.CALL, NodeKind.STRUCTURED, NodeKind.CONDITIONAL):
+        return Role.ACTIVITY
+    if kind is NodeKind.LOOP:
+        return Role.LOOP
+    return Role.ACTION
+
+
+def apply_profile(
+    model: Model, sidecar: str | os.PathLike[str] | None = None, *, fresh: bool = False
+) -> Model:
+    """Interpret stereotypes (uml2perf, MARTE) and the optional TOML sidecar into ``PerfSpec``s.
+
+    Fills ``Node.perf``, ``Node.code`` (from a ``code`` tag), ``Edge.probability``,
+    ``Activity.perf`` and ``Activity.is_main``; appends warnings (unknown tags,
+    unreadable VSL values) to ``Model.diagnostics``.  ``model`` is left as it
+    was and a new model is returned.
+
+    ``fresh`` is for the reader alone: its model was built a moment ago and no
+    one else holds it, so nodes are finished in place instead of being built a
+    second time (a 20,000-action model would otherwise build every node twice).
+    """
+    car = load_sidecar(sidecar) if sidecar is not None else None
+    return _Interpreter(model, car, fresh=fresh).run()

@@ -1,0 +1,81 @@
+"""The uml2perf profile: role stereotypes, their tags, and the words that mark a main activity or an else."""
+
+from __future__ import annotations
+
+import re
+
+from ..model import (
+    Role,
+    normalise_name,
+)
+
+# --------------------------------------------------------------------------- the uml2perf profile
+
+_COMM_P2P_SEND = ("dest", "size", "tag", "cost")
+_COMM_P2P_RECV = ("source", "size", "tag", "cost")
+METADATA_TAGS = ("id", "type")
+
+#: normalised stereotype name -> (role, tags it accepts)
+ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
+    "action+": (
+        Role.ACTION,
+        ("cost", "repeat", "code", "flops", "bytes", "device", "copyin", "copyout") + METADATA_TAGS,
+    ),
+    "activity+": (Role.ACTIVITY, ("repeat", "cost") + METADATA_TAGS),
+    "send+": (Role.SEND, _COMM_P2P_SEND + METADATA_TAGS),
+    "recv+": (Role.RECV, _COMM_P2P_RECV + METADATA_TAGS),
+    "isend+": (Role.ISEND, _COMM_P2P_SEND + METADATA_TAGS),
+    "irecv+": (Role.IRECV, _COMM_P2P_RECV + METADATA_TAGS),
+    "wait+": (Role.WAIT, ("cost",) + METADATA_TAGS),
+    "barrier+": (Role.BARRIER, ("cost",) + METADATA_TAGS),
+    "bcast+": (Role.BCAST, ("root", "size", "cost") + METADATA_TAGS),
+    "reduce+": (Role.REDUCE, ("root", "size", "cost") + METADATA_TAGS),
+    "allreduce+": (Role.ALLREDUCE, ("size", "cost") + METADATA_TAGS),
+    "gather+": (Role.GATHER, ("root", "size", "cost") + METADATA_TAGS),
+    "scatter+": (Role.SCATTER, ("root", "size", "cost") + METADATA_TAGS),
+    "allgather+": (Role.ALLGATHER, ("size", "cost") + METADATA_TAGS),
+    "alltoall+": (Role.ALLTOALL, ("size", "cost") + METADATA_TAGS),
+    "parallel+": (Role.PARALLEL, ("threads",) + METADATA_TAGS),
+    "critical+": (Role.CRITICAL, ("name",) + METADATA_TAGS),
+    "loop+": (Role.LOOP, ("iterations", "while") + METADATA_TAGS),
+    "clause+": (Role.ACTION, ("guard", "probability", "cost", "repeat", "code") + METADATA_TAGS),
+    "pipeline+": (Role.PIPELINE, ("items", "overhead", "startup") + METADATA_TAGS),
+    "taskpool+": (Role.TASKPOOL, ("threads", "items", "overhead", "startup") + METADATA_TAGS),
+}
+#: ``clause+`` adds a condition to whatever role the action has (see ``_Interpreter.own_spec``).
+CLAUSE_ENTRY = ROLES["clause+"]
+#: Tags ``clause+`` contributes to the role stereotype it sits beside.
+CLAUSE_TAGS = ("guard", "probability")
+_ROLE_CACHE: dict[str, tuple[Role, tuple[str, ...]] | None] = {}
+_TAG_CACHE: dict[str, str] = {}
+
+
+def role_of(stereotype: str) -> tuple[Role, tuple[str, ...]] | None:
+    """``(role, known tags)`` of a stereotype name as written, or ``None``; memoised per spelling."""
+    try:
+        return _ROLE_CACHE[stereotype]
+    except KeyError:
+        entry = _ROLE_CACHE[stereotype] = ROLES.get(normalise_name(stereotype))
+        return entry
+
+
+def tag_key(tag: str) -> str:
+    """The normalised tag name with synonyms applied (``Time`` -> ``cost``); memoised per spelling."""
+    try:
+        return _TAG_CACHE[tag]
+    except KeyError:
+        key = normalise_name(tag)
+        key = _TAG_CACHE[tag] = TAG_SYNONYMS.get(key, key)
+        return key
+
+
+#: role -> the tags it accepts (``action+``'s for ACTION: ``clause+`` shares the role, not its tags)
+ROLE_TAGS: dict[Role, tuple[str, ...]] = {role: tags for role, tags in reversed(ROLES.values())}
+#: Tag synonyms, by normalised name.
+TAG_SYNONYMS = {"time": "cost", "condition": "guard", "prob": "probability"}
+#: Stereotypes that make an activity the main one.
+MAIN_STEREOTYPES = frozenset({"main", "model+"})
+#: Characters that make a guard an attempted expression rather than prose.
+OPERATOR_CHARACTERS = re.compile(r"[=<>!+*/%()&|^~\-]")
+#: Tags on a flow that give its branch probability.
+PROBABILITY_TAGS = frozenset({"probability", "prob"})

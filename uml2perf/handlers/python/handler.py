@@ -26,6 +26,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from uml2perf_runtime.operations import OPERATIONS
 
@@ -58,7 +59,7 @@ from ...controlflow.ir import (
 )
 from ...errors import Location, ModelError
 from ...expressions import means_else
-from ...model import Activity, Node, NodeKind, Region, Role, Variable
+from ...model import Activity, Node, NodeKind, PerfSpec, Region, Role, Variable
 from ...navigation.traversal import Lane
 from ..base import ContentHandler, GenerationJob
 from ..naming import Namer
@@ -183,9 +184,10 @@ class PythonHandler(ContentHandler):
         self.ifs: list[_IfState] = []
         self.activities: list[ActivityView] = []
         self.activity_names: dict[str, str] = {}
-        self.element_names: dict[str, str] = {}
-        self.element_kinds: dict[str, str] = {}
-        self.element_nodes: dict[str, Node] = {}
+        #: every element the code refers to, by xmi id: its row of ``ELEMENTS`` (without the index)
+        self.elements: dict[str, _ElementRow] = {}
+        self.kind_literals: dict[str, str] = {}  # a handful of kinds, used thousands of times
+        self.annotations: dict[int, _Annotation] = {}  # by id() of the shared PerfSpec
         self.file_order: dict[str, int] = {}
         self.counters: dict[str, int] = {}
         self.owners: list[ForkView | PipelineView] = []
@@ -221,13 +223,12 @@ class PythonHandler(ContentHandler):
             self.activity_names[activity.id] = self.namer.claim(
                 activity.name, ("activity", activity.id), prefix="activity_", fallback=f"{index + 1}"
             )
-        order = 0
-        for activity in self.model.activities:
-            self.file_order[activity.id] = order
-            order += 1
-            for node in activity.walk():
-                self.file_order[node.id] = order
-                order += 1
+        in_file_order = (
+            item_id
+            for activity in self.model.activities
+            for item_id in (activity.id, *(node.id for node in activity.walk()))
+        )
+        self.file_order = {item_id: order for order, item_id in enumerate(in_file_order)}
 
     # -- globals and cost functions ----------------------------------------------------
 
@@ -271,7 +272,7 @@ class PythonHandler(ContentHandler):
         """Names assigned by code fragments but never declared become globals (with a warning)."""
         for activity in self.model.activities:
             for node in activity.walk():
-                text = _code_text(node, dict(node.perf.tags) if node.perf is not None else _NO_TAGS)
+                text = self.code_text(node)
                 if text is None:
                     continue
                 fragment = self.printer.ex.parse_code(text, node.location)
@@ -341,16 +342,18 @@ class PythonHandler(ContentHandler):
 
     def element(self, node: Node, kind: str | None = None) -> str:
         """The ``E_`` name of ``node``; the node becomes part of ``ELEMENTS``."""
-        name = self.element_names.get(node.id)
-        if name is None:
-            name = self.namer.claim(node.name or node.kind.value, ("element", node.id), prefix="E_")
-            self.element_names[node.id] = name
-            self.element_nodes[node.id] = node
-            if kind is None:
-                kind = (
-                    node.perf.role.value if node.perf is not None else _KIND_OF_NODE.get(node.kind, "action")
-                )
-            self.element_kinds[node.id] = kind
+        row = self.elements.get(node.id)
+        if row is not None:
+            return row.name
+        name = self.namer.claim(node.name or node.kind.value, ("element", node.id), prefix="E_")
+        if kind is None:
+            kind = node.perf.role.value if node.perf is not None else _KIND_OF_NODE.get(node.kind, "action")
+        literal = self.kind_literals.get(kind)
+        if literal is None:
+            literal = self.kind_literals[kind] = quote(kind)
+        self.elements[node.id] = _ElementRow(
+            name, quote(node.name or node.kind.value), literal, quote(node.id), repr(node.line), node
+        )
         return name
 
     def activity_element(self, activity: Activity, kind: str) -> str:
@@ -455,18 +458,22 @@ class PythonHandler(ContentHandler):
     def visit_Exec(self, stmt: Exec) -> bool:
         node = stmt.node
         perf = node.perf
-        tags = dict(perf.tags) if perf is not None else _NO_TAGS  # read once: this runs once per action
-        text = _code_text(node, tags)
+        annotation = self.annotations.get(id(perf)) or self._annotation(perf)
+        text = self.code_text(node, annotation)
         code = None
         if text is not None:
             code = CodeView(describe(node), self.printer.code(text, node.location, ""))
         xmi_id = "" if code is not None else comment(node.id)  # the code's comment names it then
-        role = perf.role if perf is not None else Role.ACTION
         element = self.element(node)
-        cost = self._cost(node, stmt, tags)
-        self.called()
-        # `is` first: most statements are plain actions, and hashing an Enum member runs Python code
-        if role is not Role.ACTION and role in _COMM:
+        cost = self._cost(node, stmt, annotation)
+        self.scopes[-1].yielded = True
+        role = annotation.role
+        if role is Role.ACTION:
+            if annotation.roofline:
+                self.emit(CommView("roofline", self._roofline_arguments(node, element, cost), xmi_id, code))
+            else:
+                self.body.append(ComputeView(element, cost, xmi_id, code))
+        elif role in _COMM:
             operation = _COMM[role]
             args: list[Arg] = [(None, element)]
             if role is Role.WAIT:
@@ -479,11 +486,35 @@ class PythonHandler(ContentHandler):
             if cost not in _COST_DEFAULTS:
                 args.append(("cost", cost))
             self.emit(CommView(operation.name, args, xmi_id, code))
-        elif perf is not None and perf.role is Role.ACTION and _is_roofline(tags):
-            self.emit(CommView("roofline", self._roofline_arguments(node, element, cost), xmi_id, code))
         else:
             self.body.append(ComputeView(element, cost, xmi_id, code))
         return False
+
+    def _annotation(self, perf: PerfSpec | None) -> _Annotation:
+        """What the python handler reads of one (shared) ``PerfSpec``, worked out once."""
+        if perf is None:
+            annotation = _Annotation(Role.ACTION, None, None, False)
+        else:
+            tags = dict(perf.tags)
+            code = tags.get("code")
+            cost = tags.get("cost") or tags.get("time")
+            annotation = _Annotation(
+                perf.role,
+                code if code is not None and code.strip() else None,
+                cost if cost is not None and cost.strip() else None,
+                perf.role is Role.ACTION and _is_roofline(tags),
+            )
+        self.annotations[id(perf)] = annotation
+        return annotation
+
+    def code_text(self, node: Node, annotation: _Annotation | None = None) -> str | None:
+        """The code fragment of an action: its ``code`` tag, else the body of its opaque action."""
+        if annotation is None:
+            annotation = self.annotations.get(id(node.perf)) or self._annotation(node.perf)
+        if annotation.code is not None:
+            return annotation.code
+        text = node.code
+        return text if text is not None and text.strip() else None
 
     def _roofline_arguments(self, node: Node, element: str, cost: str) -> list[Arg]:
         """Arguments of ``p.roofline``: flops, bytes, copies as expressions; the device as a plain name."""
@@ -511,10 +542,11 @@ class PythonHandler(ContentHandler):
             parts.append(("device", quote(device)))
         return parts
 
-    def _cost(self, node: Node, stmt: Exec, tags: Mapping[str, str]) -> str:
-        text = tags.get("cost") or tags.get("time")
-        if text is not None and text.strip():
-            return self.printer.expr(text, node.location, "cost")
+    def _cost(self, node: Node, stmt: Exec, annotation: _Annotation) -> str:
+        text = annotation.cost
+        if text is not None:
+            printed = self.printer.printed(text, "cost")
+            return printed if printed is not None else self.printer.expr(text, node.location, "cost")
         if stmt.function is not None:
             if stmt.function.parameters:
                 raise ModelError(
@@ -885,25 +917,12 @@ class PythonHandler(ContentHandler):
 
     def finish(self) -> str:
         assert self.job is not None
-        file_order = self.file_order
-        order = sorted(self.element_names, key=lambda i: (file_order.get(i, 1 << 30), i))
-        names, nodes, kinds = self.element_names, self.element_nodes, self.element_kinds
-        kind_literals = {
-            kind: quote(kind) for kind in set(kinds.values())
-        }  # a handful, used thousands of times
-        elements = []
-        for index, node_id in enumerate(order):
-            node = nodes[node_id]
-            elements.append(
-                ElementView(
-                    names[node_id],
-                    index,
-                    quote(node.name or node.kind.value),
-                    kind_literals[kinds[node_id]],
-                    quote(node.id),
-                    repr(node.location.line),
-                )
-            )
+        file_order, rows = self.file_order, self.elements
+        order = sorted(rows, key=lambda i: (file_order.get(i, 1 << 30), i))
+        elements = [
+            ElementView(row.name, index, row.label, row.kind, row.xmi_id, row.line)
+            for index, row in enumerate(map(rows.__getitem__, order))
+        ]
         main = self.job.main
         source = Path(self.model.source).name if self.model.source else ""
         name = self.model.name or (Path(source).stem if source else "model")
@@ -948,9 +967,9 @@ class PythonHandler(ContentHandler):
     def _node_by_id(self, node_id: str | None) -> Node | None:
         if node_id is None:
             return None
-        found = self.element_nodes.get(node_id)
+        found = self.elements.get(node_id)
         if found is not None:
-            return found
+            return found.node
         for activity in self.model.activities:
             for node in activity.walk():
                 if node.id == node_id:
@@ -958,18 +977,28 @@ class PythonHandler(ContentHandler):
         return None
 
 
-def _code_text(node: Node, tags: Mapping[str, str]) -> str | None:
-    """The code fragment of an action: its ``code`` tag, else the body of its opaque action."""
-    text = tags.get("code")
-    if text is None or not text.strip():
-        text = node.code
-    return text if text is not None and text.strip() else None
+class _Annotation(NamedTuple):
+    """What the python handler reads of one ``PerfSpec`` (the profile shares one per distinct annotation)."""
+
+    role: Role
+    code: str | None  # the code tag, when it says something
+    cost: str | None  # the cost (or time) tag, when it says something
+    roofline: bool  # a hardware-aware action (p.roofline instead of p.compute)
+
+
+class _ElementRow(NamedTuple):
+    """One element of ``ELEMENTS`` as printed, but its index: known only once every element is."""
+
+    name: str
+    label: str
+    kind: str
+    xmi_id: str
+    line: str
+    node: Node
 
 
 #: ``action+`` tags that make an action hardware-aware (``p.roofline`` instead of ``p.compute``).
 _ROOFLINE_TAGS = ("flops", "bytes", "device", "copyin", "copyout")
-
-_NO_TAGS: Mapping[str, str] = {}
 
 
 def _is_roofline(tags: Mapping[str, str]) -> bool:

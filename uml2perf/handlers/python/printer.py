@@ -99,6 +99,10 @@ class ExpressionPrinter:
         self._printed[key] = printed
         return printed
 
+    def printed(self, text: str, what: str) -> str | None:
+        """The Python :meth:`expr` printed for ``text`` already (without parameters), else None."""
+        return self._printed.get((text, what, ()))
+
     def code(self, text: str, location: Location, indent: str) -> list[str]:
         """Python statements for a code fragment."""
         fragment = self.ex.parse_code(text, location)

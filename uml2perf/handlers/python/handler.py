@@ -185,7 +185,7 @@ class PythonHandler(ContentHandler):
         self.activities: list[ActivityView] = []
         self.activity_names: dict[str, str] = {}
         #: every element the code refers to, by xmi id: its row of ``ELEMENTS`` (without the index)
-        self.elements: dict[str, _ElementRow] = {}
+        self.elements: dict[str, ElementView] = {}
         self.kind_literals: dict[str, str] = {}  # a handful of kinds, used thousands of times
         self.annotations: dict[int, _Annotation] = {}  # by id() of the shared PerfSpec
         self.file_order: dict[str, int] = {}
@@ -351,8 +351,8 @@ class PythonHandler(ContentHandler):
         literal = self.kind_literals.get(kind)
         if literal is None:
             literal = self.kind_literals[kind] = quote(kind)
-        self.elements[node.id] = _ElementRow(
-            name, quote(node.name or node.kind.value), literal, quote(node.id), repr(node.line), node
+        self.elements[node.id] = ElementView(
+            name, quote(node.name or node.kind.value), literal, quote(node.id), repr(node.line)
         )
         return name
 
@@ -917,12 +917,10 @@ class PythonHandler(ContentHandler):
 
     def finish(self) -> str:
         assert self.job is not None
-        file_order, rows = self.file_order, self.elements
-        order = sorted(rows, key=lambda i: (file_order.get(i, 1 << 30), i))
-        elements = [
-            ElementView(row.name, index, row.label, row.kind, row.xmi_id, row.line)
-            for index, row in enumerate(map(rows.__getitem__, order))
-        ]
+        rows = self.elements
+        elements = [rows[i] for i in self.file_order if i in rows]  # ELEMENTS are in file order
+        if len(elements) < len(rows):  # elements the walk of the activities did not reach, by id
+            elements.extend(rows[i] for i in sorted(rows.keys() - self.file_order.keys()))
         main = self.job.main
         source = Path(self.model.source).name if self.model.source else ""
         name = self.model.name or (Path(source).stem if source else "model")
@@ -957,24 +955,22 @@ class PythonHandler(ContentHandler):
         if found is None:
             return
         problem, node_id = found
-        node = self._node_by_id(node_id)
         raise NestedTooDeeply(
             f"the diagram is nested too deeply for a Python model: {problem}",
-            node.location if node is not None else Location(file=self.model.source),
+            self._location_of(node_id),
             hint="move the innermost part into its own activity (called with a CallBehaviorAction)",
         )
 
-    def _node_by_id(self, node_id: str | None) -> Node | None:
-        if node_id is None:
-            return None
-        found = self.elements.get(node_id)
-        if found is not None:
-            return found.node
-        for activity in self.model.activities:
-            for node in activity.walk():
-                if node.id == node_id:
-                    return node
-        return None
+    def _location_of(self, xmi_id: str | None) -> Location:
+        """Where the activity or node ``xmi_id`` is written (the model's file when it is neither)."""
+        if xmi_id is not None:
+            for activity in self.model.activities:
+                if activity.id == xmi_id:
+                    return activity.location
+                for node in activity.walk():
+                    if node.id == xmi_id:
+                        return node.location
+        return Location(file=self.model.source)
 
 
 class _Annotation(NamedTuple):
@@ -984,17 +980,6 @@ class _Annotation(NamedTuple):
     code: str | None  # the code tag, when it says something
     cost: str | None  # the cost (or time) tag, when it says something
     roofline: bool  # a hardware-aware action (p.roofline instead of p.compute)
-
-
-class _ElementRow(NamedTuple):
-    """One element of ``ELEMENTS`` as printed, but its index: known only once every element is."""
-
-    name: str
-    label: str
-    kind: str
-    xmi_id: str
-    line: str
-    node: Node
 
 
 #: ``action+`` tags that make an action hardware-aware (``p.roofline`` instead of ``p.compute``).

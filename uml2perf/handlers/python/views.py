@@ -325,13 +325,13 @@ class CostFunctionView:
 
 
 class ElementView(NamedTuple):
-    """One ``rt.Element``: its ``E_`` name, index, and literals of its name, kind and xmi id; its line.
+    """One ``rt.Element``: its ``E_`` name, the literals of its name, kind and xmi id, and its line.
 
-    A tuple: the template unpacks it, which is cheaper than reading attributes (a model has thousands).
+    Its index is its place in ``ELEMENTS`` (the template counts it).  A tuple: the template
+    unpacks it, which is cheaper than reading attributes (a model has thousands).
     """
 
     name: str
-    number: int  # its index in ELEMENTS
     label: str
     kind: str
     xmi_id: str

@@ -20,13 +20,16 @@ from uml2perf.controlflow import (
     Exec,
     If,
     Parallel,
+    Run,
     StateMachine,
     While,
     recover_model,
+    spread,
     walk,
 )
 from uml2perf.errors import ModelError, Severity
 from uml2perf.generation import generate
+from uml2perf.handlers.base import ContentHandler
 from uml2perf.model import Model, NodeKind
 from uml2perf.navigation import GraphNavigator, StructureNavigator, traverse
 
@@ -40,7 +43,8 @@ def body_of(model: Model, name: str = "main"):
 
 
 def names(statements) -> list[str]:
-    return [s.node.name for s in statements if isinstance(s, Exec)]
+    """The actions of ``statements`` in order (those of a run of plain actions each)."""
+    return [s.node.name for s in spread(statements) if isinstance(s, Exec)]
 
 
 # -------------------------------------------------------------------------- shapes
@@ -56,6 +60,29 @@ def test_sequence_follows_the_flow_not_the_file_order():
     body, diagnostics = body_of(b.build())
     assert names(body) == ["A", "B", "C"]
     assert not diagnostics
+
+
+def test_consecutive_plain_actions_are_one_run_and_a_handler_without_runs_sees_each_action():
+    b = ModelBuilder()
+    main = b.activity("main", main=True)
+    a, bb, c = main.action("A", 1), main.action("B", 1), main.action("C", 1)
+    main.chain(main.initial(), a, bb, c, main.final())
+    model = b.build()
+    body, _ = body_of(model)
+    assert [type(s) for s in body] == [Run]
+    assert [s.node.name for s in body[0].children()] == ["A", "B", "C"]
+    seen: list[str] = []
+
+    class Actions(ContentHandler):
+        name = "actions"
+
+        def visit_Exec(self, stmt: Exec) -> bool:
+            seen.append(stmt.node.name)
+            return False
+
+    generate(model, Actions)
+    assert seen == ["A", "B", "C"]
+    assert not any(d.code == "unhandled-kind" for d in generate(model, Actions).diagnostics)
 
 
 def test_decision_becomes_if_elif_else_with_else_last():

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from synthetic import chain_model, write_model
 
 from uml2perf.cli import main
-from uml2perf.controlflow import Block, Exec, Repeat, graph, recover_model, walk
+from uml2perf.controlflow import Block, Exec, Repeat, Run, graph, recover_model, walk
 from uml2perf.generation import generate
 from uml2perf.handlers.base import ContentHandler
 from uml2perf.model import Model, NodeKind, Region
@@ -65,12 +65,16 @@ def _chain(steps: list[str], ending: str, order: list[int]) -> Model:
 
 
 def _shape(model: Model) -> tuple[list[tuple[str, str | None]], list[str]]:
-    """Every recovered statement (kind and node id, depth first) and the diagnostics' text."""
+    """Every recovered statement (kind and node id, depth first) and the diagnostics' text.
+
+    A run of plain actions counts as its actions (what it holds, one ``Exec`` each).
+    """
     recovered = recover_model(model)
     shape = [
         (type(s).__name__, getattr(getattr(s, "node", None), "id", None))
         for item in recovered.activities
         for s in walk(item.body)
+        if not isinstance(s, Run)
     ]
     return shape, [str(d) for d in recovered.diagnostics]
 

@@ -33,6 +33,7 @@ from .ir import (
     RecoveredModel,
     Repeat,
     Return,
+    Run,
     Sequence,
     State,
     StateMachine,
@@ -40,6 +41,7 @@ from .ir import (
     TaskPool,
     Transition,
     While,
+    spread,
     walk,
 )
 
@@ -62,6 +64,7 @@ __all__ = [
     "RecoveredModel",
     "Repeat",
     "Return",
+    "Run",
     "Sequence",
     "State",
     "StateMachine",
@@ -72,5 +75,6 @@ __all__ = [
     "recover_activity",
     "recover_model",
     "recover_region",
+    "spread",
     "walk",
 ]

@@ -14,7 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..model import NodeKind
-from .ir import Block, Call, Critical, Exec, Parallel, ParallelRegion, Pipeline, Return, Statement, TaskPool
+from .ir import (
+    Block,
+    Call,
+    Critical,
+    Exec,
+    Parallel,
+    ParallelRegion,
+    Pipeline,
+    Return,
+    Run,
+    Statement,
+    TaskPool,
+)
 
 
 @dataclass
@@ -43,7 +55,7 @@ def mark_endings(root: Statement, root_scope: Statement, found: Endings) -> None
     stack: list[tuple[Statement, Statement, _Path]] = [(root, root_scope, ())]
     while stack:
         stmt, scope, path = stack.pop()
-        if isinstance(stmt, (Exec, Call)):
+        if isinstance(stmt, (Run, Exec, Call)):
             continue  # the common leaves first: a large model is mostly these
         if isinstance(stmt, Return):
             node = stmt.node

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import Diagnostic, Location, ModelError, Severity
 from ..expressions import means_else
-from ..model import Activity, CostFunction, Edge, Model, Node, NodeKind, PerfSpec, Region
+from ..model import Activity, CostFunction, Edge, Model, Node, NodeKind, PerfSpec, Region, Role
 from .ir import FINAL_KINDS, Cond, CondKind, Statement
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,6 +82,14 @@ def repeat_text(perf: PerfSpec | None) -> str | None:
     if text is None or text.strip() in {"", "1"}:
         return None
     return text
+
+
+def plain_action(node: Node) -> bool:
+    """True for an action that is one :class:`~.ir.Exec` of its own: no other role, no ``repeat``."""
+    if node.kind is not NodeKind.ACTION:
+        return False
+    perf = node.perf
+    return perf is None or (perf.role is Role.ACTION and repeat_text(perf) is None)
 
 
 class RegionGraph:

@@ -8,7 +8,7 @@ structured form, ...); an activity becomes an :class:`ActivityBody`, a model a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -53,6 +53,23 @@ class Exec(Statement):
 
     node: Node
     function: CostFunction | None = None  # a CallBehaviorAction that calls a cost function
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Run(Statement):
+    """Plain actions run one after the other: most of a large model.
+
+    Each node is what an :class:`Exec` of it says (an action of no other role,
+    no ``repeat``, no cost function call).  Recovery keeps a straight chain's
+    consecutive plain actions as one run, so that neither it nor a handler
+    that takes runs whole does work per action beyond the action's own; a
+    handler without a ``visit_Run`` is given the run's ``Exec`` statements.
+    """
+
+    nodes: tuple[Node, ...]
+
+    def children(self) -> tuple[Statement, ...]:
+        return tuple(Exec(node) for node in self.nodes)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -309,6 +326,11 @@ def walk(statement: Statement) -> Iterator[Statement]:
         current = stack.pop()
         yield current
         stack.extend(reversed(current.children()))
+
+
+def spread(statements: Iterable[Statement]) -> tuple[Statement, ...]:
+    """``statements`` with each :class:`Run` replaced by the :class:`Exec` of each of its actions."""
+    return tuple(s for item in statements for s in (item.children() if isinstance(item, Run) else (item,)))
 
 
 def strip_tail(body: list[Statement], *, keep_final: bool = False) -> list[Statement]:

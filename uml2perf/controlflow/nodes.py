@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 
 from ..errors import Location
 from ..model import Clause, Node, NodeKind, Region, Role
-from .graph import Shared, is_else, repeat_text, tag
+from .graph import Shared, is_else, plain_action, repeat_text, tag
 from .ir import (
     Block,
     Branch,
@@ -43,6 +43,7 @@ from .ir import (
     TaskPool,
     While,
     has_return,
+    spread,
 )
 from .recovery import RegionRecovery
 
@@ -66,6 +67,8 @@ def _own_scope(node: Node, stmt: Statement) -> Statement:
 
 def node_statement(node: Node, shared: Shared) -> Statement | None:
     """The statement for one executable node, wrapped in its role and ``repeat``."""
+    if plain_action(node):
+        return Exec(node)
     stmt = _core_statement(node, shared)
     if stmt is None:
         return None
@@ -92,7 +95,7 @@ def _core_statement(node: Node, shared: Shared) -> Statement | None:
     kind = node.kind
     role = node.perf.role if node.perf is not None else None
     if kind is NodeKind.ACTION and (role is None or role is Role.ACTION):
-        return Exec(node)  # the common case, decided before the set lookups below
+        return Exec(node)  # an action with a repeat tag (node_statement wraps it)
     if kind in CONTROL_NO_STATEMENT:
         return None
     if kind is NodeKind.CALL:
@@ -106,7 +109,8 @@ def _core_statement(node: Node, shared: Shared) -> Statement | None:
         if role is Role.LOOP:
             return _tagged_loop(node, _iteration(node, body))
         if role is Role.PIPELINE:
-            return Pipeline(node, tag(node, "items"), tuple(Sequence((s,)) for s in body.body))
+            stages = spread(body.body)  # one stage per action, those of a run too
+            return Pipeline(node, tag(node, "items"), tuple(Sequence((s,)) for s in stages))
         stmt = Block(node, body, scoped)
         if role in WRAPPING_ROLES:
             return _wrap_role(node, role, body if not scoped else Sequence((stmt,)))

@@ -20,15 +20,17 @@ from collections.abc import Callable
 
 from ..errors import Diagnostic, ModelError, Severity
 from ..model import Node, Region
-from .graph import ENTRY, EXIT, Barrier, Context, LoopContext, Unstructured
+from .graph import ENTRY, EXIT, Barrier, Context, LoopContext, Unstructured, plain_action
 from .ir import (
     FINAL_KINDS,
     Branch,
     Break,
     Continue,
+    Exec,
     If,
     Parallel,
     Return,
+    Run,
     Sequence,
     Statement,
     strip_tail,
@@ -90,16 +92,27 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
     def _recover_chain(self, chain: list[Node], keep_final: bool) -> Sequence:
         """What :meth:`_seq` gives for a straight chain, in one pass: its statements in order.
 
-        The walk ends at a final node (a ``return``) or at a node without a
-        successor (leaving the region, a bare ``return``); the tail return is
-        then dropped exactly as for any other region.
+        Consecutive plain actions become one :class:`~.ir.Run` (a single one
+        its :class:`~.ir.Exec`).  The walk ends at a final node (a ``return``)
+        or at a node without a successor (leaving the region, a bare
+        ``return``); the tail return is then dropped exactly as for any other
+        region.
         """
         shared = self.shared
         body: list[Statement] = []
+        run: list[Node] = []
         for node in chain:
+            if plain_action(node):
+                run.append(node)
+                continue
+            if run:
+                body.append(_run(run))
+                run = []
             stmt = shared.statement(node, shared)
             if stmt is not None:
                 body.append(stmt)
+        if run:
+            body.append(_run(run))
         last = chain[-1]
         body.append(Return(last) if last.kind in FINAL_KINDS else Return())
         return Sequence(tuple(strip_tail(body, keep_final=keep_final)))
@@ -258,3 +271,8 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
             body = self._seq(target, branch_stop if branch_stop is not None else "\x00none", ctx)
             branches_out.append(Branch(cond, Sequence(tuple(body))))
         return If(node, tuple(branches_out)), branch_stop
+
+
+def _run(nodes: list[Node]) -> Statement:
+    """The statement of consecutive plain actions: a :class:`Run`, or the :class:`Exec` of a single one."""
+    return Run(tuple(nodes)) if len(nodes) > 1 else Exec(nodes[0])

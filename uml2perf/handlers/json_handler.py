@@ -33,6 +33,7 @@ from ..controlflow.ir import (
     Statement,
     TaskPool,
     While,
+    spread,
 )
 from ..errors import Diagnostic
 from ..model import Activity, CostFunction, Edge, Model, Node, PerfSpec, Variable
@@ -86,7 +87,7 @@ def statement_json(stmt: Statement) -> dict[str, Any]:
     if isinstance(node, Node):
         out["node"] = node.id
     if isinstance(stmt, Sequence):
-        return {"kind": "Sequence", "body": [statement_json(s) for s in stmt.body]}
+        return {"kind": "Sequence", "body": _body(stmt)}
     if isinstance(stmt, Exec):
         if stmt.function is not None:
             out["function"] = stmt.function.name
@@ -135,11 +136,14 @@ def statement_json(stmt: Statement) -> dict[str, Any]:
 
 
 def _flat(stmt: Statement) -> tuple[Statement, ...]:
-    return stmt.body if isinstance(stmt, Sequence) else (stmt,)
+    """A sequence's statements and a run's actions (each its ``Exec``), else the statement itself."""
+    if isinstance(stmt, Sequence):
+        return spread(stmt.body)
+    return spread((stmt,))
 
 
 def _body(seq: Sequence) -> list[dict[str, Any]]:
-    return [statement_json(s) for s in seq.body]
+    return [statement_json(s) for s in spread(seq.body)]
 
 
 def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:

@@ -51,6 +51,7 @@ from ...controlflow.ir import (
     RecoveredModel,
     Repeat,
     Return,
+    Run,
     State,
     StateMachine,
     Statement,
@@ -59,7 +60,7 @@ from ...controlflow.ir import (
 )
 from ...errors import Location, ModelError
 from ...expressions import means_else
-from ...model import Activity, Node, NodeKind, PerfSpec, Region, Role, Variable
+from ...model import Activity, CostFunction, Node, NodeKind, PerfSpec, Region, Role, Variable
 from ...navigation.traversal import Lane
 from ..base import ContentHandler, GenerationJob
 from ..naming import Namer
@@ -455,8 +456,19 @@ class PythonHandler(ContentHandler):
 
     # -- simple statements ------------------------------------------------------------
 
+    def visit_Run(self, run: Run) -> bool:
+        """Consecutive plain actions, taken in one visit."""
+        action = self._action
+        for node in run.nodes:
+            action(node)
+        return False
+
     def visit_Exec(self, stmt: Exec) -> bool:
-        node = stmt.node
+        self._action(stmt.node, stmt.function)
+        return False
+
+    def _action(self, node: Node, function: CostFunction | None = None) -> None:
+        """The statement of one action: its code fragment, then its cost or its communication."""
         perf = node.perf
         annotation = self.annotations.get(id(perf)) or self._annotation(perf)
         text = self.code_text(node, annotation)
@@ -465,7 +477,7 @@ class PythonHandler(ContentHandler):
             code = CodeView(describe(node), self.printer.code(text, node.location, ""))
         xmi_id = "" if code is not None else comment(node.id)  # the code's comment names it then
         element = self.element(node)
-        cost = self._cost(node, stmt, annotation)
+        cost = self._cost(node, function, annotation)
         self.scopes[-1].yielded = True
         role = annotation.role
         if role is Role.ACTION:
@@ -488,7 +500,6 @@ class PythonHandler(ContentHandler):
             self.emit(CommView(operation.name, args, xmi_id, code))
         else:
             self.body.append(ComputeView(element, cost, xmi_id, code))
-        return False
 
     def _annotation(self, perf: PerfSpec | None) -> _Annotation:
         """What the python handler reads of one (shared) ``PerfSpec``, worked out once."""
@@ -542,20 +553,20 @@ class PythonHandler(ContentHandler):
             parts.append(("device", quote(device)))
         return parts
 
-    def _cost(self, node: Node, stmt: Exec, annotation: _Annotation) -> str:
+    def _cost(self, node: Node, function: CostFunction | None, annotation: _Annotation) -> str:
         text = annotation.cost
         if text is not None:
             printed = self.printer.printed(text, "cost")
             return printed if printed is not None else self.printer.expr(text, node.location, "cost")
-        if stmt.function is not None:
-            if stmt.function.parameters:
+        if function is not None:
+            if function.parameters:
                 raise ModelError(
-                    f"{node.name or node.id!r} calls cost function {stmt.function.name}, which needs"
-                    f" {len(stmt.function.parameters)} argument(s)",
+                    f"{node.name or node.id!r} calls cost function {function.name}, which needs"
+                    f" {len(function.parameters)} argument(s)",
                     node.location,
-                    hint=f"give the action a cost tag such as {stmt.function.name}(...)",
+                    hint=f"give the action a cost tag such as {function.name}(...)",
                 )
-            return f"{stmt.function.name}(p, v)"
+            return f"{function.name}(p, v)"
         return "0"
 
     def visit_Call(self, stmt: Call) -> bool:

@@ -79,6 +79,7 @@ from .views import (
     CallView,
     CodeView,
     CommView,
+    ComputeLine,
     ComputeView,
     CostFunctionView,
     ElementView,
@@ -92,6 +93,7 @@ from .views import (
     PipelineView,
     RepeatView,
     ReturnView,
+    RunView,
     StateMachineView,
     StateView,
     StopView,
@@ -457,18 +459,29 @@ class PythonHandler(ContentHandler):
     # -- simple statements ------------------------------------------------------------
 
     def visit_Run(self, run: Run) -> bool:
-        """Consecutive plain actions, taken in one visit."""
-        action = self._action
+        """Consecutive plain actions, taken in one visit: those that only compute are one :class:`RunView`."""
+        lines: list[ComputeLine] = []
         for node in run.nodes:
-            action(node)
+            view = self._action(node)
+            if isinstance(view, tuple):
+                lines.append(view)
+                continue
+            if lines:
+                self.body.append(RunView(lines))
+                lines = []
+            self.body.append(view)
+        if lines:
+            self.body.append(RunView(lines))
         return False
 
     def visit_Exec(self, stmt: Exec) -> bool:
-        self._action(stmt.node, stmt.function)
+        view = self._action(stmt.node, stmt.function)
+        self.body.append(ComputeView(*view) if isinstance(view, tuple) else view)
         return False
 
-    def _action(self, node: Node, function: CostFunction | None = None) -> None:
-        """The statement of one action: its code fragment, then its cost or its communication."""
+    def _action(self, node: Node, function: CostFunction | None = None) -> ComputeLine | View:
+        """The statement of one action: the line of one that only computes, else the view of its code
+        fragment and its cost or its communication."""
         perf = node.perf
         annotation = self.annotations.get(id(perf)) or self._annotation(perf)
         text = self.code_text(node, annotation)
@@ -480,12 +493,7 @@ class PythonHandler(ContentHandler):
         cost = self._cost(node, function, annotation)
         self.scopes[-1].yielded = True
         role = annotation.role
-        if role is Role.ACTION:
-            if annotation.roofline:
-                self.emit(CommView("roofline", self._roofline_arguments(node, element, cost), xmi_id, code))
-            else:
-                self.body.append(ComputeView(element, cost, xmi_id, code))
-        elif role in _COMM:
+        if role is not Role.ACTION and role in _COMM:  # `is` first: hashing an Enum member runs Python code
             operation = _COMM[role]
             args: list[Arg] = [(None, element)]
             if role is Role.WAIT:
@@ -497,9 +505,12 @@ class PythonHandler(ContentHandler):
                         args.append((parameter.name, value))
             if cost not in _COST_DEFAULTS:
                 args.append(("cost", cost))
-            self.emit(CommView(operation.name, args, xmi_id, code))
-        else:
-            self.body.append(ComputeView(element, cost, xmi_id, code))
+            return CommView(operation.name, args, xmi_id, code)
+        if annotation.roofline:
+            return CommView("roofline", self._roofline_arguments(node, element, cost), xmi_id, code)
+        if code is not None or not xmi_id:
+            return ComputeView(element, cost, xmi_id, code)
+        return element, cost, xmi_id
 
     def _annotation(self, perf: PerfSpec | None) -> _Annotation:
         """What the python handler reads of one (shared) ``PerfSpec``, worked out once."""

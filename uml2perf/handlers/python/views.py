@@ -46,6 +46,18 @@ class ComputeView:
     code: CodeView | None = None
 
 
+#: The line of an action that only computes: its element's name, its printed cost and its xmi id.
+ComputeLine = tuple[str, str, str]
+
+
+@dataclass(slots=True)
+class RunView:
+    """Consecutive actions that only compute: ``yield from p.compute(E, cost)`` each, one per line."""
+
+    kind: ClassVar[str] = "run"
+    lines: list[ComputeLine]
+
+
 @dataclass(slots=True)
 class CommView:
     """``yield from p.<method>(E, name=value, ...)``: point-to-point, collective, wait or roofline."""
@@ -340,6 +352,7 @@ class ElementView(NamedTuple):
 
 View = (
     ComputeView
+    | RunView
     | CommView
     | CallView
     | KeywordView
@@ -375,6 +388,7 @@ __all__ = [
     "CallView",
     "CodeView",
     "CommView",
+    "ComputeLine",
     "ComputeView",
     "ForView",
     "ForkView",
@@ -385,6 +399,7 @@ __all__ = [
     "PipelineView",
     "RepeatView",
     "ReturnView",
+    "RunView",
     "StateMachineView",
     "StateView",
     "StopView",

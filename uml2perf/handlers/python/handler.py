@@ -347,16 +347,15 @@ class PythonHandler(ContentHandler):
         """The ``E_`` name of ``node``; the node becomes part of ``ELEMENTS``."""
         row = self.elements.get(node.id)
         if row is not None:
-            return row.name
+            return row[0]  # its E_ name
         name = self.namer.claim(node.name or node.kind.value, ("element", node.id), prefix="E_")
         if kind is None:
             kind = node.perf.role.value if node.perf is not None else _KIND_OF_NODE.get(node.kind, "action")
         literal = self.kind_literals.get(kind)
         if literal is None:
             literal = self.kind_literals[kind] = quote(kind)
-        self.elements[node.id] = ElementView(
-            name, quote(node.name or node.kind.value), literal, quote(node.id), repr(node.line)
-        )
+        label = quote(node.name or node.kind.value)
+        self.elements[node.id] = (name, label, literal, quote(node.id), repr(node.line))
         return name
 
     def activity_element(self, activity: Activity, kind: str) -> str:
@@ -489,7 +488,7 @@ class PythonHandler(ContentHandler):
         if text is not None:
             code = CodeView(describe(node), self.printer.code(text, node.location, ""))
         xmi_id = "" if code is not None else comment(node.id)  # the code's comment names it then
-        element = self.element(node)
+        element = self.element(node, annotation.kind)
         cost = self._cost(node, function, annotation)
         self.scopes[-1].yielded = True
         role = annotation.role
@@ -515,13 +514,14 @@ class PythonHandler(ContentHandler):
     def _annotation(self, perf: PerfSpec | None) -> _Annotation:
         """What the python handler reads of one (shared) ``PerfSpec``, worked out once."""
         if perf is None:
-            annotation = _Annotation(Role.ACTION, None, None, False)
+            annotation = _Annotation(Role.ACTION, None, None, None, False)
         else:
             tags = dict(perf.tags)
             code = tags.get("code")
             cost = tags.get("cost") or tags.get("time")
             annotation = _Annotation(
                 perf.role,
+                perf.role.value,
                 code if code is not None and code.strip() else None,
                 cost if cost is not None and cost.strip() else None,
                 perf.role is Role.ACTION and _is_roofline(tags),
@@ -999,6 +999,7 @@ class _Annotation(NamedTuple):
     """What the python handler reads of one ``PerfSpec`` (the profile shares one per distinct annotation)."""
 
     role: Role
+    kind: str | None  # the element kind of a node annotated so (its role's name; None: by its node kind)
     code: str | None  # the code tag, when it says something
     cost: str | None  # the cost (or time) tag, when it says something
     roofline: bool  # a hardware-aware action (p.roofline instead of p.compute)

@@ -16,7 +16,7 @@ positional argument) and the printed value.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 #: One argument of a runtime call: its keyword (None when positional) and its printed value.
 Arg = tuple[str | None, str]
@@ -336,18 +336,9 @@ class CostFunctionView:
     body: str
 
 
-class ElementView(NamedTuple):
-    """One ``rt.Element``: its ``E_`` name, the literals of its name, kind and xmi id, and its line.
-
-    Its index is its place in ``ELEMENTS`` (the template counts it).  A tuple: the template
-    unpacks it, which is cheaper than reading attributes (a model has thousands).
-    """
-
-    name: str
-    label: str
-    kind: str
-    xmi_id: str
-    line: str
+#: One ``rt.Element``: its ``E_`` name and the literals of its name, kind, xmi id and line.  Its index is
+#: its place in ``ELEMENTS`` (the template counts it).  A plain tuple, which the template unpacks.
+ElementView = tuple[str, str, str, str, str]
 
 
 View = (

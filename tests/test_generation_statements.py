@@ -14,7 +14,6 @@ Expected times are computed by hand from the costs in each model.
 from __future__ import annotations
 
 import ast
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +53,7 @@ def element(result: Any, name: str) -> dict[str, Any]:
 def _view_kinds() -> set[str]:
     kinds = {"break", "continue", "pass", "parallel", "critical", "taskpool"}
     for value in vars(python_views).values():
-        if isinstance(value, type) and dataclasses.is_dataclass(value):
+        if isinstance(value, type) and value.__module__ == python_views.__name__:
             kind = value.__dict__.get("kind")
             if isinstance(kind, str):
                 kinds.add(kind)

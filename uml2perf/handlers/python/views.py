@@ -4,10 +4,11 @@ The handler decides everything a generated statement says (names, printed
 expressions, comment text, ordering, where ``pass`` is needed); the templates
 (``templates/_statements.py.jinja`` and ``templates/model_module.py.jinja``)
 decide how it is laid out, line breaks included.  One view class per statement
-kind, each with a ``kind`` the template dispatches on.  They are slotted
-classes rather than dicts because Jinja reads attributes of slotted objects
-about ten times faster than it looks up keys of dicts through
-``StrictUndefined``, and a large model renders tens of thousands of them.
+kind, each with a ``kind`` the template dispatches on.  They are plain slotted
+classes: Jinja reads their attributes about ten times faster than it looks up
+keys of dicts through ``StrictUndefined`` (a large model renders tens of
+thousands of them), and unlike dataclasses they cost nothing to define when
+the module is imported.
 
 Arguments of runtime calls are :data:`Arg` pairs: a keyword (``None`` for a
 positional argument) and the printed value.
@@ -15,14 +16,12 @@ positional argument) and the printed value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import ClassVar
 
 #: One argument of a runtime call: its keyword (None when positional) and its printed value.
 Arg = tuple[str | None, str]
 
 
-@dataclass(slots=True)
 class CodeView:
     """A code fragment run before an action's cost: the comment naming the action, its statements.
 
@@ -31,72 +30,86 @@ class CodeView:
     carries none (its ``xmi_id`` is empty).
     """
 
-    describe: str
-    lines: list[str]
+    __slots__ = ("describe", "lines")
+
+    def __init__(self, describe: str, lines: list[str]) -> None:
+        self.describe = describe
+        self.lines = lines
 
 
-@dataclass(slots=True)
 class ComputeView:
     """``yield from p.compute(E, cost)``."""
 
+    __slots__ = ("element", "cost", "xmi_id", "code")
     kind: ClassVar[str] = "compute"
-    element: str
-    cost: str
-    xmi_id: str
-    code: CodeView | None = None
+
+    def __init__(self, element: str, cost: str, xmi_id: str, code: CodeView | None = None) -> None:
+        self.element = element
+        self.cost = cost
+        self.xmi_id = xmi_id
+        self.code = code
 
 
 #: The line of an action that only computes: its element's name, its printed cost and its xmi id.
 ComputeLine = tuple[str, str, str]
 
 
-@dataclass(slots=True)
 class RunView:
     """Consecutive actions that only compute: ``yield from p.compute(E, cost)`` each, one per line."""
 
+    __slots__ = ("lines",)
     kind: ClassVar[str] = "run"
-    lines: list[ComputeLine]
+
+    def __init__(self, lines: list[ComputeLine]) -> None:
+        self.lines = lines
 
 
-@dataclass(slots=True)
 class CommView:
     """``yield from p.<method>(E, name=value, ...)``: point-to-point, collective, wait or roofline."""
 
+    __slots__ = ("method", "args", "xmi_id", "code")
     kind: ClassVar[str] = "comm"
-    method: str
-    args: list[Arg]
-    xmi_id: str
-    code: CodeView | None = None
+
+    def __init__(self, method: str, args: list[Arg], xmi_id: str, code: CodeView | None = None) -> None:
+        self.method = method
+        self.args = args
+        self.xmi_id = xmi_id
+        self.code = code
 
 
-@dataclass(slots=True)
 class CallView:
     """A call of another activity, bracketed by enter/leave of the calling element."""
 
+    __slots__ = ("describe", "activity", "element", "function")
     kind: ClassVar[str] = "call"
-    describe: str
-    activity: str
-    element: str
-    function: str
+
+    def __init__(self, describe: str, activity: str, element: str, function: str) -> None:
+        self.describe = describe
+        self.activity = activity
+        self.element = element
+        self.function = function
 
 
-@dataclass(slots=True)
 class KeywordView:
     """A one-word statement: ``break``, ``continue`` or ``pass`` (``kind`` is the word)."""
 
-    kind: str
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
 
 
-@dataclass(slots=True)
 class ReturnView:
     """``return`` at a final node; ``flag`` set when it ends the enclosing scope from a branch."""
 
+    __slots__ = ("describe", "flag")
     kind: ClassVar[str] = "return"
-    describe: str | None
-    flag: str | None = None
+
+    def __init__(self, describe: str | None, flag: str | None = None) -> None:
+        self.describe = describe
+        self.flag = flag
 
 
-@dataclass(slots=True)
 class NoGuardView:
     """A decision none of whose guards holds: under UML the token stays, so the run stops and says why.
 
@@ -105,20 +118,24 @@ class NoGuardView:
     variables the guards read.
     """
 
+    __slots__ = ("where", "values")
     kind: ClassVar[str] = "no_guard"
-    where: str
-    values: str
+
+    def __init__(self, where: str, values: str) -> None:
+        self.where = where
+        self.values = values
 
 
-@dataclass(slots=True)
 class StopView:
     """A branch gives up once another branch reached an activity final (``flag`` is set)."""
 
+    __slots__ = ("flag",)
     kind: ClassVar[str] = "stop"
-    flag: str
+
+    def __init__(self, flag: str) -> None:
+        self.flag = flag
 
 
-@dataclass(slots=True)
 class FunctionView:
     """A generator function of its own (fork branch, pipeline stage, thread body, scoped block).
 
@@ -132,16 +149,27 @@ class FunctionView:
     is itself the scope an activity final ends.
     """
 
-    name: str
-    body: list[View] = field(default_factory=list)
-    functions: list[FunctionView] = field(default_factory=list)
-    guard: bool = False
-    returns: bool = False
-    nonlocal_flag: str | None = None
-    flag: str | None = None
+    __slots__ = ("name", "body", "functions", "guard", "returns", "nonlocal_flag", "flag")
+
+    def __init__(
+        self,
+        name: str,
+        body: list[View] | None = None,
+        functions: list[FunctionView] | None = None,
+        guard: bool = False,
+        returns: bool = False,
+        nonlocal_flag: str | None = None,
+        flag: str | None = None,
+    ) -> None:
+        self.name = name
+        self.body: list[View] = [] if body is None else body
+        self.functions: list[FunctionView] = [] if functions is None else functions
+        self.guard = guard
+        self.returns = returns
+        self.nonlocal_flag = nonlocal_flag
+        self.flag = flag
 
 
-@dataclass(slots=True)
 class BlockView:
     """A structured node: inline between enter/leave, or (``function`` set) its own scope.
 
@@ -149,67 +177,105 @@ class BlockView:
     which the loop already enters and leaves (and names: ``describe`` is then None).
     """
 
+    __slots__ = ("describe", "what", "element", "bracket", "body", "function")
     kind: ClassVar[str] = "block"
-    describe: str | None
-    what: str
-    element: str
-    bracket: bool = True
-    body: list[View] = field(default_factory=list)
-    function: str | None = None
+
+    def __init__(
+        self,
+        describe: str | None,
+        what: str,
+        element: str,
+        bracket: bool = True,
+        body: list[View] | None = None,
+        function: str | None = None,
+    ) -> None:
+        self.describe = describe
+        self.what = what
+        self.element = element
+        self.bracket = bracket
+        self.body: list[View] = [] if body is None else body
+        self.function = function
 
 
-@dataclass(slots=True)
 class RepeatView:
     """A ``repeat`` tag: ``for _ in range(count)``; ``checked`` counts go through ``rt.count``."""
 
+    __slots__ = ("count", "checked", "body")
     kind: ClassVar[str] = "repeat"
-    count: str
-    checked: bool
-    body: list[View] = field(default_factory=list)
+
+    def __init__(self, count: str, checked: bool, body: list[View] | None = None) -> None:
+        self.count = count
+        self.checked = checked
+        self.body: list[View] = [] if body is None else body
 
 
-@dataclass(slots=True)
 class ForView:
     """A counted loop; ``bracket`` says whether it enters/leaves (and names) its element itself."""
 
+    __slots__ = ("describe", "element", "bracket", "count", "checked", "body")
     kind: ClassVar[str] = "for"
-    describe: str | None
-    element: str
-    bracket: bool
-    count: str
-    checked: bool
-    body: list[View] = field(default_factory=list)
+
+    def __init__(
+        self,
+        describe: str | None,
+        element: str,
+        bracket: bool,
+        count: str,
+        checked: bool,
+        body: list[View] | None = None,
+    ) -> None:
+        self.describe = describe
+        self.element = element
+        self.bracket = bracket
+        self.count = count
+        self.checked = checked
+        self.body: list[View] = [] if body is None else body
 
 
-@dataclass(slots=True)
 class WhileView:
     """A ``while`` loop counting its iterations on ``element``."""
 
+    __slots__ = ("describe", "element", "bracket", "condition", "body")
     kind: ClassVar[str] = "while"
-    describe: str | None
-    element: str
-    bracket: bool
-    condition: str
-    body: list[View] = field(default_factory=list)
+
+    def __init__(
+        self,
+        describe: str | None,
+        element: str,
+        bracket: bool,
+        condition: str,
+        body: list[View] | None = None,
+    ) -> None:
+        self.describe = describe
+        self.element = element
+        self.bracket = bracket
+        self.condition = condition
+        self.body: list[View] = [] if body is None else body
 
 
-@dataclass(slots=True)
 class BranchView:
     """One ``if``/``elif``/``else`` part; ``condition`` is empty for ``else``."""
 
-    keyword: str
-    condition: str
-    body: list[View] = field(default_factory=list)
+    __slots__ = ("keyword", "condition", "body")
+
+    def __init__(self, keyword: str, condition: str, body: list[View] | None = None) -> None:
+        self.keyword = keyword
+        self.condition = condition
+        self.body: list[View] = [] if body is None else body
 
 
-@dataclass(slots=True)
 class IfView:
     """A decision: optional comment, optional random draw into ``draw``, the branches."""
 
+    __slots__ = ("describe", "draw", "branches")
     kind: ClassVar[str] = "if"
-    describe: str | None
-    draw: str | None
-    branches: list[BranchView] = field(default_factory=list)
+
+    def __init__(
+        self, describe: str | None, draw: str | None, branches: list[BranchView] | None = None
+    ) -> None:
+        self.describe = describe
+        self.draw = draw
+        self.branches: list[BranchView] = [] if branches is None else branches
 
     @property
     def empty(self) -> bool:
@@ -217,123 +283,183 @@ class IfView:
         return self.describe is None and self.draw is None and not self.branches
 
 
-@dataclass(slots=True)
 class GotoView:
     """Move a state machine to state ``target`` (−1 leaves it); ``iteration`` counts a jump back."""
 
-    target: int
-    iteration: str | None = None
+    __slots__ = ("target", "iteration")
+
+    def __init__(self, target: int, iteration: str | None = None) -> None:
+        self.target = target
+        self.iteration = iteration
 
 
-@dataclass(slots=True)
 class TransitionView:
     """One guarded way out of a state."""
 
-    keyword: str
-    condition: str
-    goto: GotoView
+    __slots__ = ("keyword", "condition", "goto")
+
+    def __init__(self, keyword: str, condition: str, goto: GotoView) -> None:
+        self.keyword = keyword
+        self.condition = condition
+        self.goto = goto
 
 
-@dataclass(slots=True)
 class StateView:
     """One numbered state: its statements, then ``goto`` or ``transitions`` (neither after a return)."""
 
-    keyword: str
-    index: int
-    names: str
-    body: list[View] = field(default_factory=list)
-    goto: GotoView | None = None
-    draw: str | None = None
-    transitions: list[TransitionView] = field(default_factory=list)
+    __slots__ = ("keyword", "index", "names", "body", "goto", "draw", "transitions")
+
+    def __init__(
+        self,
+        keyword: str,
+        index: int,
+        names: str,
+        body: list[View] | None = None,
+        goto: GotoView | None = None,
+        draw: str | None = None,
+        transitions: list[TransitionView] | None = None,
+    ) -> None:
+        self.keyword = keyword
+        self.index = index
+        self.names = names
+        self.body: list[View] = [] if body is None else body
+        self.goto = goto
+        self.draw = draw
+        self.transitions: list[TransitionView] = [] if transitions is None else transitions
 
 
-@dataclass(slots=True)
 class StateMachineView:
     """An unstructured region run as ``while state >= 0`` over numbered states."""
 
+    __slots__ = ("describe", "var", "states")
     kind: ClassVar[str] = "state_machine"
-    describe: str
-    var: str
-    states: list[StateView] = field(default_factory=list)
+
+    def __init__(self, describe: str, var: str, states: list[StateView] | None = None) -> None:
+        self.describe = describe
+        self.var = var
+        self.states: list[StateView] = [] if states is None else states
 
 
-@dataclass(slots=True)
 class ForkView:
     """Fork/join: ``p.fork`` over the branch functions; ``flag`` checked after the join."""
 
+    __slots__ = ("describe", "names", "element", "flag")
     kind: ClassVar[str] = "fork"
-    describe: str | None
-    names: list[str]
-    element: str = ""
-    flag: str | None = None
+
+    def __init__(
+        self, describe: str | None, names: list[str], element: str = "", flag: str | None = None
+    ) -> None:
+        self.describe = describe
+        self.names = names
+        self.element = element
+        self.flag = flag
 
 
-@dataclass(slots=True)
 class PipelineView:
-    """A pipeline: ``p.pipeline`` over the stage functions."""
+    """A pipeline: ``p.pipeline`` over the stage functions; ``options`` its overhead and startup tags."""
 
+    __slots__ = ("describe", "names", "element", "items", "flag", "options")
     kind: ClassVar[str] = "pipeline"
-    describe: str
-    names: list[str]
-    element: str = ""
-    items: str = ""
-    flag: str | None = None
-    #: the overhead and startup tags, as keyword arguments
-    options: list[Arg] = field(default_factory=list)
+
+    def __init__(
+        self,
+        describe: str,
+        names: list[str],
+        element: str = "",
+        items: str = "",
+        flag: str | None = None,
+        options: list[Arg] | None = None,
+    ) -> None:
+        self.describe = describe
+        self.names = names
+        self.element = element
+        self.items = items
+        self.flag = flag
+        self.options: list[Arg] = [] if options is None else options
 
 
-@dataclass(slots=True)
 class ThreadsView:
     """A body function run by the runtime: ``kind`` is ``parallel``, ``critical`` or ``taskpool``.
 
     ``threads`` and ``items`` are printed expressions, ``lock`` a string literal;
-    each kind uses the ones its runtime call takes.
+    each kind uses the ones its runtime call takes.  ``options`` are the overhead
+    and startup tags of a task pool, as keyword arguments.
     """
 
-    kind: str
-    describe: str
-    function: str
-    element: str = ""
-    threads: str = ""
-    items: str = ""
-    lock: str = ""
-    flag: str | None = None
-    #: the overhead and startup tags of a task pool, as keyword arguments
-    options: list[Arg] = field(default_factory=list)
+    __slots__ = ("kind", "describe", "function", "element", "threads", "items", "lock", "flag", "options")
+
+    def __init__(
+        self,
+        kind: str,
+        describe: str,
+        function: str,
+        element: str = "",
+        threads: str = "",
+        items: str = "",
+        lock: str = "",
+        flag: str | None = None,
+        options: list[Arg] | None = None,
+    ) -> None:
+        self.kind = kind
+        self.describe = describe
+        self.function = function
+        self.element = element
+        self.threads = threads
+        self.items = items
+        self.lock = lock
+        self.flag = flag
+        self.options: list[Arg] = [] if options is None else options
 
 
-@dataclass(slots=True)
 class ActivityView:
     """One activity's generator function."""
 
-    name: str
-    doc: str
-    locals: list[tuple[str, str]]
-    repeat: str | None
-    checked: bool = False
-    body: list[View] = field(default_factory=list)
-    functions: list[FunctionView] = field(default_factory=list)
-    guard: bool = False
-    flag: str | None = None
+    __slots__ = ("name", "doc", "locals", "repeat", "checked", "body", "functions", "guard", "flag")
+
+    def __init__(
+        self,
+        name: str,
+        doc: str,
+        locals: list[tuple[str, str]],
+        repeat: str | None,
+        checked: bool = False,
+        body: list[View] | None = None,
+        functions: list[FunctionView] | None = None,
+        guard: bool = False,
+        flag: str | None = None,
+    ) -> None:
+        self.name = name
+        self.doc = doc
+        self.locals = locals
+        self.repeat = repeat
+        self.checked = checked
+        self.body: list[View] = [] if body is None else body
+        self.functions: list[FunctionView] = [] if functions is None else functions
+        self.guard = guard
+        self.flag = flag
 
 
-@dataclass(slots=True)
 class GlobalView:
     """One model variable set in ``init_globals``: its name, name literal and printed default."""
 
-    name: str
-    literal: str
-    default: str
+    __slots__ = ("name", "literal", "default")
+
+    def __init__(self, name: str, literal: str, default: str) -> None:
+        self.name = name
+        self.literal = literal
+        self.default = default
 
 
-@dataclass(slots=True)
 class CostFunctionView:
     """One cost function: its name, parameter names, docstring literal and printed body."""
 
-    name: str
-    parameters: list[str]
-    doc: str
-    body: str
+    __slots__ = ("name", "parameters", "doc", "body")
+
+    def __init__(self, name: str, parameters: list[str], doc: str, body: str) -> None:
+        self.name = name
+        self.parameters = parameters
+        self.doc = doc
+        self.body = body
 
 
 #: One ``rt.Element``: its ``E_`` name and the literals of its name, kind, xmi id and line.  Its index is

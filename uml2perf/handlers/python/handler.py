@@ -363,7 +363,7 @@ class PythonHandler(ContentHandler):
         return self.element(pseudo, kind)
 
     # -- writing helpers -----------------------------------------------------------
-    # Statements become views (uml2perf/handlers/python_views.py) appended to the
+    # Statements become views (uml2perf/handlers/python/views.py) appended to the
     # body being written; a compound statement opens a nested body and closes it
     # when the walk leaves it.  templates/_statements.py.jinja prints them.
 

@@ -23,12 +23,11 @@ collected at the start of the function that runs them, never inside a loop.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from uml2perf_runtime.operations import OPERATIONS
+from uml2perf_runtime.operations import OPERATIONS, Operation
 
 from ...check import check_not_recursive, cost_function_name_error, ordered_by_defaults
 from ...controlflow.finals import Endings, mark_endings
@@ -491,11 +490,10 @@ class PythonHandler(ContentHandler):
         element = self.element(node, annotation.kind)
         cost = self._cost(node, function, annotation)
         self.scopes[-1].yielded = True
-        role = annotation.role
-        if role is not Role.ACTION and role in _COMM:  # `is` first: hashing an Enum member runs Python code
-            operation = _COMM[role]
+        operation = annotation.operation
+        if operation is not None:
             args: list[Arg] = [(None, element)]
-            if role is Role.WAIT:
+            if annotation.role is Role.WAIT:
                 args.append(_EVERY_REQUEST)
             else:
                 for parameter in operation.parameters:
@@ -514,7 +512,7 @@ class PythonHandler(ContentHandler):
     def _annotation(self, perf: PerfSpec | None) -> _Annotation:
         """What the python handler reads of one (shared) ``PerfSpec``, worked out once."""
         if perf is None:
-            annotation = _Annotation(Role.ACTION, None, None, None, False)
+            annotation = _Annotation(Role.ACTION, None, None, None, False, None)
         else:
             tags = dict(perf.tags)
             code = tags.get("code")
@@ -524,7 +522,8 @@ class PythonHandler(ContentHandler):
                 perf.role.value,
                 code if code is not None and code.strip() else None,
                 cost if cost is not None and cost.strip() else None,
-                perf.role is Role.ACTION and _is_roofline(tags),
+                perf.role is Role.ACTION and any(tags.get(t) for t in _ROOFLINE_TAGS),
+                _COMM.get(perf.role),
             )
         self.annotations[id(perf)] = annotation
         return annotation
@@ -1003,18 +1002,11 @@ class _Annotation(NamedTuple):
     code: str | None  # the code tag, when it says something
     cost: str | None  # the cost (or time) tag, when it says something
     roofline: bool  # a hardware-aware action (p.roofline instead of p.compute)
+    operation: Operation | None  # the runtime's communication operation it stands for
 
 
 #: ``action+`` tags that make an action hardware-aware (``p.roofline`` instead of ``p.compute``).
 _ROOFLINE_TAGS = ("flops", "bytes", "device", "copyin", "copyout")
-
-
-def _is_roofline(tags: Mapping[str, str]) -> bool:
-    """True when an action's tags make it hardware-aware (a non-empty roofline tag)."""
-    return not _ROOFLINE_TAG_SET.isdisjoint(tags) and any(tags.get(t) for t in _ROOFLINE_TAGS)
-
-
-_ROOFLINE_TAG_SET = frozenset(_ROOFLINE_TAGS)
 
 
 def _simple(text: str) -> bool:

@@ -409,7 +409,7 @@ class ActivityReading(StereotypeReading):
         get = element.get
         if nid is None:
             nid = get(self.k_id) or ""
-        metaclass = self.typed_metaclass(element)
+        metaclass = self.metaclass(element)
         kind = self.node_kind(element, metaclass)
         if kind is None:
             if metaclass in PIN_TYPES:
@@ -643,7 +643,7 @@ class ActivityReading(StereotypeReading):
         """
         get = element.get
         eid = get(self.k_id) or ""
-        metaclass = self.typed_metaclass(element)
+        metaclass = self.metaclass(element)
         has_children = len(element) > 0
         name = get("name")
         if name is None:

@@ -207,11 +207,6 @@ class XmiAccess:
                 return True
         return False
 
-    def typed_metaclass(self, element: etree._Element) -> str:
-        """The metaclass of an element of an activity, the common case (``xmi:type`` given) first."""
-        typed = element.get(self.k_type)
-        return typed.rpartition(":")[2] if typed else self.metaclass(element)
-
     def describe(self, element: etree._Element) -> str:
         name = self.name_of(element)
         ident = element.get(self.k_id)

@@ -133,6 +133,8 @@ class Context:
         "on_received",
         "fast_req",
         "fast_g",
+        "send_site",
+        "recv_site",
         # statistics (lists shared by a process and its threads)
         "calls",
         "incl",
@@ -181,6 +183,8 @@ class Context:
         self.on_received = self._received
         self.fast_req: Any = None
         self.fast_g: Any = None
+        self.send_site: tuple[Any, ...] | None = None
+        self.recv_site: tuple[Any, ...] | None = None
         n = len(sim.elements)
         self.calls = [0] * n
         self.incl = [0.0] * n
@@ -238,6 +242,8 @@ class Context:
         t.on_received = t._received
         t.fast_req = None
         t.fast_g = None
+        t.send_site = None
+        t.recv_site = None
         t.calls = proc.calls
         t.incl = proc.incl
         t.child = None  # threads use their process's lists (see _child_list)
@@ -583,33 +589,66 @@ class Context:
         """Blocking send; an eager message without local cost is posted here, nothing to wait for.
 
         The direct route of ``comm.send``: the message goes to a posted receive (whose event is
-        scheduled at the arrival) or into the destination's mailbox as a plain tuple.
+        scheduled at the arrival) or into the destination's mailbox as a plain tuple.  What a
+        call site's arguments decide once (validity, eager protocol, link, queues) is kept in
+        ``send_site`` while the same element sends the same size to the same destination and tag.
         """
         self.cur = elem
-        nprocs = self.nprocs
-        if cost or dest.__class__ is not int or tag.__class__ is not int or tag < 0 or not 0 <= dest < nprocs:
-            return _comm.send(self, elem, dest, size, tag, cost)
-        cls = size.__class__
-        if (cls is not int and cls is not float) or not 0 <= size < _INF:
-            return _comm.send(self, elem, dest, size, tag, cost)
-        sim = self.sim
-        st = sim.comm_state or _comm.state(sim)
-        if size > st.eager_limit:
-            return _comm.send(self, elem, dest, size, tag, cost)
+        site = self.send_site
+        if (
+            site is not None
+            and site[0] is elem
+            and dest == site[1]
+            and tag == site[2]
+            and size == site[3]
+            and not cost
+            and dest.__class__ is int
+            and tag.__class__ is int
+            and size.__class__ is site[4]
+        ):
+            st, lat, beta, key, wild, posted, mail, i = site[5]
+        else:
+            nprocs = self.nprocs
+            cls = size.__class__
+            if (
+                cost
+                or dest.__class__ is not int
+                or tag.__class__ is not int
+                or tag < 0
+                or not 0 <= dest < nprocs
+                or (cls is not int and cls is not float)
+                or not 0 <= size < _INF
+            ):
+                return _comm.send(self, elem, dest, size, tag, cost)
+            sim = self.sim
+            st = sim.comm_state or _comm.state(sim)
+            if size > st.eager_limit:
+                return _comm.send(self, elem, dest, size, tag, cost)
+            me = self.pid
+            lat, beta = st.pair.get(me * nprocs + dest) or st.link(me, dest)
+            key = tag * nprocs + me
+            wild = st.wild[dest]
+            # the queues of this key are created once and never removed: they can be kept
+            box = st.posted[dest]
+            posted = box.get(key)
+            if posted is None:
+                posted = box[key] = deque()
+            box = st.mail[dest]
+            mail = box.get(key)
+            if mail is None:
+                mail = box[key] = deque()
+            i = elem.index
+            self.send_site = (elem, dest, tag, size, cls, (st, lat, beta, key, wild, posted, mail, i))
         env = self.env
         now = env._now
-        me = self.pid
-        link = st.pair.get(me * nprocs + dest) or st.link(me, dest)
-        arrival = now + link[0] + size * link[1]
+        arrival = now + lat + size * beta
         seq = st.seq = st.seq + 1
-        key = tag * nprocs + me
-        if st.wild[dest]:  # wildcard receives posted: the first posted matching one
-            req = _comm.take_receive(st, me, dest, tag)
+        if wild:  # wildcard receives posted: the first posted matching one
+            req = _comm.take_receive(st, self.pid, dest, tag)
         else:
-            posted = st.posted[dest].get(key)
             req = posted.popleft() if posted else None
         if req is not None:
-            req.source = me
+            req.source = self.pid
             req.matched_tag = tag
             done = arrival if arrival > now else now
             req.start = now
@@ -621,12 +660,7 @@ class Context:
                 ev._value = None
                 _push(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))  # env.schedule
         else:
-            box = st.mail[dest]
-            q = box.get(key)
-            if q is None:
-                q = box[key] = deque()
-            q.append((seq, arrival, now, size, None, me, tag))
-        i = elem.index
+            mail.append((seq, arrival, now, size, None, self.pid, tag))
         self.calls[i] += 1
         # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
         return ()
@@ -636,68 +670,97 @@ class Context:
 
         The direct route of ``comm.recv`` for a process's main context: an eager message that
         is there is accounted now and waited for with one timeout; otherwise the receive is
-        posted with an event its sender schedules, and :meth:`_received` accounts it.
+        posted with an event its sender schedules, and :meth:`_received` accounts it.  A
+        receive from one source with one tag keeps its validated queues in ``recv_site`` while
+        the same element receives from the same source and tag.
         """
         self.cur = elem
-        nprocs = self.nprocs
+        site = self.recv_site
         if (
-            cost
-            or self.process is not self
-            or source.__class__ is not int
-            or tag.__class__ is not int
-            or not -1 <= source < nprocs
-            or tag < -1
+            site is not None
+            and site[0] is elem
+            and source == site[1]
+            and tag == site[2]
+            and not cost
+            and source.__class__ is int
+            and tag.__class__ is int
         ):
-            return _comm.recv(self, elem, source, size, tag, cost)
-        sim = self.sim
-        st = sim.comm_state or _comm.state(sim)
-        env = self.env
-        me = self.pid
-        now = env._now
-        if source != -1 and tag != -1:
-            q = st.mail[me].get(tag * nprocs + source)
-            msg = q.popleft() if q else None
+            st, mail, posted = site[3]
         else:
-            msg = _comm.take_message(st, me, source, tag)
-        if msg is not None and msg[4] is None:  # an eager message: its arrival is known
-            i = elem.index
-            arrival = msg[1]
-            if arrival > now:
-                d = arrival - now
-                self.calls[i] += 1
-                self.incl[i] += d
-                self.covered += d
-                self.totals[1] += d
-                # what Timeout(env, d) does
-                timeout = _new_timeout(Timeout)
-                timeout.env = env
-                timeout.callbacks = []
-                timeout._value = None
-                timeout._delay = d
-                timeout._ok = True
-                _push(env._queue, (now + d, NORMAL, next(env._eid), timeout))
-                return (timeout,)
-            self.calls[i] += 1
-            # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
-            return ()
-        if msg is None and source != -1 and tag != -1:
-            # post the receive and park on one event, which the sender schedules
-            seq = st.seq = st.seq + 1
-            req = _comm.Request("recv", me, source, tag, size, now, seq)
-            box = st.posted[me]
+            nprocs = self.nprocs
+            if (
+                cost
+                or self.process is not self
+                or source.__class__ is not int
+                or tag.__class__ is not int
+                or not -1 <= source < nprocs
+                or tag < -1
+            ):
+                return _comm.recv(self, elem, source, size, tag, cost)
+            sim = self.sim
+            st = sim.comm_state or _comm.state(sim)
+            if source == -1 or tag == -1:
+                return self._recv_any(st, elem, source, size, tag)
             key = tag * nprocs + source
+            me = self.pid
+            # the queues of this key are created once and never removed: they can be kept
+            box = st.mail[me]
+            mail = box.get(key)
+            if mail is None:
+                mail = box[key] = deque()
+            box = st.posted[me]
             posted = box.get(key)
             if posted is None:
                 posted = box[key] = deque()
-            posted.append(req)
-            ev = req.event = _new_event(Event)  # what Event(env) does, with the callback in place
-            ev.env = env
-            ev.callbacks = [self.on_received]
-            ev._value = PENDING
-            self.fast_req = req
-            self.blocked_elem = elem
-            self.blocked_for = req
-            return (ev,)
+            self.recv_site = (elem, source, tag, (st, mail, posted))
+        env = self.env
+        now = env._now
+        if mail:
+            msg = mail.popleft()
+            if msg[4] is None:  # an eager message: its arrival is known
+                return self._recv_eager(env, now, elem, msg[1])
+            return _comm.recv_posted(self, st, elem, msg, source, size, tag)
+        # post the receive and park on one event, which the sender schedules
+        seq = st.seq = st.seq + 1
+        req = _comm.Request("recv", self.pid, source, tag, size, now, seq)
+        posted.append(req)
+        ev = req.event = _new_event(Event)  # what Event(env) does, with the callback in place
+        ev.env = env
+        ev.callbacks = [self.on_received]
+        ev._value = PENDING
+        self.fast_req = req
+        self.blocked_elem = elem
+        self.blocked_for = req
+        return (ev,)
+
+    def _recv_eager(self, env: Any, now: float, elem: Element, arrival: float) -> Any:
+        """Account a receive of an eager message that is there, arriving at ``arrival``."""
+        i = elem.index
+        if arrival > now:
+            d = arrival - now
+            self.calls[i] += 1
+            self.incl[i] += d
+            self.covered += d
+            self.totals[1] += d
+            # what Timeout(env, d) does
+            timeout = _new_timeout(Timeout)
+            timeout.env = env
+            timeout.callbacks = []
+            timeout._value = None
+            timeout._delay = d
+            timeout._ok = True
+            _push(env._queue, (now + d, NORMAL, next(env._eid), timeout))
+            return (timeout,)
+        self.calls[i] += 1
+        # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
+        return ()
+
+    def _recv_any(self, st: Any, elem: Element, source: int, size: float, tag: int) -> Any:
+        """The direct route of a receive from any source or with any tag."""
+        msg = _comm.take_message(st, self.pid, source, tag)
+        if msg is not None and msg[4] is None:
+            env = self.env
+            return self._recv_eager(env, env._now, elem, msg[1])
         return _comm.recv_posted(self, st, elem, msg, source, size, tag)
 
     def _received(self, _: Event) -> None:

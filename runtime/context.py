@@ -133,6 +133,9 @@ class Context:
         "on_received",
         "fast_req",
         "fast_g",
+        "wait_ev",
+        "park_ev",
+        "park_req",
         "send_site",
         "recv_site",
         # statistics (lists shared by a process and its threads)
@@ -183,6 +186,9 @@ class Context:
         self.on_received = self._received
         self.fast_req: Any = None
         self.fast_g: Any = None
+        self.wait_ev: Timeout | None = None
+        self.park_ev: Event | None = None
+        self.park_req: Any = None
         self.send_site: tuple[Any, ...] | None = None
         self.recv_site: tuple[Any, ...] | None = None
         n = len(sim.elements)
@@ -242,6 +248,9 @@ class Context:
         t.on_received = t._received
         t.fast_req = None
         t.fast_g = None
+        t.wait_ev = None
+        t.park_ev = None
+        t.park_req = None
         t.send_site = None
         t.recv_site = None
         t.calls = proc.calls
@@ -339,13 +348,16 @@ class Context:
                 delay = cost * self.inv_speed
                 self.fast_start = start
                 end = self.fast_end = start + delay
-                # what Timeout(env, delay) does, with this context's callback already in place
-                timeout = self.fast_ev = _new_timeout(Timeout)
-                timeout.env = env
+                # what Timeout(env, delay) does, with this context's callback already in place;
+                # the timeout of the last compute is used again once SimPy has processed it
+                timeout = self.fast_ev
+                if timeout is None or timeout.callbacks is not None:
+                    timeout = self.fast_ev = _new_timeout(Timeout)
+                    timeout.env = env
+                    timeout._value = None
+                    timeout._ok = True
                 timeout.callbacks = [self.on_computed]
-                timeout._value = None
                 timeout._delay = delay
-                timeout._ok = True
                 _push(env._queue, (end, NORMAL, next(env._eid), timeout))
                 return (timeout,)
             return self._compute_shared(elem, cost)
@@ -722,10 +734,27 @@ class Context:
             return _comm.recv_posted(self, st, elem, msg, source, size, tag)
         # post the receive and park on one event, which the sender schedules
         seq = st.seq = st.seq + 1
-        req = _comm.Request("recv", self.pid, source, tag, size, now, seq)
+        # the request and the event of the last parked receive, used again once it is complete:
+        # a request leaves the posted queue when matched, the event is processed before we resume
+        req = self.park_req
+        if req is None:
+            req = self.park_req = _comm.Request("recv", self.pid, source, tag, size, now, seq)
+        else:
+            req.peer = source
+            req.tag = tag
+            req.size = size
+            req.posted = now
+            req.seq = seq
+            req.start = None
+            req.done = None
+            req.source = None
+            req.matched_tag = None
         posted.append(req)
-        ev = req.event = _new_event(Event)  # what Event(env) does, with the callback in place
-        ev.env = env
+        ev = self.park_ev
+        if ev is None or ev.callbacks is not None:
+            ev = self.park_ev = _new_event(Event)  # what Event(env) does
+            ev.env = env
+        req.event = ev
         ev.callbacks = [self.on_received]
         ev._value = PENDING
         self.fast_req = req
@@ -742,13 +771,15 @@ class Context:
             self.incl[i] += d
             self.covered += d
             self.totals[1] += d
-            # what Timeout(env, d) does
-            timeout = _new_timeout(Timeout)
-            timeout.env = env
+            # what Timeout(env, d) does; the last one is used again once SimPy has processed it
+            timeout = self.wait_ev
+            if timeout is None or timeout.callbacks is not None:
+                timeout = self.wait_ev = _new_timeout(Timeout)
+                timeout.env = env
+                timeout._value = None
+                timeout._ok = True
             timeout.callbacks = []
-            timeout._value = None
             timeout._delay = d
-            timeout._ok = True
             _push(env._queue, (now + d, NORMAL, next(env._eid), timeout))
             return (timeout,)
         self.calls[i] += 1

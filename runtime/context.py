@@ -92,6 +92,10 @@ from .spec import Element
 
 _INF = math.inf
 _new_timeout = _new_event = object.__new__
+#: What a context keeps of its last send and receive call site before its first one (no element
+#: is None: the first call always takes the full checks).
+_NO_SEND_SITE: tuple[Any, ...] = (None,) * 13
+_NO_RECV_SITE: tuple[Any, ...] = (None,) * 6
 
 
 class Variables:
@@ -189,8 +193,8 @@ class Context:
         self.wait_ev: Timeout | None = None
         self.park_ev: Event | None = None
         self.park_req: Any = None
-        self.send_site: tuple[Any, ...] | None = None
-        self.recv_site: tuple[Any, ...] | None = None
+        self.send_site: tuple[Any, ...] = _NO_SEND_SITE
+        self.recv_site: tuple[Any, ...] = _NO_RECV_SITE
         n = len(sim.elements)
         self.calls = [0] * n
         self.incl = [0.0] * n
@@ -251,8 +255,8 @@ class Context:
         t.wait_ev = None
         t.park_ev = None
         t.park_req = None
-        t.send_site = None
-        t.recv_site = None
+        t.send_site = _NO_SEND_SITE
+        t.recv_site = _NO_RECV_SITE
         t.calls = proc.calls
         t.incl = proc.incl
         t.child = None  # threads use their process's lists (see _child_list)
@@ -337,9 +341,7 @@ class Context:
         (:meth:`_compute_shared`).
         """
         self.cur = elem
-        if cost > 0.0:
-            if cost == _INF:
-                raise self._bad_cost(elem, cost)
+        if 0.0 < cost < _INF:
             cpu = self.cpu
             if not cpu.shared and cpu.busy < cpu.free:
                 cpu.busy += 1
@@ -606,20 +608,19 @@ class Context:
         ``send_site`` while the same element sends the same size to the same destination and tag.
         """
         self.cur = elem
-        site = self.send_site
+        site_elem, site_dest, site_tag, site_size, site_cls, st, lat, beta, wild, posted, mail, calls, i = (
+            self.send_site
+        )
         if (
-            site is not None
-            and site[0] is elem
-            and dest == site[1]
-            and tag == site[2]
-            and size == site[3]
-            and not cost
-            and dest.__class__ is int
-            and tag.__class__ is int
-            and size.__class__ is site[4]
+            site_elem is not elem
+            or dest != site_dest
+            or tag != site_tag
+            or size != site_size
+            or cost
+            or dest.__class__ is not int
+            or tag.__class__ is not int
+            or size.__class__ is not site_cls
         ):
-            st, lat, beta, key, wild, posted, mail, i = site[5]
-        else:
             nprocs = self.nprocs
             cls = size.__class__
             if (
@@ -649,8 +650,9 @@ class Context:
             mail = box.get(key)
             if mail is None:
                 mail = box[key] = deque()
+            calls = self.calls
             i = elem.index
-            self.send_site = (elem, dest, tag, size, cls, (st, lat, beta, key, wild, posted, mail, i))
+            self.send_site = (elem, dest, tag, size, cls, st, lat, beta, wild, posted, mail, calls, i)
         env = self.env
         now = env._now
         arrival = now + lat + size * beta
@@ -673,7 +675,7 @@ class Context:
                 _push(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))  # env.schedule
         else:
             mail.append((seq, arrival, now, size, None, self.pid, tag))
-        self.calls[i] += 1
+        calls[i] += 1
         # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
         return ()
 
@@ -687,18 +689,15 @@ class Context:
         the same element receives from the same source and tag.
         """
         self.cur = elem
-        site = self.recv_site
+        site_elem, site_source, site_tag, st, mail, posted = self.recv_site
         if (
-            site is not None
-            and site[0] is elem
-            and source == site[1]
-            and tag == site[2]
-            and not cost
-            and source.__class__ is int
-            and tag.__class__ is int
+            site_elem is not elem
+            or source != site_source
+            or tag != site_tag
+            or cost
+            or source.__class__ is not int
+            or tag.__class__ is not int
         ):
-            st, mail, posted = site[3]
-        else:
             nprocs = self.nprocs
             if (
                 cost
@@ -724,7 +723,7 @@ class Context:
             posted = box.get(key)
             if posted is None:
                 posted = box[key] = deque()
-            self.recv_site = (elem, source, tag, (st, mail, posted))
+            self.recv_site = (elem, source, tag, st, mail, posted)
         env = self.env
         now = env._now
         if mail:

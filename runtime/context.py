@@ -94,7 +94,7 @@ _INF = math.inf
 _new_timeout = _new_event = object.__new__
 #: What a context keeps of its last send and receive call site before its first one (no element
 #: is None: the first call always takes the full checks).
-_NO_SEND_SITE: tuple[Any, ...] = (None,) * 13
+_NO_SEND_SITE: tuple[Any, ...] = (None,) * 14
 _NO_RECV_SITE: tuple[Any, ...] = (None,) * 6
 
 
@@ -608,9 +608,23 @@ class Context:
         ``send_site`` while the same element sends the same size to the same destination and tag.
         """
         self.cur = elem
-        site_elem, site_dest, site_tag, site_size, site_cls, st, lat, beta, wild, posted, mail, calls, i = (
-            self.send_site
-        )
+        site = self.send_site
+        (
+            site_elem,
+            site_dest,
+            site_tag,
+            site_size,
+            site_cls,
+            st,
+            lat,
+            beta,
+            wild,
+            posted,
+            mail,
+            calls,
+            i,
+            key,
+        ) = site
         if (
             site_elem is not elem
             or dest != site_dest
@@ -641,18 +655,14 @@ class Context:
             lat, beta = st.pair.get(me * nprocs + dest) or st.link(me, dest)
             key = tag * nprocs + me
             wild = st.wild[dest]
-            # the queues of this key are created once and never removed: they can be kept
-            box = st.posted[dest]
-            posted = box.get(key)
-            if posted is None:
-                posted = box[key] = deque()
-            box = st.mail[dest]
-            mail = box.get(key)
-            if mail is None:
-                mail = box[key] = deque()
+            # the queues of this key, once they exist (never removed: they can be kept); a queue is
+            # still made only when first needed, as the general path does
+            posted = st.posted[dest].get(key)
+            mail = st.mail[dest].get(key)
             calls = self.calls
             i = elem.index
-            self.send_site = (elem, dest, tag, size, cls, st, lat, beta, wild, posted, mail, calls, i)
+            site = (elem, dest, tag, size, cls, st, lat, beta, wild, posted, mail, calls, i, key)
+            self.send_site = site
         env = self.env
         now = env._now
         arrival = now + lat + size * beta
@@ -660,6 +670,10 @@ class Context:
         if wild:  # wildcard receives posted: the first posted matching one
             req = _comm.take_receive(st, self.pid, dest, tag)
         else:
+            if posted is None:
+                posted = st.posted[dest].get(key)
+                if posted is not None:  # the receiver has posted on this key since: keep its queue
+                    self.send_site = site[:9] + (posted,) + site[10:]
             req = posted.popleft() if posted else None
         if req is not None:
             req.source = self.pid
@@ -674,6 +688,13 @@ class Context:
                 ev._value = None
                 _push(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))  # env.schedule
         else:
+            if mail is None:
+                box = st.mail[dest]
+                mail = box.get(key)
+                if mail is None:
+                    mail = box[key] = deque()
+                site = self.send_site
+                self.send_site = site[:10] + (mail,) + site[11:]
             mail.append((seq, arrival, now, size, None, self.pid, tag))
         calls[i] += 1
         # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
@@ -689,7 +710,8 @@ class Context:
         the same element receives from the same source and tag.
         """
         self.cur = elem
-        site_elem, site_source, site_tag, st, mail, posted = self.recv_site
+        site = self.recv_site
+        site_elem, site_source, site_tag, st, key, mail = site
         if (
             site_elem is not elem
             or source != site_source
@@ -714,18 +736,16 @@ class Context:
                 return self._recv_any(st, elem, source, size, tag)
             key = tag * nprocs + source
             me = self.pid
-            # the queues of this key are created once and never removed: they can be kept
-            box = st.mail[me]
-            mail = box.get(key)
-            if mail is None:
-                mail = box[key] = deque()
-            box = st.posted[me]
-            posted = box.get(key)
-            if posted is None:
-                posted = box[key] = deque()
-            self.recv_site = (elem, source, tag, st, mail, posted)
+            # the mailbox of this key, once it exists (never removed: it can be kept); a queue is
+            # still made only when first needed, as the general path does
+            mail = st.mail[me].get(key)
+            self.recv_site = (elem, source, tag, st, key, mail)
         env = self.env
         now = env._now
+        if mail is None:
+            mail = st.mail[self.pid].get(key)
+            if mail is not None:  # a sender has used this key since: keep its queue
+                self.recv_site = (elem, source, tag, st, key, mail)
         if mail:
             msg = mail.popleft()
             if msg[4] is None:  # an eager message: its arrival is known
@@ -748,6 +768,10 @@ class Context:
             req.done = None
             req.source = None
             req.matched_tag = None
+        box = st.posted[self.pid]
+        posted = box.get(key)
+        if posted is None:
+            posted = box[key] = deque()
         posted.append(req)
         ev = self.park_ev
         if ev is None or ev.callbacks is not None:

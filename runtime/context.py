@@ -748,9 +748,28 @@ class Context:
                 self.recv_site = (elem, source, tag, st, key, mail)
         if mail:
             msg = mail.popleft()
-            if msg[4] is None:  # an eager message: its arrival is known
-                return self._recv_eager(env, now, elem, msg[1])
-            return _comm.recv_posted(self, st, elem, msg, source, size, tag)
+            if msg[4] is not None:  # a rendezvous message
+                return _comm.recv_posted(self, st, elem, msg, source, size, tag)
+            # an eager message: its arrival is known (what _recv_eager does, inline on the hot path)
+            arrival = msg[1]
+            i = elem.index
+            self.calls[i] += 1
+            if arrival > now:
+                d = arrival - now
+                self.incl[i] += d
+                self.covered += d
+                self.totals[1] += d
+                timeout = self.wait_ev
+                if timeout is None or timeout.callbacks is not None:
+                    timeout = self.wait_ev = _new_timeout(Timeout)
+                    timeout.env = env
+                    timeout._value = None
+                    timeout._ok = True
+                timeout.callbacks = []
+                timeout._delay = d
+                _push(env._queue, (now + d, NORMAL, next(env._eid), timeout))
+                return (timeout,)
+            return ()
         # post the receive and park on one event, which the sender schedules
         seq = st.seq = st.seq + 1
         # the request and the event of the last parked receive, used again once it is complete:

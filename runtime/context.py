@@ -92,6 +92,10 @@ from .spec import Element
 
 _INF = math.inf
 _new_timeout = _new_event = object.__new__
+#: What a context keeps of its last send and receive call site before its first one (no element
+#: is None: the first call always takes the full checks).
+_NO_SEND_SITE: tuple[Any, ...] = (None,) * 14
+_NO_RECV_SITE: tuple[Any, ...] = (None,) * 6
 
 
 class Variables:
@@ -133,6 +137,11 @@ class Context:
         "on_received",
         "fast_req",
         "fast_g",
+        "wait_ev",
+        "park_ev",
+        "park_req",
+        "send_site",
+        "recv_site",
         # statistics (lists shared by a process and its threads)
         "calls",
         "incl",
@@ -181,6 +190,11 @@ class Context:
         self.on_received = self._received
         self.fast_req: Any = None
         self.fast_g: Any = None
+        self.wait_ev: Timeout | None = None
+        self.park_ev: Event | None = None
+        self.park_req: Any = None
+        self.send_site: tuple[Any, ...] = _NO_SEND_SITE
+        self.recv_site: tuple[Any, ...] = _NO_RECV_SITE
         n = len(sim.elements)
         self.calls = [0] * n
         self.incl = [0.0] * n
@@ -238,6 +252,11 @@ class Context:
         t.on_received = t._received
         t.fast_req = None
         t.fast_g = None
+        t.wait_ev = None
+        t.park_ev = None
+        t.park_req = None
+        t.send_site = _NO_SEND_SITE
+        t.recv_site = _NO_RECV_SITE
         t.calls = proc.calls
         t.incl = proc.incl
         t.child = None  # threads use their process's lists (see _child_list)
@@ -322,9 +341,7 @@ class Context:
         (:meth:`_compute_shared`).
         """
         self.cur = elem
-        if cost > 0.0:
-            if cost == _INF:
-                raise self._bad_cost(elem, cost)
+        if 0.0 < cost < _INF:
             cpu = self.cpu
             if not cpu.shared and cpu.busy < cpu.free:
                 cpu.busy += 1
@@ -333,13 +350,16 @@ class Context:
                 delay = cost * self.inv_speed
                 self.fast_start = start
                 end = self.fast_end = start + delay
-                # what Timeout(env, delay) does, with this context's callback already in place
-                timeout = self.fast_ev = _new_timeout(Timeout)
-                timeout.env = env
+                # what Timeout(env, delay) does, with this context's callback already in place;
+                # the timeout of the last compute is used again once SimPy has processed it
+                timeout = self.fast_ev
+                if timeout is None or timeout.callbacks is not None:
+                    timeout = self.fast_ev = _new_timeout(Timeout)
+                    timeout.env = env
+                    timeout._value = None
+                    timeout._ok = True
                 timeout.callbacks = [self.on_computed]
-                timeout._value = None
                 timeout._delay = delay
-                timeout._ok = True
                 _push(env._queue, (end, NORMAL, next(env._eid), timeout))
                 return (timeout,)
             return self._compute_shared(elem, cost)
@@ -583,33 +603,80 @@ class Context:
         """Blocking send; an eager message without local cost is posted here, nothing to wait for.
 
         The direct route of ``comm.send``: the message goes to a posted receive (whose event is
-        scheduled at the arrival) or into the destination's mailbox as a plain tuple.
+        scheduled at the arrival) or into the destination's mailbox as a plain tuple.  What a
+        call site's arguments decide once (validity, eager protocol, link, queues) is kept in
+        ``send_site`` while the same element sends the same size to the same destination and tag.
         """
         self.cur = elem
-        nprocs = self.nprocs
-        if cost or dest.__class__ is not int or tag.__class__ is not int or tag < 0 or not 0 <= dest < nprocs:
-            return _comm.send(self, elem, dest, size, tag, cost)
-        cls = size.__class__
-        if (cls is not int and cls is not float) or not 0 <= size < _INF:
-            return _comm.send(self, elem, dest, size, tag, cost)
-        sim = self.sim
-        st = sim.comm_state or _comm.state(sim)
-        if size > st.eager_limit:
-            return _comm.send(self, elem, dest, size, tag, cost)
+        site = self.send_site
+        (
+            site_elem,
+            site_dest,
+            site_tag,
+            site_size,
+            site_cls,
+            st,
+            lat,
+            beta,
+            wild,
+            posted,
+            mail,
+            calls,
+            i,
+            key,
+        ) = site
+        if (
+            site_elem is not elem
+            or dest != site_dest
+            or tag != site_tag
+            or size != site_size
+            or cost
+            or dest.__class__ is not int
+            or tag.__class__ is not int
+            or size.__class__ is not site_cls
+        ):
+            nprocs = self.nprocs
+            cls = size.__class__
+            if (
+                cost
+                or dest.__class__ is not int
+                or tag.__class__ is not int
+                or tag < 0
+                or not 0 <= dest < nprocs
+                or (cls is not int and cls is not float)
+                or not 0 <= size < _INF
+            ):
+                return _comm.send(self, elem, dest, size, tag, cost)
+            sim = self.sim
+            st = sim.comm_state or _comm.state(sim)
+            if size > st.eager_limit:
+                return _comm.send(self, elem, dest, size, tag, cost)
+            me = self.pid
+            lat, beta = st.pair.get(me * nprocs + dest) or st.link(me, dest)
+            key = tag * nprocs + me
+            wild = st.wild[dest]
+            # the queues of this key, once they exist (never removed: they can be kept); a queue is
+            # still made only when first needed, as the general path does
+            posted = st.posted[dest].get(key)
+            mail = st.mail[dest].get(key)
+            calls = self.calls
+            i = elem.index
+            site = (elem, dest, tag, size, cls, st, lat, beta, wild, posted, mail, calls, i, key)
+            self.send_site = site
         env = self.env
         now = env._now
-        me = self.pid
-        link = st.pair.get(me * nprocs + dest) or st.link(me, dest)
-        arrival = now + link[0] + size * link[1]
+        arrival = now + lat + size * beta
         seq = st.seq = st.seq + 1
-        key = tag * nprocs + me
-        if st.wild[dest]:  # wildcard receives posted: the first posted matching one
-            req = _comm.take_receive(st, me, dest, tag)
+        if wild:  # wildcard receives posted: the first posted matching one
+            req = _comm.take_receive(st, self.pid, dest, tag)
         else:
-            posted = st.posted[dest].get(key)
+            if posted is None:
+                posted = st.posted[dest].get(key)
+                if posted is not None:  # the receiver has posted on this key since: keep its queue
+                    self.send_site = site[:9] + (posted,) + site[10:]
             req = posted.popleft() if posted else None
         if req is not None:
-            req.source = me
+            req.source = self.pid
             req.matched_tag = tag
             done = arrival if arrival > now else now
             req.start = now
@@ -621,13 +688,15 @@ class Context:
                 ev._value = None
                 _push(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))  # env.schedule
         else:
-            box = st.mail[dest]
-            q = box.get(key)
-            if q is None:
-                q = box[key] = deque()
-            q.append((seq, arrival, now, size, None, me, tag))
-        i = elem.index
-        self.calls[i] += 1
+            if mail is None:
+                box = st.mail[dest]
+                mail = box.get(key)
+                if mail is None:
+                    mail = box[key] = deque()
+                site = self.send_site
+                self.send_site = site[:10] + (mail,) + site[11:]
+            mail.append((seq, arrival, now, size, None, self.pid, tag))
+        calls[i] += 1
         # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
         return ()
 
@@ -636,68 +705,135 @@ class Context:
 
         The direct route of ``comm.recv`` for a process's main context: an eager message that
         is there is accounted now and waited for with one timeout; otherwise the receive is
-        posted with an event its sender schedules, and :meth:`_received` accounts it.
+        posted with an event its sender schedules, and :meth:`_received` accounts it.  A
+        receive from one source with one tag keeps its validated queues in ``recv_site`` while
+        the same element receives from the same source and tag.
         """
         self.cur = elem
-        nprocs = self.nprocs
+        site = self.recv_site
+        site_elem, site_source, site_tag, st, key, mail = site
         if (
-            cost
-            or self.process is not self
+            site_elem is not elem
+            or source != site_source
+            or tag != site_tag
+            or cost
             or source.__class__ is not int
             or tag.__class__ is not int
-            or not -1 <= source < nprocs
-            or tag < -1
         ):
-            return _comm.recv(self, elem, source, size, tag, cost)
-        sim = self.sim
-        st = sim.comm_state or _comm.state(sim)
+            nprocs = self.nprocs
+            if (
+                cost
+                or self.process is not self
+                or source.__class__ is not int
+                or tag.__class__ is not int
+                or not -1 <= source < nprocs
+                or tag < -1
+            ):
+                return _comm.recv(self, elem, source, size, tag, cost)
+            sim = self.sim
+            st = sim.comm_state or _comm.state(sim)
+            if source == -1 or tag == -1:
+                return self._recv_any(st, elem, source, size, tag)
+            key = tag * nprocs + source
+            me = self.pid
+            # the mailbox of this key, once it exists (never removed: it can be kept); a queue is
+            # still made only when first needed, as the general path does
+            mail = st.mail[me].get(key)
+            self.recv_site = (elem, source, tag, st, key, mail)
         env = self.env
-        me = self.pid
         now = env._now
-        if source != -1 and tag != -1:
-            q = st.mail[me].get(tag * nprocs + source)
-            msg = q.popleft() if q else None
-        else:
-            msg = _comm.take_message(st, me, source, tag)
-        if msg is not None and msg[4] is None:  # an eager message: its arrival is known
-            i = elem.index
+        if mail is None:
+            mail = st.mail[self.pid].get(key)
+            if mail is not None:  # a sender has used this key since: keep its queue
+                self.recv_site = (elem, source, tag, st, key, mail)
+        if mail:
+            msg = mail.popleft()
+            if msg[4] is not None:  # a rendezvous message
+                return _comm.recv_posted(self, st, elem, msg, source, size, tag)
+            # an eager message: its arrival is known (what _recv_eager does, inline on the hot path)
             arrival = msg[1]
+            i = elem.index
+            self.calls[i] += 1
             if arrival > now:
                 d = arrival - now
-                self.calls[i] += 1
                 self.incl[i] += d
                 self.covered += d
                 self.totals[1] += d
-                # what Timeout(env, d) does
-                timeout = _new_timeout(Timeout)
-                timeout.env = env
+                timeout = self.wait_ev
+                if timeout is None or timeout.callbacks is not None:
+                    timeout = self.wait_ev = _new_timeout(Timeout)
+                    timeout.env = env
+                    timeout._value = None
+                    timeout._ok = True
                 timeout.callbacks = []
-                timeout._value = None
                 timeout._delay = d
-                timeout._ok = True
                 _push(env._queue, (now + d, NORMAL, next(env._eid), timeout))
                 return (timeout,)
-            self.calls[i] += 1
-            # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
             return ()
-        if msg is None and source != -1 and tag != -1:
-            # post the receive and park on one event, which the sender schedules
-            seq = st.seq = st.seq + 1
-            req = _comm.Request("recv", me, source, tag, size, now, seq)
-            box = st.posted[me]
-            key = tag * nprocs + source
-            posted = box.get(key)
-            if posted is None:
-                posted = box[key] = deque()
-            posted.append(req)
-            ev = req.event = _new_event(Event)  # what Event(env) does, with the callback in place
+        # post the receive and park on one event, which the sender schedules
+        seq = st.seq = st.seq + 1
+        # the request and the event of the last parked receive, used again once it is complete:
+        # a request leaves the posted queue when matched, the event is processed before we resume
+        req = self.park_req
+        if req is None:
+            req = self.park_req = _comm.Request("recv", self.pid, source, tag, size, now, seq)
+        else:
+            req.peer = source
+            req.tag = tag
+            req.size = size
+            req.posted = now
+            req.seq = seq
+            req.start = None
+            req.done = None
+            req.source = None
+            req.matched_tag = None
+        box = st.posted[self.pid]
+        posted = box.get(key)
+        if posted is None:
+            posted = box[key] = deque()
+        posted.append(req)
+        ev = self.park_ev
+        if ev is None or ev.callbacks is not None:
+            ev = self.park_ev = _new_event(Event)  # what Event(env) does
             ev.env = env
-            ev.callbacks = [self.on_received]
-            ev._value = PENDING
-            self.fast_req = req
-            self.blocked_elem = elem
-            self.blocked_for = req
-            return (ev,)
+        req.event = ev
+        ev.callbacks = [self.on_received]
+        ev._value = PENDING
+        self.fast_req = req
+        self.blocked_elem = elem
+        self.blocked_for = req
+        return (ev,)
+
+    def _recv_eager(self, env: Any, now: float, elem: Element, arrival: float) -> Any:
+        """Account a receive of an eager message that is there, arriving at ``arrival``."""
+        i = elem.index
+        if arrival > now:
+            d = arrival - now
+            self.calls[i] += 1
+            self.incl[i] += d
+            self.covered += d
+            self.totals[1] += d
+            # what Timeout(env, d) does; the last one is used again once SimPy has processed it
+            timeout = self.wait_ev
+            if timeout is None or timeout.callbacks is not None:
+                timeout = self.wait_ev = _new_timeout(Timeout)
+                timeout.env = env
+                timeout._value = None
+                timeout._ok = True
+            timeout.callbacks = []
+            timeout._delay = d
+            _push(env._queue, (now + d, NORMAL, next(env._eid), timeout))
+            return (timeout,)
+        self.calls[i] += 1
+        # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
+        return ()
+
+    def _recv_any(self, st: Any, elem: Element, source: int, size: float, tag: int) -> Any:
+        """The direct route of a receive from any source or with any tag."""
+        msg = _comm.take_message(st, self.pid, source, tag)
+        if msg is not None and msg[4] is None:
+            env = self.env
+            return self._recv_eager(env, env._now, elem, msg[1])
         return _comm.recv_posted(self, st, elem, msg, source, size, tag)
 
     def _received(self, _: Event) -> None:

@@ -28,11 +28,16 @@ import threading
 import time as _time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from types import GeneratorType
 from typing import Any
 
 import simpy
 from simpy.core import StopSimulation
-from simpy.events import URGENT, Event
+from simpy.events import (
+    URGENT,
+    Event,
+    _describe_frame,  # SimPy's message for an invalid yield
+)
 
 from .collector import collector_paused
 from .context import Context, GeneralContext, TracingContext, Variables
@@ -141,22 +146,21 @@ class Simulation:
             self.track_labels[(ctx.pid, ctx.track)] = f"thread {ctx.tid} of {ctx.nthreads}"
         return self._start(ctx, self._run_thread(ctx, runner))
 
-    def _run_process(self, ctx: Context) -> Any:
-        spec = self.spec
-        try:
-            spec.init(ctx, ctx.v)
-            main = spec.main
-            if main is not None:
-                gen = main(ctx, ctx.v)
-                if gen is not None:
-                    yield from gen
-        except SimulationError as exc:
-            self._fail(exc)
-        except Exception as exc:  # noqa: BLE001 - model code may raise anything
-            self._fail(model_error(exc, ctx, self.elements))
-        else:
+    def _start_process(self, ctx: Context) -> simpy.Process:
+        """Start the main context ``ctx``: a :class:`_ModelProcess` running the model's code."""
+        self.live[ctx] = None
+        ctx.cpu.members[ctx] = None
+        return _ModelProcess(self, ctx)
+
+    def _ended(self, ctx: Context, exc: Exception | None) -> None:
+        """The model code of ``ctx`` returned (``exc`` None) or raised ``exc``."""
+        if exc is None:
             ctx.finished = True
             ctx.finish_time = self.env._now
+        elif isinstance(exc, SimulationError):
+            self._fail(exc)
+        else:
+            self._fail(model_error(exc, ctx, self.elements))
         self._retire(ctx)
 
     def _run_thread(self, ctx: Context, runner: Callable[[Context], Any]) -> Any:
@@ -193,7 +197,7 @@ class Simulation:
 
         wall0 = _time.perf_counter()
         for ctx in self.contexts:
-            self._start(ctx, self._run_process(ctx))
+            self._start_process(ctx)
         recursion_limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(recursion_limit, CALL_DEPTH_LIMIT))
         try:
@@ -358,6 +362,86 @@ class Simulation:
             hint="check that every receive has a matching send (source, tag) and "
             "that all processes reach the same collectives",
         )
+
+
+class _ModelProcess(simpy.Process):
+    """The SimPy process of one simulated process: it resumes the model's generator itself.
+
+    SimPy's ``Process._resume`` with what a wrapper generator around the model's code would do
+    folded in: ending (``Simulation._ended``) when the code returns or raises an exception,
+    so that every resumption enters the model's generator directly, one generator frame less
+    per event.  The first resumption runs ``spec.init`` and starts ``spec.main`` (in
+    :meth:`_begin`), then hands the process over to the model's own generator.
+    """
+
+    def __init__(self, sim: Simulation, ctx: Context) -> None:
+        self.sim = sim
+        self.ctx = ctx
+        super().__init__(sim.env, self._begin())
+
+    def _begin(self) -> Any:
+        """Initialise the variables, start the main activity, then let it run as the process."""
+        ctx = self.ctx
+        spec = self.sim.spec
+        spec.init(ctx, ctx.v)
+        main = spec.main
+        if main is not None:
+            gen = main(ctx, ctx.v)
+            if not isinstance(gen, GeneratorType):  # None, or events in a tuple or list
+                if gen is not None:
+                    yield from gen
+                return
+            try:
+                first = gen.send(None)
+            except StopIteration:
+                return
+            self._generator = gen  # resumed directly from now on; this generator is done with
+            yield first
+
+    def _resume(self, event: Event) -> None:
+        env = self.env
+        env._active_proc = self  # type: ignore[assignment]
+        while True:
+            try:
+                if event._ok:
+                    event = self._generator.send(event._value)
+                else:
+                    # the process must handle the failed event or fail itself (as SimPy does)
+                    event._defused = True  # type: ignore[attr-defined]
+                    exc = type(event._value)(*event._value.args)
+                    exc.__cause__ = event._value
+                    event = self._generator.throw(exc)
+            except StopIteration:
+                self.sim._ended(self.ctx, None)
+                self._ok = True
+                self._value = None
+                break
+            except Exception as exc:  # noqa: BLE001 - model code may raise anything
+                self.sim._ended(self.ctx, exc)
+                self._ok = True
+                self._value = None
+                break
+            except BaseException as exc:  # what SimPy does with it: the process fails
+                self._ok = False
+                exc.__traceback__ = exc.__traceback__.tb_next if exc.__traceback__ else None
+                self._value = exc
+                break
+            try:
+                callbacks = event.callbacks
+            except AttributeError:
+                if hasattr(event, "callbacks"):
+                    raise
+                descr = _describe_frame(self._generator.gi_frame)  # type: ignore[attr-defined]
+                raise RuntimeError(f'\n{descr}Invalid yield value "{event}"') from None
+            if callbacks is not None:
+                callbacks.append(self._resume)
+                self._target = event
+                env._active_proc = None
+                return
+        # the model's code has ended: the process event fires now, as SimPy's does
+        env.schedule(self)
+        self._target = None  # type: ignore[assignment]
+        env._active_proc = None
 
 
 def _describe_dict(elem: Mapping[str, Any]) -> str:

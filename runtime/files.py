@@ -24,10 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-import select
-import signal
 import stat
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -201,6 +198,8 @@ def _replace_atomically(
             f"cannot write the {what} '{shown}': its folder {folder} does not exist",
             hint=f"create {folder} first, or choose another output path",
         )
+    import tempfile  # only a write needs it: a run that writes nothing does not load it
+
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
@@ -246,6 +245,8 @@ def _removed_on_signal(temp: str) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    import signal  # only a write needs it
+
     caught: list[int] = []
 
     def handler(signum: int, frame: object) -> None:
@@ -332,6 +333,8 @@ def read_input(
 
 
 def _read_capped(stream: IO[bytes], regular: bool, max_bytes: int, shown: str, what: str) -> bytes:
+    if not regular:
+        import select  # only a pipe or terminal needs it
     chunks: list[bytes] = []
     total = 0
     while total <= max_bytes:

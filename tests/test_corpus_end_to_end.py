@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from conftest import find_corpus
 
 from uml2perf.check import check_file
 from uml2perf.cli import main as cli_main
@@ -27,21 +27,7 @@ from uml2perf.model import Activity, Model, NodeKind
 from uml2perf.profile import main_activity, unset_variables
 from uml2perf.reader import read_model
 
-
-def _find_corpus() -> Path:
-    """The shared corpus: ``$UML2PERF_CORPUS``, else ``shared/corpus`` beside a folder above this checkout."""
-    given = os.environ.get("UML2PERF_CORPUS")
-    if given:
-        return Path(given)
-    here = Path(__file__).resolve()
-    for folder in here.parents[1:]:
-        candidate = folder / "shared" / "corpus"
-        if candidate.is_dir():
-            return candidate
-    return here.parents[2] / "shared" / "corpus"
-
-
-CORPUS = _find_corpus()
+CORPUS = find_corpus()
 FILES = (
     sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md")
     if CORPUS.is_dir()

@@ -18,31 +18,17 @@ and each difference is computed from the model rather than hard-coded:
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import find_corpus
 
 from uml2perf.model import Model
 from uml2perf.reader import detect_dialect
 from uml2perf.reader.xml import load_file
 
-
-def _find_corpus() -> Path:
-    """The shared corpus: ``$UML2PERF_CORPUS``, else ``shared/corpus`` beside a folder above this checkout."""
-    given = os.environ.get("UML2PERF_CORPUS")
-    if given:
-        return Path(given)
-    here = Path(__file__).resolve()
-    for folder in here.parents[1:]:
-        candidate = folder / "shared" / "corpus"
-        if candidate.is_dir():
-            return candidate
-    return here.parents[2] / "shared" / "corpus"
-
-
-CORPUS = _find_corpus()
+CORPUS = find_corpus()
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
 

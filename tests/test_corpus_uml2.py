@@ -11,30 +11,14 @@ row says why.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
+from conftest import find_corpus
 
 from uml2perf.errors import ModelError
 from uml2perf.model import Model, Region
 from uml2perf.reader import read_model
 
-
-def _find_corpus() -> Path:
-    """The shared corpus: ``$UML2PERF_CORPUS``, else ``shared/corpus`` beside a folder above this checkout."""
-    given = os.environ.get("UML2PERF_CORPUS")
-    if given:
-        return Path(given)
-    here = Path(__file__).resolve()
-    for folder in here.parents[1:]:
-        candidate = folder / "shared" / "corpus"
-        if candidate.is_dir():
-            return candidate
-    return here.parents[2] / "shared" / "corpus"
-
-
-CORPUS = _find_corpus()
+CORPUS = find_corpus()
 
 # path: (dialect, activities, nodes, edges)
 EXPECTED: dict[str, tuple[str, int, int, int]] = {

@@ -35,6 +35,13 @@ steps = st.one_of(
     ),
     st.tuples(st.just("threads"), st.integers(1, 4), st.floats(0.0, 1.0)),
     st.tuples(st.just("loop"), st.integers(0, 3), st.floats(0.0, 0.3)),
+    st.tuples(
+        st.just("rounds"),
+        st.integers(1, 6),
+        st.integers(1, 3),
+        st.lists(st.sampled_from([0, 8, 8.0, 1024, 1024.0, 100_000]), min_size=1, max_size=3),
+        st.floats(0.0, 0.2),
+    ),
 )
 
 
@@ -84,6 +91,16 @@ def build(program: list[tuple[Any, ...]]) -> Any:
             elif kind == "threads":
                 v.cost = step[2]
                 yield from p.parallel(e["PAR"], step[1], body)
+            elif kind == "rounds":
+                # the same call sites again and again: sizes of either type, two tags, compute between
+                rounds, k, sizes, work = step[1], step[2], step[3], step[4]
+                for r in range(rounds):
+                    size = sizes[r % len(sizes)]
+                    tag = r % 2
+                    yield from p.compute(e["C"], work * (1 + p.pid % 2))
+                    # every third send has a local cost: the general path matches a parked receive
+                    yield from p.send(e["S"], (p.pid + k) % n, size, tag, 0.01 if r % 3 == 2 else 0.0)
+                    yield from p.recv(e["R"], (p.pid - k) % n, size, tag, 0.0)
             elif kind == "loop":
                 p.enter(e["LOOP"])
                 for _ in range(step[1]):

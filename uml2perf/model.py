@@ -7,7 +7,7 @@ deterministic.
 
 A model of 20,000 actions holds about 40,000 nodes and flows, so :class:`Node`
 and :class:`Edge` are plain slotted records built by an ordinary ``__init__``
-(about 0.2 us each), their ``location`` built only when asked for: the reader
+(about 0.4 us each), their ``location`` built only when asked for: the reader
 makes them in one pass and the profile fills in ``perf`` and ``code`` of the
 nodes it has just been given.  After
 :func:`uml2perf.profile.apply_profile` returns, no stage changes a model: the

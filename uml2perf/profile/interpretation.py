@@ -316,9 +316,11 @@ class _Interpreter:
         """
         nodes: list[Node] = []
         node_probability: dict[str, tuple[str, Node]] = {}
+        changed = False  # whether any node or flow is a new object (never when the model is fresh)
         for node in region.nodes:
             new_node, probability = self.node(node)
             nodes.append(new_node)
+            changed = changed or new_node is not node
             if probability is not None:
                 node_probability[node.id] = (probability, new_node)
         kinds = {n.id: n.kind for n in nodes} if node_probability else {}
@@ -337,14 +339,17 @@ class _Interpreter:
             ):
                 probability = node_probability[edge.target][0]
                 placed.add(edge.target)
-            edge = edge.replace(probability=probability) if probability != edge.probability else edge
-            if edge.guard is not None:
-                edge = self.prose_guard(edge)
-            edges.append(self.apply_sidecar_edge(edge))
+            new_edge = edge.replace(probability=probability) if probability != edge.probability else edge
+            if new_edge.guard is not None:
+                new_edge = self.prose_guard(new_edge)
+            new_edge = self.apply_sidecar_edge(new_edge)
+            edges.append(new_edge)
+            changed = changed or new_edge is not edge
         for node_id, (_prob, node) in node_probability.items():
             if node_id not in placed and node_id in clause_nodes:
                 index = next(i for i, n in enumerate(nodes) if n.id == node_id)
                 nodes[index] = _with_tag(nodes[index], "probability", _prob)
+                changed = True
             elif node_id not in placed:
                 self.warn(
                     f"branch probability on {node.name or node.id!r} ignored: "
@@ -353,11 +358,7 @@ class _Interpreter:
                     "unplaced-probability",
                     Severity.INFO,
                 )
-        if all(a is b for a, b in zip(nodes, region.nodes, strict=True)) and all(
-            a is b for a, b in zip(edges, region.edges, strict=True)
-        ):
-            return region
-        return Region(nodes=tuple(nodes), edges=tuple(edges))
+        return Region(nodes=tuple(nodes), edges=tuple(edges)) if changed else region
 
     def prose_guard(self, edge: Edge) -> Edge:
         """Drop a guard written as prose (``[Petición aceptada]``), with a warning; keep every other guard.
@@ -430,7 +431,8 @@ class _Interpreter:
         if spec is node.perf and code == node.code and region is node.region:
             return node, probability
         if self.fresh:
-            _finish_in_place(node, spec, code, region)
+            # the reader built this node a moment ago and nobody else has seen it (see apply_profile)
+            node.perf, node.code, node.region = spec, code, region
             return node, probability
         return node.replace(perf=spec, code=code, region=region), probability
 
@@ -695,17 +697,6 @@ class _Interpreter:
             Variable(name, where, None, expression_text(value, self.car, f"globals.{name}"))
             for name, value in self.car.globals.items()
         )
-
-
-def _finish_in_place(node: Node, perf: PerfSpec | None, code: str | None, region: Region | None) -> None:
-    """Give a node the reader has just built, and nobody else has seen, its interpretation.
-
-    Only :func:`apply_profile` with ``fresh=True`` calls this, before the model
-    is handed out; from then on nobody changes the node.
-    """
-    node.perf = perf
-    node.code = code
-    node.region = region
 
 
 def key_is_else(text: str | None) -> bool:

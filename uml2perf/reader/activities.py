@@ -16,7 +16,9 @@ Tool dialects override the hooks (``node_kind``, ``edge_kind``,
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from lxml import etree
 
@@ -36,6 +38,8 @@ from ..model import (
 from .stereotypes import StereotypeReading
 from .xmi import ASSIGNMENT_LANGUAGES, CODE_LANGUAGES, FUNCTION_LANGUAGES
 from .xml import XmiDocument
+
+_T = TypeVar("_T")
 
 CONTROL_NODE_KINDS: dict[str, NodeKind] = {
     "InitialNode": NodeKind.INITIAL,
@@ -111,9 +115,36 @@ def _kind_of_metaclass(metaclass: str) -> NodeKind | None:
     return None
 
 
-#: :func:`_kind_of_metaclass` memoised (a model repeats a few metaclasses thousands of times).
-_KIND_OF_METACLASS: dict[str, NodeKind | None] = {}
-_UNSEEN = object()
+#: Kinds of the nodes :meth:`ActivityReading.read_region` reads in its loop when they have no children.
+PLAIN_KINDS = frozenset(
+    {
+        NodeKind.ACTION,
+        NodeKind.OBJECT,
+        NodeKind.INITIAL,
+        NodeKind.ACTIVITY_FINAL,
+        NodeKind.FLOW_FINAL,
+        NodeKind.DECISION,
+        NodeKind.MERGE,
+        NodeKind.FORK,
+        NodeKind.JOIN,
+    }
+)
+
+
+class TypeTable(dict[str, _T | None]):
+    """``xmi:type`` as written -> what ``classify`` makes of it, classified on first sight.
+
+    A file names a handful of types thousands of times; the table asks
+    ``classify`` once per distinct type of the file being read.
+    """
+
+    def __init__(self, classify: Callable[[str], _T | None]) -> None:
+        super().__init__()
+        self.classify = classify
+
+    def __missing__(self, typed: str) -> _T | None:
+        value = self[typed] = self.classify(typed)
+        return value
 
 
 #: ``=`` that assigns (``x = 1``, ``x += 1``, ``x := 1``), not one of ``==``, ``<=``, ``>=``, ``!=``.
@@ -167,8 +198,17 @@ class RegionState:
 class ActivityReading(StereotypeReading):
     """Reads activities, cost functions and globals of a UML 2 document."""
 
+    #: Metaclasses whose node kind a dialect's :meth:`node_kind` decides from the element itself.
+    ELEMENT_KINDS: frozenset[str] = frozenset()
+    #: Metaclasses whose flow kind a dialect's :meth:`edge_kind` decides from the element itself
+    #: (it is also asked for every flow with children).
+    ELEMENT_EDGE_KINDS: frozenset[str] = frozenset()
+
     def __init__(self, doc: XmiDocument):
         super().__init__(doc)
+        #: ``xmi:type`` as written -> what :meth:`plain_node_type` / :meth:`plain_edge_type` said
+        self.plain_node_types = TypeTable(self.plain_node_type)
+        self.plain_edge_types = TypeTable(self.plain_edge_type)
         self.partition_names: dict[str, str] = {}
         self.pin_owner: dict[str, str] = {}
         self.region_of: dict[str, str] = {}  # node id -> container id
@@ -191,13 +231,13 @@ class ActivityReading(StereotypeReading):
         return None
 
     def node_kind(self, element: etree._Element, metaclass: str) -> NodeKind | None:
-        """The neutral kind of an activity node, ``None`` for pins and non-nodes."""
-        kind = _KIND_OF_METACLASS.get(metaclass, _UNSEEN)
-        if kind is _UNSEEN:
-            kind = _kind_of_metaclass(metaclass)
-            if len(_KIND_OF_METACLASS) < 1024:  # a file names a handful of metaclasses, a hostile one many
-                _KIND_OF_METACLASS[metaclass] = kind
-        return kind  # type: ignore[return-value]
+        """The neutral kind of an activity node, ``None`` for pins and non-nodes.
+
+        A dialect that decides the kind of some metaclass from the element
+        itself lists that metaclass in :data:`ELEMENT_KINDS`; every other kind
+        follows from the metaclass alone.
+        """
+        return _kind_of_metaclass(metaclass)
 
     # ------------------------------------------------------------------ activities
 
@@ -243,32 +283,133 @@ class ActivityReading(StereotypeReading):
             stack.extend(group.iterchildren("subpartition", "group"))
 
     def read_region(self, container: etree._Element, state: RegionState) -> Region:
-        """The nodes and flows ``container`` owns, in file order; flows are read once every node is known."""
+        """The nodes and flows ``container`` owns, in file order; flows are read once every node is known.
+
+        One pass over the children reads the nodes; flows are kept and read
+        after it (tools write them before or after the nodes).  A childless
+        element whose ``xmi:type`` needs nothing beyond its attributes (the
+        bulk of any large activity: actions, control nodes, plain control
+        flows) is read right in the loop; anything else goes through
+        :meth:`read_node` / :meth:`read_edge`, which handle every case.
+        """
+        k_id, k_type = self.k_id, self.k_type
+        node_types, edge_types = self.plain_node_types, self.plain_edge_types
+        stereotypes, used = self.stereotypes, self.used_bases
+        region_of, partition_of, pin_owner = self.region_of, self.partition_of, self.pin_owner
+        container_id, file = state.container, self.file
+        nodes, ids = state.nodes, state.ids
         edge_elements: list[etree._Element] = []
-        k_id = self.k_id
         for child in container:
             tag = child.tag
             if tag in NODE_FEATURES:
-                nid = child.get(k_id)
-                if nid is not None:  # without an id: a reference (partition membership), not a definition
+                get = child.get
+                nid = get(k_id)
+                if nid is None:  # without an id: a reference (partition membership), not a definition
+                    continue
+                typed = get(k_type)
+                plain = node_types[typed] if typed is not None else None
+                if (
+                    plain is None
+                    or len(child)
+                    or (plain[0] == "OpaqueAction" and get("body") is not None)
+                    or get("inPartition") is not None
+                ):
                     node = self.read_node(child, state, nid)
                     if node is not None:
                         state.add(node)
+                    continue
+                metaclass, kind = plain
+                region_of[nid] = container_id
+                applied = stereotypes.get(nid, ())
+                if applied:
+                    used.add(nid)
+                nodes.append(
+                    Node(
+                        nid,
+                        get("name") or "",
+                        kind,
+                        metaclass,
+                        None,
+                        applied,
+                        partition=partition_of.get(nid) if partition_of else None,
+                        line=child.sourceline,
+                        file=file,
+                    )
+                )
+                ids.add(nid)
             elif tag in EDGE_FEATURES and child.get(k_id) is not None:
                 edge_elements.append(child)
         edges: list[Edge] = []
-        for element in self.adjust_edges(state.container, edge_elements):
+        for element in self.adjust_edges(container_id, edge_elements):
+            get = element.get
+            typed = get(k_type)
+            plain_edge = edge_types[typed] if typed is not None else None
+            source, target = get("source"), get("target")
+            if (
+                plain_edge is not None
+                and source
+                and target
+                and not len(element)
+                and get("guard") is None
+                and " " not in source
+                and " " not in target
+            ):
+                if pin_owner:
+                    source, target = pin_owner.get(source, source), pin_owner.get(target, target)
+                if source in ids and target in ids and source != target:
+                    eid = get(k_id) or ""
+                    applied = stereotypes.get(eid, ())
+                    if applied:
+                        used.add(eid)
+                    metaclass, edge_kind = plain_edge
+                    edges.append(
+                        Edge(
+                            eid,
+                            source,
+                            target,
+                            None,
+                            get("name") or "",
+                            edge_kind,
+                            None,
+                            None,
+                            applied,
+                            line=element.sourceline,
+                            file=file,
+                            uml_type=metaclass,
+                        )
+                    )
+                    continue
             edge = self.read_edge(element, state)
             if edge is not None:
                 edges.append(edge)
-        return Region(tuple(state.nodes), tuple(edges))
+        return Region(tuple(nodes), tuple(edges))
+
+    def plain_node_type(self, typed: str) -> tuple[str, NodeKind] | None:
+        """``(metaclass, kind)`` for nodes of this ``xmi:type`` that :meth:`read_region` reads in its
+        loop, ``None`` for the types :meth:`read_node` must read (calls, nested regions, pins, the
+        unknown, and the dialect's :data:`ELEMENT_KINDS`).
+        """
+        metaclass = typed.rpartition(":")[2]
+        if metaclass in self.ELEMENT_KINDS:
+            return None
+        kind = _kind_of_metaclass(metaclass)
+        return (metaclass, kind) if kind in PLAIN_KINDS else None
+
+    def plain_edge_type(self, typed: str) -> tuple[str, str] | None:
+        """``(metaclass, edge kind)`` for childless flows of this ``xmi:type`` read in the loop of
+        :meth:`read_region`; ``None`` for the dialect's :data:`ELEMENT_EDGE_KINDS`.
+        """
+        metaclass = typed.rpartition(":")[2]
+        if metaclass in self.ELEMENT_EDGE_KINDS:
+            return None
+        return metaclass, ("object" if metaclass == "ObjectFlow" else "control")
 
     def read_node(self, element: etree._Element, state: RegionState, nid: str | None = None) -> Node | None:
         """One activity node (``nid``: its xmi:id when the caller has it)."""
         get = element.get
         if nid is None:
             nid = get(self.k_id) or ""
-        metaclass = self.typed_metaclass(element)
+        metaclass = self.metaclass(element)
         kind = self.node_kind(element, metaclass)
         if kind is None:
             if metaclass in PIN_TYPES:
@@ -502,7 +643,7 @@ class ActivityReading(StereotypeReading):
         """
         get = element.get
         eid = get(self.k_id) or ""
-        metaclass = self.typed_metaclass(element)
+        metaclass = self.metaclass(element)
         has_children = len(element) > 0
         name = get("name")
         if name is None:

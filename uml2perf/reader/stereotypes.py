@@ -37,9 +37,10 @@ class StereotypeReading(XmiAccess):
         super().__init__(doc)
         #: element id -> the stereotype applications on it
         self.stereotypes: dict[str, tuple[StereotypeApplication, ...]] = {}
-        #: each distinct application once, by ((name, profile), tags)
+        #: each distinct application once, as the one-application tuple of the elements it is alone
+        #: on, by ((name, profile), tags)
         self.shared_applications: dict[
-            tuple[tuple[str, str], tuple[tuple[str, str], ...]], StereotypeApplication
+            tuple[tuple[str, str], tuple[tuple[str, str], ...]], tuple[StereotypeApplication]
         ] = {}
         #: (base id, application, element) of every application read
         self.pending_bases: list[tuple[str, StereotypeApplication, etree._Element]] = []
@@ -66,6 +67,7 @@ class StereotypeReading(XmiAccess):
         stereotypes, pending, shared = self.stereotypes, self.pending_bases, self.shared_applications
         #: tag -> (stereotype name, profile), or None for what is not an application
         names: dict[object, tuple[str, str] | None] = {}
+        count = 0
         for element in root:
             tag = element.tag
             if tag in names:
@@ -98,12 +100,13 @@ class StereotypeReading(XmiAccess):
                 self.read_application(element)
                 continue
             key = (named, tuple(tags))
-            stereotype = shared.get(key)
-            if stereotype is None:
-                stereotype = shared[key] = StereotypeApplication(named[0], named[1], key[1])
-            self.stereotype_count += 1
-            stereotypes[base] = (stereotype,)
-            pending.append((base, stereotype, element))
+            applied = shared.get(key)
+            if applied is None:
+                applied = shared[key] = (StereotypeApplication(named[0], named[1], key[1]),)
+            count += 1
+            stereotypes[base] = applied
+            pending.append((base, applied[0], element))
+        self.stereotype_count += count
 
     def read_application(self, element: etree._Element) -> None:
         bases: list[str] = []

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from lxml import etree
 
 from ..errors import Diagnostic, Location, Severity
-from .xml import XSI_NAMESPACE, XmiDocument, local_name
+from .xml import XSI_NAMESPACE, XmiDocument
 
 _ECLIPSE_UML = re.compile(r"^https?://www\.eclipse\.org/uml2/(\d+)\.\d+\.\d+/UML$")
 _OMG_UML = re.compile(r"^https?://www\.omg\.org/spec/UML/(20\d{6})$")
@@ -44,33 +44,10 @@ def is_omg_uml2(doc: XmiDocument) -> bool:
 
 
 def exporter_info(doc: XmiDocument) -> tuple[str, str]:
-    """``(exporter, extender)`` from ``xmi:Documentation`` and the root ``xmi:Extension``.
-
-    Both are empty strings when absent.  Only the root's direct children are
-    looked at, so the cost does not depend on the file size.
+    """``(exporter, extender)`` from ``xmi:Documentation`` and the root ``xmi:Extension``
+    (:attr:`XmiDocument.exporter_info`, found once per document).
     """
-    exporter = ""
-    extender = ""
-    # lxml filters the tags in C: a file with 20,000 root-level stereotype applications costs nothing here
-    for child in doc.root.iterchildren("{*}Documentation", "{*}Extension"):
-        tag = child.tag
-        if not isinstance(tag, str):
-            continue
-        name = local_name(tag)
-        if name == "Documentation" and not exporter:
-            exporter = child.get("exporter") or ""
-            if not exporter:
-                for sub in child:
-                    if isinstance(sub.tag, str) and local_name(sub.tag) == "exporter":
-                        exporter = (sub.text or "").strip()
-                        break
-            if not extender:
-                for sub in child:
-                    if isinstance(sub.tag, str) and local_name(sub.tag) == "Extension":
-                        extender = sub.get("extender") or ""
-        elif name == "Extension" and not extender:
-            extender = child.get("extender") or ""
-    return exporter, extender
+    return doc.exporter_info
 
 
 def head_contains(doc: XmiDocument, needle: bytes, limit: int = 8192) -> bool:
@@ -229,11 +206,6 @@ class XmiAccess:
             if isinstance(tag, str) and tag.rpartition("}")[2] in _SKIPPED_WRAPPERS:
                 return True
         return False
-
-    def typed_metaclass(self, element: etree._Element) -> str:
-        """The metaclass of an element of an activity, the common case (``xmi:type`` given) first."""
-        typed = element.get(self.k_type)
-        return typed.rpartition(":")[2] if typed else self.metaclass(element)
 
     def describe(self, element: etree._Element) -> str:
         name = self.name_of(element)

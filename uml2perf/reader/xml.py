@@ -89,6 +89,37 @@ class XmiDocument:
                 return uri
         return None
 
+    @cached_property
+    def exporter_info(self) -> tuple[str, str]:
+        """``(exporter, extender)`` from ``xmi:Documentation`` and the root ``xmi:Extension``.
+
+        Both are empty strings when absent.  Only the root's direct children
+        are looked at, and lxml picks the two tags out in C, so the cost does
+        not depend on the file size (a root may hold thousands of stereotype
+        applications); several dialects ask while detecting.
+        """
+        exporter = ""
+        extender = ""
+        for child in self.root.iterchildren("{*}Documentation", "{*}Extension"):
+            tag = child.tag
+            if not isinstance(tag, str):
+                continue
+            name = local_name(tag)
+            if name == "Documentation" and not exporter:
+                exporter = child.get("exporter") or ""
+                if not exporter:
+                    for sub in child:
+                        if isinstance(sub.tag, str) and local_name(sub.tag) == "exporter":
+                            exporter = (sub.text or "").strip()
+                            break
+                if not extender:
+                    for sub in child:
+                        if isinstance(sub.tag, str) and local_name(sub.tag) == "Extension":
+                            extender = sub.get("extender") or ""
+            elif name == "Extension" and not extender:
+                extender = child.get("extender") or ""
+        return exporter, extender
+
     def element_id(self, element: etree._Element) -> str | None:
         for key, value in element.attrib.items():
             name = local_name(key)

@@ -19,6 +19,8 @@ from .uml2 import Uml2Dialect, Uml2Reader, exporter_info, is_omg_uml2
 
 
 class MagicDrawReader(Uml2Reader):
+    ELEMENT_EDGE_KINDS = frozenset({"ActivityEdge"})
+
     def edge_kind(self, element: etree._Element, metaclass: str) -> str:
         if metaclass == "ActivityEdge":
             ends = [self.index.get(self.ref(element, f) or "") for f in ("source", "target")]

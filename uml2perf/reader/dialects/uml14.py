@@ -1175,8 +1175,8 @@ class NovosoftReader(Uml14Reader):
 
 def exporter_of(doc: XmiDocument) -> str:
     """The ``XMI.header/XMI.documentation/XMI.exporter`` text (or XMI 2's attribute)."""
-    root = doc.root
-    for header in root:
+    # lxml picks the two candidates out in C: the root may hold thousands of stereotype applications
+    for header in doc.root.iterchildren("{*}XMI.header", "{*}Documentation"):
         kind = canonical(header.tag)
         if kind == "XMI.header":
             for documentation in header:

@@ -64,6 +64,8 @@ class VisualParadigmReader(Uml2Reader):
             return []
         return edges + self._extra.get(container, [])
 
+    ELEMENT_KINDS = frozenset({"Pseudostate"})
+
     def node_kind(self, element: etree._Element, metaclass: str) -> NodeKind | None:
         if metaclass != "Pseudostate":
             return super().node_kind(element, metaclass)

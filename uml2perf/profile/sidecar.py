@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -36,6 +35,8 @@ _SIDECAR_TABLES = ("defaults", "elements", "activities", "functions", "globals",
 
 def load_sidecar(path: str | os.PathLike[str]) -> Sidecar:
     """Read and check the shape of a sidecar file; :class:`ModelError` naming the file when wrong."""
+    import tomllib  # here, not at the top: most runs read no sidecar
+
     from uml2perf_runtime.files import InputFileError, read_text_input
 
     shown = str(path)

@@ -463,7 +463,7 @@ class CostFunctionView:
 
 
 #: One ``rt.Element``: its ``E_`` name and the literals of its name, kind, xmi id and line.  Its index is
-#: its place in ``ELEMENTS`` (the template counts it).  A plain tuple, which the template unpacks.
+#: its place in ``ELEMENTS`` (the template numbers the rows).  A plain tuple, which the template unpacks.
 ElementView = tuple[str, str, str, str, str]
 
 

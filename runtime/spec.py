@@ -16,7 +16,6 @@ of float additions.  Generated modules reach both names through ``uml2perf_runti
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -60,7 +59,6 @@ def _no_init(p: Any, v: Any) -> None:
     """Default ``init``: a model without variables."""
 
 
-@dataclass(frozen=True)
 class ModelSpec:
     """A generated performance model, ready for :func:`uml2perf_runtime.simulate`.
 
@@ -68,15 +66,60 @@ class ModelSpec:
     variables that ``--set NAME=VALUE`` may override; the type of the default
     decides how a textual override is converted.  ``activities`` is free-form
     metadata about the model's activities (names, ids) for tools.
+
+    Immutable and compared by value, as a frozen dataclass would be; a plain class because
+    generating a dataclass's methods costs more at import than the rest of this module.
     """
+
+    _FIELDS = ("name", "source", "elements", "init", "main", "parameters", "activities")
 
     name: str
     source: str
     elements: Sequence[Element]
-    init: Callable[[Any, Any], Any] = _no_init
-    main: Callable[[Any, Any], Any] | None = None
-    parameters: Sequence[tuple[str, Any]] = ()
-    activities: Sequence[Any] = field(default=())
+    init: Callable[[Any, Any], Any]
+    main: Callable[[Any, Any], Any] | None
+    parameters: Sequence[tuple[str, Any]]
+    activities: Sequence[Any]
+
+    def __init__(
+        self,
+        name: str,
+        source: str,
+        elements: Sequence[Element],
+        init: Callable[[Any, Any], Any] = _no_init,
+        main: Callable[[Any, Any], Any] | None = None,
+        parameters: Sequence[tuple[str, Any]] = (),
+        activities: Sequence[Any] = (),
+    ) -> None:
+        put = object.__setattr__
+        put(self, "name", name)
+        put(self, "source", source)
+        put(self, "elements", elements)
+        put(self, "init", init)
+        put(self, "main", main)
+        put(self, "parameters", parameters)
+        put(self, "activities", activities)
+
+    def _key(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"ModelSpec({fields})"
 
 
 __all__ = ["Element", "ModelSpec"]

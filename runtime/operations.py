@@ -7,50 +7,21 @@ an operation or an argument happens in one place and the three cannot drift apar
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
+
+from .records import FrozenRecord
 
 #: What an operation synchronises: one partner, every process, or the process's own requests.
 Scope = Literal["point-to-point", "collective", "local"]
 
 
-class _Frozen:
-    """Immutable slotted records compared by value (what a frozen dataclass gives, built at once).
-
-    Plain classes rather than dataclasses: generating a dataclass's methods costs more at import
-    than everything else in this module, and every simulation imports it.
-    """
-
-    __slots__: tuple[str, ...] = ()
-
-    def _key(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{self.__class__.__qualname__}({fields})"
-
-
-class Parameter(_Frozen):
+class Parameter(FrozenRecord):
     """One argument of an operation, after the element: its name and default as Python source.
 
     ``default`` is None for a required argument (a send without a destination means nothing).
     """
 
-    __slots__ = ("name", "default")
+    __slots__ = _FIELDS = ("name", "default")
     name: str
     default: str | None
 
@@ -59,10 +30,10 @@ class Parameter(_Frozen):
         object.__setattr__(self, "default", default)
 
 
-class Operation(_Frozen):
+class Operation(FrozenRecord):
     """A communication operation: its runtime method name, its arguments, what it synchronises."""
 
-    __slots__ = ("name", "parameters", "scope", "blocking")
+    __slots__ = _FIELDS = ("name", "parameters", "scope", "blocking")
     name: str
     parameters: tuple[Parameter, ...]
     scope: Scope

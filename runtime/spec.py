@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .records import FrozenRecord
+
 
 class Element:
     """One performance-modelling element of the UML model.
@@ -59,7 +61,7 @@ def _no_init(p: Any, v: Any) -> None:
     """Default ``init``: a model without variables."""
 
 
-class ModelSpec:
+class ModelSpec(FrozenRecord):
     """A generated performance model, ready for :func:`uml2perf_runtime.simulate`.
 
     ``parameters`` is a sequence of ``(name, default)`` pairs: the model
@@ -99,27 +101,6 @@ class ModelSpec:
         put(self, "main", main)
         put(self, "parameters", parameters)
         put(self, "activities", activities)
-
-    def _key(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self._FIELDS)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
-        return f"ModelSpec({fields})"
 
 
 __all__ = ["Element", "ModelSpec"]

@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from .errors import SimulationError
+from .records import FrozenRecord
 
 __all__ = ["ENVIRONMENT", "LimitExceeded", "Limits", "current", "parse_limit", "set_current"]
 
@@ -45,18 +45,49 @@ class LimitExceeded(SimulationError):
     """A request is larger than a limit; the message names the limit and how to raise it."""
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(FrozenRecord):
     """The limits in force (see the module documentation for each one)."""
 
-    input_bytes: int = 512 * 1024 * 1024
-    processes: int = 1 << 20
-    threads: int = 65_536
-    nodes: int = 1 << 20
-    cores: int = 1 << 20
-    iterations: int = 10_000_000
-    events: int = 1_000_000_000
-    sweep_points: int = 100_000
+    input_bytes: int
+    processes: int
+    threads: int
+    nodes: int
+    cores: int
+    iterations: int
+    events: int
+    sweep_points: int
+
+    __slots__ = _FIELDS = (
+        "input_bytes",
+        "processes",
+        "threads",
+        "nodes",
+        "cores",
+        "iterations",
+        "events",
+        "sweep_points",
+    )
+
+    def __init__(
+        self,
+        input_bytes: int = 512 * 1024 * 1024,
+        processes: int = 1 << 20,
+        threads: int = 65_536,
+        nodes: int = 1 << 20,
+        cores: int = 1 << 20,
+        iterations: int = 10_000_000,
+        events: int = 1_000_000_000,
+        sweep_points: int = 100_000,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "input_bytes", input_bytes)
+        put(self, "processes", processes)
+        put(self, "threads", threads)
+        put(self, "nodes", nodes)
+        put(self, "cores", cores)
+        put(self, "iterations", iterations)
+        put(self, "events", events)
+        put(self, "sweep_points", sweep_points)
 
     @classmethod
     def from_environment(cls, environ: Any = None) -> Limits:
@@ -67,12 +98,12 @@ class Limits:
             raw = environ.get(variable)
             if raw is None or not raw.strip():
                 continue
-            limits = replace(limits, **{name: _whole(raw, f"the environment variable {variable}")})
+            limits = limits._replace(**{name: _whole(raw, f"the environment variable {variable}")})
         return limits
 
     def with_overrides(self, assignments: dict[str, int]) -> Limits:
         """These limits with some replaced (names checked by :func:`parse_limit`)."""
-        return replace(self, **assignments)
+        return self._replace(**assignments)
 
     def check(self, name: str, value: float, what: str) -> None:
         """Raise :class:`LimitExceeded` when ``value`` is above the limit ``name``."""
@@ -126,7 +157,7 @@ def parse_limit(text: str) -> tuple[str, int]:
     """``NAME=VALUE`` from ``--limit`` into a limit name and a whole number."""
     name, sep, raw = text.partition("=")
     name = name.strip().replace("-", "_")
-    known = [f.name for f in fields(Limits)]
+    known = list(Limits._FIELDS)
     if not sep or name not in known:
         raise LimitExceeded(f"--limit expects NAME=VALUE with NAME one of {', '.join(known)}; got {text!r}")
     return name, _whole(raw, f"--limit {name}")

@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .errors import MachineError
+from .records import FrozenRecord
 
 PLACEMENTS = ("block", "round_robin")
 
@@ -63,12 +63,22 @@ COLLECTIVE_OPERATIONS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
+class Link(FrozenRecord):
     """One class of network link: a message of ``size`` bytes takes latency + size/bandwidth."""
 
     latency: float
     bandwidth: float
+
+    __slots__ = _FIELDS = ("latency", "bandwidth")
+
+    def __init__(
+        self,
+        latency: float,
+        bandwidth: float,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "latency", latency)
+        put(self, "bandwidth", bandwidth)
 
     def time(self, size: float) -> float:
         """Transfer time of a message of ``size`` bytes over this link."""
@@ -95,8 +105,7 @@ _TOP_KEYS = (
 _DEVICE_KEYS = ("count", "peak_flops", "memory_bandwidth", "link")
 
 
-@dataclass(frozen=True)
-class Device:
+class Device(FrozenRecord):
     """An accelerator kind of every node: ``count`` devices, their peaks, and one host link each."""
 
     name: str
@@ -105,39 +114,115 @@ class Device:
     memory_bandwidth: float
     link: Link
 
+    _FIELDS = ("name", "count", "peak_flops", "memory_bandwidth", "link")
+
+    def __init__(
+        self,
+        name: str,
+        count: int,
+        peak_flops: float,
+        memory_bandwidth: float,
+        link: Link,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "name", name)
+        put(self, "count", count)
+        put(self, "peak_flops", peak_flops)
+        put(self, "memory_bandwidth", memory_bandwidth)
+        put(self, "link", link)
+
 
 _NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit")
 _LINK_KEYS = ("latency", "bandwidth")
 _PLACEMENT_KEYS = ("policy",)
 
 
-@dataclass(frozen=True)
-class Machine:
+class Machine(FrozenRecord):
     """A parallel machine: ``nodes`` × ``cores_per_node`` cores and a two-class network."""
 
-    name: str = "default"
-    nodes: int = 1
-    cores_per_node: int = 4
-    speed: float = 1.0
-    intra_node: Link = DEFAULT_INTRA_NODE
-    inter_node: Link = DEFAULT_INTER_NODE
-    eager_limit: int | None = None
-    collectives: dict[str, str] = field(default_factory=dict)
-    placement: str = "block"
-    source: str | None = None
+    name: str
+    nodes: int
+    cores_per_node: int
+    speed: float
+    intra_node: Link
+    inter_node: Link
+    eager_limit: int | None
+    collectives: dict[str, str]
+    placement: str
+    source: str | None
     #: flop/s of one core at speed 1 (roofline actions); None when the machine file does not say
-    peak_flops: float | None = None
+    peak_flops: float | None
     #: bytes/s of one node's memory, shared by everything streaming on the node
-    memory_bandwidth: float | None = None
+    memory_bandwidth: float | None
     #: bytes/s one core can stream alone (default: the node's memory bandwidth)
-    core_bandwidth: float | None = None
-    devices: dict[str, Device] = field(default_factory=dict)
+    core_bandwidth: float | None
+    devices: dict[str, Device]
     #: Seconds every rank spends per collective call beyond its messages (``[collectives] overhead``).
-    collective_overhead: float = 0.0
+    collective_overhead: float
     #: Seconds per byte a reduction spends combining what it received (``[collectives] reduce_cost``).
-    reduce_cost: float = 0.0
+    reduce_cost: float
     #: cores' worth of other programs running on every node (0: the model has the nodes to itself)
-    background_load: float = 0.0
+    background_load: float
+
+    _FIELDS = (
+        "name",
+        "nodes",
+        "cores_per_node",
+        "speed",
+        "intra_node",
+        "inter_node",
+        "eager_limit",
+        "collectives",
+        "placement",
+        "source",
+        "peak_flops",
+        "memory_bandwidth",
+        "core_bandwidth",
+        "devices",
+        "collective_overhead",
+        "reduce_cost",
+        "background_load",
+    )
+
+    def __init__(
+        self,
+        name: str = "default",
+        nodes: int = 1,
+        cores_per_node: int = 4,
+        speed: float = 1.0,
+        intra_node: Link = DEFAULT_INTRA_NODE,
+        inter_node: Link = DEFAULT_INTER_NODE,
+        eager_limit: int | None = None,
+        collectives: dict[str, str] | None = None,
+        placement: str = "block",
+        source: str | None = None,
+        peak_flops: float | None = None,
+        memory_bandwidth: float | None = None,
+        core_bandwidth: float | None = None,
+        devices: dict[str, Device] | None = None,
+        collective_overhead: float = 0.0,
+        reduce_cost: float = 0.0,
+        background_load: float = 0.0,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "name", name)
+        put(self, "nodes", nodes)
+        put(self, "cores_per_node", cores_per_node)
+        put(self, "speed", speed)
+        put(self, "intra_node", intra_node)
+        put(self, "inter_node", inter_node)
+        put(self, "eager_limit", eager_limit)
+        put(self, "collectives", {} if collectives is None else collectives)
+        put(self, "placement", placement)
+        put(self, "source", source)
+        put(self, "peak_flops", peak_flops)
+        put(self, "memory_bandwidth", memory_bandwidth)
+        put(self, "core_bandwidth", core_bandwidth)
+        put(self, "devices", {} if devices is None else devices)
+        put(self, "collective_overhead", collective_overhead)
+        put(self, "reduce_cost", reduce_cost)
+        put(self, "background_load", background_load)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         where = self.source or f"machine '{self.name}'"
@@ -250,7 +335,7 @@ class Machine:
 
     def with_nodes(self, nodes: int) -> Machine:
         """The same machine with a different node count (the ``--nodes`` option)."""
-        return replace(self, nodes=_positive_int(self.source or self.name, "nodes", nodes))
+        return self._replace(nodes=_positive_int(self.source or self.name, "nodes", nodes))
 
     # -- queries ----------------------------------------------------------------------
 

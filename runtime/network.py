@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from .records import FrozenRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -85,8 +86,7 @@ def _floor_pow2(p: int) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(FrozenRecord):
     """One synchronous round of a collective algorithm.
 
     ``src[k] -> dst[k]`` moves ``nbytes`` (a scalar, or one value per transfer) bytes; all
@@ -102,9 +102,28 @@ class Step:
     src: list[int]
     dst: list[int]
     nbytes: float | list[float]
-    repeat: int = 1
-    reduce_bytes: float = 0.0
-    everyone: bool = False
+    repeat: int
+    reduce_bytes: float
+    everyone: bool
+
+    __slots__ = _FIELDS = ("src", "dst", "nbytes", "repeat", "reduce_bytes", "everyone")
+
+    def __init__(
+        self,
+        src: list[int],
+        dst: list[int],
+        nbytes: float | list[float],
+        repeat: int = 1,
+        reduce_bytes: float = 0.0,
+        everyone: bool = False,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "src", src)
+        put(self, "dst", dst)
+        put(self, "nbytes", nbytes)
+        put(self, "repeat", repeat)
+        put(self, "reduce_bytes", reduce_bytes)
+        put(self, "everyone", everyone)
 
 
 def _step(

@@ -7,32 +7,45 @@ an operation or an argument happens in one place and the three cannot drift apar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from .records import FrozenRecord
 
 #: What an operation synchronises: one partner, every process, or the process's own requests.
 Scope = Literal["point-to-point", "collective", "local"]
 
 
-@dataclass(frozen=True, slots=True)
-class Parameter:
+class Parameter(FrozenRecord):
     """One argument of an operation, after the element: its name and default as Python source.
 
     ``default`` is None for a required argument (a send without a destination means nothing).
     """
 
+    __slots__ = _FIELDS = ("name", "default")
     name: str
     default: str | None
 
+    def __init__(self, name: str, default: str | None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "default", default)
 
-@dataclass(frozen=True, slots=True)
-class Operation:
+
+class Operation(FrozenRecord):
     """A communication operation: its runtime method name, its arguments, what it synchronises."""
 
+    __slots__ = _FIELDS = ("name", "parameters", "scope", "blocking")
     name: str
     parameters: tuple[Parameter, ...]
     scope: Scope
-    blocking: bool = True
+    blocking: bool
+
+    def __init__(
+        self, name: str, parameters: tuple[Parameter, ...], scope: Scope, blocking: bool = True
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "parameters", parameters)
+        object.__setattr__(self, "scope", scope)
+        object.__setattr__(self, "blocking", blocking)
 
     @property
     def rooted(self) -> bool:

@@ -24,7 +24,6 @@ Definitions (also what ``to_dict()`` means):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 from .process import CATEGORY_NAMES
@@ -34,9 +33,13 @@ from .summation import argmax, column_sum, column_sums, table_sum
 Simulation = Any
 
 
-@dataclass(repr=False)
 class Results:
-    """What :func:`~uml2perf_runtime.simulate` returns."""
+    """What :func:`~uml2perf_runtime.simulate` returns.
+
+    Mutable and compared by value field by field, as a dataclass would be; a plain class because
+    generating a dataclass's methods for its many fields costs more at import than the rest of
+    this module.
+    """
 
     model: str
     source: str
@@ -48,25 +51,106 @@ class Results:
     placement: str
     per_process: list[dict[str, Any]]
     elements: list[dict[str, Any]]
-    events: int = 0
-    wall_time: float = 0.0
-    parameters: dict[str, Any] = field(default_factory=dict)
+    events: int
+    wall_time: float
+    parameters: dict[str, Any]
     #: Raw timeline when tracing was on: (pid, track, element name, category, start, end).
-    timeline: list[tuple[int, int, str, str, float, float]] | None = None
+    timeline: list[tuple[int, int, str, str, float, float]] | None
     #: Performance properties that hold, most severe first (see :mod:`uml2perf_runtime.properties`).
-    properties: list[dict[str, Any]] = field(default_factory=list)
+    properties: list[dict[str, Any]]
     #: With ``--replications``: n, seeds, mean/std/ci95 of the time and of each per-process figure.
-    replications: dict[str, Any] | None = None
+    replications: dict[str, Any] | None
     #: Elements on the critical path (element, process, time on the path), when the timeline was kept.
-    critical_path: list[dict[str, Any]] | None = None
+    critical_path: list[dict[str, Any]] | None
     #: What-if runs: the unchanged prediction, and the factors applied.
-    base_time: float | None = None
-    speedups: dict[str, float] | None = None
+    base_time: float | None
+    speedups: dict[str, float] | None
     #: ``--rank-speedups``: each element of the critical path at 2x, largest gain first.
-    ranked_speedups: list[dict[str, Any]] | None = None
+    ranked_speedups: list[dict[str, Any]] | None
     #: ``device = "auto"``: the chosen processor of each such action, and all-CPU / all-device times.
-    mapping: dict[str, str] | None = None
-    alternatives: dict[str, float] | None = None
+    mapping: dict[str, str] | None
+    alternatives: dict[str, float] | None
+
+    _FIELDS = (
+        "model",
+        "source",
+        "machine",
+        "time",
+        "processes",
+        "nodes",
+        "seed",
+        "placement",
+        "per_process",
+        "elements",
+        "events",
+        "wall_time",
+        "parameters",
+        "timeline",
+        "properties",
+        "replications",
+        "critical_path",
+        "base_time",
+        "speedups",
+        "ranked_speedups",
+        "mapping",
+        "alternatives",
+    )
+
+    def __init__(
+        self,
+        model: str,
+        source: str,
+        machine: dict[str, Any],
+        time: float,
+        processes: int,
+        nodes: int,
+        seed: int,
+        placement: str,
+        per_process: list[dict[str, Any]],
+        elements: list[dict[str, Any]],
+        events: int = 0,
+        wall_time: float = 0.0,
+        parameters: dict[str, Any] | None = None,
+        timeline: list[tuple[int, int, str, str, float, float]] | None = None,
+        properties: list[dict[str, Any]] | None = None,
+        replications: dict[str, Any] | None = None,
+        critical_path: list[dict[str, Any]] | None = None,
+        base_time: float | None = None,
+        speedups: dict[str, float] | None = None,
+        ranked_speedups: list[dict[str, Any]] | None = None,
+        mapping: dict[str, str] | None = None,
+        alternatives: dict[str, float] | None = None,
+    ) -> None:
+        self.model = model
+        self.source = source
+        self.machine = machine
+        self.time = time
+        self.processes = processes
+        self.nodes = nodes
+        self.seed = seed
+        self.placement = placement
+        self.per_process = per_process
+        self.elements = elements
+        self.events = events
+        self.wall_time = wall_time
+        self.parameters = {} if parameters is None else parameters
+        self.timeline = timeline
+        self.properties = [] if properties is None else properties
+        self.replications = replications
+        self.critical_path = critical_path
+        self.base_time = base_time
+        self.speedups = speedups
+        self.ranked_speedups = ranked_speedups
+        self.mapping = mapping
+        self.alternatives = alternatives
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        fields = self._FIELDS
+        return tuple(getattr(self, name) for name in fields) == tuple(getattr(other, name) for name in fields)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable and compared by value, as a dataclass
 
     # -- construction --------------------------------------------------------------
 

@@ -16,8 +16,9 @@ of float additions.  Generated modules reach both names through ``uml2perf_runti
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from .records import FrozenRecord
 
 
 class Element:
@@ -60,23 +61,46 @@ def _no_init(p: Any, v: Any) -> None:
     """Default ``init``: a model without variables."""
 
 
-@dataclass(frozen=True)
-class ModelSpec:
+class ModelSpec(FrozenRecord):
     """A generated performance model, ready for :func:`uml2perf_runtime.simulate`.
 
     ``parameters`` is a sequence of ``(name, default)`` pairs: the model
     variables that ``--set NAME=VALUE`` may override; the type of the default
     decides how a textual override is converted.  ``activities`` is free-form
     metadata about the model's activities (names, ids) for tools.
+
+    Immutable and compared by value, as a frozen dataclass would be; a plain class because
+    generating a dataclass's methods costs more at import than the rest of this module.
     """
+
+    _FIELDS = ("name", "source", "elements", "init", "main", "parameters", "activities")
 
     name: str
     source: str
     elements: Sequence[Element]
-    init: Callable[[Any, Any], Any] = _no_init
-    main: Callable[[Any, Any], Any] | None = None
-    parameters: Sequence[tuple[str, Any]] = ()
-    activities: Sequence[Any] = field(default=())
+    init: Callable[[Any, Any], Any]
+    main: Callable[[Any, Any], Any] | None
+    parameters: Sequence[tuple[str, Any]]
+    activities: Sequence[Any]
+
+    def __init__(
+        self,
+        name: str,
+        source: str,
+        elements: Sequence[Element],
+        init: Callable[[Any, Any], Any] = _no_init,
+        main: Callable[[Any, Any], Any] | None = None,
+        parameters: Sequence[tuple[str, Any]] = (),
+        activities: Sequence[Any] = (),
+    ) -> None:
+        put = object.__setattr__
+        put(self, "name", name)
+        put(self, "source", source)
+        put(self, "elements", elements)
+        put(self, "init", init)
+        put(self, "main", main)
+        put(self, "parameters", parameters)
+        put(self, "activities", activities)
 
 
 __all__ = ["Element", "ModelSpec"]

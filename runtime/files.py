@@ -321,7 +321,7 @@ def read_input(
         ) from None
     try:
         with os.fdopen(fd, "rb", buffering=0) as stream:
-            data = _read_capped(stream, regular, max_bytes, shown, what)
+            data = _read_capped(stream, regular, max_bytes, shown, what, info.st_size)
     except OSError as exc:
         raise InputFileError(
             f"cannot read the {what} '{shown}': {exc.strerror or exc}",
@@ -332,7 +332,9 @@ def read_input(
     return data
 
 
-def _read_capped(stream: IO[bytes], regular: bool, max_bytes: int, shown: str, what: str) -> bytes:
+def _read_capped(
+    stream: IO[bytes], regular: bool, max_bytes: int, shown: str, what: str, size: int = 0
+) -> bytes:
     if not regular:
         import select  # only a pipe or terminal needs it
     chunks: list[bytes] = []
@@ -345,15 +347,19 @@ def _read_capped(stream: IO[bytes], regular: bool, max_bytes: int, shown: str, w
                     f"the {what} '{shown}' sent no data for {READ_IDLE_TIMEOUT:g} s",
                     hint="give a regular file (a FIFO or terminal with no writer would wait forever)",
                 )
+        # a regular file is asked for all its bytes at once (one read, no join; one byte more tells
+        # whether it grew); a device or FIFO comes in pieces so the cap stops it early
+        wanted = size + 1 - total if regular and total < size + 1 else 1 << 20
+        piece = min(wanted, max_bytes + 1 - total)
         try:
-            chunk = stream.read(min(1 << 20, max_bytes + 1 - total))
+            chunk = stream.read(piece)
         except BlockingIOError:
             continue
         if not chunk:
             break
         chunks.append(chunk)
         total += len(chunk)
-    return b"".join(chunks)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _too_large(

@@ -40,8 +40,20 @@ class FrozenRecord:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
         return f"{self.__class__.__qualname__}({fields})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle by field values (sweep workers and Dask receive machines and specs this way)."""
+        return (_rebuild, (self.__class__, self._key()))
+
     def _replace(self: _R, **changes: Any) -> _R:
         """A copy with some fields changed, made through ``__init__`` (as ``dataclasses.replace``)."""
         values = {name: getattr(self, name) for name in self._FIELDS}
         values.update(changes)
         return self.__class__(**values)
+
+
+def _rebuild(cls: type[_R], values: tuple[Any, ...]) -> _R:
+    """A record back from its field values, without running ``__init__`` (they were checked once)."""
+    record = object.__new__(cls)
+    for name, value in zip(cls._FIELDS, values, strict=True):
+        object.__setattr__(record, name, value)
+    return record

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from uml2perf_runtime import Machine, simulate
 from uml2perf_runtime.analytic import (
     Batch,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import tomllib
 
 import pytest
-from uml2perf_runtime.machine import Machine
 
 from uml2perf import calibrate
 from uml2perf.cli import main
+from uml2perf_runtime.machine import Machine
 
 
 def _ping_pong(eager: int, alpha: float = 2e-6, beta: float = 1 / 2e9, handshake: float = 6e-6):

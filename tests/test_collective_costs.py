@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from uml2perf_runtime.errors import MachineError
 from uml2perf_runtime.machine import Machine
 from uml2perf_runtime.network import CollectiveModel

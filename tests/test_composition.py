@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+
 from uml2perf_runtime.composition import (
     DEFAULT_LOG_EXPONENTS,
     DEFAULT_POLY_EXPONENTS,

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from uml2perf_runtime import functions as lib
 
 from uml2perf.errors import ExpressionError, Location, ModelError
 from uml2perf.expressions import (
@@ -33,6 +32,7 @@ from uml2perf.expressions import (
     parse_function_body,
     to_python,
 )
+from uml2perf_runtime import functions as lib
 
 LOC = Location(file="model.uml", line=42, element_id="_a1", name="A1")
 RUNTIME_FUNCTIONS = Path(__file__).resolve().parents[1] / "runtime" / "functions.py"

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from uml2perf_runtime import functions as lib
 
 from uml2perf.errors import ExpressionError
 from uml2perf.expressions import (
@@ -34,6 +33,7 @@ from uml2perf.expressions import (
     parse_function_body,
     to_python,
 )
+from uml2perf_runtime import functions as lib
 
 VARIABLES = ("a", "b", "c", "n")
 NAMED: dict[str, Callable[..., Any]] = {"F": lambda x: 2 * x + 1, "G": lambda x, y: x - y}

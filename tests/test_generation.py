@@ -364,9 +364,8 @@ def test_samples_prophet_predicts_the_paper_value():
     sample = ROOT / "samples" / "prophet.uml"
     if not sample.exists():
         pytest.skip("samples/prophet.uml is not there")
-    from uml2perf_runtime import simulate
-
     from uml2perf.reader import read_model
+    from uml2perf_runtime import simulate
 
     module = load_module(generate(read_model(sample)).text)
     assert simulate(module.MODEL, procs=1).time == pytest.approx(194.18443184713, rel=1e-12)

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from builders import ModelBuilder
 from stubs import load_module, run_module
-from uml2perf_runtime import Element, Link, Machine, ModelSpec, simulate
 
 from uml2perf.generation import generate
 from uml2perf.handlers.python import views as python_views
 from uml2perf.model import Model, Role
+from uml2perf_runtime import Element, Link, Machine, ModelSpec, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "templates" / "_statements.py.jinja"

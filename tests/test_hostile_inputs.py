@@ -300,9 +300,8 @@ def test_a_sidecar_that_is_not_utf8_names_the_place(tmp_path: Path) -> None:
 def test_a_fifo_with_no_writer_is_refused_not_waited_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from uml2perf_runtime import files
-
     from uml2perf.cli import main
+    from uml2perf_runtime import files
 
     fifo = tmp_path / "model.uml"
     os.mkfifo(fifo)
@@ -357,10 +356,10 @@ def _deeply_nested_decisions(depth: int):  # noqa: ANN202 - a test model
 @pytest.mark.parametrize("depth", [120, 300])
 def test_models_nested_past_pythons_limits_generate_a_flat_form_that_runs(depth: int) -> None:
     from stubs import load_module
-    from uml2perf_runtime import simulate
 
     from uml2perf.generation import generate
     from uml2perf.handlers.python.limits import first_excess
+    from uml2perf_runtime import simulate
 
     out = generate(_deeply_nested_decisions(depth))
     assert first_excess(out.text) is None
@@ -391,9 +390,9 @@ def test_a_call_chain_of_two_thousand_activities_runs() -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     from builders import ModelBuilder
     from stubs import load_module
-    from uml2perf_runtime import simulate
 
     from uml2perf.generation import generate
+    from uml2perf_runtime import simulate
 
     b = ModelBuilder("chain")
     count = 2000
@@ -414,10 +413,10 @@ def test_the_event_limit_stops_an_unlimited_run_without_per_event_checks(
     sys.path.insert(0, str(ROOT / "tests"))
     from builders import ModelBuilder
     from stubs import load_module
-    from uml2perf_runtime import engine, limits, simulate
-    from uml2perf_runtime.errors import LimitError
 
     from uml2perf.generation import generate
+    from uml2perf_runtime import engine, limits, simulate
+    from uml2perf_runtime.errors import LimitError
 
     b = ModelBuilder("long")
     main = b.activity("main", main=True)

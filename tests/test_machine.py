@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from uml2perf_runtime import Link, Machine, MachineError
 from uml2perf_runtime.machine import BUNDLED_DIR, DEFAULT_INTER_NODE, DEFAULT_INTRA_NODE
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from uml2perf_runtime.machine import DEFAULT_EAGER_LIMIT
 from uml2perf_runtime.network import (
     ALGORITHMS,

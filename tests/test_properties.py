@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from runtime_helpers import elements, machine, spec
+
 from uml2perf_runtime import Element, simulate
 from uml2perf_runtime.properties import compute_properties, load_imbalance
 from uml2perf_runtime.replications import interval

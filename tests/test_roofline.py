@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from runtime_helpers import elements, machine, spec
+
 from uml2perf_runtime import Machine, simulate
 from uml2perf_runtime.errors import MachineError, SimulationError
 from uml2perf_runtime.machine import Device, Link

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from uml2perf_runtime import (
     DeadlockError,
     Element,

@@ -12,10 +12,11 @@ import random
 
 import numpy as np
 import pytest
-import uml2perf_runtime as rt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from runtime_helpers import elements, finish_times, machine, spec
+
+import uml2perf_runtime as rt
 from uml2perf_runtime import (
     DeadlockError,
     Element,

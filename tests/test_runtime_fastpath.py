@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from runtime_helpers import elements, machine, spec
+
 from uml2perf_runtime import Link
 from uml2perf_runtime.engine import Simulation
 from uml2perf_runtime.errors import SimulationError

@@ -7,6 +7,7 @@ from ast import literal_eval
 from typing import Any
 
 import pytest
+
 from uml2perf_runtime.analytic import AnalyticContext
 from uml2perf_runtime.context import Context, GeneralContext, TracingContext
 from uml2perf_runtime.operations import OPERATIONS
@@ -31,6 +32,7 @@ def test_signature_follows_the_table(cls: type, name: str) -> None:
 def test_keyword_calls_reach_the_direct_route() -> None:
     """Generated code may call ``p.send(E, dest=..., size=..., tag=..., cost=...)``: same result."""
     from runtime_helpers import elements, machine, spec
+
     from uml2perf_runtime.engine import Simulation
 
     s, r = elements("S", "R")

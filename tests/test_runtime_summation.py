@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from uml2perf_runtime.summation import argmax, column_sums, table_sum, vector_mean, vector_sum
 
 #: Times as a run produces them: non-negative, of very different magnitudes.

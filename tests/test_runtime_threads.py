@@ -12,6 +12,7 @@ import math
 
 import pytest
 from runtime_helpers import elements, finish_times, machine, spec
+
 from uml2perf_runtime import ModelRuntimeError, simulate
 
 

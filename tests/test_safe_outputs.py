@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from uml2perf_runtime.files import OutputError, write_output
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"

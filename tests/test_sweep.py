@@ -363,9 +363,8 @@ def _probabilistic_source():  # noqa: ANN202 - a test model
 
 
 def test_sweep_replications_give_mean_and_interval_per_point() -> None:
-    from uml2perf_runtime import Machine
-
     from uml2perf.sweep import run_sweep
+    from uml2perf_runtime import Machine
 
     result = run_sweep(
         _probabilistic_source(), Machine.default(), {"procs": [1]}, replications=200, workers=1

@@ -7,6 +7,7 @@ from collections import defaultdict
 
 import pytest
 from runtime_helpers import elements, machine, spec
+
 from uml2perf_runtime import ModelRuntimeError, simulate
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from uml2perf_runtime import Machine
 from uml2perf_runtime.errors import MachineError
 from uml2perf_runtime.units import quantity

@@ -46,6 +46,7 @@ def plot_sweep(result: Any, path: str | os.PathLike[str], *, model: str = "") ->
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from uml2perf_runtime.files import write_output
 
     if "procs" not in result.parameters:

@@ -35,10 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from uml2perf_runtime.files import write_output
-
 from uml2perf.api import predict
 from uml2perf.fit import Measurements, fit_model
+from uml2perf_runtime.files import write_output
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "programs"))

@@ -35,6 +35,7 @@ def environment() -> jinja2.Environment:
     compiled code is kept in uml2perf's private cache (:mod:`uml2perf.cache`).
     """
     import jinja2
+
     import uml2perf_templates
 
     folder = Path(uml2perf_templates.__file__).resolve().parent

@@ -79,6 +79,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, TypeAlias
 
 from lxml import etree
+
 from uml2perf_runtime.collector import collector_paused
 
 from ...errors import Diagnostic, Location, ModelError, Severity

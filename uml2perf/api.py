@@ -11,9 +11,10 @@ import marshal
 import sys
 import types
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from uml2perf_runtime.records import FrozenRecord
 
 from .errors import Diagnostic, InputError, Location, ModelError, Severity
 
@@ -24,26 +25,38 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 PYTHON_SUFFIXES = (".py",)
 
 
-@dataclass(frozen=True)
-class Conversion:
+class Conversion(FrozenRecord):
     """What ``convert`` produced: the text, where it went and what was noticed."""
 
+    __slots__ = _FIELDS = ("text", "path", "handler", "diagnostics")
     text: str
     path: Path | None
     handler: str
-    diagnostics: tuple[Any, ...] = ()
+    diagnostics: tuple[Any, ...]
+
+    def __init__(self, text: str, path: Path | None, handler: str, diagnostics: tuple[Any, ...] = ()):
+        put = object.__setattr__
+        put(self, "text", text)
+        put(self, "path", path)
+        put(self, "handler", handler)
+        put(self, "diagnostics", diagnostics)
 
 
-@dataclass(frozen=True)
-class ModelSource:
+class ModelSource(FrozenRecord):
     """The generated Python source of a model: what sweep workers compile and run.
 
     It carries no path: a worker needs neither the XMI file nor lxml and Jinja,
-    only ``uml2perf_runtime``.
+    only ``uml2perf_runtime``.  (Like every record of a run, a plain immutable class: building a
+    dataclass costs more at start-up than the rest of this module.)
     """
 
+    __slots__ = _FIELDS = ("text", "filename")
     text: str
     filename: str
+
+    def __init__(self, text: str, filename: str) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "filename", filename)
 
     @property
     def digest(self) -> str:

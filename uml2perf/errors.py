@@ -9,19 +9,39 @@ problems that ``uml2perf check`` reports all at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 
+from uml2perf_runtime.records import FrozenRecord
 
-@dataclass(frozen=True, slots=True)
-class Location:
-    """Where an element or a problem sits in the user's input."""
 
-    file: str | None = None
-    line: int | None = None
-    element_id: str | None = None
-    name: str | None = None
-    uml_type: str | None = None
+class Location(FrozenRecord):
+    """Where an element or a problem sits in the user's input.
+
+    An immutable record compared by value (a plain class rather than a dataclass: every command
+    imports this module, and building a dataclass costs more than the rest of it).
+    """
+
+    __slots__ = _FIELDS = ("file", "line", "element_id", "name", "uml_type")
+    file: str | None
+    line: int | None
+    element_id: str | None
+    name: str | None
+    uml_type: str | None
+
+    def __init__(
+        self,
+        file: str | None = None,
+        line: int | None = None,
+        element_id: str | None = None,
+        name: str | None = None,
+        uml_type: str | None = None,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "file", file)
+        put(self, "line", line)
+        put(self, "element_id", element_id)
+        put(self, "name", name)
+        put(self, "uml_type", uml_type)
 
     def __str__(self) -> str:
         parts: list[str] = []
@@ -39,6 +59,10 @@ class Location:
         return ": ".join(parts) if parts else "<unknown location>"
 
 
+#: The location of a problem that has none.
+_NOWHERE = Location()
+
+
 class Severity(StrEnum):
     """How bad a diagnostic is; errors stop conversion, the rest are advice."""
 
@@ -47,15 +71,30 @@ class Severity(StrEnum):
     INFO = "info"
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+class Diagnostic(FrozenRecord):
     """A problem found in a model, kept as data so all can be listed at once."""
 
+    __slots__ = _FIELDS = ("severity", "message", "location", "hint", "code")
     severity: Severity
     message: str
-    location: Location = Location()
-    hint: str | None = None
-    code: str | None = None
+    location: Location
+    hint: str | None
+    code: str | None
+
+    def __init__(
+        self,
+        severity: Severity,
+        message: str,
+        location: Location = _NOWHERE,
+        hint: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "severity", severity)
+        put(self, "message", message)
+        put(self, "location", location)
+        put(self, "hint", hint)
+        put(self, "code", code)
 
     def __str__(self) -> str:
         text = f"{self.location}: {self.severity.value}: {self.message}"

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import Diagnostic, Location
 
@@ -178,6 +178,9 @@ class PerfSpec:
         return default
 
 
+_R = TypeVar("_R", bound="_Record")
+
+
 class _Record:
     """Equality, hashing by xmi id, ``repr`` and ``replace`` for the records a reader makes by the thousand.
 
@@ -187,8 +190,36 @@ class _Record:
     20,000-action model would otherwise build 40,000 ``Location`` objects.
     """
 
-    __slots__ = ()
+    __slots__ = ("_location",)
     FIELDS: tuple[str, ...] = ()
+    #: What ``replace`` passes on instead of a ``location`` that was never built.
+    UNBUILT_LOCATION: tuple[str, ...] = ("line", "file")
+
+    id: str
+    name: str
+    line: int | None
+    file: str | None
+    uml_type: str | None
+    _location: Location | None
+
+    @property
+    def location(self) -> Location:
+        """Where the element is written (built on first use)."""
+        location = self._location
+        if location is None:
+            location = self._location = Location(
+                self.file, self.line, self.id, self.name or None, self.uml_type
+            )
+        return location
+
+    def replace(self: _R, **changes: Any) -> _R:
+        """A copy with ``changes`` (field names as in the constructor)."""
+        values: dict[str, Any] = {name: getattr(self, name) for name in self.FIELDS if name != "location"}
+        values["location"] = self._location
+        values.update(changes)
+        if values["location"] is None:
+            values.update({name: getattr(self, name) for name in self.UNBUILT_LOCATION})
+        return self.__class__(**values)
 
     def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.FIELDS)
@@ -229,9 +260,9 @@ class Edge(_Record):
         "line",
         "file",
         "uml_type",
-        "_location",
     )
     FIELDS = ("id", "source", "target", "location", "name", "kind", "guard", "probability", "stereotypes")
+    UNBUILT_LOCATION = ("line", "file", "uml_type")
 
     def __init__(
         self,
@@ -263,34 +294,6 @@ class Edge(_Record):
         self.line = line
         self.file = file
         self.uml_type = uml_type
-
-    @property
-    def location(self) -> Location:
-        """Where the flow is written (built on first use)."""
-        location = self._location
-        if location is None:
-            location = self._location = Location(
-                self.file, self.line, self.id, self.name or None, self.uml_type
-            )
-        return location
-
-    def replace(self, **changes: Any) -> Edge:
-        """A copy with ``changes`` (field names as in the constructor)."""
-        values: dict[str, Any] = {
-            "id": self.id,
-            "source": self.source,
-            "target": self.target,
-            "location": self._location,
-            "name": self.name,
-            "kind": self.kind,
-            "guard": self.guard,
-            "probability": self.probability,
-            "stereotypes": self.stereotypes,
-        }
-        values.update(changes)
-        if values["location"] is None:
-            values.update(line=self.line, file=self.file, uml_type=self.uml_type)
-        return Edge(**values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,8 +357,9 @@ class Node(_Record):
         "partition",
         "line",
         "file",
-        "_location",
     )
+    uml_type: str
+
     FIELDS = (
         "id",
         "name",
@@ -414,25 +418,6 @@ class Node(_Record):
             line, file = location.line, location.file
         self.line = line
         self.file = file
-
-    @property
-    def location(self) -> Location:
-        """Where the node is written (built on first use)."""
-        location = self._location
-        if location is None:
-            location = self._location = Location(
-                self.file, self.line, self.id, self.name or None, self.uml_type
-            )
-        return location
-
-    def replace(self, **changes: Any) -> Node:
-        """A copy with ``changes`` (field names as in the constructor)."""
-        values: dict[str, Any] = {name: getattr(self, name) for name in self.FIELDS}
-        values["location"] = self._location
-        values.update(changes)
-        if values["location"] is None:
-            values.update(line=self.line, file=self.file)
-        return Node(**values)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,14 +14,13 @@ entries popped) and the seconds spent in the loop.
 
 from __future__ import annotations
 
-import argparse
 import heapq
-import json
-import sys
 import time
 from collections import deque
 from collections.abc import Generator
 from itertools import count
+
+from ring_floor import ring_main
 
 
 def link(
@@ -91,25 +90,7 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--procs", type=int, default=64)
-    parser.add_argument("--rounds", type=int, default=2000)
-    parser.add_argument("--work", type=float, default=1e-3)
-    parser.add_argument("--size", type=float, default=1024)
-    parser.add_argument("--ppn", type=int, default=4, help="processes per node (block placement)")
-    parser.add_argument(
-        "--intra", type=float, nargs=2, default=(1e-6, 1e10), metavar=("LATENCY", "BANDWIDTH")
-    )
-    parser.add_argument(
-        "--inter", type=float, nargs=2, default=(5e-5, 1.25e7), metavar=("LATENCY", "BANDWIDTH")
-    )
-    args = parser.parse_args(argv)
-    now, events, loop_s = run(
-        args.procs, args.rounds, args.work, args.size, args.ppn, tuple(args.intra), tuple(args.inter)
-    )
-    json.dump({"time": now, "events": events, "loop": loop_s}, sys.stdout)
-    sys.stdout.write("\n")
-    return 0
+    return ring_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from typing import Any
 
 from simpy.events import Event, Timeout
 
-from .comm import ROOTED, Context, account, call_name, rank, size_of, spend_cost, state, trigger_at
+from .comm import ROOTED, CommState, Context, account, call_name, rank, size_of, spend_cost, state, trigger_at
 from .errors import SimulationError
 from .spec import Element
 
@@ -77,6 +77,32 @@ class Gathering:
         )
 
 
+def _arrive(
+    ctx: Context, elem: Element, kind: str, root: int, size: float, now: float
+) -> tuple[CommState, Gathering]:
+    """The process joins its next collective call: the shared state and the gathering it joined.
+
+    Both routes (:func:`collective` and :func:`collective_fast`) arrive this way; the first
+    process to reach call #n opens its gathering, a later one that calls another collective (or
+    another root) there is a mismatch.
+    """
+    sim = ctx.sim
+    st = sim.comm_state or state(sim)
+    me = ctx.pid
+    index = st.coll_calls[me]
+    st.coll_calls[me] = index + 1
+    g = st.open.get(index)
+    if g is None:
+        g = st.open[index] = Gathering(index, kind, root, elem, me, ctx.nprocs, sim.contexts)
+    elif g.kind != kind or g.root != root:
+        raise _mismatch(ctx, elem, g, kind, root)
+    g.arrived[me] = now
+    g.count += 1
+    if size > g.size:
+        g.size = size
+    return st, g
+
+
 def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, cost: float) -> Any:
     """Meet the other processes at this process's next collective call and run the algorithm."""
     if kind in ROOTED and (root.__class__ is not int or not 0 <= root < ctx.nprocs):
@@ -92,20 +118,8 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
         if not counted:
             ctx.record(elem, "comm", now, now)
         return
-    sim = ctx.sim
-    st = sim.comm_state or state(sim)
+    st, g = _arrive(ctx, elem, kind, root, size, now)
     me = ctx.pid
-    index = st.coll_calls[me]
-    st.coll_calls[me] = index + 1
-    g = st.open.get(index)
-    if g is None:
-        g = st.open[index] = Gathering(index, kind, root, elem, me, nprocs, sim.contexts)
-    elif g.kind != kind or g.root != root:
-        raise _mismatch(ctx, elem, g, kind, root)
-    g.arrived[me] = now
-    g.count += 1
-    if size > g.size:
-        g.size = size
     if g.count < nprocs:
         g.events[me] = ev = Event(env)
         ctx.block(elem, g)
@@ -113,13 +127,13 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
         ctx.unblock()
         mine = g.offsets[me]
     else:
-        del st.open[index]
+        del st.open[g.index]
         offsets = st.collectives.offsets(kind, root, g.size)
         g.start = now
         g.offsets = offsets
-        for q, ev in enumerate(g.events):
-            if ev is not None:
-                trigger_at(env, ev, offsets[q])
+        for q, waiting in enumerate(g.events):
+            if waiting is not None:
+                trigger_at(env, waiting, offsets[q])
         mine = offsets[me]
         if mine > 0.0:
             yield Timeout(env, mine)
@@ -139,20 +153,8 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
     if nprocs == 1:
         ctx.record(elem, "comm", now, now)
         return ()
-    sim = ctx.sim
-    st = sim.comm_state or state(sim)
+    st, g = _arrive(ctx, elem, kind, root, size, now)
     me = ctx.pid
-    index = st.coll_calls[me]
-    st.coll_calls[me] = index + 1
-    g = st.open.get(index)
-    if g is None:
-        g = st.open[index] = Gathering(index, kind, root, elem, me, nprocs, sim.contexts)
-    elif g.kind != kind or g.root != root:
-        raise _mismatch(ctx, elem, g, kind, root)
-    g.arrived[me] = now
-    g.count += 1
-    if size > g.size:
-        g.size = size
     ctx.fast_start = now
     if g.count < nprocs:
         g.events[me] = ev = Event(env)
@@ -161,7 +163,7 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
         ctx.blocked_elem = elem
         ctx.blocked_for = g
         return (ev,)
-    del st.open[index]
+    del st.open[g.index]
     offsets = st.collectives.offsets(kind, root, g.size)
     g.start = now
     g.offsets = offsets

@@ -14,10 +14,79 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
+from .errors import SimulationError
 from .functions import bounded, count
 from .spec import Element, ModelSpec
+
+# Choosing the activity and checking the variables -------------------------------
+
+
+def _describe_activities(entries: Sequence[Sequence[Any]]) -> str:
+    return ", ".join(f"{entry[0]!r} [xmi:id={entry[1]}]" for entry in entries)
+
+
+def choose_activity(spec: ModelSpec, activity: str | None = None) -> ModelSpec:
+    """The model to run: ``spec`` with ``activity`` (a name or xmi id) as its main activity.
+
+    Without ``activity`` a model whose main activity could not be told (several activities,
+    none marked) is refused with the list of its activities, as ``uml2perf run`` does on the
+    XMI file: running nothing would predict 0 s.
+    """
+    entries = [tuple(entry) for entry in spec.activities]
+    if activity is None:
+        if spec.main is not None or not entries:
+            return spec
+        raise ModelSetupError(
+            f"{spec.source}: cannot tell which activity is the main one; "
+            f"candidates: {_describe_activities(entries)}",
+            hint="stereotype one activity «main», name it MainActivity, or choose with --activity NAME",
+        )
+    found = [e for e in entries if activity in (e[1], e[0])]
+    by_id = [e for e in found if e[1] == activity]
+    found = by_id or found
+    if len(found) != 1:
+        what = "several activities are" if found else "no activity is"
+        raise ModelSetupError(
+            f"{spec.source}: {what} named {activity!r}; activities: {_describe_activities(entries)}",
+            hint="choose one by its xmi:id with --activity ID" if found else "check the name",
+        )
+    entry = found[0]
+    if len(entry) < 3 or not callable(entry[2]):
+        raise ModelSetupError(
+            f"{spec.source}: this module was generated before a module could run a chosen activity",
+            hint=f"regenerate it: uml2perf convert MODEL --activity {activity!r} -o MODULE.py",
+        )
+    return spec._replace(main=entry[2])
+
+
+def unset_variables_message(names: Sequence[str]) -> tuple[str, str]:
+    """The message and hint of a run stopped by variables without a value (one text everywhere)."""
+    shown = ", ".join(names)
+    settings = " ".join(f"--set {n}=VALUE" for n in names[:6]) + (" ..." if len(names) > 6 else "")
+    table = "\n".join(f'    {n} = "VALUE"' for n in names[:6]) + ("\n    ..." if len(names) > 6 else "")
+    return (
+        f"{len(names)} variable{'s' if len(names) > 1 else ''} without a value: {shown} "
+        "(declared by a MARTE analysis context or used as $name in a MARTE value, with no value given)",
+        f"give each a value on the command line: {settings}\n"
+        f"  or in a sidecar file passed with --sidecar FILE.toml:\n    [variables]\n{table}",
+    )
+
+
+def require_values(spec: ModelSpec, given: Iterable[str]) -> None:
+    """Refuse to run a model that declares variables without a value that ``given`` does not set."""
+    supplied = set(given)
+    missing = [(name, where) for name, where in spec.required if name not in supplied]
+    if missing:
+        message, hint = unset_variables_message([name for name, _ in missing])
+        raise ModelSetupError(f"{missing[0][1]}: {message}", hint=hint)
+
+
+class ModelSetupError(SimulationError):
+    """The model cannot start: no main activity chosen, or a variable without a value."""
+
 
 # Stand-alone command line ------------------------------------------------------
 
@@ -54,6 +123,9 @@ def build_parser(spec: ModelSpec) -> argparse.ArgumentParser:
         metavar="K=V",
         dest="overrides",
         help="override a model variable (repeatable)",
+    )
+    parser.add_argument(
+        "--activity", metavar="NAME", help="the activity to run (name or xmi:id; default: the main one)"
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--placement", choices=("block", "round_robin"), help="process placement")
@@ -93,6 +165,8 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
     except argparse.ArgumentTypeError as exc:
         parser.error(str(exc))
     try:
+        spec = choose_activity(spec, args.activity)
+        require_values(spec, overrides)
         machine = Machine.load(args.machine) if args.machine else None
         results = simulate(
             spec,
@@ -123,4 +197,15 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
     return 0
 
 
-__all__ = ["Element", "ModelSpec", "main", "build_parser", "count", "bounded"]
+__all__ = [
+    "Element",
+    "ModelSetupError",
+    "ModelSpec",
+    "bounded",
+    "build_parser",
+    "choose_activity",
+    "count",
+    "main",
+    "require_values",
+    "unset_variables_message",
+]

@@ -39,6 +39,24 @@ def _pyplot() -> Any:
     return plt
 
 
+def check_plot_target(path: str | os.PathLike[str]) -> None:
+    """Refuse a missing matplotlib or a picture format it cannot write, before any work is done.
+
+    Called by ``run --plot`` and ``sweep --plot`` before simulating, so a prediction is never lost
+    to its picture.  A path without a suffix is written as PNG.
+    """
+    _pyplot()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = Path(path).suffix.lstrip(".").lower() or "png"
+    supported = FigureCanvasBase.get_supported_filetypes()
+    if suffix not in supported:
+        raise SimulationError(
+            f"cannot draw a '.{suffix}' picture",
+            hint="use one of " + ", ".join(f".{k}" for k in sorted(supported)),
+        )
+
+
 def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
     """Save atomically: render to a temporary file, then rename it into place."""
     suffix = Path(path).suffix or ".png"
@@ -154,4 +172,4 @@ def plot_results(results: Results, path: str | os.PathLike[str], top: int = 20) 
         plt.close(fig)
 
 
-__all__ = ["plot_results", "plot_timeline", "plot_elements"]
+__all__ = ["check_plot_target", "plot_results", "plot_timeline", "plot_elements"]

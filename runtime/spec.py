@@ -66,14 +66,16 @@ class ModelSpec(FrozenRecord):
 
     ``parameters`` is a sequence of ``(name, default)`` pairs: the model
     variables that ``--set NAME=VALUE`` may override; the type of the default
-    decides how a textual override is converted.  ``activities`` is free-form
-    metadata about the model's activities (names, ids) for tools.
+    decides how a textual override is converted.  ``activities`` describes the model's
+    activities for tools, as ``(name, xmi_id, function)`` (older modules: ``(name, xmi_id)``);
+    ``--activity NAME`` runs one of them.  ``required`` lists the variables the model declares
+    without a value, as ``(name, where)`` pairs: a run must be given each one.
 
     Immutable and compared by value, as a frozen dataclass would be; a plain class because
     generating a dataclass's methods costs more at import than the rest of this module.
     """
 
-    _FIELDS = ("name", "source", "elements", "init", "main", "parameters", "activities")
+    _FIELDS = ("name", "source", "elements", "init", "main", "parameters", "activities", "required")
 
     name: str
     source: str
@@ -82,6 +84,7 @@ class ModelSpec(FrozenRecord):
     main: Callable[[Any, Any], Any] | None
     parameters: Sequence[tuple[str, Any]]
     activities: Sequence[Any]
+    required: Sequence[tuple[str, str]]
 
     def __init__(
         self,
@@ -92,6 +95,7 @@ class ModelSpec(FrozenRecord):
         main: Callable[[Any, Any], Any] | None = None,
         parameters: Sequence[tuple[str, Any]] = (),
         activities: Sequence[Any] = (),
+        required: Sequence[tuple[str, str]] = (),
     ) -> None:
         put = object.__setattr__
         put(self, "name", name)
@@ -101,6 +105,7 @@ class ModelSpec(FrozenRecord):
         put(self, "main", main)
         put(self, "parameters", parameters)
         put(self, "activities", activities)
+        put(self, "required", required)
 
 
 __all__ = ["Element", "ModelSpec"]

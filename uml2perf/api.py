@@ -50,13 +50,16 @@ class ModelSource(FrozenRecord):
     dataclass costs more at start-up than the rest of this module.)
     """
 
-    __slots__ = _FIELDS = ("text", "filename")
+    __slots__ = _FIELDS = ("text", "filename", "activity")
     text: str
     filename: str
+    #: the activity a generated ``.py`` module runs (``--activity``); None: its main activity
+    activity: str | None
 
-    def __init__(self, text: str, filename: str) -> None:
+    def __init__(self, text: str, filename: str, activity: str | None = None) -> None:
         object.__setattr__(self, "text", text)
         object.__setattr__(self, "filename", filename)
+        object.__setattr__(self, "activity", activity)
 
     @property
     def digest(self) -> str:
@@ -187,15 +190,19 @@ def load_spec(
     if not p.exists():
         raise InputError("no such file", Location(file=str(model)), hint="check the path")
     if p.suffix in PYTHON_SUFFIXES:
-        module = _module_from_file(p)
-    else:
-        generated = _generated_for_run(p, activity, sidecar)
-        if given is not None and generated.required:
-            _require_values(generated.required, given)
-        _require_timing(p, generated.timing, warnings)
-        if warnings is not None:
-            warnings.extend(generated.warnings)
-        module = _module_from_code(generated.code, generated.source, "uml2perf_model", generated.filename)
+        from uml2perf_runtime.model import choose_activity, require_values
+
+        spec = choose_activity(_spec_of_module(_module_from_file(p), str(model)), activity)
+        if given is not None:
+            require_values(spec, given)
+        return spec
+    generated = _generated_for_run(p, activity, sidecar)
+    if given is not None and generated.required:
+        _require_values(generated.required, given)
+    require_timing(p, generated.timing, warnings)
+    if warnings is not None:
+        warnings.extend(generated.warnings)
+    module = _module_from_code(generated.code, generated.source, "uml2perf_model", generated.filename)
     return _spec_of_module(module, str(model))
 
 
@@ -215,12 +222,14 @@ _SPECS: dict[str, Any] = {}
 
 def _spec_of_source(source: ModelSource) -> Any:
     """Compile and run a model source once per process (remembered by its content)."""
+    from uml2perf_runtime.model import choose_activity
+
     key = source.digest
     spec = _SPECS.get(key)
     if spec is None:
         module = _module_from_source(source.text, f"uml2perf_sweep_{key[:12]}", source.filename)
         spec = _SPECS[key] = _spec_of_module(module, source.filename)
-    return spec
+    return choose_activity(spec, source.activity)
 
 
 class _Generated:
@@ -370,7 +379,7 @@ def _decode_generated(payload: bytes | None, filename: str) -> _Generated | None
         return None
 
 
-def _require_timing(path: Path, timing: tuple[int, int, bool], warnings: list[str] | None) -> None:
+def require_timing(path: Path, timing: tuple[int, int, bool], warnings: list[str] | None) -> None:
     """Refuse a model in which nothing takes time; count the actions without a cost once."""
     actions, untimed, timed = timing
     if not timed:
@@ -392,7 +401,7 @@ def _require_timing(path: Path, timing: tuple[int, int, bool], warnings: list[st
 
 def _require_values(required: Iterable[dict[str, Any]], given: Iterable[str]) -> None:
     """Stop before simulating when a variable the model leaves without a value is not set."""
-    from .profile import unset_variables_error
+    from uml2perf_runtime.model import unset_variables_message
 
     supplied = set(given)
     missing = [
@@ -410,8 +419,9 @@ def _require_values(required: Iterable[dict[str, Any]], given: Iterable[str]) ->
         if r["name"] not in supplied
     ]
     if missing:
-        # the message reads only each variable's name and location, which the cache entry keeps
-        raise unset_variables_error(None, missing)  # type: ignore[arg-type]
+        # one text for the XMI and for a generated module (uml2perf_runtime.model.require_values)
+        message, hint = unset_variables_message([m.name for m in missing])
+        raise ModelError(message, missing[0].location, hint)
 
 
 def predict(

@@ -100,6 +100,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if output is None:
         output = "-"
     _refuse_overwriting_inputs(args, {"output": output})
+    _handlers_from_current_directory(args.handler)
     result = convert(args.model, output, handler=args.handler, activity=args.activity, sidecar=args.sidecar)
     if result.path is None:
         sys.stdout.write(result.text)
@@ -115,6 +116,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .api import predict
 
     _refuse_overwriting_inputs(args, {"trace file": args.trace, "plot": args.plot})
+    if args.plot:  # a missing matplotlib or an unknown picture format stops the command before the run
+        from .sweep_plot import check_plot_target
+
+        check_plot_target(args.plot)
     warnings: list[str] = []
     results = predict(
         args.model,
@@ -137,13 +142,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         rank_speedups=args.rank_speedups,
     )
     print_warnings(warnings, args)
-    if args.plot:
-        from uml2perf_runtime.plot import plot_results
-
-        plot_results(results, args.plot)
     note = default_processes_note(results, args.procs)
     if note:
         print(note, file=sys.stderr)
+    # the prediction is printed first: a picture that cannot be written never loses it
     if args.json:
         import json
 
@@ -153,9 +155,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         sys.stdout.write(printable(results.report(top=args.top)))
         if args.trace:
             print(f"\ntrace written to {args.trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
-        if args.plot:
-            print(f"plot written to {args.plot}")
+    sys.stdout.flush()
+    if args.plot:
+        from uml2perf_runtime.plot import plot_results
+
+        plot_results(results, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr if args.json else sys.stdout)
     return EXIT_OK
+
+
+def _handlers_from_current_directory(handler: str) -> None:
+    """Let ``--handler package.module:Class`` find a package in the current directory, not installed.
+
+    ``python -m`` puts the current directory on the path; the installed ``uml2perf`` command does
+    not.  It is added last, so an installed package of the same name (and the standard library)
+    still wins, and only for the explicit ``module:Class`` form a user typed.
+    """
+    if ":" not in handler:
+        return
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.append(here)
 
 
 def default_processes_note(results: Any, procs: int | None) -> str | None:

@@ -177,9 +177,17 @@ def grid_parameters(grid: Mapping[str, Sequence[Any]]) -> tuple[str, ...]:
 
 
 def model_source(
-    path: str | Path, *, activity: str | None = None, sidecar: str | Path | None = None
+    path: str | Path,
+    *,
+    activity: str | None = None,
+    sidecar: str | Path | None = None,
+    warnings: list[str] | None = None,
 ) -> ModelSource:
-    """The Python model of an XMI export (generated now) or of a generated ``.py`` file."""
+    """The Python model of an XMI export (generated now) or of a generated ``.py`` file.
+
+    An export in which nothing takes time is refused (every point would predict 0 s);
+    ``warnings``, when given, receives the count of actions without a cost.
+    """
     p = Path(path)
     if not p.exists():
         raise InputError("no such file", Location(file=str(path)), hint="check the path")
@@ -187,14 +195,16 @@ def model_source(
         from uml2perf_runtime.files import InputFileError, read_text_input
 
         try:
-            return ModelSource(read_text_input(p, what="model module"), str(p))
+            return ModelSource(read_text_input(p, what="model module"), str(p), activity)
         except InputFileError as exc:
             raise InputError(exc.message, Location(file=str(path)), hint=exc.hint) from None
-    from .api import read
+    from .api import read, require_timing
+    from .check import timing_summary
     from .generation import generate
 
     model = read(p, sidecar=sidecar)
     result = generate(model, "python", activity=activity, options={"require_main": True})
+    require_timing(p, timing_summary(model), warnings)
     return ModelSource(result.text, f"<generated from {p.name}>")
 
 

@@ -21,23 +21,14 @@ _BREAKDOWN = (("compute", "#4c72b0"), ("comm", "#dd8452"), ("wait", "#c44e52"))
 
 
 def check_plot_target(path: str) -> None:
-    """Refuse an unsupported format or a missing matplotlib before any work is done."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise UsageError(
-            "--plot needs matplotlib, which is not installed: pip install 'uml2perf[plot]'"
-        ) from None
-    matplotlib.use("Agg")
-    from matplotlib.backend_bases import FigureCanvasBase
+    """Refuse an unsupported format or a missing matplotlib before any work is done (usage error)."""
+    from uml2perf_runtime.errors import SimulationError
+    from uml2perf_runtime.plot import check_plot_target as check
 
-    suffix = Path(path).suffix.lstrip(".").lower()
-    supported = FigureCanvasBase.get_supported_filetypes()
-    if suffix not in supported:
-        raise UsageError(
-            f"--plot {path}: cannot write '.{suffix}' pictures; use one of "
-            + ", ".join(f".{k}" for k in sorted(supported))
-        )
+    try:
+        check(path)
+    except SimulationError as exc:
+        raise UsageError(f"--plot {path}: {exc.message}", hint=exc.hint) from None
 
 
 def plot_sweep(result: Any, path: str | os.PathLike[str], *, model: str = "") -> Path:

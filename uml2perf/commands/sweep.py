@@ -18,10 +18,20 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from uml2perf_runtime.engine import validate_overrides
     from uml2perf_runtime.files import refuse_inputs_as_outputs
     from uml2perf_runtime.limits import LimitExceeded, current
+    from uml2perf_runtime.model import require_values
     from uml2perf_runtime.progress import ProgressBar
 
     from ..api import load_spec
-    from ..sweep import format_table, model_source, parse_grid, run_sweep, to_csv, to_json, typed_grid
+    from ..sweep import (
+        axis_names,
+        format_table,
+        model_source,
+        parse_grid,
+        run_sweep,
+        to_csv,
+        to_json,
+        typed_grid,
+    )
 
     inputs = (
         args.model,
@@ -39,11 +49,20 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             Location(file=str(args.model)),
         )
     grid_text = parse_grid(args.grid or [])
+    if args.plot and not any("procs" in axis_names(key) for key in grid_text):
+        raise UsageError(
+            f"--plot {args.plot} draws scaling over processes: sweep procs (e.g. --grid procs=1,2,4,8)"
+        )
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
     fixed_raw = overrides(args.set)
-    source = model_source(args.model, activity=args.activity, sidecar=args.sidecar)
+    warnings: list[str] = []
+    source = model_source(args.model, activity=args.activity, sidecar=args.sidecar, warnings=warnings)
     spec = load_spec(source)
+    # every variable the model leaves without a value is fixed with --set or swept with --grid
+    require_values(spec, {*fixed_raw, *(name for key in grid_text for name in axis_names(key))})
+    for warning in warnings:
+        print(printable(warning), file=sys.stderr)
     fixed = validate_overrides(spec, fixed_raw)
     grid = typed_grid(grid_text, spec, fixed)
     machine = Machine.load(args.machine) if args.machine else Machine.default()
@@ -74,10 +93,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _write(to_csv(result), args.csv, inputs)
     if args.json:
         _write(to_json(result, str(args.model), machine), args.json, inputs)
-    if args.plot:
-        from ..sweep_plot import plot_sweep
-
-        plot_sweep(result, args.plot, model=spec.name)
     if args.csv != "-" and args.json != "-":
         sys.stdout.write(printable(format_table(result)))
     sys.stdout.flush()
@@ -89,6 +104,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             )
     for note in dict.fromkeys(result.notes):
         print(f"note: {printable(note)}", file=sys.stderr)
+    if args.plot:  # last: the table and the files are written whatever happens to the picture
+        from ..sweep_plot import plot_sweep
+
+        plot_sweep(result, args.plot, model=spec.name)
+        print(f"plot written to {args.plot}", file=sys.stderr)
     return EXIT_OK
 
 

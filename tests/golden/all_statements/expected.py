@@ -354,10 +354,10 @@ MODEL = rt.ModelSpec(
         ("c", 0),
     ),
     activities=(
-        ("Post", "_a8"),
-        ("Race", "_a16"),
-        ("Tangle", "_a34"),
-        ("main", "_a54"),
+        ("Post", "_a8", activity_Post),
+        ("Race", "_a16", activity_Race),
+        ("Tangle", "_a34", activity_Tangle),
+        ("main", "_a54", activity_main),
     ),
 )
 

@@ -43,7 +43,7 @@ MODEL = rt.ModelSpec(
     init=init_globals,
     main=activity_main,
     parameters=(("err", 1.0),),
-    activities=(("main", "_a2"),),
+    activities=(("main", "_a2", activity_main),),
 )
 
 if __name__ == "__main__":

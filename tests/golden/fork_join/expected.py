@@ -48,7 +48,7 @@ MODEL = rt.ModelSpec(
     init=init_globals,
     main=activity_main,
     parameters=(),
-    activities=(("main", "_a1"),),
+    activities=(("main", "_a1", activity_main),),
 )
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ MODEL = rt.ModelSpec(
         ("THREADS", 4),
         ("FRAMES", 6),
     ),
-    activities=(("HybridSolver", "_hy"),),
+    activities=(("HybridSolver", "_hy", activity_HybridSolver),),
 )
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ MODEL = rt.ModelSpec(
     init=init_globals,
     main=activity_main,
     parameters=(("mode", 1),),
-    activities=(("main", "_a2"),),
+    activities=(("main", "_a2", activity_main),),
 )
 
 if __name__ == "__main__":

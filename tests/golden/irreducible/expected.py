@@ -73,7 +73,7 @@ MODEL = rt.ModelSpec(
         ("a", 0),
         ("b", 0),
     ),
-    activities=(("main", "_a4"),),
+    activities=(("main", "_a4", activity_main),),
 )
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ MODEL = rt.ModelSpec(
         ("N", 4096),
         ("STEPS", 10),
     ),
-    activities=(("Kernels", "_k"),),
+    activities=(("Kernels", "_k", activity_Kernels),),
 )
 
 if __name__ == "__main__":

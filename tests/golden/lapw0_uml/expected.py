@@ -116,7 +116,7 @@ MODEL = rt.ModelSpec(
         ("PNAT", None),
         ("BUF", 1048576),
     ),
-    activities=(("LAPW0", "_lapw0"),),
+    activities=(("LAPW0", "_lapw0", activity_LAPW0),),
 )
 
 if __name__ == "__main__":

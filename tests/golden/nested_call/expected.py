@@ -56,8 +56,8 @@ MODEL = rt.ModelSpec(
     main=activity_main,
     parameters=(),
     activities=(
-        ("Exchange", "_a1"),
-        ("main", "_a9"),
+        ("Exchange", "_a1", activity_Exchange),
+        ("main", "_a9", activity_main),
     ),
 )
 

@@ -95,8 +95,8 @@ MODEL = rt.ModelSpec(
         ("P", 0.0),
     ),
     activities=(
-        ("MainActivity", "127-0-0-1-6a4c2f:1479f3e0b2d:-8000:000000000000083C"),
-        ("SA", "127-0-0-1-6a4c2f:1479f3e0b2d:-8000:0000000000000849"),
+        ("MainActivity", "127-0-0-1-6a4c2f:1479f3e0b2d:-8000:000000000000083C", activity_MainActivity),
+        ("SA", "127-0-0-1-6a4c2f:1479f3e0b2d:-8000:0000000000000849", activity_SA),
     ),
 )
 

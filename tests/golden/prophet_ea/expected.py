@@ -94,8 +94,8 @@ MODEL = rt.ModelSpec(
         ("P", 0.0),
     ),
     activities=(
-        ("MainActivity", "EAID_6B1A2C3D_0010_4F00_8A00_000000000010"),
-        ("SA", "EAID_6B1A2C3D_0020_4F00_8A00_000000000020"),
+        ("MainActivity", "EAID_6B1A2C3D_0010_4F00_8A00_000000000010", activity_MainActivity),
+        ("SA", "EAID_6B1A2C3D_0020_4F00_8A00_000000000020", activity_SA),
     ),
 )
 

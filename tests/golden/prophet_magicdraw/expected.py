@@ -94,8 +94,8 @@ MODEL = rt.ModelSpec(
         ("P", 0.0),
     ),
     activities=(
-        ("MainActivity", "_19_0_4_1d5c0b1_1601550000001_100001_4001"),
-        ("SA", "_19_0_4_1d5c0b1_1601550000100_100100_4100"),
+        ("MainActivity", "_19_0_4_1d5c0b1_1601550000001_100001_4001", activity_MainActivity),
+        ("SA", "_19_0_4_1d5c0b1_1601550000100_100100_4100", activity_SA),
     ),
 )
 

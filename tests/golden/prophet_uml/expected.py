@@ -90,8 +90,8 @@ MODEL = rt.ModelSpec(
         ("P", 0.0),
     ),
     activities=(
-        ("MainActivity", "_main"),
-        ("SA", "_act_sa"),
+        ("MainActivity", "_main", activity_MainActivity),
+        ("SA", "_act_sa", activity_SA),
     ),
 )
 

@@ -44,7 +44,7 @@ MODEL = rt.ModelSpec(
     init=init_globals,
     main=activity_main,
     parameters=(("N", 100),),
-    activities=(("main", "_a3"),),
+    activities=(("main", "_a3", activity_main),),
 )
 
 if __name__ == "__main__":

@@ -1,0 +1,236 @@
+"""What users reach for first: generated modules that refuse to guess, plots that never lose a
+prediction, handlers from the current directory and the README's deadlock example."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from uml2perf.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+DATA = ROOT / "tests" / "data" / "dialects"
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def python(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+
+
+# --------------------------------------------------------------------------- the deadlock sample
+
+
+def test_the_readme_deadlock_example_reports_who_waits_for_whom() -> None:
+    done = python("-m", "uml2perf", "run", SAMPLES / "ring_deadlock.uml", "--procs", "3")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert lines[0] == "error: deadlock at simulated time 338.301 s: 3 processes cannot finish"
+    for pid, source in ((0, 2), (1, 0), (2, 1)):
+        assert (
+            f"  process {pid} (node 0) waits at 'Receive_I2' (xmi:id=_recv, line 62) "
+            f"for recv from process {source} tag 2"
+        ) in lines
+    assert "Traceback" not in done.stderr
+
+
+# --------------------------------------------------------------------------- several activities, no main
+
+
+@pytest.fixture()
+def two_activities(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    module = tmp_path / "two.py"
+    code, _, err = cli(capsys, "convert", DATA / "two-activities.uml", "-o", module)
+    assert code == 0, err
+    return module
+
+
+def test_a_module_without_main_lists_its_activities_instead_of_predicting_zero(two_activities: Path) -> None:
+    done = python(two_activities)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert (
+        "error: two-activities.uml: cannot tell which activity is the main one; candidates: "
+        "'ReadPhase' [xmi:id=_read], 'WritePhase' [xmi:id=_write]"
+    ) in done.stderr
+    assert "--activity NAME" in done.stderr
+
+
+def test_run_gives_the_same_message_on_the_module_and_on_the_export(
+    two_activities: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, from_module = cli(capsys, "run", two_activities)
+    assert code == 1 and out == ""
+    code, _, from_export = cli(capsys, "run", DATA / "two-activities.uml")
+    assert code == 1
+    assert from_module == from_export
+
+
+@pytest.mark.parametrize("activity, time", [("WritePhase", 2.5), ("_read", 1.5)])
+def test_a_chosen_activity_runs(
+    two_activities: Path, capsys: pytest.CaptureFixture[str], activity: str, time: float
+) -> None:
+    import json
+
+    code, out, err = cli(capsys, "run", two_activities, "--activity", activity, "--procs", "1", "--json")
+    assert code == 0, err
+    assert json.loads(out)["time"] == pytest.approx(time)
+    done = python(two_activities, "--activity", activity, "--procs", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["time"] == pytest.approx(time)
+
+
+def test_an_unknown_activity_names_the_ones_there_are(
+    two_activities: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cli(capsys, "run", two_activities, "--activity", "Nope")
+    assert code == 1
+    assert "no activity is named 'Nope'" in err and "'ReadPhase' [xmi:id=_read]" in err
+
+
+def test_sweep_of_a_module_takes_the_activity(
+    two_activities: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cli(capsys, "sweep", two_activities, "--grid", "procs=1,2")
+    assert code == 1 and "cannot tell which activity is the main one" in err
+    code, out, err = cli(
+        capsys, "sweep", two_activities, "--grid", "procs=1,2", "--activity", "WritePhase", "--csv", "-"
+    )
+    assert code == 0, err
+    assert "2.5" in out
+
+
+# --------------------------------------------------------------------------- variables without a value
+
+
+def test_a_variable_without_value_stops_the_module_as_it_stops_the_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (DATA / "papyrus-marte.uml").read_text(encoding="utf-8").replace("in$x=(10,ms)", "in$x")
+    export = tmp_path / "no-value.uml"
+    export.write_text(text, encoding="utf-8")
+    module = tmp_path / "no_value.py"
+    assert cli(capsys, "convert", export, "-o", module)[0] == 0
+    code, _, from_export = cli(capsys, "run", export, "--procs", "2")
+    assert code == 1
+    code, _, from_module = cli(capsys, "run", module, "--procs", "2")
+    assert code == 1
+    alone = python(module, "--procs", "2")
+    assert alone.returncode == 1
+    # the export is named as given; the module names it by its file name
+    from_export = from_export.replace(str(tmp_path) + "/", "")
+    assert from_module == from_export == alone.stderr
+    assert "1 variable without a value: x" in alone.stderr and "--set x=VALUE" in alone.stderr
+    code, _, err = cli(capsys, "sweep", module, "--grid", "procs=2")
+    assert code == 1 and "1 variable without a value: x" in err
+    code, _, err = cli(capsys, "sweep", module, "--grid", "procs=2", "--grid", "x=0.01,0.02")
+    assert code == 0, err
+    assert python(module, "--procs", "2", "--set", "x=0.01").returncode == 0
+
+
+def test_sweep_refuses_an_export_where_nothing_takes_time(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "sweep", DATA / "plain-export.uml", "--grid", "procs=1,2")
+    assert code == 1 and out == ""
+    assert "nothing in this model takes time" in err
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def test_an_unknown_picture_format_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capsys, "run", SAMPLES / "prophet.uml", "--procs", "1", "--plot", tmp_path / "p.xyz")
+    assert code == 2 and out == ""
+    assert "cannot draw a '.xyz' picture" in err and ".png" in err
+    code, out, err = cli(
+        capsys, "sweep", SAMPLES / "prophet.uml", "--grid", "GV=0,1", "--plot", tmp_path / "p.png"
+    )
+    assert code == 2 and out == "" and "sweep procs" in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_without_matplotlib_the_plot_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    for command in (
+        ("run", SAMPLES / "prophet.uml", "--procs", "1"),
+        ("sweep", SAMPLES / "prophet.uml", "--grid", "procs=1,2"),
+    ):
+        code, out, err = cli(capsys, *command, "--plot", tmp_path / "p.png")
+        assert code == 2 and out == ""
+        assert "matplotlib" in err and "uml2perf[plot]" in err
+
+
+def test_a_plot_that_cannot_be_written_keeps_the_prediction(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "missing-folder" / "p.png"
+    code, out, err = cli(capsys, "run", SAMPLES / "prophet.uml", "--procs", "1", "--plot", target)
+    assert code == 1
+    assert "Predicted time: 194.184432 s" in out
+    assert "error:" in err
+
+
+# --------------------------------------------------------------------------- handlers
+
+
+README_HANDLER = """
+from uml2perf.handlers.base import ContentHandler
+
+
+class CsvHandler(ContentHandler):
+    name = "csv"
+    suffix = ".csv"
+    needs = "model"
+
+    def start(self, job):
+        super().start(job)
+        self.rows = ["id,name,kind"]
+
+    def visit_Node(self, node):
+        self.rows.append(f"{node.id},{node.name},{node.kind.value}")
+
+    def visit_Edge(self, edge):
+        return False
+
+    def finish(self):
+        return "\\n".join(self.rows) + "\\n"
+"""
+
+
+def test_a_handler_from_the_current_directory_works_without_installing(tmp_path: Path) -> None:
+    package = tmp_path / "my_package"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "csv_handler.py").write_text(README_HANDLER, encoding="utf-8")
+    script = "import sys; from uml2perf.cli import main; sys.exit(main())"  # as the console script does
+    done = python(
+        "-P",  # no current directory on the path, as with the installed command
+        "-c",
+        script,
+        "convert",
+        SAMPLES / "prophet.uml",
+        "--handler",
+        "my_package.csv_handler:CsvHandler",
+        "-o",
+        "nodes.csv",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr
+    rows = (tmp_path / "nodes.csv").read_text(encoding="utf-8").splitlines()
+    assert rows[0] == "id,name,kind" and "_a1,A1,action" in rows

@@ -234,3 +234,66 @@ def test_a_handler_from_the_current_directory_works_without_installing(tmp_path:
     assert "warning" not in done.stderr
     rows = (tmp_path / "nodes.csv").read_text(encoding="utf-8").splitlines()
     assert rows[0] == "id,name,kind" and "_a1,A1,action" in rows
+
+
+# --------------------------------------------------------------------------- --default-cost
+
+
+def test_default_cost_times_every_action_without_a_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    plain = DATA / "plain-export.uml"
+    code, _, err = cli(capsys, "run", plain, "--procs", "1")
+    assert code == 1 and "--default-cost SECONDS" in err
+    code, out, err = cli(capsys, "run", plain, "--procs", "1", "--default-cost", "1e-3", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    # Setup, TimeStep, Check, Halo and (or not) WriteOutput: one millisecond each
+    assert result["time"] in (pytest.approx(4e-3), pytest.approx(5e-3))
+    assert all(e["calls"] == 0 or e["exclusive"] > 0 for e in result["elements"])
+    code, out, _ = cli(capsys, "check", plain, "--default-cost", "1e-3")
+    assert "5 of 5 actions have a cost" in out
+    module = tmp_path / "plain.py"
+    code, _, err = cli(capsys, "convert", plain, "--default-cost", "2e-3", "-o", module)
+    assert code == 0, err
+    assert module.read_text(encoding="utf-8").count("p.compute(E_") == 5
+    assert "0.002)" in module.read_text(encoding="utf-8")
+    code, _, err = cli(capsys, "run", module, "--default-cost", "1")
+    assert code == 2 and "convert the export again" in err
+    code, out, err = cli(capsys, "sweep", plain, "--grid", "procs=1", "--default-cost", "1e-3", "--csv", "-")
+    assert code == 0, err
+
+
+def test_the_sidecar_cost_wins_and_default_cost_replaces_its_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    sidecar = DATA / "plain-export.toml"
+    code, out, err = cli(
+        capsys,
+        "run",
+        DATA / "plain-export.uml",
+        "--sidecar",
+        sidecar,
+        "--default-cost",
+        "0.25",
+        "--json",
+        "--procs",
+        "1",
+    )
+    assert code == 0, err
+    per_call = {e["name"]: e["exclusive"] / e["calls"] for e in json.loads(out)["elements"]}
+    assert per_call["Check"] == pytest.approx(0.25)  # the sidecar's default was 0.001
+    assert per_call["Setup"] == pytest.approx(0.5)  # its own entry wins
+    assert per_call["TimeStep"] == pytest.approx(0.2)  # 0.01 * N, N = 20
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "soon"])
+def test_default_cost_must_be_a_time(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["run", str(DATA / "plain-export.uml"), "--default-cost", value])
+    assert exc.value.code == 2
+    assert "--default-cost" in capsys.readouterr().err

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from uml2perf_runtime.records import FrozenRecord
 
-from .errors import Diagnostic, InputError, Location, ModelError, Severity
+from .errors import Diagnostic, InputError, Location, ModelError, Severity, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .model import Model
@@ -68,8 +68,17 @@ class ModelSource(FrozenRecord):
         return sha256(self.text.encode("utf-8")).hexdigest()
 
 
-def read(path: str | Path, *, sidecar: str | Path | None = None, strict: bool = True) -> Model:
+def read(
+    path: str | Path,
+    *,
+    sidecar: str | Path | None = None,
+    strict: bool = True,
+    default_cost: float | None = None,
+) -> Model:
     """Read an XMI export into the neutral model (dialect detected automatically).
+
+    ``default_cost`` (seconds) is the cost of every action without one (as a sidecar's
+    ``[defaults] cost``, which it replaces).
 
     With ``strict`` (the default for converting and running), an error the
     reader only noted (an unknown tag on a profile stereotype, say) stops the
@@ -78,10 +87,26 @@ def read(path: str | Path, *, sidecar: str | Path | None = None, strict: bool = 
     """
     from .reader import read_model
 
-    model = read_model(path, sidecar=sidecar)
+    model = read_model(path, sidecar=sidecar, default_cost=default_cost_text(default_cost))
     if strict:
         raise_first_error(model.diagnostics)
     return model
+
+
+def default_cost_text(seconds: float | None) -> str | None:
+    """``--default-cost SECONDS`` as the expression the profile reads; refuses what is not a time."""
+    if seconds is None:
+        return None
+    import math
+
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise InputError(f"the default cost must be a number of seconds, got {seconds!r}")
+    if not math.isfinite(seconds) or seconds < 0:
+        raise InputError(
+            f"the default cost must be a finite number of seconds of at least 0, got {seconds!r}",
+            hint="e.g. --default-cost 1e-3",
+        )
+    return repr(float(seconds))
 
 
 def raise_first_error(diagnostics: Iterable[Diagnostic]) -> None:
@@ -101,14 +126,19 @@ def convert(
     handler: str = "python",
     activity: str | None = None,
     sidecar: str | Path | None = None,
+    default_cost: float | None = None,
 ) -> Conversion:
-    """Convert an XMI export with a content handler; write ``output`` atomically when given."""
+    """Convert an XMI export with a content handler; write ``output`` atomically when given.
+
+    ``default_cost`` (seconds) is the cost of every action without one, written into the
+    generated module.
+    """
     from uml2perf_runtime.collector import collector_paused
 
     from .generation import generate, write_output
 
     with collector_paused():
-        model = read(path, sidecar=sidecar)
+        model = read(path, sidecar=sidecar, default_cost=default_cost)
         result = generate(model, handler, activity=activity)
     target: Path | None = None
     if output is not None and str(output) != "-":
@@ -171,8 +201,12 @@ def load_spec(
     sidecar: str | Path | None = None,
     given: Iterable[str] | None = None,
     warnings: list[str] | None = None,
+    default_cost: float | None = None,
 ) -> Any:
     """Return the runtime ``ModelSpec`` of an XMI export, a generated ``.py`` module or a model source.
+
+    ``default_cost`` (seconds) is the cost of every action of an export without one; a
+    generated module has its costs already, so it is refused there.
 
     ``warnings``, when given, receives the warnings reading and generating
     the model produced (the ones ``convert`` prints), also on a cache hit.
@@ -192,11 +226,17 @@ def load_spec(
     if p.suffix in PYTHON_SUFFIXES:
         from uml2perf_runtime.model import choose_activity, require_values
 
+        if default_cost is not None:
+            raise UsageError(
+                "--default-cost applies to an XMI export: a generated module has its costs already",
+                hint="convert the export again with --default-cost SECONDS",
+            )
+
         spec = choose_activity(_spec_of_module(_module_from_file(p), str(model)), activity)
         if given is not None:
             require_values(spec, given)
         return spec
-    generated = _generated_for_run(p, activity, sidecar)
+    generated = _generated_for_run(p, activity, sidecar, default_cost_text(default_cost))
     if given is not None and generated.required:
         _require_values(generated.required, given)
     require_timing(p, generated.timing, warnings)
@@ -259,7 +299,9 @@ class _Generated:
         self.timing = timing
 
 
-def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | None) -> _Generated:
+def _generated_for_run(
+    path: Path, activity: str | None, sidecar: str | Path | None, default_cost: str | None
+) -> _Generated:
     """The generated module of an XMI export, from the verified cache when nothing it depends on changed.
 
     The key is a digest of the input's bytes, the sidecar's bytes, the chosen
@@ -283,6 +325,7 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
             # the sidecar's path as given appears in the warnings about it
             "" if sidecar is None else str(sidecar),
             activity or "",
+            default_cost or "",
             filename,
             package_fingerprint(),
         )
@@ -295,7 +338,7 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
     from .profile import main_activity, unset_variables
 
     with collector_paused():
-        model = read(path, sidecar=sidecar)
+        model = read_model_checked(path, sidecar, default_cost)
         result = generate(model, "python", activity=activity, options={"require_main": True})
 
     required = tuple(
@@ -327,6 +370,15 @@ def _generated_for_run(path: Path, activity: str | None, sidecar: str | Path | N
     if cache is not None and key is not None:
         cache.put("module", key, _encode_generated(generated))
     return generated
+
+
+def read_model_checked(path: Path, sidecar: str | Path | None, default_cost: str | None) -> Model:
+    """:func:`read` with the default cost already an expression."""
+    from .reader import read_model
+
+    model = read_model(path, sidecar=sidecar, default_cost=default_cost)
+    raise_first_error(model.diagnostics)
+    return model
 
 
 def _compiled(source: str, filename: str, path: Path) -> types.CodeType:
@@ -389,8 +441,9 @@ def require_timing(path: Path, timing: tuple[int, int, bool], warnings: list[str
             "would be 0 s",
             Location(file=str(path)),
             hint="give the actions costs: an action+ stereotype with a cost tag, a MARTE PaStep "
-            'hostDemand, or a sidecar (--sidecar FILE.toml) with [defaults] cost = "1e-3" or '
-            '[elements."NAME"] cost = ...',
+            'hostDemand, a sidecar (--sidecar FILE.toml) with [defaults] cost = "1e-3" or '
+            '[elements."NAME"] cost = ..., or one cost for every action without one: '
+            "--default-cost SECONDS",
         )
     if untimed and warnings is not None:
         warnings.append(
@@ -444,6 +497,7 @@ def predict(
     critical_path: bool | str = False,
     speedups: Mapping[str, float] | None = None,
     rank_speedups: bool = False,
+    default_cost: float | None = None,
 ) -> Any:
     """Read (or import) a model and simulate it; returns the runtime's ``Results``.
 
@@ -455,7 +509,8 @@ def predict(
     most :data:`AUTO_CRITICAL_PATH_EVENTS` events); ``speedups`` (element name or id
     -> factor) predicts as if those elements were that much faster, keeping
     the unchanged prediction in ``base_time``; ``rank_speedups`` tries each
-    element of the critical path at 2x and lists the gains.
+    element of the critical path at 2x and lists the gains.  ``default_cost`` (seconds) is
+    the cost of every action of an export without one.
 
     ``machine`` is a TOML file or the name of a bundled machine (``gescher``,
     ``laptop``, ``cluster-modern``); ``trace`` is a trace file to write, or
@@ -469,7 +524,12 @@ def predict(
             Location(file=str(path)),
         )
     spec = load_spec(
-        path, activity=activity, sidecar=sidecar, given=tuple(overrides or ()), warnings=warnings
+        path,
+        activity=activity,
+        sidecar=sidecar,
+        given=tuple(overrides or ()),
+        warnings=warnings,
+        default_cost=default_cost,
     )
     machine_obj = Machine.load(machine) if machine else None
 

@@ -76,14 +76,18 @@ def _from_exception(exc: Uml2PerfError) -> Diagnostic:
 
 
 def check_file(
-    path: str | Path, *, sidecar: str | Path | None = None, activity: str | None = None
+    path: str | Path,
+    *,
+    sidecar: str | Path | None = None,
+    activity: str | None = None,
+    default_cost: str | None = None,
 ) -> CheckReport:
     """Read and check one file; reading errors become the report's only finding."""
     from .reader import read_model
 
     report = CheckReport(source=str(path))
     try:
-        model = read_model(path, sidecar=sidecar)
+        model = read_model(path, sidecar=sidecar, default_cost=default_cost)
     except Uml2PerfError as exc:
         report.diagnostics.append(_from_exception(exc))
         return report

@@ -23,6 +23,7 @@ from .commands.common import (
     EXIT_OK,
     EXIT_PROBLEM,
     EXIT_USAGE,
+    add_default_cost_option,
     add_limit_option,
     overrides,
     positive_int,
@@ -101,7 +102,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
         output = "-"
     _refuse_overwriting_inputs(args, {"output": output})
     _handlers_from_current_directory(args.handler)
-    result = convert(args.model, output, handler=args.handler, activity=args.activity, sidecar=args.sidecar)
+    result = convert(
+        args.model,
+        output,
+        handler=args.handler,
+        activity=args.activity,
+        sidecar=args.sidecar,
+        default_cost=args.default_cost,
+    )
     if result.path is None:
         sys.stdout.write(result.text)
     else:
@@ -140,6 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         critical_path=True if args.critical_path else ("auto" if args.json else False),
         speedups=_speedups(args.speedup),
         rank_speedups=args.rank_speedups,
+        default_cost=args.default_cost,
     )
     print_warnings(warnings, args)
     note = default_processes_note(results, args.procs)
@@ -198,9 +207,15 @@ def default_processes_note(results: Any, procs: int | None) -> str | None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """List every problem of a model at once; exit 1 when any is an error."""
+    from .api import default_cost_text
     from .check import check_file
 
-    report = check_file(args.model, sidecar=args.sidecar, activity=args.activity)
+    report = check_file(
+        args.model,
+        sidecar=args.sidecar,
+        activity=args.activity,
+        default_cost=default_cost_text(args.default_cost),
+    )
     shown = [d for d in report.diagnostics if args.verbose or d.severity != Severity.INFO]
     if args.quiet:
         shown = [d for d in shown if d.severity == Severity.ERROR]
@@ -278,6 +293,7 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE.toml",
         help="costs and stereotypes by element name or id, for plain exports",
     )
+    add_default_cost_option(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -182,17 +182,25 @@ def model_source(
     activity: str | None = None,
     sidecar: str | Path | None = None,
     warnings: list[str] | None = None,
+    default_cost: float | None = None,
 ) -> ModelSource:
     """The Python model of an XMI export (generated now) or of a generated ``.py`` file.
 
     An export in which nothing takes time is refused (every point would predict 0 s);
-    ``warnings``, when given, receives the count of actions without a cost.
+    ``warnings``, when given, receives the count of actions without a cost; ``default_cost``
+    (seconds) is the cost of every action of an export without one.
     """
     p = Path(path)
     if not p.exists():
         raise InputError("no such file", Location(file=str(path)), hint="check the path")
     if p.suffix == ".py":
         from uml2perf_runtime.files import InputFileError, read_text_input
+
+        if default_cost is not None:
+            raise UsageError(
+                "--default-cost applies to an XMI export: a generated module has its costs already",
+                hint="convert the export again with --default-cost SECONDS",
+            )
 
         try:
             return ModelSource(read_text_input(p, what="model module"), str(p), activity)
@@ -202,7 +210,7 @@ def model_source(
     from .check import timing_summary
     from .generation import generate
 
-    model = read(p, sidecar=sidecar)
+    model = read(p, sidecar=sidecar, default_cost=default_cost)
     result = generate(model, "python", activity=activity, options={"require_main": True})
     require_timing(p, timing_summary(model), warnings)
     return ModelSource(result.text, f"<generated from {p.name}>")

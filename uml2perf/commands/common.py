@@ -84,6 +84,29 @@ def print_warnings(warnings: Sequence[str], args: argparse.Namespace) -> None:
         print(printable(warning), file=sys.stderr)
 
 
+def seconds(text: str) -> float:
+    """An argparse type for a time in seconds: a finite number of at least 0 (``1e-3``, ``0.5``)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds of at least 0, got {text!r}")
+    return value
+
+
+def add_default_cost_option(parser: argparse.ArgumentParser) -> None:
+    """``--default-cost SECONDS``: the cost of every action of an export without one."""
+    parser.add_argument(
+        "--default-cost",
+        type=seconds,
+        metavar="SECONDS",
+        help="cost of every action without one (as a sidecar's [defaults] cost, which it replaces)",
+    )
+
+
 def add_limit_option(parser: argparse.ArgumentParser) -> None:
     """The ``--limit NAME=N`` option of every command that reads a model."""
     parser.add_argument(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Location, UsageError
-from .common import EXIT_OK, add_limit_option, overrides, positive_int, printable
+from .common import EXIT_OK, add_default_cost_option, add_limit_option, overrides, positive_int, printable
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -57,7 +57,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
     fixed_raw = overrides(args.set)
     warnings: list[str] = []
-    source = model_source(args.model, activity=args.activity, sidecar=args.sidecar, warnings=warnings)
+    source = model_source(
+        args.model,
+        activity=args.activity,
+        sidecar=args.sidecar,
+        warnings=warnings,
+        default_cost=args.default_cost,
+    )
     spec = load_spec(source)
     # every variable the model leaves without a value is fixed with --set or swept with --grid
     require_values(spec, {*fixed_raw, *(name for key in grid_text for name in axis_names(key))})
@@ -173,5 +179,6 @@ def register_command(sub: Any) -> None:
     )
     sweep.add_argument("--activity", metavar="NAME", help="the activity to start from (name or xmi:id)")
     sweep.add_argument("--sidecar", metavar="FILE.toml", help="costs and stereotypes for plain exports")
+    add_default_cost_option(sweep)
     add_limit_option(sweep)
     sweep.set_defaults(func=cmd_sweep)

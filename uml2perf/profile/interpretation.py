@@ -753,7 +753,11 @@ def _default_role(kind: NodeKind) -> Role:
 
 
 def apply_profile(
-    model: Model, sidecar: str | os.PathLike[str] | None = None, *, fresh: bool = False
+    model: Model,
+    sidecar: str | os.PathLike[str] | None = None,
+    *,
+    fresh: bool = False,
+    default_cost: str | None = None,
 ) -> Model:
     """Interpret stereotypes (uml2perf, MARTE) and the optional TOML sidecar into ``PerfSpec``s.
 
@@ -762,9 +766,15 @@ def apply_profile(
     unreadable VSL values) to ``Model.diagnostics``.  ``model`` is left as it
     was and a new model is returned.
 
+    ``default_cost`` (an expression) is the cost of every action without one, as the sidecar's
+    ``[defaults] cost``, which it replaces.
+
     ``fresh`` is for the reader alone: its model was built a moment ago and no
     one else holds it, so nodes are finished in place instead of being built a
     second time (a 20,000-action model would otherwise build every node twice).
     """
     car = load_sidecar(sidecar) if sidecar is not None else None
+    if default_cost is not None:  # --default-cost: the sidecar's [defaults] cost, given on the command line
+        car = car if car is not None else Sidecar(path="--default-cost")
+        car.defaults["cost"] = default_cost
     return _Interpreter(model, car, fresh=fresh).run()

@@ -54,8 +54,13 @@ def read_document(
     sidecar: str | os.PathLike[str] | None = None,
     dialect: str | None = None,
     require_activity: bool = True,
+    default_cost: str | None = None,
 ) -> Model:
-    """Read a loaded document: detect (or take) the dialect, read, apply the profile."""
+    """Read a loaded document: detect (or take) the dialect, read, apply the profile.
+
+    ``default_cost`` (an expression, ``--default-cost``) is the cost of every action without
+    one, as a sidecar's ``[defaults] cost`` (which it replaces).
+    """
     from ..profile import apply_profile, no_activity_error
 
     if dialect is not None:
@@ -67,7 +72,8 @@ def read_document(
     model = chosen.read(doc)
     if require_activity and not model.activities:
         raise no_activity_error(model)
-    return apply_profile(model, sidecar, fresh=True)  # nobody else holds the model just read
+    # nobody else holds the model just read
+    return apply_profile(model, sidecar, fresh=True, default_cost=default_cost)
 
 
 def read_model(
@@ -76,15 +82,23 @@ def read_model(
     sidecar: str | os.PathLike[str] | None = None,
     dialect: str | None = None,
     require_activity: bool = True,
+    default_cost: str | None = None,
 ) -> Model:
     """Read an XMI file into the neutral model with the performance profile applied.
 
     ``sidecar`` is an optional TOML file of costs and stereotypes (see
     :mod:`uml2perf.profile`); ``dialect`` forces a dialect by name instead of
     detecting it.  A file without any activity raises :class:`ModelError`
-    naming what the file holds, unless ``require_activity`` is false.
+    naming what the file holds, unless ``require_activity`` is false; ``default_cost``:
+    see :func:`read_document`.
     """
-    return read_document(load_file(path), sidecar=sidecar, dialect=dialect, require_activity=require_activity)
+    return read_document(
+        load_file(path),
+        sidecar=sidecar,
+        dialect=dialect,
+        require_activity=require_activity,
+        default_cost=default_cost,
+    )
 
 
 def read_bytes(

@@ -24,6 +24,7 @@ Definitions (also what ``to_dict()`` means):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .process import CATEGORY_NAMES
@@ -259,6 +260,19 @@ class Results:
                 else {}
             ),
         }
+
+    def to_dataframe(self, table: str = "elements") -> Any:
+        """A table of the results as a pandas DataFrame (needs pandas, imported only here).
+
+        ``table`` is ``"elements"`` (where the time goes: one row per element, most inclusive
+        time first) or ``"processes"`` (compute, communication and wait of each process).
+        Column names carry their unit (``inclusive_s``), as in the CSV files uml2perf writes.
+        """
+        if table == "elements":
+            return data_frame(self.elements, ELEMENT_COLUMNS)
+        if table == "processes":
+            return data_frame(self.per_process, PROCESS_COLUMNS)
+        raise ValueError(f"no table {table!r}: choose 'elements' or 'processes'")
 
     # -- text report ----------------------------------------------------------------------
 
@@ -503,6 +517,47 @@ def _element_rows(sim: Simulation) -> list[dict[str, Any]]:
     return rows
 
 
+#: (column, key of a row of ``Results.elements``) of ``to_dataframe("elements")``.
+ELEMENT_COLUMNS = (
+    ("element", "name"),
+    ("id", "id"),
+    ("kind", "kind"),
+    ("line", "line"),
+    ("calls", "calls"),
+    ("inclusive_s", "inclusive"),
+    ("exclusive_s", "exclusive"),
+    ("exclusive_percent", "percent"),
+    ("processes", "processes"),
+    ("mean_per_process_s", "mean"),
+    ("min_s", "min"),
+    ("max_s", "max"),
+    ("std_s", "std"),
+)
+#: (column, key of a row of ``Results.per_process``) of ``to_dataframe("processes")``.
+PROCESS_COLUMNS = (
+    ("pid", "pid"),
+    ("node", "node"),
+    ("time_s", "time"),
+    ("compute_s", "compute"),
+    ("comm_s", "communication"),
+    ("wait_s", "wait"),
+)
+
+
+def data_frame(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]]) -> Any:
+    """``rows`` as a pandas DataFrame with the given (column, key) pairs; a clear error without pandas."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(
+            "to_dataframe() needs pandas, which is not installed: pip install pandas "
+            "(or use to_dict() / the rows, which need nothing)"
+        ) from None
+    return pandas.DataFrame(
+        [[row.get(key) for _, key in columns] for row in rows], columns=[name for name, _ in columns]
+    )
+
+
 def format_time(seconds: float) -> str:
     """A duration with a readable unit: ``1.5 ms``, ``2.25 s``, ``0``."""
     if seconds == 0:
@@ -516,4 +571,4 @@ def format_time(seconds: float) -> str:
     return f"{seconds:.4g} s"  # pragma: no cover
 
 
-__all__ = ["Results", "format_time"]
+__all__ = ["Results", "data_frame", "format_time"]

@@ -480,7 +480,7 @@ def _require_values(required: Iterable[dict[str, Any]], given: Iterable[str]) ->
 def predict(
     path: str | Path,
     *,
-    machine: str | Path | None = None,
+    machine: Any = None,
     procs: int | None = None,
     nodes: int | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -512,8 +512,8 @@ def predict(
     element of the critical path at 2x and lists the gains.  ``default_cost`` (seconds) is
     the cost of every action of an export without one.
 
-    ``machine`` is a TOML file or the name of a bundled machine (``gescher``,
-    ``laptop``, ``cluster-modern``); ``trace`` is a trace file to write, or
+    ``machine`` is a ``Machine``, a TOML file or the name of a bundled machine (``gescher``,
+    ``laptop``, ``cluster-modern``, ``gpu-node``); ``trace`` is a trace file to write, or
     ``True`` to keep the timeline in memory (for plots).
     """
     from uml2perf_runtime import Machine, simulate
@@ -531,7 +531,7 @@ def predict(
         warnings=warnings,
         default_cost=default_cost,
     )
-    machine_obj = Machine.load(machine) if machine else None
+    machine_obj = machine if isinstance(machine, Machine) else Machine.load(machine) if machine else None
 
     def run_once(index: int, factors: Mapping[str, float] | None, keep_path: bool, first: bool) -> Any:
         return simulate(

@@ -23,8 +23,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import sys
+import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -304,6 +306,31 @@ class SweepResult:
     notes: list[str] = field(default_factory=list)
     #: Scaling properties of the sweep (``non_scalability`` per group; see :mod:`uml2perf.scaling`).
     properties: list[dict[str, Any]] = field(default_factory=list)
+    #: The model's name and the machine swept on.
+    model: str = ""
+    machine: Any = None
+
+    def to_dataframe(self) -> Any:
+        """The rows as a pandas DataFrame (needs pandas, imported only here), one row per point.
+
+        Columns are the swept parameters, then the results with their unit, as in the CSV
+        file: ``time_s``, ``compute_s``, ``comm_s``, ``wait_s``, ``speedup``... ``method``.
+        """
+        from uml2perf_runtime.results import data_frame
+
+        return data_frame(
+            self.rows, [(c if c in self.parameters else csv_header(c), c) for c in self.columns]
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Parameters, columns, rows, notes and scaling findings as plain data."""
+        return {
+            "parameters": list(self.parameters),
+            "columns": list(self.columns),
+            "rows": self.rows,
+            "notes": self.notes,
+            "properties": self.properties,
+        }
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -319,8 +346,32 @@ class SweepResult:
         )
 
 
+def plain_grid(grid: Mapping[str, Any]) -> dict[str, list[str]]:
+    """A grid of plain Python values (``{"procs": [1, 2, 4], "nodes:procs": [(1, 4), (2, 8)]}``)
+    as the text ``--grid`` gives, so that one check converts both (:func:`typed_grid`)."""
+
+    def text(value: Any) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, float):
+            return repr(value)
+        if isinstance(value, (tuple, list)):
+            return ":".join(text(v) for v in value)
+        return str(value)
+
+    if not isinstance(grid, Mapping):
+        raise UsageError(f"the grid must be a mapping of names to lists of values, got {type(grid).__name__}")
+    found: dict[str, list[str]] = {}
+    for key, values in grid.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise UsageError(f"grid {key}: expected a list of values, got {values!r}")
+        items = [text(v) for v in values]
+        found.update(parse_grid([f"{key}={','.join(items)}"]))
+    return found
+
+
 def run_sweep(
-    source: ModelSource,
+    source: ModelSource | str | Path,
     machine: Any,
     grid: Mapping[str, Sequence[Any]],
     *,
@@ -335,18 +386,35 @@ def run_sweep(
     progress: ProgressBar | None = None,
     replications: int = 1,
 ) -> SweepResult:
-    """Evaluate every point of ``grid``: analytically where possible, else by simulation."""
+    """Evaluate every point of ``grid``: analytically where possible, else by simulation.
+
+    Takes plain Python values: ``source`` a :class:`ModelSource` or the path of an export or
+    generated module, ``machine`` a ``Machine``, a machine file or bundled name, or None (one
+    node of 4 cores), ``grid`` names to lists of values (``{"procs": [1, 2, 4], "NAT": [32]}``,
+    zipped axes as ``{"nodes:procs": [(1, 4), (2, 8)]}``), ``fixed`` names to values.  Names and
+    values are checked against the model as ``--grid`` and ``--set`` are.
+    """
+    from uml2perf_runtime.engine import validate_overrides
+    from uml2perf_runtime.machine import Machine
+
+    if not isinstance(source, ModelSource):
+        source = model_source(source)
+    if machine is None or machine == "":
+        machine = Machine.default()
+    elif not isinstance(machine, Machine):
+        machine = Machine.load(machine)
     spec = load_spec(source)
-    fixed = dict(fixed or {})
+    fixed_values: dict[str, Any] = validate_overrides(spec, dict(fixed or {}))
+    grid = typed_grid(plain_grid(grid), spec, fixed_values)
     points = split_axes(grid_points(grid)) if grid else [{}]
-    result = SweepResult(grid_parameters(grid))
+    result = SweepResult(grid_parameters(grid), model=spec.name, machine=machine)
     rows: list[dict[str, Any] | None] = [None] * len(points)
     progress = progress or ProgressBar(len(points), sys.stderr, False)
     if analytic:
         from uml2perf_runtime.analytic import evaluate_points
 
         analytic_rows, reasons = evaluate_points(
-            spec, machine, points, overrides=fixed, procs=procs, nodes=nodes, placement=placement
+            spec, machine, points, overrides=fixed_values, procs=procs, nodes=nodes, placement=placement
         )
         for index, row in enumerate(analytic_rows):
             if row is not None:
@@ -357,7 +425,7 @@ def run_sweep(
         for reason in reasons:
             result.notes.append(f"simulated: {reason}")
     jobs = [
-        PointJob(i, points[i], fixed, procs, nodes, seed, placement, replications)
+        PointJob(i, points[i], fixed_values, procs, nodes, seed, placement, replications)
         for i, row in enumerate(rows)
         if row is None
     ]
@@ -450,11 +518,59 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+#: Columns holding seconds: the text table picks one unit per column, CSV headers say ``_s``.
+TIME_COLUMNS = ("time", "compute", "comm", "wait", "time_std", "time_ci95_low", "time_ci95_high")
+#: Significant digits of the largest value of a numeric column in the text table.
+TABLE_DIGITS = 4
+_UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))
+
+
+def format_column(values: Sequence[float], seconds: bool) -> tuple[list[str], str]:
+    """One numeric column as text with aligned decimal points, and the unit its header names.
+
+    The largest magnitude gets :data:`TABLE_DIGITS` significant digits and every value of the
+    column the same number of decimals, so ``263.8`` and ``0.005274`` never stand in one column:
+    a column of seconds is shown in the unit of its largest value (``comm [ms]  5.274``).
+    """
+    finite = [abs(v) for v in values if math.isfinite(v)]
+    largest = max(finite, default=0.0)
+    unit, scale = "", 1.0
+    if seconds:
+        unit, scale = "s", 1.0
+        for name, factor in _UNITS:
+            if largest >= factor or name == "ns":
+                unit, scale = name, factor
+                break
+        if largest == 0:
+            unit, scale = "s", 1.0
+    if largest == 0:
+        return [("0" if v == 0 else str(v)) for v in values], unit
+    integer_digits = max(1, math.floor(math.log10(largest / scale)) + 1)
+    decimals = max(0, TABLE_DIGITS - integer_digits)
+    return [f"{v / scale:.{decimals}f}" if math.isfinite(v) else str(v) for v in values], unit
+
+
 def format_table(result: SweepResult) -> str:
-    """A plain-text table with aligned columns, one row per grid point."""
-    units = {"time": "time [s]", "compute": "compute [s]", "comm": "comm [s]", "wait": "wait [s]"}
-    header = [units.get(c, c) for c in result.columns]
-    body = [[_cell(row[c]) for c in result.columns] for row in result.rows]
+    """A plain-text table, one row per grid point: aligned columns, units in the headers.
+
+    Swept parameters print as given; each numeric result column has one unit and one number
+    of decimals (see :func:`format_column`); CSV and JSON keep every digit.
+    """
+    columns = result.columns
+    header: list[str] = []
+    cells: list[list[str]] = []
+    for name in columns:
+        values = [row[name] for row in result.rows]
+        if name not in result.parameters and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+        ):
+            texts, unit = format_column([float(v) for v in values], name in TIME_COLUMNS)
+            header.append(f"{name} [{unit}]" if unit else name)
+        else:
+            texts = [_cell(v) for v in values]
+            header.append(name)
+        cells.append(texts)
+    body = [list(row) for row in zip(*cells, strict=True)] if result.rows else []
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
     numeric = [True] * (len(header) - 1) + [False]
     lines = [
@@ -471,10 +587,16 @@ def format_table(result: SweepResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+def csv_header(column: str) -> str:
+    """The CSV name of a result column: seconds say so (``time_s``), other names stay."""
+    return f"{column}_s" if column in TIME_COLUMNS else column
+
+
 def to_csv(result: SweepResult) -> str:
+    """The rows as CSV: every digit (``repr`` of floats), units in the headers (``time_s``)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(result.columns)
+    writer.writerow([c if c in result.parameters else csv_header(c) for c in result.columns])
     for row in result.rows:
         writer.writerow([repr(row[c]) if isinstance(row[c], float) else row[c] for c in result.columns])
     return buffer.getvalue()
@@ -493,12 +615,97 @@ def to_json(result: SweepResult, model: str, machine: Any) -> str:
     return json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 
+def sweep(
+    model: str | Path,
+    grid: Mapping[str, Iterable[Any]],
+    *,
+    machine: Any = None,
+    fixed: Mapping[str, Any] | None = None,
+    procs: int | None = None,
+    nodes: int | None = None,
+    seed: int = 0,
+    placement: str | None = None,
+    analytic: bool = True,
+    workers: int | None = None,
+    dask_address: str | None = None,
+    replications: int = 1,
+    activity: str | None = None,
+    sidecar: str | Path | None = None,
+    default_cost: float | None = None,
+    progress: bool = False,
+    warnings: list[str] | None = None,
+) -> Any:
+    """Predict ``model`` at every point of ``grid``; returns a ``SweepResult`` (``rows``, ``to_dataframe()``).
+
+    ``grid`` maps ``procs``, ``nodes`` or model variables to lists of plain values
+    (``{"procs": [1, 2, 4], "NAT": [32, 64]}``; ``{"nodes:procs": [(1, 4), (2, 8)]}`` moves two
+    together); ``fixed`` sets other variables.  ``machine`` is a ``Machine``, a machine file, a
+    bundled machine's name or None (one node of 4 cores).  Points of bulk-synchronous models are
+    evaluated analytically (``analytic=False`` simulates every one), the others simulated in
+    ``workers`` processes.  Every variable the model leaves without a value must be swept or
+    fixed; ``warnings`` receives the model's warnings.
+    """
+    from uml2perf_runtime.limits import LimitExceeded, current
+    from uml2perf_runtime.model import require_values
+    from uml2perf_runtime.progress import ProgressBar
+
+    if not isinstance(replications, int) or isinstance(replications, bool) or replications < 1:
+        raise InputError(
+            f"the number of replications must be a whole number of at least 1, got {replications!r}",
+            Location(file=str(model)),
+        )
+    grid_text = plain_grid(grid)
+    fixed = dict(fixed or {})
+    source = model_source(
+        model, activity=activity, sidecar=sidecar, warnings=warnings, default_cost=default_cost
+    )
+    spec = load_spec(source)
+    # every variable the model leaves without a value is fixed or swept
+    require_values(spec, {*fixed, *(name for key in grid_text for name in axis_names(key))})
+    total = 1
+    for values in grid_text.values():
+        total *= len(values)
+    try:
+        current().check("sweep_points", total, "the number of points of the sweep grid")
+    except LimitExceeded as exc:
+        raise InputError(exc.message, Location(file=str(model)), hint=exc.hint) from None
+    return run_sweep(
+        source,
+        machine,
+        grid_text,
+        fixed=fixed,
+        procs=procs,
+        nodes=nodes,
+        seed=seed,
+        placement=placement,
+        analytic=analytic,
+        workers=workers,
+        dask_address=dask_address,
+        progress=ProgressBar(total, sys.stderr, progress),
+        replications=replications,
+    )
+
+
+class _SweepModule(types.ModuleType):
+    """This module, callable as its function :func:`sweep`: ``uml2perf.sweep(model, grid, ...)``.
+
+    ``uml2perf.sweep`` names this module once anything imports it (Python sets a package's
+    attribute to its submodule), so the API function of that name is reached through it.
+    """
+
+    def __call__(self, model: str | Path, grid: Mapping[str, Iterable[Any]], **options: Any) -> SweepResult:
+        return sweep(model, grid, **options)
+
+
+sys.modules[__name__].__class__ = _SweepModule
+
 __all__ = [
     "parse_grid",
     "typed_grid",
     "split_axes",
     "ModelSource",
     "model_source",
+    "sweep",
     "load_spec",
     "run_sweep",
     "simulate_point",

@@ -8,30 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, Location, UsageError
+from ..errors import UsageError
 from .common import EXIT_OK, add_default_cost_option, add_limit_option, overrides, positive_int, printable
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run the model over the Cartesian grid and print (or write) one row per point."""
-    from uml2perf_runtime import Machine
-    from uml2perf_runtime.engine import validate_overrides
     from uml2perf_runtime.files import refuse_inputs_as_outputs
-    from uml2perf_runtime.limits import LimitExceeded, current
-    from uml2perf_runtime.model import require_values
-    from uml2perf_runtime.progress import ProgressBar
 
-    from ..api import load_spec
-    from ..sweep import (
-        axis_names,
-        format_table,
-        model_source,
-        parse_grid,
-        run_sweep,
-        to_csv,
-        to_json,
-        typed_grid,
-    )
+    from ..sweep import axis_names, format_table, parse_grid, sweep, to_csv, to_json
 
     inputs = (
         args.model,
@@ -43,11 +28,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         from ..sweep_plot import check_plot_target
 
         check_plot_target(args.plot)
-    if args.replications < 1:
-        raise InputError(
-            f"the number of replications must be a whole number of at least 1, got {args.replications}",
-            Location(file=str(args.model)),
-        )
     grid_text = parse_grid(args.grid or [])
     if args.plot and not any("procs" in axis_names(key) for key in grid_text):
         raise UsageError(
@@ -55,36 +35,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
-    fixed_raw = overrides(args.set)
     warnings: list[str] = []
-    source = model_source(
+    result = sweep(
         args.model,
-        activity=args.activity,
-        sidecar=args.sidecar,
-        warnings=warnings,
-        default_cost=args.default_cost,
-    )
-    spec = load_spec(source)
-    # every variable the model leaves without a value is fixed with --set or swept with --grid
-    require_values(spec, {*fixed_raw, *(name for key in grid_text for name in axis_names(key))})
-    for warning in warnings:
-        print(printable(warning), file=sys.stderr)
-    fixed = validate_overrides(spec, fixed_raw)
-    grid = typed_grid(grid_text, spec, fixed)
-    machine = Machine.load(args.machine) if args.machine else Machine.default()
-    show = args.progress or sys.stderr.isatty()
-    total = 1
-    for values in grid.values():
-        total *= len(values)
-    try:
-        current().check("sweep_points", total, "the number of points of the sweep grid")
-    except LimitExceeded as exc:
-        raise InputError(exc.message, Location(file=str(args.model)), hint=exc.hint) from None
-    result = run_sweep(
-        source,
-        machine,
-        grid,
-        fixed=fixed,
+        grid_text,
+        machine=args.machine,
+        fixed=overrides(args.set),
         procs=args.procs,
         nodes=args.nodes,
         seed=args.seed,
@@ -92,9 +48,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         analytic=not args.no_analytic,
         workers=args.workers,
         dask_address=args.dask,
-        progress=ProgressBar(total, sys.stderr, show),
         replications=args.replications,
+        activity=args.activity,
+        sidecar=args.sidecar,
+        default_cost=args.default_cost,
+        progress=args.progress or sys.stderr.isatty(),
+        warnings=warnings,
     )
+    for warning in warnings:
+        print(printable(warning), file=sys.stderr)
+    machine = result.machine
     if args.csv:
         _write(to_csv(result), args.csv, inputs)
     if args.json:
@@ -113,7 +76,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.plot:  # last: the table and the files are written whatever happens to the picture
         from ..sweep_plot import plot_sweep
 
-        plot_sweep(result, args.plot, model=spec.name)
+        plot_sweep(result, args.plot, model=result.model)
         print(f"plot written to {args.plot}", file=sys.stderr)
     return EXIT_OK
 

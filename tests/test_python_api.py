@@ -1,0 +1,167 @@
+"""The Python API: ``import uml2perf`` stays cheap, its functions take plain values and Machine
+objects, and results become pandas DataFrames when pandas is there."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import uml2perf
+from uml2perf.errors import ModelError, UsageError
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+PROPHET_ONE_PROCESS = 121 / 3.14 + 112 + 32 + (3.14 + 2.71 * 3.14)
+
+
+def test_import_uml2perf_loads_no_heavy_library() -> None:
+    code = (
+        "import sys, uml2perf\n"
+        "heavy = [m for m in ('lxml', 'jinja2', 'simpy', 'numpy', 'scipy', 'networkx', 'pandas')"
+        " if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+        "print(','.join(sorted(n for n in ('read', 'convert', 'predict', 'sweep', 'Machine')"
+        " if n in dir(uml2perf))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    heavy, listed = done.stdout.splitlines()
+    assert heavy == ""
+    assert listed == "Machine,convert,predict,read,sweep"
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'predikt'"):
+        uml2perf.predikt  # noqa: B018
+
+
+def test_predict_takes_a_machine_object_a_name_or_a_file() -> None:
+    machine = uml2perf.Machine.load("gescher")
+    by_object = uml2perf.predict(SAMPLES / "prophet.uml", machine=machine, procs=1)
+    by_name = uml2perf.predict(str(SAMPLES / "prophet.uml"), machine="gescher", procs=1)
+    assert isinstance(by_object, uml2perf.Results)
+    assert by_object.time == by_name.time == pytest.approx(PROPHET_ONE_PROCESS, rel=1e-12)
+    assert by_object.machine["name"] == "gescher"
+
+
+def test_read_and_convert() -> None:
+    model = uml2perf.read(SAMPLES / "prophet.uml")
+    assert [a.name for a in model.activities] == ["MainActivity", "SA"]
+    conversion = uml2perf.convert(SAMPLES / "prophet.uml")
+    assert conversion.path is None and "MODEL = rt.ModelSpec(" in conversion.text
+
+
+def test_sweep_takes_plain_python_values() -> None:
+    result = uml2perf.sweep(
+        SAMPLES / "lapw0.uml",
+        {"nodes:procs": [(1, 4), (2, 8)], "NAT": [32, 64]},
+        machine=uml2perf.Machine.load("gescher"),
+        workers=1,
+    )
+    assert isinstance(result, uml2perf.SweepResult)
+    assert [(r["nodes"], r["procs"], r["NAT"]) for r in result.rows] == [
+        (1, 4, 32),
+        (1, 4, 64),
+        (2, 8, 32),
+        (2, 8, 64),
+    ]
+    one = uml2perf.predict(SAMPLES / "lapw0.uml", machine="gescher", nodes=2, procs=8, overrides={"NAT": 64})
+    assert result.rows[3]["time"] == pytest.approx(one.time, rel=1e-12)
+    assert result.to_dict()["columns"][:3] == ["nodes", "procs", "NAT"]
+
+
+def test_sweep_is_callable_also_once_its_module_is_imported() -> None:
+    import uml2perf.sweep as module
+
+    assert uml2perf.sweep is module
+    result = uml2perf.sweep(SAMPLES / "prophet.uml", {"GV": [0, 1]}, procs=1)
+    assert [r["GV"] for r in result.rows] == [0, 1]
+    assert result.rows[1]["time"] == pytest.approx(PROPHET_ONE_PROCESS, rel=1e-12)
+
+
+def test_run_sweep_takes_a_path_and_plain_values() -> None:
+    from uml2perf.sweep import run_sweep
+
+    result = run_sweep(SAMPLES / "prophet.uml", None, {"procs": [1, 2]}, fixed={"GV": 1}, workers=1)
+    assert [r["procs"] for r in result.rows] == [1, 2]
+    assert result.rows[0]["time"] == pytest.approx(PROPHET_ONE_PROCESS, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "grid, error, text",
+    [
+        ({"procs": [2.5]}, UsageError, "not a whole number"),
+        ({"procs": [0]}, UsageError, "at least 1"),
+        ({"procs": 4}, UsageError, "expected a list of values"),
+        ({"NOPE": [1]}, ModelError, "has no parameter 'NOPE'"),
+        ({"nodes:procs": [(1, 4, 5)]}, UsageError, "must give 2 values"),
+    ],
+)
+def test_sweep_refuses_bad_plain_values(grid: dict[str, Any], error: type[Exception], text: str) -> None:
+    with pytest.raises(error, match=text):
+        uml2perf.sweep(SAMPLES / "prophet.uml", grid)
+
+
+# --------------------------------------------------------------------------- DataFrames
+
+
+class FakeFrame:
+    """What ``pandas.DataFrame(rows, columns=...)`` was given."""
+
+    def __init__(self, rows: list[list[Any]], columns: list[str]) -> None:
+        self.rows = rows
+        self.columns = columns
+
+
+@pytest.fixture()
+def fake_pandas(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType("pandas")
+    setattr(module, "DataFrame", FakeFrame)  # noqa: B010 - a module built here
+    monkeypatch.setitem(sys.modules, "pandas", module)
+
+
+def test_results_tables_carry_units_in_their_columns(fake_pandas: None) -> None:
+    results = uml2perf.predict(SAMPLES / "prophet.uml", procs=2)
+    elements = results.to_dataframe()
+    assert elements.columns[:3] == ["element", "id", "kind"] and "exclusive_s" in elements.columns
+    first = dict(zip(elements.columns, elements.rows[0], strict=True))
+    assert first["element"] == results.elements[0]["name"]
+    assert first["inclusive_s"] == results.elements[0]["inclusive"]
+    processes = results.to_dataframe("processes")
+    assert processes.columns == ["pid", "node", "time_s", "compute_s", "comm_s", "wait_s"]
+    assert [row[0] for row in processes.rows] == [0, 1]
+    with pytest.raises(ValueError, match="'elements' or 'processes'"):
+        results.to_dataframe("threads")
+
+
+def test_sweep_table_has_the_csv_columns(fake_pandas: None) -> None:
+    from uml2perf.sweep import to_csv
+
+    result = uml2perf.sweep(SAMPLES / "prophet.uml", {"procs": [1, 2]}, fixed={"GV": 0})
+    frame = result.to_dataframe()
+    assert frame.columns == to_csv(result).splitlines()[0].split(",")
+    assert frame.columns[:2] == ["procs", "time_s"]
+    assert [row[0] for row in frame.rows] == [1, 2]
+
+
+def test_without_pandas_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas now fails
+    results = uml2perf.predict(SAMPLES / "prophet.uml", procs=1)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        results.to_dataframe()
+
+
+def test_real_dataframes() -> None:
+    pandas = pytest.importorskip("pandas")
+    results = uml2perf.predict(SAMPLES / "prophet.uml", procs=1)
+    frame = results.to_dataframe()
+    assert isinstance(frame, pandas.DataFrame)
+    assert frame.set_index("element").loc["SA1", "exclusive_s"] == pytest.approx(112)
+    sweep = uml2perf.sweep(SAMPLES / "prophet.uml", {"procs": [1, 2, 4]}).to_dataframe()
+    assert list(sweep["procs"]) == [1, 2, 4]
+    assert sweep["time_s"].dtype.kind == "f"

@@ -1,5 +1,5 @@
 """Shared test set-up: the benchmark fixtures in ``benchmarks/`` are importable as top-level modules,
-and the corpus of real exports is found in one way.
+and the corpus of real exports is found in one way (the bundled subset, or ``$UML2PERF_CORPUS``).
 
 ``benchmarks/synthetic.py`` writes the synthetic models the tests and the benchmarks share; it is not
 part of the installed package.
@@ -16,15 +16,28 @@ if _BENCHMARKS not in sys.path:
     sys.path.insert(0, _BENCHMARKS)
 
 
+#: The small corpus of real exports under permissive licences that ships with the tests.
+BUNDLED_CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
 def find_corpus() -> Path:
-    """The corpus of real exports: ``$UML2PERF_CORPUS``, else ``shared/corpus`` beside a folder above
-    this checkout (absent on a fresh clone: the corpus tests then skip)."""
+    """The corpus of real exports the corpus tests read: ``$UML2PERF_CORPUS`` when set (the full
+    corpus, e.g. ``shared/corpus``), else the subset bundled in ``tests/corpus`` (its PROVENANCE.md
+    says where each file comes from).  A test about a file the chosen corpus lacks skips
+    (:func:`corpus_file`)."""
     given = os.environ.get("UML2PERF_CORPUS")
     if given:
-        return Path(given)
-    here = Path(__file__).resolve()
-    for folder in here.parents[1:]:
-        candidate = folder / "shared" / "corpus"
-        if candidate.is_dir():
-            return candidate
-    return here.parents[2] / "shared" / "corpus"
+        return Path(given).expanduser()
+    return BUNDLED_CORPUS
+
+
+def corpus_file(relative: str) -> Path:
+    """The corpus file ``relative`` (a path like ``argouml/x.xmi``); the test skips when it is absent."""
+    import pytest
+
+    path = find_corpus() / relative
+    if not path.is_file():
+        pytest.skip(
+            f"{relative} is not in the corpus at {find_corpus()} (set UML2PERF_CORPUS to the full one)"
+        )
+    return path

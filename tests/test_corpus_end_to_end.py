@@ -17,7 +17,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from conftest import find_corpus
+from conftest import corpus_file, find_corpus
 
 from uml2perf.check import check_file
 from uml2perf.cli import main as cli_main
@@ -41,7 +41,7 @@ NEGATIVE = {
 NO_ACTIONS = {"umbrello/umbrello2-xmi21-activity-diagram.xmi"}
 DEFAULT_COST = 0.001
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
 
 
 def _cli(*argv: str) -> tuple[int, str, str]:
@@ -79,7 +79,7 @@ def _sidecar(tmp_path: Path, model: Model, main: Activity) -> Path:
 
 @pytest.mark.parametrize("relative", [f for f in FILES if f in NEGATIVE])
 def test_negative_samples_say_what_the_file_holds(relative: str) -> None:
-    path = CORPUS / relative
+    path = corpus_file(relative)
     with pytest.raises(ModelError) as info:
         read_model(path)
     assert info.value.message.startswith("no activity found; the file holds ")
@@ -90,7 +90,7 @@ def test_negative_samples_say_what_the_file_holds(relative: str) -> None:
 
 @pytest.mark.parametrize("relative", [f for f in FILES if f not in NEGATIVE])
 def test_check_reports_without_errors_and_notes_what_was_skipped(relative: str) -> None:
-    path = CORPUS / relative
+    path = corpus_file(relative)
     report = check_file(path)
     errors = [d for d in report.diagnostics if d.severity == Severity.ERROR]
     assert not errors, "\n".join(map(str, errors))
@@ -111,7 +111,7 @@ def test_check_reports_without_errors_and_notes_what_was_skipped(relative: str) 
 
 @pytest.mark.parametrize("relative", [f for f in FILES if f not in NEGATIVE])
 def test_convert_and_run(relative: str, tmp_path: Path) -> None:
-    path = CORPUS / relative
+    path = corpus_file(relative)
     model = read_model(path)
     assert model.activities
     generated = generate(model, "python")
@@ -138,7 +138,7 @@ def test_convert_and_run(relative: str, tmp_path: Path) -> None:
 
 
 def test_run_names_variables_without_value_and_how_to_set_them(tmp_path: Path) -> None:
-    path = CORPUS / "papyrus/dice-poseidonia-forkjoin-marte-dam.uml"
+    path = corpus_file("papyrus/dice-poseidonia-forkjoin-marte-dam.uml")
     if not path.is_file():
         pytest.skip("file not in the corpus")
     status, _, err = _cli("run", str(path), "--procs", "2")
@@ -166,7 +166,7 @@ def test_run_names_variables_without_value_and_how_to_set_them(tmp_path: Path) -
 
 
 def test_context_parameters_become_variables_of_their_activity() -> None:
-    path = CORPUS / "papyrus/dice-posidonia-3activities-marte.uml"
+    path = corpus_file("papyrus/dice-posidonia-3activities-marte.uml")
     if not path.is_file():
         pytest.skip("file not in the corpus")
     model = read_model(path)

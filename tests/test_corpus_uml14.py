@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import find_corpus
+from conftest import corpus_file, find_corpus
 
 from uml2perf.model import Model
 from uml2perf.reader import detect_dialect
@@ -30,7 +30,7 @@ from uml2perf.reader.xml import load_file
 
 CORPUS = find_corpus()
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
 
 #: path: (dialect, activities, nodes, edges) exactly as PROVENANCE.md gives them
 UML14_FILES = {
@@ -67,7 +67,7 @@ UMBRELLO_NOT_EDGES = ("513",)
 
 
 def read(relative: str) -> tuple[str, Model]:
-    doc = load_file(CORPUS / relative)
+    doc = load_file(corpus_file(relative))
     dialect = detect_dialect(doc)
     return dialect.name, dialect.read(doc)
 

@@ -12,7 +12,7 @@ row says why.
 from __future__ import annotations
 
 import pytest
-from conftest import find_corpus
+from conftest import corpus_file, find_corpus
 
 from uml2perf.errors import ModelError
 from uml2perf.model import Model, Region
@@ -49,7 +49,7 @@ EXPECTED: dict[str, tuple[str, int, int, int]] = {
     "rsa/rsa7-business-model-early.emx": ("rsa", 5, 25, 15),
 }
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
 
 
 def _edge_count(region: Region) -> int:
@@ -57,7 +57,7 @@ def _edge_count(region: Region) -> int:
 
 
 def _read(relative: str) -> Model:
-    return read_model(CORPUS / relative)
+    return read_model(corpus_file(relative))
 
 
 @pytest.mark.parametrize("relative", sorted(EXPECTED))

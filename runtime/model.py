@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .arguments import SuggestingParser, parse_args
 from .errors import SimulationError
 from .functions import bounded, count
 from .spec import Element, ModelSpec
@@ -104,7 +105,7 @@ def _parse_set(values: Sequence[str]) -> dict[str, str]:
 
 def build_parser(spec: ModelSpec) -> argparse.ArgumentParser:
     """The argument parser of a stand-alone generated module."""
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog=f"python {spec.name}.py",
         description=f"Evaluate the performance model '{spec.name}' (from {spec.source}).",
     )
@@ -159,7 +160,7 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
     from .machine import Machine
 
     parser = build_parser(spec)
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv)
     try:
         overrides = _parse_set(args.overrides)
     except argparse.ArgumentTypeError as exc:

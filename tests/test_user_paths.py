@@ -297,3 +297,38 @@ def test_default_cost_must_be_a_time(capsys: pytest.CaptureFixture[str], value: 
         main(["run", str(DATA / "plain-export.uml"), "--default-cost", value])
     assert exc.value.code == 2
     assert "--default-cost" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- did you mean
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["rnu", "m.uml"], "invalid choice: 'rnu', did you mean 'run'?"),
+        (["chek", "m.uml"], "invalid choice: 'chek', did you mean 'check'?"),
+        (["run", "m.uml", "--procss", "4"], "unrecognized arguments: --procss (did you mean --procs?) 4"),
+        (["run", "m.uml", "--placement", "blok"], "invalid choice: 'blok', did you mean 'block'?"),
+        (["sweep", "m.uml", "--gird", "procs=1"], "--gird (did you mean --grid?)"),
+        (["convert", "m.uml", "--handlr", "dot"], "--handlr (did you mean --handler?)"),
+        (["run", "m.uml", "--xyz"], "unrecognized arguments: --xyz"),
+    ],
+)
+def test_mistyped_words_get_a_suggestion(
+    capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert expected in err
+    if argv[0] in ("run", "sweep", "convert"):
+        assert f"usage: uml2perf {argv[0]}" in err  # the subcommand's own usage
+    if "--xyz" in argv:
+        assert "did you mean" not in err
+
+
+def test_a_generated_module_suggests_its_options_too(two_activities: Path) -> None:
+    done = python(two_activities, "--activty", "ReadPhase")
+    assert done.returncode == 2
+    assert "--activty (did you mean --activity?)" in done.stderr

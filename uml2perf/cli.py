@@ -298,7 +298,9 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(
+    from uml2perf_runtime.arguments import SuggestingParser
+
+    parser = SuggestingParser(
         prog="uml2perf",
         description="Predict the performance of parallel programs from UML activity diagrams.",
     )
@@ -437,8 +439,10 @@ def _report_error(exc: BaseException, debug: bool) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``uml2perf`` command; returns the exit status."""
     _plain_warnings()
+    from uml2perf_runtime.arguments import parse_args
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv)  # "did you mean" for mistyped subcommands, options and choices
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE

@@ -331,7 +331,8 @@ class Results:
             out += ["", "What to speed up first (each element of the critical path 2x faster)"]
             for row in self.ranked_speedups:
                 gain = (self.base_time or self.time) - row["time"]
-                out.append(f"  {row['element']:<28} {row['time']:>12.6g} s  (saves {format_time(gain)})")
+                shown = format_time(row["time"])
+                out.append(f"  {row['element']:<28} {shown:>12}  (saves {format_time(gain)})")
         return out
 
     def _critical_path_lines(self, most: int = 5) -> list[str]:

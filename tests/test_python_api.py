@@ -165,3 +165,19 @@ def test_real_dataframes() -> None:
     sweep = uml2perf.sweep(SAMPLES / "prophet.uml", {"procs": [1, 2, 4]}).to_dataframe()
     assert list(sweep["procs"]) == [1, 2, 4]
     assert sweep["time_s"].dtype.kind == "f"
+
+
+def test_the_documented_session_gives_the_documented_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/python-api.md shows a notebook session: it runs, and prints what the page says."""
+    import doctest
+
+    pytest.importorskip("pandas")
+    text = (ROOT / "docs" / "python-api.md").read_text(encoding="utf-8")
+    session = text.split("```pycon\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)
+    test = doctest.DocTestParser().get_doctest(session, {}, "python-api.md", None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    report: list[str] = []
+    runner.run(test, out=report.append)
+    assert runner.failures == 0, "".join(report)
+    assert runner.tries >= 6

@@ -332,3 +332,23 @@ def test_a_generated_module_suggests_its_options_too(two_activities: Path) -> No
     done = python(two_activities, "--activty", "ReadPhase")
     assert done.returncode == 2
     assert "--activty (did you mean --activity?)" in done.stderr
+
+
+# --------------------------------------------------------------------------- the cache folder
+
+
+def test_the_cache_folder_is_the_platforms_own(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import tomllib
+
+    from uml2perf import cache
+
+    monkeypatch.delenv(cache.LOCATION_VARIABLE, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert cache._default_root() == tmp_path / "uml2perf"
+    # elsewhere platformdirs knows the folder (~/Library/Caches, %LOCALAPPDATA%): a dependency there
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    assert "platformdirs>=3.0; sys_platform != 'linux'" in requires
+    platformdirs = pytest.importorskip("platformdirs")
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert cache._default_root() == Path(platformdirs.user_cache_dir("uml2perf", appauthor=False))

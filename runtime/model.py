@@ -85,6 +85,16 @@ def require_values(spec: ModelSpec, given: Iterable[str]) -> None:
         raise ModelSetupError(f"{missing[0][1]}: {message}", hint=hint)
 
 
+def require_time(spec: ModelSpec, results: Any) -> None:
+    """Refuse a prediction of 0 s: nothing in the model took time, which its author never means."""
+    if results.time == 0 and not any(row.get("exclusive") for row in results.elements):
+        raise ModelSetupError(
+            f"{spec.source}: nothing in this model took time, so the prediction would be 0 s",
+            hint="give its actions costs and convert it again: an action+ cost tag, a sidecar "
+            "(--sidecar FILE.toml) with [defaults] cost, or --default-cost SECONDS",
+        )
+
+
 class ModelSetupError(SimulationError):
     """The model cannot start: no main activity chosen, or a variable without a value."""
 
@@ -181,6 +191,7 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
             max_time=args.max_time,
             max_iterations=args.max_iterations,
         )
+        require_time(spec, results)
     except SimulationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -207,6 +218,7 @@ __all__ = [
     "choose_activity",
     "count",
     "main",
+    "require_time",
     "require_values",
     "unset_variables_message",
 ]

@@ -352,3 +352,36 @@ def test_the_cache_folder_is_the_platforms_own(monkeypatch: pytest.MonkeyPatch, 
     platformdirs = pytest.importorskip("platformdirs")
     monkeypatch.setattr(sys, "platform", "darwin")
     assert cache._default_root() == Path(platformdirs.user_cache_dir("uml2perf", appauthor=False))
+
+
+# --------------------------------------------------------------------------- nothing takes time
+
+
+def test_a_module_where_nothing_takes_time_refuses_to_predict_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = tmp_path / "plain.py"
+    code, _, err = cli(capsys, "convert", DATA / "plain-export.uml", "-o", module)
+    assert code == 0
+    assert "nothing in this model takes time" in err and "--default-cost SECONDS" in err
+    alone = python(module, "--procs", "1")
+    assert alone.returncode == 1 and alone.stdout == ""
+    assert "nothing in this model took time, so the prediction would be 0 s" in alone.stderr
+    code, out, err = cli(capsys, "run", module, "--procs", "1")
+    assert code == 1 and out == "" and "would be 0 s" in err
+    timed = tmp_path / "timed.py"
+    assert cli(capsys, "convert", DATA / "plain-export.uml", "-o", timed, "--default-cost", "1e-3")[0] == 0
+    assert "nothing in this model takes time" not in capsys.readouterr().err
+    assert python(timed, "--procs", "1").returncode == 0
+
+
+def test_convert_counts_the_actions_without_a_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sidecar = tmp_path / "some.toml"
+    sidecar.write_text('[elements."Setup"]\ncost = "0.5"\n', encoding="utf-8")
+    code, _, err = cli(
+        capsys, "convert", DATA / "plain-export.uml", "--sidecar", sidecar, "-o", tmp_path / "m.py"
+    )
+    assert code == 0
+    assert err.count("4 of 5 actions have no cost") == 1

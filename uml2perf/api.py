@@ -140,11 +140,44 @@ def convert(
     with collector_paused():
         model = read(path, sidecar=sidecar, default_cost=default_cost)
         result = generate(model, handler, activity=activity)
+    diagnostics = tuple(getattr(result, "diagnostics", ()) or ())
+    if handler == "python":
+        diagnostics += _timing_warnings(Path(path), model)
     target: Path | None = None
     if output is not None and str(output) != "-":
         target = Path(output)
         write_output(result.text, target, inputs=(path, sidecar))
-    return Conversion(result.text, target, handler, tuple(getattr(result, "diagnostics", ()) or ()))
+    return Conversion(result.text, target, handler, diagnostics)
+
+
+def _timing_warnings(path: Path, model: Model) -> tuple[Diagnostic, ...]:
+    """A converted model in which nothing takes time would predict 0 s: say so when converting."""
+    from .check import timing_summary
+
+    actions, untimed, timed = timing_summary(model)
+    where = Location(file=path.name)
+    if not timed:
+        return (
+            Diagnostic(
+                Severity.WARNING,
+                "nothing in this model takes time: the module will refuse to run (it would predict 0 s)",
+                where,
+                "give the actions costs: a sidecar (--sidecar FILE.toml) with [defaults] cost, or "
+                "--default-cost SECONDS for every action without one",
+                "untimed-model",
+            ),
+        )
+    if untimed:
+        return (
+            Diagnostic(
+                Severity.WARNING,
+                f"{untimed} of {actions} actions have no cost and take no time ('uml2perf check' lists them)",
+                where,
+                None,
+                "actions-without-cost",
+            ),
+        )
+    return ()
 
 
 def _module_from_source(source: str, name: str, filename: str) -> types.ModuleType:
@@ -552,6 +585,10 @@ def predict(
 
     want_path = critical_path is True or rank_speedups
     runs = [run_once(0, speedups, want_path, True)]
+    if not isinstance(path, ModelSource) and Path(path).suffix in PYTHON_SUFFIXES:
+        from uml2perf_runtime.model import require_time
+
+        require_time(spec, runs[0])  # an export was checked before: a module is checked by its run
     if critical_path == "auto" and not want_path and runs[0].events <= AUTO_CRITICAL_PATH_EVENTS:
         # a small run: one more run with its timeline costs little
         runs[0].critical_path = run_once(0, speedups, True, False).critical_path

@@ -76,10 +76,29 @@ def unset_variables_message(names: Sequence[str]) -> tuple[str, str]:
     )
 
 
+def _running_activity(spec: ModelSpec) -> str | None:
+    """The xmi id of the activity ``spec`` runs (None when its module does not say)."""
+    for entry in spec.activities:
+        if len(entry) >= 3 and entry[2] is spec.main:
+            return str(entry[1])
+    return None
+
+
 def require_values(spec: ModelSpec, given: Iterable[str]) -> None:
-    """Refuse to run a model that declares variables without a value that ``given`` does not set."""
+    """Refuse to run a model that declares variables without a value that ``given`` does not set.
+
+    ``spec.required`` holds ``(name, where)`` pairs, or ``(name, where, activity id)`` triples
+    that count only when that activity is the one run.
+    """
     supplied = set(given)
-    missing = [(name, where) for name, where in spec.required if name not in supplied]
+    running = _running_activity(spec)
+    missing = list(
+        {
+            entry[0]: (entry[0], entry[1])
+            for entry in reversed(spec.required)  # the first declaration of a name wins
+            if entry[0] not in supplied and (len(entry) < 3 or running is None or entry[2] == running)
+        }.values()
+    )[::-1]
     if missing:
         message, hint = unset_variables_message([name for name, _ in missing])
         raise ModelSetupError(f"{missing[0][1]}: {message}", hint=hint)

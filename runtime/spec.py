@@ -69,7 +69,8 @@ class ModelSpec(FrozenRecord):
     decides how a textual override is converted.  ``activities`` describes the model's
     activities for tools, as ``(name, xmi_id, function)`` (older modules: ``(name, xmi_id)``);
     ``--activity NAME`` runs one of them.  ``required`` lists the variables the model declares
-    without a value, as ``(name, where)`` pairs: a run must be given each one.
+    without a value, as ``(name, where, activity xmi_id)`` (or ``(name, where)``): a run of that
+    activity must be given each one.
 
     Immutable and compared by value, as a frozen dataclass would be; a plain class because
     generating a dataclass's methods costs more at import than the rest of this module.
@@ -84,7 +85,7 @@ class ModelSpec(FrozenRecord):
     main: Callable[[Any, Any], Any] | None
     parameters: Sequence[tuple[str, Any]]
     activities: Sequence[Any]
-    required: Sequence[tuple[str, str]]
+    required: Sequence[tuple[str, ...]]
 
     def __init__(
         self,
@@ -95,7 +96,7 @@ class ModelSpec(FrozenRecord):
         main: Callable[[Any, Any], Any] | None = None,
         parameters: Sequence[tuple[str, Any]] = (),
         activities: Sequence[Any] = (),
-        required: Sequence[tuple[str, str]] = (),
+        required: Sequence[tuple[str, ...]] = (),
     ) -> None:
         put = object.__setattr__
         put(self, "name", name)

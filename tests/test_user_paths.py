@@ -385,3 +385,39 @@ def test_convert_counts_the_actions_without_a_cost(
     )
     assert code == 0
     assert err.count("4 of 5 actions have no cost") == 1
+
+
+def test_a_module_asks_only_for_the_variables_of_the_activity_it_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    other = (
+        '    <packagedElement xmi:type="uml:Activity" xmi:id="_other" name="Other"'
+        ' node="_o_init _o_a _o_end">\n'
+        '      <edge xmi:type="uml:ControlFlow" xmi:id="_o_e1" source="_o_init" target="_o_a"/>\n'
+        '      <edge xmi:type="uml:ControlFlow" xmi:id="_o_e2" source="_o_a" target="_o_end"/>\n'
+        '      <node xmi:type="uml:InitialNode" xmi:id="_o_init"/>\n'
+        '      <node xmi:type="uml:OpaqueAction" xmi:id="_o_a" name="Alone"/>\n'
+        '      <node xmi:type="uml:ActivityFinalNode" xmi:id="_o_end"/>\n'
+        "    </packagedElement>\n  </uml:Model>"
+    )
+    text = (DATA / "papyrus-marte.uml").read_text(encoding="utf-8").replace("in$x=(10,ms)", "in$x")
+    text = text.replace("  </uml:Model>", other, 1)
+    text = text.replace(
+        "</xmi:XMI>", '  <PAM:PaStep xmi:id="_s_o" base_NamedElement="_o_a" hostDemand="(2,s)"/>\n</xmi:XMI>'
+    )
+    export = tmp_path / "two.uml"
+    export.write_text(text, encoding="utf-8")
+    module = tmp_path / "two.py"
+    assert cli(capsys, "convert", export, "-o", module)[0] == 0
+    for activity, needs_x in (("Other", False), ("Exchange", True)):
+        code, out, from_export = cli(capsys, "run", export, "--activity", activity, "--procs", "2", "--json")
+        alone = python(module, "--activity", activity, "--procs", "2", "--json")
+        if needs_x:
+            assert code == 1 and alone.returncode == 1
+            assert "1 variable without a value: x" in alone.stderr
+            assert alone.stderr == from_export.replace(str(tmp_path) + "/", "")
+        else:
+            assert code == 0 and alone.returncode == 0, alone.stderr
+            assert json.loads(alone.stdout)["time"] == json.loads(out)["time"] == pytest.approx(2.0)

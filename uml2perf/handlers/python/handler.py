@@ -952,13 +952,14 @@ class PythonHandler(ContentHandler):
             for a in self.model.activities
             if a.id in self.activity_names
         ]
-        # where each is declared, the file by its name only (as ``source``): the module does not
-        # depend on the path the export was given by
+        # variables without a value, for each activity a run may start from (--activity), with where
+        # each is declared, the file by its name only (as ``source``: the module does not depend
+        # on the path the export was given by)
         required = [
-            (quote(v.name), quote(str(v.location._replace(file=Path(v.location.file).name or None))))
-            if v.location.file
-            else (quote(v.name), quote(str(v.location)))
-            for v in unset_variables(self.model, main)
+            (quote(v.name), quote(str(self._shown_location(v.location))), quote(a.id))
+            for a in self.model.activities
+            if a.id in self.activity_names
+            for v in unset_variables(self.model, a)
         ]
         context = {
             "docstring": docstring(
@@ -980,6 +981,10 @@ class PythonHandler(ContentHandler):
         text = render("model_module.py.jinja", context)
         self._check_python_limits(text)
         return text
+
+    @staticmethod
+    def _shown_location(location: Location) -> Location:
+        return location._replace(file=Path(location.file).name) if location.file else location
 
     def _check_python_limits(self, text: str) -> None:
         """Refuse a module Python could not compile, naming the innermost element (see :mod:`.limits`)."""

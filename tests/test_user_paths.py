@@ -421,3 +421,13 @@ def test_a_module_asks_only_for_the_variables_of_the_activity_it_runs(
         else:
             assert code == 0 and alone.returncode == 0, alone.stderr
             assert json.loads(alone.stdout)["time"] == json.loads(out)["time"] == pytest.approx(2.0)
+
+
+def test_export_options_are_refused_on_a_module(
+    two_activities: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for option in (["--sidecar", str(DATA / "plain-export.toml")], ["--default-cost", "1"]):
+        for command in (["run"], ["sweep", "--grid", "procs=1"]):
+            code, out, err = cli(capsys, command[0], two_activities, *command[1:], *option)
+            assert code == 2 and out == ""
+            assert f"{option[0]} applies to an XMI export" in err

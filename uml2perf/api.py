@@ -259,11 +259,7 @@ def load_spec(
     if p.suffix in PYTHON_SUFFIXES:
         from uml2perf_runtime.model import choose_activity, require_values
 
-        if default_cost is not None:
-            raise UsageError(
-                "--default-cost applies to an XMI export: a generated module has its costs already",
-                hint="convert the export again with --default-cost SECONDS",
-            )
+        refuse_export_options(default_cost, sidecar)
 
         spec = choose_activity(_spec_of_module(_module_from_file(p), str(model)), activity)
         if given is not None:
@@ -277,6 +273,20 @@ def load_spec(
         warnings.extend(generated.warnings)
     module = _module_from_code(generated.code, generated.source, "uml2perf_model", generated.filename)
     return _spec_of_module(module, str(model))
+
+
+def refuse_export_options(default_cost: float | None, sidecar: str | Path | None) -> None:
+    """``--default-cost`` and ``--sidecar`` change how an export is read: a generated module was read."""
+    if default_cost is not None:
+        raise UsageError(
+            "--default-cost applies to an XMI export: a generated module has its costs already",
+            hint="convert the export again with --default-cost SECONDS",
+        )
+    if sidecar is not None:
+        raise UsageError(
+            "--sidecar applies to an XMI export: a generated module has its costs already",
+            hint="convert the export again with --sidecar FILE.toml",
+        )
 
 
 def _spec_of_module(module: types.ModuleType, shown: str) -> Any:

@@ -198,11 +198,9 @@ def model_source(
     if p.suffix == ".py":
         from uml2perf_runtime.files import InputFileError, read_text_input
 
-        if default_cost is not None:
-            raise UsageError(
-                "--default-cost applies to an XMI export: a generated module has its costs already",
-                hint="convert the export again with --default-cost SECONDS",
-            )
+        from .api import refuse_export_options
+
+        refuse_export_options(default_cost, sidecar)
 
         try:
             return ModelSource(read_text_input(p, what="model module"), str(p), activity)

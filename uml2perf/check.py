@@ -22,6 +22,7 @@ from .model import (
     COMMUNICATION_ROLES,
     Activity,
     CostFunction,
+    Edge,
     Model,
     Node,
     NodeKind,
@@ -131,7 +132,8 @@ def check_model(
                         )
                     )
         findings.extend(_check_edges(act, known, functions))
-    if not any(d.severity == Severity.ERROR for d in findings):
+    mistyped = any(d.code == "mistyped-guard" for d in model.diagnostics)  # the generator would say it again
+    if not mistyped and not any(d.severity == Severity.ERROR for d in findings):
         findings.extend(_check_generation(model, activity))
     return findings
 
@@ -353,9 +355,29 @@ def _check_edges(act: Activity, known: set[str], functions: dict) -> Iterator[Di
     for region in regions:
         for edge in region.edges:
             if edge.guard and edge.guard.strip().lower() not in _GUARD_WORDS:
-                yield from _check_expression(edge.guard, edge.location, "guard", known, functions)
+                yield from _check_guard(edge, known, functions)
             if edge.probability:
                 yield from _check_expression(edge.probability, edge.location, "probability", known, functions)
+
+
+def _check_guard(edge: Edge, known: set[str], functions: dict) -> Iterator[Diagnostic]:
+    """A guard the profile kept is an expression (or a mistyped one, which the profile reported)."""
+    from .profile.guards import GuardKind, read_guard
+
+    assert edge.guard is not None
+    reading = read_guard(edge.guard, known, functions)
+    if reading is None or reading.kind is GuardKind.MISTYPED:
+        return
+    if reading.kind is GuardKind.EXPRESSION:
+        yield from _check_expression(edge.guard, edge.location, "guard", known, functions)
+    if edge.name.strip().strip("[]").strip() != reading.text:  # a guard read from the name has its note
+        label = repr(edge.name) if edge.name else f"(xmi:id={edge.id})"
+        yield Diagnostic(
+            Severity.INFO,
+            f"guard {reading.text!r} of flow {label} read as {reading.describe()}",
+            edge.location,
+            code="guard-reading",
+        )
 
 
 def _check_generation(model: Model, activity: str | None) -> Iterator[Diagnostic]:

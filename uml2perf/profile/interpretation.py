@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
 from ..errors import Diagnostic, Location, Severity
-from ..expressions import ELSE_GUARDS, means_else
+from ..expressions import SYSTEM_PARAMETERS, means_else
 from ..model import (
     Activity,
     CostFunction,
@@ -24,6 +24,7 @@ from ..model import (
     normalise_name,
     plain_assignments,
 )
+from .guards import GuardReading, known_names, name_as_guard, read_guard, resolve_choices
 from .marte import (
     ANALYSIS_CONTEXTS,
     CONTEXT_TAGS,
@@ -38,7 +39,6 @@ from .roles import (
     CLAUSE_TAGS,
     MAIN_STEREOTYPES,
     METADATA_TAGS,
-    OPERATOR_CHARACTERS,
     PROBABILITY_TAGS,
     ROLE_TAGS,
     ROLES,
@@ -340,8 +340,6 @@ class _Interpreter:
                 probability = node_probability[edge.target][0]
                 placed.add(edge.target)
             new_edge = edge.replace(probability=probability) if probability != edge.probability else edge
-            if new_edge.guard is not None:
-                new_edge = self.prose_guard(new_edge)
             new_edge = self.apply_sidecar_edge(new_edge)
             edges.append(new_edge)
             changed = changed or new_edge is not edge
@@ -359,30 +357,6 @@ class _Interpreter:
                     Severity.INFO,
                 )
         return Region(nodes=tuple(nodes), edges=tuple(edges)) if changed else region
-
-    def prose_guard(self, edge: Edge) -> Edge:
-        """Drop a guard written as prose (``[Petición aceptada]``), with a warning; keep every other guard.
-
-        Only text without any operator character counts as prose, so a
-        mistyped expression (``x => 1``) still stops conversion with its error.
-        """
-        text = edge.guard.strip() if edge.guard else ""
-        if not text or text.lower() in ELSE_GUARDS or OPERATOR_CHARACTERS.search(text):
-            return edge
-        from ..errors import ExpressionError
-        from ..expressions import parse_expression
-
-        try:
-            parse_expression(text, edge.location, what="guard")
-        except ExpressionError:
-            self.warn(
-                f"guard {text!r} is prose, not an expression: the branch is chosen at random "
-                "(write the guard as an expression over model variables, or give the flow a probability)",
-                edge.location,
-                "prose-guard",
-            )
-            return edge.replace(guard=None)
-        return edge
 
     def edge_probability(self, edge: Edge) -> str | None:
         for stereotype in edge.stereotypes:
@@ -641,6 +615,7 @@ class _Interpreter:
             self.declare_vsl_variables(activities, declared)
         if self.car is not None:
             globals_ = self.apply_variables(activities, globals_)
+        self.settle_guards(activities, globals_, functions)
         return replace(
             self.model,
             activities=tuple(activities),
@@ -648,6 +623,113 @@ class _Interpreter:
             globals=globals_,
             diagnostics=self.model.diagnostics + tuple(self.diagnostics),
         )
+
+    # ------------------------------------------------------------------ guards
+
+    def settle_guards(
+        self, activities: list[Activity], globals_: tuple[Variable, ...], functions: tuple[CostFunction, ...]
+    ) -> None:
+        """Read every guard once (expression, probability or prose) and settle each node's choice.
+
+        Runs after everything else, when the model's variables are final; see
+        :mod:`uml2perf.profile.guards` for the rules.
+        """
+        names: frozenset[str] | None = None
+        function_names = frozenset(f.name for f in functions)
+
+        def known() -> frozenset[str]:
+            nonlocal names
+            if names is None:
+                names = known_names(_variable_names(activities, globals_))
+            return names
+
+        for index, activity in enumerate(activities):
+            region = self.guard_region(activity.region, known, function_names)
+            if region is not activity.region:
+                activities[index] = replace(activity, region=region)
+
+    def guard_region(
+        self, region: Region, known: Callable[[], frozenset[str]], functions: frozenset[str]
+    ) -> Region:
+        nodes = region.nodes
+        new_nodes: list[Node] | None = None
+        for index, node in enumerate(nodes):
+            if node.region is None:
+                continue
+            inner = self.guard_region(node.region, known, functions)
+            if inner is not node.region:
+                if new_nodes is None:
+                    new_nodes = list(nodes)
+                new_nodes[index] = node.replace(region=inner)
+        edges = region.edges
+        decisions: frozenset[str] | None = None
+        wanted: set[str] = set()
+        for edge in edges:
+            if edge.guard is not None or edge.probability is not None:
+                wanted.add(edge.source)
+            elif edge.name:
+                name = edge.name.strip()
+                if name.startswith("[") and name.endswith("]"):
+                    wanted.add(edge.source)
+                    continue
+                if decisions is None:
+                    decisions = frozenset(n.id for n in nodes if n.kind is NodeKind.DECISION)
+                if edge.source in decisions:
+                    wanted.add(edge.source)
+        new_edges: list[Edge] | None = None
+        if wanted:
+            by_source: dict[str, list[Edge]] = {}
+            for edge in edges:
+                if edge.source in wanted:
+                    by_source.setdefault(edge.source, []).append(edge)
+            by_id = {n.id: n for n in nodes}
+            changed: dict[str, Edge] = {}
+            for source, outgoing in by_source.items():
+                changed.update(self.guard_choice(by_id.get(source), outgoing, known, functions))
+            if changed:
+                new_edges = [changed.get(e.id, e) for e in edges]
+        if new_nodes is None and new_edges is None:
+            return region
+        return Region(
+            nodes=tuple(new_nodes) if new_nodes is not None else nodes,
+            edges=tuple(new_edges) if new_edges is not None else edges,
+        )
+
+    def guard_choice(
+        self,
+        source: Node | None,
+        outgoing: list[Edge],
+        known: Callable[[], frozenset[str]],
+        functions: frozenset[str],
+    ) -> dict[str, Edge]:
+        is_decision = source is not None and source.kind is NodeKind.DECISION
+        all_bare = all(e.guard is None and e.probability is None for e in outgoing)
+
+        def read(edge: Edge) -> tuple[GuardReading | None, str]:
+            if edge.guard is not None:
+                return read_guard(edge.guard, known(), functions), "guard"
+            if edge.probability is None and edge.name:
+                reading = name_as_guard(
+                    edge.name,
+                    known(),
+                    functions,
+                    from_decision=is_decision and all_bare and len(outgoing) > 1,
+                )
+                return reading, "name"
+            return None, "guard"
+
+        owner = (source.name or source.kind.value) if source is not None else outgoing[0].source
+        variables = sorted(known() - frozenset(SYSTEM_PARAMETERS))
+        choice = resolve_choices(
+            source.kind if source is not None else None,
+            owner,
+            source.location if source is not None else outgoing[0].location,
+            outgoing,
+            read,
+            variables[:1] or ["x"],
+        )
+        self.diagnostics.extend(choice.diagnostics)
+        return choice.edges
 
     def check_unused(self) -> None:
         assert self.car is not None
@@ -697,6 +779,28 @@ class _Interpreter:
             Variable(name, where, None, expression_text(value, self.car, f"globals.{name}"))
             for name, value in self.car.globals.items()
         )
+
+
+def _variable_names(activities: Iterable[Activity], globals_: Iterable[Variable]) -> set[str]:
+    """Every variable of the model: globals, activity attributes and locals, names code fragments assign."""
+    from ..errors import Uml2PerfError
+    from ..expressions import parse_code
+    from ..model import walk_region
+
+    names = {v.name for v in globals_}
+    for activity in activities:
+        names.update(v.name for v in activity.attributes)
+        names.update(v.name for v in activity.variables)
+        for node in walk_region(activity.region):
+            texts = [node.code] if node.code else []
+            if node.perf is not None and node.perf.get("code"):
+                texts.append(node.perf.get("code") or "")
+            for text in texts:
+                try:
+                    names.update(parse_code(text, node.location).assigned)
+                except Uml2PerfError:
+                    pass
+    return names
 
 
 def key_is_else(text: str | None) -> bool:

@@ -1,0 +1,200 @@
+"""Guards as people write them: expressions, probabilities and prose (uml2perf.profile.guards).
+
+The fixtures under tests/data/guards are small Papyrus exports with one
+decision after the action 'Start' (cost 1 s); each branch is one action whose
+cost is given in the fixture (see the file).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from uml2perf.api import convert, predict, read
+from uml2perf.check import check_file
+from uml2perf.errors import ModelError, Severity
+from uml2perf.profile.guards import GuardKind, read_guard
+
+DATA = Path(__file__).parent / "data" / "guards"
+
+
+def _edges(model, source="_decision"):
+    return {e.id: e for a in model.activities for e in a.region.edges if e.source == source}
+
+
+def _codes(report, code):
+    return [d for d in report.diagnostics if d.code == code]
+
+
+# --------------------------------------------------------------------------- one guard
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "probability"),
+    [
+        ("Yes", GuardKind.PROSE, None),
+        ("No", GuardKind.PROSE, None),
+        ("none", GuardKind.PROSE, None),
+        ("more", GuardKind.PROSE, None),
+        ("idea(s) available", GuardKind.PROSE, None),
+        ("not valid", GuardKind.PROSE, None),
+        ("valid credentials", GuardKind.PROSE, None),
+        ("[another transaction]", GuardKind.PROSE, None),
+        ("да", GuardKind.PROSE, None),
+        ("нет", GuardKind.PROSE, None),
+        ("oui", GuardKind.PROSE, None),
+        ("données valides", GuardKind.PROSE, None),
+        ("prob:0.7", GuardKind.PROBABILITY, "0.7"),
+        ("p=0.3", GuardKind.PROBABILITY, "0.3"),
+        ("p = 0,3", GuardKind.PROBABILITY, "0.3"),
+        ("probability = 25%", GuardKind.PROBABILITY, "0.25"),
+        ("P(0.7)", GuardKind.PROBABILITY, "0.7"),
+        ("70%", GuardKind.PROBABILITY, "0.7"),
+        ("[70 %]", GuardKind.PROBABILITY, "0.7"),
+        ("вероятность=0.2", GuardKind.PROBABILITY, "0.2"),
+        ("yes (70%)", GuardKind.PROSE, "0.7"),
+        ("hit, p=0.9", GuardKind.PROSE, "0.9"),
+        ("x > 0", GuardKind.EXPRESSION, None),
+        ("x = 1", GuardKind.EXPRESSION, None),
+        ("pid == 0", GuardKind.EXPRESSION, None),
+        ("True", GuardKind.EXPRESSION, None),
+        ("else", GuardKind.ELSE, None),
+        ("[else]", GuardKind.ELSE, None),
+        ("x > limt", GuardKind.MISTYPED, None),
+        ("x => 1", GuardKind.MISTYPED, None),
+    ],
+)
+def test_each_guard_form_is_read_for_what_it_is(text: str, kind: GuardKind, probability: str | None) -> None:
+    reading = read_guard(text, {"x", "limit", "pid"})
+    assert reading is not None
+    assert reading.kind is kind, reading
+    assert reading.probability == probability
+
+
+def test_a_probability_word_that_is_a_model_variable_is_an_expression() -> None:
+    reading = read_guard("p = 0.3", {"p"})
+    assert reading is not None and reading.kind is GuardKind.EXPRESSION
+
+
+def test_mistyped_guard_suggests_the_variable() -> None:
+    reading = read_guard("count > limt", {"count", "limit"})
+    assert reading is not None and reading.kind is GuardKind.MISTYPED
+    assert ("limt", "limit") in reading.suggestions
+
+
+def test_out_of_range_probability_is_prose_with_a_problem() -> None:
+    reading = read_guard("p=1.5", set())
+    assert reading is not None and reading.kind is GuardKind.PROSE
+    assert reading.probability is None and reading.problem and "not a probability" in reading.problem
+
+
+def test_empty_guard_is_no_guard() -> None:
+    assert read_guard("  ", set()) is None
+    assert read_guard("[]", set()) is None
+
+
+# --------------------------------------------------------------------------- whole models
+
+
+@pytest.mark.parametrize(
+    ("fixture", "branches"),
+    [
+        ("yes-no", 2),
+        ("several-words", 3),
+        ("not-valid", 3),
+        ("cyrillic", 2),
+        ("french", 3),
+        ("names-as-labels", 2),
+    ],
+)
+def test_prose_decisions_become_uniform_random_choices(fixture: str, branches: int) -> None:
+    path = DATA / f"{fixture}.uml"
+    model = read(path)
+    edges = _edges(model)
+    assert len(edges) == branches
+    assert all(e.guard is None for e in edges.values())
+    shares = {e.probability for e in edges.values()}
+    assert shares == {"0.5"} if branches == 2 else shares == {"1/3"}
+    report = check_file(path)
+    assert not report.has_errors
+    warnings = _codes(report, "prose-guard")
+    assert len(warnings) == branches
+    for warning in warnings:
+        assert warning.severity is Severity.WARNING
+        assert warning.location.line and warning.location.element_id
+        assert "probability" in warning.message and "--sidecar" in (warning.hint or "")
+        assert f'[elements."{warning.location.element_id}"]' in (warning.hint or "")
+    conversion = convert(path)
+    assert "p.random()" in conversion.text
+
+
+def test_exactly_one_branch_is_taken_and_the_draw_follows_the_seed() -> None:
+    path = DATA / "yes-no.uml"
+    times = {predict(path, procs=1, seed=seed).time for seed in range(40)}
+    assert times == {2.0, 4.0}  # Start (1 s) and then Accept (1 s) or Reject (3 s), never both
+    assert predict(path, procs=1, seed=7).time == predict(path, procs=1, seed=7).time
+
+
+def test_probabilities_written_into_guards() -> None:
+    edges = _edges(read(DATA / "probabilities.uml"))
+    assert sorted(e.probability for e in edges.values()) == ["0.3", "0.7"]
+    edges = _edges(read(DATA / "percent.uml"))
+    assert edges["_f1"].probability == "0.7" and edges["_f2"].guard == "else"
+    report = check_file(DATA / "percent.uml")
+    notes = [d.message for d in _codes(report, "guard-reading")]
+    assert any("'70%'" in m and "probability 0.7" in m for m in notes)
+    assert not report.has_errors and not _codes(report, "prose-guard")
+
+
+def test_probabilities_that_do_not_add_up_are_scaled_with_a_warning() -> None:
+    path = DATA / "probability-sum.uml"
+    edges = _edges(read(path))
+    assert sorted(e.probability for e in edges.values()) == ["0.5", "0.5"]
+    report = check_file(path)
+    (warning,) = _codes(report, "probability-sum")
+    assert "1.2" in warning.message and warning.location.element_id == "_decision"
+
+
+def test_guard_text_left_in_the_flow_name() -> None:
+    edges = _edges(read(DATA / "guard-in-name.uml"))
+    assert edges["_f1"].guard == "n > 2"
+    assert edges["_f2"].probability == "0.25" and edges["_f2"].guard is None
+    assert edges["_f3"].guard == "else"
+    assert predict(DATA / "guard-in-name.uml", procs=1).time == 2.0  # n = 4: 'Big'
+    report = check_file(DATA / "guard-in-name.uml", sidecar=None)
+    assert not report.has_errors and not [d for d in report.diagnostics if d.severity is Severity.WARNING]
+
+
+def test_mixed_decision_tests_formal_guards_first() -> None:
+    path = DATA / "mixed-decision.uml"
+    edges = _edges(read(path))
+    assert edges["_f1"].guard == "n > 2"
+    assert edges["_f2"].guard is None and edges["_f2"].probability == "0.5"
+    assert edges["_f3"].guard == "else"
+    text = convert(path).text
+    assert text.index("v.n > 2") < text.index("_u < 0.5")
+    times = {predict(path, procs=1, seed=s, overrides={"n": 1}).time for s in range(30)}
+    assert times == {4.0, 6.0}  # 'Perhaps' or 'Other' at random
+    assert {predict(path, procs=1, seed=s, overrides={"n": 5}).time for s in range(5)} == {2.0}
+    (warning,) = _codes(check_file(path), "prose-guard")
+    assert "when no other guard holds" in warning.message
+
+
+def test_guard_mixing_known_and_unknown_names_is_an_error_with_did_you_mean() -> None:
+    path = DATA / "mixed-names.uml"
+    report = check_file(path)
+    errors = [d for d in report.diagnostics if d.severity is Severity.ERROR]
+    assert len(errors) == 1
+    assert "limt" in errors[0].message and "did you mean 'limit'" in (errors[0].hint or "")
+    assert errors[0].location.element_id == "_f1" and errors[0].location.line
+    with pytest.raises(ModelError, match="limt"):
+        convert(path)
+
+
+def test_formal_guards_are_listed_as_read_by_check_verbose() -> None:
+    report = check_file(DATA / "formal.uml")
+    notes = _codes(report, "guard-reading")
+    assert any("'n > 2'" in d.message and "expression over n" in d.message for d in notes)
+    assert all(d.severity is Severity.INFO for d in notes)
+    assert predict(DATA / "formal.uml", procs=1).time == 2.0

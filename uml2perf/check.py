@@ -80,11 +80,15 @@ def check_file(
     path: str | Path, *, sidecar: str | Path | None = None, activity: str | None = None
 ) -> CheckReport:
     """Read and check one file; reading errors become the report's only finding."""
+    from .profile.sidecar import SidecarError
     from .reader import read_model
 
     report = CheckReport(source=str(path))
     try:
         model = read_model(path, sidecar=sidecar)
+    except SidecarError as exc:
+        report.diagnostics.extend(exc.problems)  # every problem of the sidecar, one finding each
+        return report
     except Uml2PerfError as exc:
         report.diagnostics.append(_from_exception(exc))
         return report

@@ -515,13 +515,16 @@ def resolve_choices(
             else "none of its names (" + ", ".join(reading.names) + ") is a model variable"
         )
         mean = "".join(f"; did you mean {known!r} for {name!r}?" for name, known in reading.suggestions)
+        # a branch whose probability was given, or is what the given ones leave, is settled: a note
+        settled = edge.id in given or (bool(given) and sharers == 1)
         diagnostics.append(
             Diagnostic(
-                Severity.WARNING,
+                Severity.INFO if settled else Severity.WARNING,
                 f"{origin} {reading.text!r} is prose ({why}): {where} chooses at random{when}, "
-                f"this branch with probability {share}" + (" (given)" if edge.id in given else ""),
+                f"this branch with probability {share}"
+                + (" (given)" if edge.id in given else " (what the given ones leave)" if settled else ""),
                 edge.location,
-                _fix_hint(edge, share, example_names) + mean,
+                None if settled else _fix_hint(edge, share, example_names) + mean,
                 "prose-guard",
             )
         )

@@ -10,11 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import find_corpus
 
 from uml2perf.api import convert, predict, read
 from uml2perf.check import check_file
-from uml2perf.errors import ModelError, Severity
-from uml2perf.profile.guards import GuardKind, read_guard
+from uml2perf.errors import Location, ModelError, Severity
+from uml2perf.model import Edge, NodeKind
+from uml2perf.profile.guards import GuardKind, read_guard, resolve_choices
 
 DATA = Path(__file__).parent / "data" / "guards"
 
@@ -198,3 +200,79 @@ def test_formal_guards_are_listed_as_read_by_check_verbose() -> None:
     assert any("'n > 2'" in d.message and "expression over n" in d.message for d in notes)
     assert all(d.severity is Severity.INFO for d in notes)
     assert predict(DATA / "formal.uml", procs=1).time == 2.0
+
+
+# --------------------------------------------------------------------------- real exports
+
+CORPUS = find_corpus()
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
+
+
+@needs_corpus
+def test_argouml_branch_labels_in_hebrew_are_prose_choices() -> None:
+    path = CORPUS / "argouml" / "argouml034-student-activity-uml.xmi"
+    report = check_file(path)
+    prose = _codes(report, "prose-guard")
+    assert any("'הפריט לא נמצא'" in d.message for d in prose)  # "item not found", the label of a branch
+    assert all(d.location.line and d.location.element_id for d in prose)
+    assert not report.has_errors
+    assert "p.random()" in convert(path).text
+
+
+@needs_corpus
+def test_a_corpus_prose_choice_runs_with_a_sidecar(tmp_path: Path) -> None:
+    path = CORPUS / "argouml" / "argouml034-student-activity-uml.xmi"
+    sidecar = tmp_path / "costs.toml"
+    sidecar.write_text('[defaults]\ncost = "1"\n', encoding="utf-8")
+    times = {predict(path, procs=1, sidecar=sidecar, seed=seed).time for seed in range(6)}
+    assert all(t > 0 for t in times) and len(times) > 1  # the branches cost different numbers of actions
+
+
+@needs_corpus
+def test_rsa_spanish_prose_guards_are_uniform_choices() -> None:
+    path = CORPUS / "rsa" / "rsa7-business-model-early.emx"
+    report = check_file(path)
+    texts = [d.message for d in _codes(report, "prose-guard")]
+    assert any("'Petición aceptada'" in t and "probability 0.5" in t for t in texts)
+    assert any("'Petición rechazada'" in t and "probability 0.5" in t for t in texts)
+
+
+@needs_corpus
+def test_visual_paradigm_prose_guard_beside_unguarded_flows_is_always_taken() -> None:
+    path = CORPUS / "visual-paradigm" / "vp702-staruml-unittest-xmi21.xmi"
+    (warning,) = _codes(check_file(path), "prose-guard")
+    assert "'This is guard'" in warning.message and "always taken" in warning.message
+
+
+def _read_without_variables(edge: Edge):
+    return read_guard(edge.guard or "", set()), "guard"
+
+
+def test_else_shares_what_given_probabilities_leave() -> None:
+    here = Location(file="t.uml", line=1)
+    edges = [
+        Edge("a", "d", "x", here, guard="yes"),
+        Edge("b", "d", "y", here, guard="p=0.3"),
+        Edge("c", "d", "z", here, guard="else"),
+    ]
+    choice = resolve_choices(
+        NodeKind.DECISION, "d", here, edges, lambda e: (read_guard(e.guard, set()), "guard")
+    )
+    assert choice.edges["a"].probability == "0.35" and choice.edges["b"].probability == "0.3"
+    assert "c" not in choice.edges  # the else keeps its guard and takes the last share
+    notes = [d.message for d in choice.diagnostics if d.code == "guard-reading"]
+    assert any("[else]" in m and "0.35" in m for m in notes)
+
+
+def test_symbolic_probabilities_leave_the_rest_as_an_expression() -> None:
+    here = Location(file="t.uml", line=1)
+    edges = [
+        Edge("a", "d", "x", here, guard="hit", probability="pHit"),
+        Edge("b", "d", "y", here, guard="miss"),
+        Edge("c", "d", "z", here, guard="other"),
+    ]
+    choice = resolve_choices(
+        NodeKind.DECISION, "d", here, edges, lambda e: (read_guard(e.guard, set()), "guard")
+    )
+    assert choice.edges["a"].probability == "pHit"
+    assert choice.edges["b"].probability == "(1 - (pHit)) / 2"

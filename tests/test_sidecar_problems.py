@@ -113,3 +113,17 @@ def test_a_mapped_tag_can_give_the_role(tmp_path: Path) -> None:
     sidecar.write_text('[tags]\n"Timed.time" = "allreduce+.cost"\n')
     nodes = _nodes(read(DATA / "custom-profile.uml", sidecar=sidecar))
     assert nodes["Fast"].perf.role.value == "allreduce" and nodes["Fast"].perf.get("cost") == "50"
+
+
+def test_a_tag_of_any_stereotype_can_be_mapped(tmp_path: Path) -> None:
+    sidecar = tmp_path / "any.toml"
+    sidecar.write_text('[tags]\n"time" = "cost"\n')
+    nodes = _nodes(read(DATA / "custom-profile.uml", sidecar=sidecar))
+    assert nodes["Fast"].perf.get("cost") == "50" and nodes["Slow"].perf.get("cost") == "0.003"
+
+
+def test_our_own_stereotype_wins_over_a_mapped_tag(tmp_path: Path) -> None:
+    sidecar = tmp_path / "ours.toml"
+    sidecar.write_text('[tags]\n"time" = "cost"\n[elements."Fast"]\ncost = "2"\n')
+    nodes = _nodes(read(DATA / "custom-profile.uml", sidecar=sidecar))
+    assert nodes["Fast"].perf.get("cost") == "2"

@@ -276,3 +276,25 @@ def test_symbolic_probabilities_leave_the_rest_as_an_expression() -> None:
     )
     assert choice.edges["a"].probability == "pHit"
     assert choice.edges["b"].probability == "(1 - (pHit)) / 2"
+
+
+def test_a_prose_loop_exit_repeats_a_random_number_of_times() -> None:
+    path = DATA / "loop-more.uml"
+    text = convert(path).text
+    assert "while True:" in text and "_u < 0.5" in text
+    times = {predict(path, procs=1, seed=seed).time for seed in range(30)}
+    assert all(t >= 11 and float(t - 10).is_integer() for t in times)  # 'Collect idea' (1 s) k >= 1 times
+    assert len(times) > 1
+
+
+def test_argouml_prose_guard_with_a_percentage_and_a_mapped_tagged_value() -> None:
+    path, sidecar = DATA / "argouml-french.xmi", DATA / "argouml-french.toml"
+    edges = {e.id: e for a in read(path, sidecar=sidecar).activities for e in a.region.edges}
+    assert edges["t_oui"].probability == "0.9" and edges["t_non"].probability == "0.1"
+    report = check_file(path, sidecar=sidecar)
+    assert not report.has_errors and not [d for d in report.diagnostics if d.severity is Severity.WARNING]
+    times = {round(predict(path, sidecar=sidecar, procs=1, seed=s).time, 9) for s in range(40)}
+    assert times == {51.0, 1.003}
+    without = check_file(path)
+    assert without.actions_without_cost == 2  # 'durée' means nothing without the sidecar's [tags]
+    assert len(_codes(without, "prose-guard")) == 2

@@ -127,3 +127,17 @@ def test_our_own_stereotype_wins_over_a_mapped_tag(tmp_path: Path) -> None:
     sidecar.write_text('[tags]\n"time" = "cost"\n[elements."Fast"]\ncost = "2"\n')
     nodes = _nodes(read(DATA / "custom-profile.uml", sidecar=sidecar))
     assert nodes["Fast"].perf.get("cost") == "2"
+
+
+def test_function_and_activity_mistakes_are_collected_too(tmp_path: Path) -> None:
+    sidecar = tmp_path / "functions.toml"
+    sidecar.write_text(
+        '[functions]\nF = { bdy = "1" }\nG = { body = "2", parameters = "x" }\n'
+        '[activities."main"]\nrepet = "2"\n[variables]\n"not a name" = "1"\n'
+    )
+    with pytest.raises(SidecarError) as info:
+        read(DATA / "yes-no.uml", sidecar=sidecar)
+    text = str(info.value)
+    assert len(info.value.problems) == 4
+    assert "did you mean 'body'?" in text and "did you mean 'repeat'?" in text
+    assert "parameters must be a list" in text and "'not a name' is not a variable name" in text

@@ -113,7 +113,7 @@ class _Interpreter:
                 if key not in known:
                     self.warn(
                         f"unknown tag {name!r} on {normalise_name(stereotype.name)} of {owner!r}; "
-                        f"known: {', '.join(known)}",
+                        + with_suggestion(f"known: {', '.join(known)}", key, known),
                         location,
                         "unknown-tag",
                         Severity.ERROR,  # a misspelt tag would silently lose a cost: stop here
@@ -889,7 +889,11 @@ class _Interpreter:
                 if unknown or "body" not in value:
                     self.car.problem(
                         f"[functions] {name!r} needs 'body' (and optional 'parameters')",
-                        hint=f"unexpected: {', '.join(sorted(unknown))}" if unknown else None,
+                        hint=" ".join(
+                            with_suggestion(f"unexpected: {k!r}", k, ("parameters", "body"))
+                            for k in sorted(unknown)
+                        )
+                        or None,
                     )
                     continue
                 params = value.get("parameters", [])

@@ -298,3 +298,17 @@ def test_argouml_prose_guard_with_a_percentage_and_a_mapped_tagged_value() -> No
     without = check_file(path)
     assert without.actions_without_cost == 2  # 'durée' means nothing without the sidecar's [tags]
     assert len(_codes(without, "prose-guard")) == 2
+
+
+def test_unguarded_flows_beside_given_probabilities_share_the_rest(tmp_path: Path) -> None:
+    sidecar = tmp_path / "one.toml"
+    sidecar.write_text('[elements."_f1"]\nprobability = "0.2"\n', encoding="utf-8")
+    edges = _edges(read(DATA / "names-as-labels.uml", sidecar=sidecar))
+    assert edges["_f1"].probability == "0.2" and edges["_f2"].probability == "0.8"
+    sidecar.write_text(
+        '[elements."_f1"]\nprobability = "0.5"\n[elements."_f2"]\nprobability = "0.75"\n', encoding="utf-8"
+    )
+    model = read(DATA / "names-as-labels.uml", sidecar=sidecar)
+    edges = _edges(model)
+    assert edges["_f1"].probability == "0.4" and edges["_f2"].probability == "0.6"
+    assert any(d.code == "probability-sum" and "1.25" in d.message for d in model.diagnostics)

@@ -416,7 +416,7 @@ def resolve_choices(
             if reading.kind is not GuardKind.MISTYPED:
                 diagnostics.append(_reading_note(edge, reading, origin))
     informal = [e for e in outgoing if (r := readings[e.id][0]) is not None and r.informal]
-    if not informal:
+    if not informal and not _chosen_by_probabilities(source_kind, outgoing, readings):
         return Choice(result, diagnostics)  # guards read as expressions or else: check -v lists them
     bare = [e for e in outgoing if readings[e.id][0] is None and e.guard is None and e.probability is None]
     if len(outgoing) == 1 or (source_kind is not NodeKind.DECISION and bare):
@@ -538,6 +538,25 @@ def resolve_choices(
             )
         )
     return Choice(result, diagnostics)
+
+
+def _chosen_by_probabilities(
+    source_kind: NodeKind | None,
+    outgoing: Sequence[Edge],
+    readings: dict[str, tuple[GuardReading | None, str]],
+) -> bool:
+    """A decision whose flows carry probabilities and no guard expression: settled like an informal one.
+
+    Its unguarded flows then share what the probabilities leave (instead of
+    never being taken) and constant probabilities are checked to add up to 1.
+    """
+    if source_kind is not NodeKind.DECISION or len(outgoing) < 2:
+        return False
+    if any(
+        r is not None and r.kind in (GuardKind.EXPRESSION, GuardKind.MISTYPED) for r, _ in readings.values()
+    ):
+        return False
+    return any(e.probability is not None for e in outgoing)
 
 
 def _reading_note(edge: Edge, reading: GuardReading, origin: str) -> Diagnostic:

@@ -312,3 +312,15 @@ def test_unguarded_flows_beside_given_probabilities_share_the_rest(tmp_path: Pat
     edges = _edges(model)
     assert edges["_f1"].probability == "0.4" and edges["_f2"].probability == "0.6"
     assert any(d.code == "probability-sum" and "1.25" in d.message for d in model.diagnostics)
+
+
+def test_a_broken_expression_over_a_model_variable_stays_an_error(tmp_path: Path) -> None:
+    source = (
+        (DATA / "mixed-names.uml").read_text(encoding="utf-8").replace("count &gt; limt", "count =&gt; 1")
+    )
+    path = tmp_path / "typo.uml"
+    path.write_text(source, encoding="utf-8")
+    (error,) = [d for d in check_file(path).diagnostics if d.severity is Severity.ERROR]
+    assert "'count => 1'" in error.message and "does not parse" in error.message
+    with pytest.raises(ModelError, match="does not parse"):
+        convert(path)

@@ -240,7 +240,10 @@ def _unparsed(body: str, known: Collection[str], error: str) -> GuardReading:
             body,
             names=tuple(used),
             unknown=tuple(w for w in words if w not in known and not w[0].isdigit()),
-            problem=error.removeprefix(f"guard {body!r}: "),
+            problem="reads model variable(s) "
+            + ", ".join(used)
+            + " but does not parse: "
+            + error.removeprefix(f"guard {body!r}: "),
         )
     unknown = tuple(w for w in words if not w[0].isdigit() and w not in known)
     return _informal(body, (), unknown, _prose_suggestions(unknown, known))
@@ -385,15 +388,19 @@ def resolve_choices(
         if reading is None:
             continue
         if reading.kind is GuardKind.MISTYPED:
-            hint = "; ".join(f"did you mean {known!r} for {name!r}?" for name, known in reading.suggestions)
+            mean = "; ".join(f"did you mean {known!r} for {name!r}?" for name, known in reading.suggestions)
+            fix = (
+                "declare the name as a variable (an attribute of the main activity, or [variables] "
+                "in a --sidecar file) or correct it"
+                if reading.problem and reading.problem.startswith("uses")
+                else "correct the expression (x > 1, x == 1, x <> 1)"
+            )
             diagnostics.append(
                 Diagnostic(
                     Severity.ERROR,
                     f"{origin} {reading.text!r} {reading.problem}",
                     edge.location,
-                    (hint + " " if hint else "")
-                    + "declare the name as a variable (an attribute of the main activity, or [variables] "
-                    "in a --sidecar file) or correct it; prose guards must not use model variables",
+                    (mean + " " if mean else "") + fix + "; a guard in prose must use no model variable",
                     "mistyped-guard",
                 ),
             )

@@ -141,3 +141,17 @@ def test_function_and_activity_mistakes_are_collected_too(tmp_path: Path) -> Non
     assert len(info.value.problems) == 4
     assert "did you mean 'body'?" in text and "did you mean 'repeat'?" in text
     assert "parameters must be a list" in text and "'not a name' is not a variable name" in text
+
+
+def test_a_mapped_tag_on_a_flow_can_be_its_guard(tmp_path: Path) -> None:
+    source = (DATA / "custom-profile.uml").read_text(encoding="utf-8")
+    source = source.replace("<body>Yes</body>", "<body></body>").replace(
+        '<Timing:Branch xmi:id="_b2"',
+        '<Timing:Branch xmi:id="_b1" base_ControlFlow="_f1" when="p=0.75"/>\n  <Timing:Branch xmi:id="_b2"',
+    )
+    path = tmp_path / "custom.uml"
+    path.write_text(source, encoding="utf-8")
+    sidecar = tmp_path / "guards.toml"
+    sidecar.write_text('[tags]\n"Branch.when" = "guard"\n"Timed.time" = "cost"\n', encoding="utf-8")
+    edges = {e.id: e for a in read(path, sidecar=sidecar).activities for e in a.region.edges}
+    assert edges["_f1"].probability == "0.75" and edges["_f2"].probability == "0.25"

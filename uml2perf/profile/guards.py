@@ -147,6 +147,21 @@ def _whole_probability(text: str) -> Fraction | None:
     return None
 
 
+def probability_value(text: str) -> str:
+    """A probability as a tag value gives it: ``70%``, ``p=0.3``, ``0.3``, VSL ``(expr=1-$p)``.
+
+    Raises :class:`ValueError` for a number outside [0, 1] or an empty value.
+    """
+    from .marte import parse_vsl_real
+
+    whole = _whole_probability(text.strip())
+    if whole is None:
+        return parse_vsl_real(text)
+    if not 0 <= whole <= 1:
+        raise ValueError(f"{_shown(whole)} is not a probability between 0 and 1")
+    return _shown(whole)
+
+
 def _embedded_probability(text: str) -> Fraction | None:
     """The one probability written inside prose; ``None`` when there is none or more than one."""
     found = _EMBEDDED.findall(text)

@@ -24,7 +24,14 @@ from ..model import (
     normalise_name,
     plain_assignments,
 )
-from .guards import GuardReading, known_names, name_as_guard, read_guard, resolve_choices
+from .guards import (
+    GuardReading,
+    known_names,
+    name_as_guard,
+    probability_value,
+    read_guard,
+    resolve_choices,
+)
 from .marte import (
     ANALYSIS_CONTEXTS,
     CONTEXT_TAGS,
@@ -458,6 +465,10 @@ class _Interpreter:
                 probability = node_probability[edge.target][0]
                 placed.add(edge.target)
             new_edge = edge.replace(probability=probability) if probability != edge.probability else edge
+            if new_edge.guard is None and edge.stereotypes and self.car is not None and self.car.tags:
+                guard = next((v for k, v in self.mapped_tags(edge.stereotypes)[1] if k == "guard"), None)
+                if guard is not None:
+                    new_edge = new_edge.replace(guard=guard)  # a mapped tag of another profile
             new_edge = self.apply_sidecar_edge(new_edge)
             edges.append(new_edge)
             changed = changed or new_edge is not edge
@@ -928,7 +939,7 @@ _MAPPED_UNITS: dict[str, Callable[[str], str]] = {
     "bytes": parse_vsl_size,
     "copyin": parse_vsl_size,
     "copyout": parse_vsl_size,
-    "probability": parse_vsl_real,
+    "probability": probability_value,
     "repeat": parse_vsl_real,
 }
 

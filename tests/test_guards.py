@@ -324,3 +324,11 @@ def test_a_broken_expression_over_a_model_variable_stays_an_error(tmp_path: Path
     assert "'count => 1'" in error.message and "does not parse" in error.message
     with pytest.raises(ModelError, match="does not parse"):
         convert(path)
+
+
+def test_an_action_whose_flows_all_carry_prose_guards_takes_exactly_one() -> None:
+    here = Location(file="t.uml", line=1)
+    edges = [Edge("a", "act", "x", here, guard="ok"), Edge("b", "act", "y", here, guard="failed")]
+    choice = resolve_choices(NodeKind.ACTION, "act", here, edges, _read_without_variables)
+    assert [choice.edges[e].probability for e in ("a", "b")] == ["0.5", "0.5"]
+    assert all(choice.edges[e].guard is None for e in ("a", "b"))

@@ -76,21 +76,24 @@ def _from_exception(exc: Uml2PerfError) -> Diagnostic:
     return Diagnostic(Severity.ERROR, exc.message, exc.location, exc.hint)
 
 
+def _findings_of(exc: Uml2PerfError) -> tuple[Diagnostic, ...]:
+    """What a reading error says: every problem of a sidecar as a finding each, else the error."""
+    from .profile.sidecar import SidecarError
+
+    return exc.problems if isinstance(exc, SidecarError) else (_from_exception(exc),)
+
+
 def check_file(
     path: str | Path, *, sidecar: str | Path | None = None, activity: str | None = None
 ) -> CheckReport:
     """Read and check one file; reading errors become the report's only finding."""
-    from .profile.sidecar import SidecarError
     from .reader import read_model
 
     report = CheckReport(source=str(path))
     try:
         model = read_model(path, sidecar=sidecar)
-    except SidecarError as exc:
-        report.diagnostics.extend(exc.problems)  # every problem of the sidecar, one finding each
-        return report
     except Uml2PerfError as exc:
-        report.diagnostics.append(_from_exception(exc))
+        report.diagnostics.extend(_findings_of(exc))
         return report
     report.diagnostics.extend(model.diagnostics)
     report.diagnostics.extend(check_model(model, activity=activity, report=report))

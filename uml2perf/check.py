@@ -22,6 +22,7 @@ from .model import (
     COMMUNICATION_ROLES,
     Activity,
     CostFunction,
+    Edge,
     Model,
     Node,
     NodeKind,
@@ -75,6 +76,13 @@ def _from_exception(exc: Uml2PerfError) -> Diagnostic:
     return Diagnostic(Severity.ERROR, exc.message, exc.location, exc.hint)
 
 
+def _findings_of(exc: Uml2PerfError) -> tuple[Diagnostic, ...]:
+    """What a reading error says: every problem of a sidecar as a finding each, else the error."""
+    from .profile.sidecar import SidecarError
+
+    return exc.problems if isinstance(exc, SidecarError) else (_from_exception(exc),)
+
+
 def check_file(
     path: str | Path,
     *,
@@ -89,7 +97,7 @@ def check_file(
     try:
         model = read_model(path, sidecar=sidecar, default_cost=default_cost)
     except Uml2PerfError as exc:
-        report.diagnostics.append(_from_exception(exc))
+        report.diagnostics.extend(_findings_of(exc))
         return report
     report.diagnostics.extend(model.diagnostics)
     report.diagnostics.extend(check_model(model, activity=activity, report=report))
@@ -135,7 +143,8 @@ def check_model(
                         )
                     )
         findings.extend(_check_edges(act, known, functions))
-    if not any(d.severity == Severity.ERROR for d in findings):
+    mistyped = any(d.code == "mistyped-guard" for d in model.diagnostics)  # the generator would say it again
+    if not mistyped and not any(d.severity == Severity.ERROR for d in findings):
         findings.extend(_check_generation(model, activity))
     return findings
 
@@ -357,9 +366,29 @@ def _check_edges(act: Activity, known: set[str], functions: dict) -> Iterator[Di
     for region in regions:
         for edge in region.edges:
             if edge.guard and edge.guard.strip().lower() not in _GUARD_WORDS:
-                yield from _check_expression(edge.guard, edge.location, "guard", known, functions)
+                yield from _check_guard(edge, known, functions)
             if edge.probability:
                 yield from _check_expression(edge.probability, edge.location, "probability", known, functions)
+
+
+def _check_guard(edge: Edge, known: set[str], functions: dict) -> Iterator[Diagnostic]:
+    """A guard the profile kept is an expression (or a mistyped one, which the profile reported)."""
+    from .profile.guards import GuardKind, read_guard
+
+    assert edge.guard is not None
+    reading = read_guard(edge.guard, known, functions)
+    if reading is None or reading.kind is GuardKind.MISTYPED:
+        return
+    if reading.kind is GuardKind.EXPRESSION:
+        yield from _check_expression(edge.guard, edge.location, "guard", known, functions)
+    if edge.name.strip().strip("[]").strip() != reading.text:  # a guard read from the name has its note
+        label = repr(edge.name) if edge.name else f"(xmi:id={edge.id})"
+        yield Diagnostic(
+            Severity.INFO,
+            f"guard {reading.text!r} of flow {label} read as {reading.describe()}",
+            edge.location,
+            code="guard-reading",
+        )
 
 
 def _check_generation(model: Model, activity: str | None) -> Iterator[Diagnostic]:

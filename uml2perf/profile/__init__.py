@@ -28,9 +28,12 @@ so later stages never look at raw stereotype names:
   names it until ``--set`` or the sidecar's ``[variables]`` gives one.  VSL
   variables (``$x``) used in a MARTE value but declared nowhere are declared
   the same way, with a note;
-* guards written as prose (``[Petición aceptada]``), which no expression reads,
-  are kept as text for reports and the branch becomes a random choice, with a
-  warning; a guard that looks like an expression but is wrong stays an error;
+* guards as people write them (:mod:`.guards`, docs/profile.md): an
+  expression over known names, ``else``, a probability (``p=0.3``,
+  ``prob:0.7``, ``70%``), or prose (``Yes``, ``not valid``, ``[Petición
+  aceptada]``), which makes the decision a seeded random choice with a
+  warning; guard text left in a flow's name is read the same way; a guard
+  that mixes known and unknown names stays an error, with "did you mean";
 * a TOML sidecar for plain exports without any profile.
 
 The sidecar
@@ -65,16 +68,24 @@ The sidecar
     [variables]               # values of model variables (wins over the model's own)
     timeUpdate = "0.02"       # e.g. a MARTE analysis-context parameter in$timeUpdate
 
+    [tags]                    # tags of another profile read as ours (units as in MARTE)
+    "Timed.time" = "cost"     # <<Timed>> time = "50s" -> cost 50 s
+    "Msg.bytes" = "send+.size"
+
 Values are expressions (strings; numbers are accepted).  Sidecar entries win
 over the model's own annotations.  ``[variables]`` sets the value of a variable
 the model declares (an activity attribute, a global, a MARTE context
 parameter) and declares it when the model does not; ``--set NAME=VALUE`` on the
 command line wins over both.  A key naming no element, or a tag the role
-does not know, is an error naming the sidecar file and the key.
+does not know, is an error naming the sidecar file and the key; every such
+problem is reported at once (:class:`SidecarError`), with "did you mean".  A
+name that both a node and a flow carry applies where its tags fit, or asks
+for the id.
 """
 
 from __future__ import annotations
 
+from .guards import GuardKind, GuardReading, read_guard
 from .interpretation import apply_profile, key_is_else
 from .main_activity import main_activity, no_activity_error
 from .marte import (
@@ -86,17 +97,20 @@ from .marte import (
     parse_vsl_size,
 )
 from .roles import CLAUSE_TAGS, MAIN_STEREOTYPES, PROBABILITY_TAGS, ROLES, TAG_SYNONYMS
-from .sidecar import Sidecar, load_sidecar
+from .sidecar import Sidecar, SidecarError, load_sidecar
 from .variables import effective_variables, unset_variables, unset_variables_error, used_names
 
 __all__ = [
     "CLAUSE_TAGS",
     "ContextParameter",
+    "GuardKind",
+    "GuardReading",
     "MAIN_STEREOTYPES",
     "MARTE",
     "PROBABILITY_TAGS",
     "ROLES",
     "Sidecar",
+    "SidecarError",
     "TAG_SYNONYMS",
     "apply_profile",
     "effective_variables",
@@ -108,6 +122,7 @@ __all__ = [
     "parse_vsl_duration",
     "parse_vsl_real",
     "parse_vsl_size",
+    "read_guard",
     "unset_variables",
     "unset_variables_error",
     "used_names",

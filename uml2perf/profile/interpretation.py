@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
 from ..errors import Diagnostic, Location, Severity
-from ..expressions import ELSE_GUARDS, means_else
+from ..expressions import SYSTEM_PARAMETERS, means_else
 from ..model import (
     Activity,
     CostFunction,
@@ -24,6 +24,14 @@ from ..model import (
     normalise_name,
     plain_assignments,
 )
+from .guards import (
+    GuardReading,
+    known_names,
+    name_as_guard,
+    probability_value,
+    read_guard,
+    resolve_choices,
+)
 from .marte import (
     ANALYSIS_CONTEXTS,
     CONTEXT_TAGS,
@@ -31,14 +39,15 @@ from .marte import (
     MARTE,
     VSL_NAME,
     parse_context_parameters,
+    parse_vsl_duration,
     parse_vsl_real,
+    parse_vsl_size,
 )
 from .roles import (
     CLAUSE_ENTRY,
     CLAUSE_TAGS,
     MAIN_STEREOTYPES,
     METADATA_TAGS,
-    OPERATOR_CHARACTERS,
     PROBABILITY_TAGS,
     ROLE_TAGS,
     ROLES,
@@ -46,7 +55,7 @@ from .roles import (
     role_of,
     tag_key,
 )
-from .sidecar import Sidecar, expression_text, load_sidecar, normalised_tags
+from .sidecar import Sidecar, expression_text, load_sidecar, normalised_tags, with_suggestion
 from .variables import unique_variables
 
 # --------------------------------------------------------------------------- interpretation
@@ -69,6 +78,10 @@ class _Interpreter:
         #: their interpretation depends on nothing else unless it warns or records a VSL variable
         self.spec_memo: dict[tuple[StereotypeApplication, ...], tuple[PerfSpec | None, str | None]] = {}
         self.vsl_seen = False
+        #: sidecar keys naming both a node and a flow -> the kind they apply to ("none": neither)
+        self.sidecar_targets: dict[str, str] = {}
+        #: names and ids of the model's nodes and flows, for "did you mean"
+        self.sidecar_names: list[str] = []
 
     def warn(
         self, message: str, location: Location, code: str, severity: Severity = Severity.WARNING
@@ -107,7 +120,7 @@ class _Interpreter:
                 if key not in known:
                     self.warn(
                         f"unknown tag {name!r} on {normalise_name(stereotype.name)} of {owner!r}; "
-                        f"known: {', '.join(known)}",
+                        + with_suggestion(f"known: {', '.join(known)}", key, known),
                         location,
                         "unknown-tag",
                         Severity.ERROR,  # a misspelt tag would silently lose a cost: stop here
@@ -215,34 +228,143 @@ class _Interpreter:
         owner = node.name or node.id
         spec = self.own_spec(node.stereotypes, owner, node.location)
         marte = self.marte_tags(node.stereotypes, owner, node.location)
-        probability = next((v for k, v in marte if k == "probability"), None) if marte else None
+        mapped_role: Role | None = None
+        mapped: list[tuple[str, str]] = []
+        if self.car is not None and self.car.tags:
+            mapped_role, mapped = self.mapped_tags(node.stereotypes)
+        probability = next((v for k, v in (*marte, *mapped) if k == "probability"), None)
+        extra = [(k, v) for k, v in marte if k != "probability"]
+        extra += [(k, v) for k, v in mapped if k != "probability" and all(k != m for m, _ in extra)]
         if spec is None:
-            tags = tuple((k, v) for k, v in marte if k != "probability")
-            if tags:
-                spec = PerfSpec(role=Role.ACTION, tags=tags, origin="marte")
+            if extra or mapped_role is not None:
+                role = mapped_role or Role.ACTION
+                known = ROLE_TAGS[role]
+                origin = "marte" if len(marte) > (probability is not None) or not mapped else "sidecar"
+                spec = PerfSpec(role=role, tags=tuple((k, v) for k, v in extra if k in known), origin=origin)
             else:
                 spec = _plain_tagged_values(node.stereotypes)
-        elif marte:
-            # MARTE fills what our stereotype leaves open: a send+ with a PaCommStep.msgSize has its size
+        elif extra:
+            # MARTE and mapped tags fill what our stereotype leaves open (a send+ with a msgSize)
             known = ROLE_TAGS[spec.role]
-            extra = tuple((k, v) for k, v in marte if k in known and spec.get(k) is None)
-            if extra:
-                spec = PerfSpec(spec.role, spec.tags + extra, spec.origin)
+            filled = tuple((k, v) for k, v in extra if k in known and spec.get(k) is None)
+            if filled:
+                spec = PerfSpec(spec.role, spec.tags + filled, spec.origin)
         return spec, probability
 
     # ------------------------------------------------------------------ sidecar
 
-    def sidecar_entry(self, *keys: str) -> tuple[str, dict[str, object]] | None:
+    def sidecar_entry(self, kind: str, *keys: str) -> tuple[str, dict[str, object]] | None:
+        """The sidecar entry of a node (``kind`` "node") or flow ("flow") by id or name, if any.
+
+        A name that both a node and a flow carry applies only to the kind its
+        tags fit (see :meth:`prepare_sidecar`).
+        """
         if self.car is None:
             return None
         for key in keys:
             if key and key in self.car.elements:
+                target = self.sidecar_targets.get(key)
+                if target is not None and target != kind:
+                    continue
                 self.car.used.add(key)
                 return key, self.car.elements[key]
         return None
 
+    def prepare_sidecar(self) -> None:
+        """Match sidecar entries against the model before using them.
+
+        An entry whose name is both a node's and a flow's (an action "Transfer"
+        and the flow "Transfer" into it) applies to the one its tags fit
+        (``probability``/``guard`` fit a flow, anything else a node), with a
+        warning asking for the id; when its tags fit both or neither it is an
+        error asking for the id.  Entries naming nothing get "did you mean".
+        """
+        assert self.car is not None
+        node_names: dict[str, list[Node]] = {}
+        flow_names: dict[str, list[Edge]] = {}
+        ids: set[str] = set()
+        regions = [a.region for a in self.model.activities]
+        while regions:
+            region = regions.pop()
+            for node in region.nodes:
+                ids.add(node.id)
+                if node.name:
+                    node_names.setdefault(node.name, []).append(node)
+                if node.region is not None:
+                    regions.append(node.region)
+            for edge in region.edges:
+                ids.add(edge.id)
+                if edge.name:
+                    flow_names.setdefault(edge.name, []).append(edge)
+        self.sidecar_names = sorted(ids | set(node_names) | set(flow_names))
+        for key, entry in self.car.elements.items():
+            if key in ids or key not in node_names or key not in flow_names:
+                continue
+            node, edge = node_names[key][0], flow_names[key][0]
+            tags = {TAG_SYNONYMS.get(normalise_name(k), normalise_name(k)) for k in entry}
+            flow_like = tags <= {"probability", "guard"} and bool(tags)
+            node_like = not tags & {"probability", "guard"}
+            both = (
+                f"[elements.{key!r}] names both {node.uml_type} {key!r} (xmi:id={node.id}) "
+                f"and flow {key!r} (xmi:id={edge.id})"
+            )
+            ask = (
+                f'use the id: [elements."{node.id}"] for the {node.uml_type}, '
+                f'[elements."{edge.id}"] for the flow'
+            )
+            if flow_like == node_like:
+                self.car.problem(both + ": which one is meant cannot be told from its tags", hint=ask)
+                self.sidecar_targets[key] = "none"
+                continue
+            target = "flow" if flow_like else "node"
+            self.sidecar_targets[key] = target
+            fits = "flow" if flow_like else node.uml_type
+            self.diagnostics.append(
+                Diagnostic(
+                    Severity.WARNING,
+                    both + f"; its tags fit the {fits}, so they are applied to the {fits} only",
+                    Location(file=self.car.path),
+                    ask,
+                    "sidecar-ambiguous",
+                )
+            )
+
+    def mapped_tags(
+        self, stereotypes: Iterable[StereotypeApplication]
+    ) -> tuple[Role | None, list[tuple[str, str]]]:
+        """Tags of other profiles read as ours through the sidecar's ``[tags]`` (units converted)."""
+        assert self.car is not None
+        role: Role | None = None
+        found: list[tuple[str, str]] = []
+        table = self.car.tags
+        for stereotype in stereotypes:
+            name = normalise_name(stereotype.name.rpartition("::")[2])
+            if role_of(stereotype.name) is not None:
+                continue  # our own stereotypes read their tags themselves
+            for tag, value in stereotype.tags:
+                tag_name = normalise_name(tag)
+                target = table.get((name, tag_name)) or table.get(("", tag_name))
+                if target is None or not value.strip():
+                    continue
+                role_name, key = target
+                convert = _MAPPED_UNITS.get(key)
+                try:
+                    converted = convert(value) if convert is not None else value.strip()
+                except ValueError as exc:
+                    self.car.problem(
+                        f"[tags] maps {stereotype.name}.{tag} to {key!r}, but the value {value!r} "
+                        f"cannot be read: {exc}",
+                        hint="write a number with a unit (50s, 3 ms) or an expression",
+                    )
+                    continue
+                if role_name is not None and role is None:
+                    role = ROLES[role_name][0]
+                if all(k != key for k, _ in found):
+                    found.append((key, converted))
+        return role, found
+
     def apply_sidecar_node(self, node: Node, spec: PerfSpec | None) -> PerfSpec | None:
-        found = self.sidecar_entry(node.id, node.name)
+        found = self.sidecar_entry("node", node.id, node.name)
         if found is None:
             return spec
         key, entry = found
@@ -252,11 +374,12 @@ class _Interpreter:
         if "stereotype" in entry:
             stereo = normalise_name(str(entry["stereotype"]))
             if stereo not in ROLES:
-                raise self.car.error(
+                self.car.problem(
                     f"[elements.{key!r}] stereotype {entry['stereotype']!r} is not a uml2perf stereotype",
-                    hint="known: " + ", ".join(ROLES),
+                    hint=with_suggestion("known: " + ", ".join(ROLES), stereo, ROLES),
                 )
-            role, known = ROLES[stereo]  # clause+ shares action+'s role but has tags of its own
+            else:
+                role, known = ROLES[stereo]  # clause+ shares action+'s role but has tags of its own
         if role is None:
             role = spec.role if spec is not None else _default_role(node.kind)
             known = ROLE_TAGS[role]
@@ -266,10 +389,11 @@ class _Interpreter:
                 continue
             tag = TAG_SYNONYMS.get(normalise_name(name), normalise_name(name))
             if tag not in known:
-                raise self.car.error(
+                self.car.problem(
                     f"unknown key {name!r} in [elements.{key!r}] for role {role.value}",
-                    hint="known: stereotype, " + ", ".join(known),
+                    hint=with_suggestion("known: stereotype, " + ", ".join(known), name, known),
                 )
+                continue
             base[tag] = expression_text(value, self.car, f"elements.{key}.{name}")
         if key_is_else(base.get("guard")):
             base["guard"] = "True"  # an else clause: always true where it stands
@@ -286,7 +410,7 @@ class _Interpreter:
         return False
 
     def apply_sidecar_edge(self, edge: Edge) -> Edge:
-        found = self.sidecar_entry(edge.id, edge.name)
+        found = self.sidecar_entry("flow", edge.id, edge.name)
         if found is None:
             return edge
         key, entry = found
@@ -299,8 +423,9 @@ class _Interpreter:
             elif tag == "guard":
                 guard = expression_text(value, self.car, f"elements.{key}.{name}")
             else:
-                raise self.car.error(
-                    f"unknown key {name!r} in [elements.{key!r}] for a flow", hint="known: probability, guard"
+                self.car.problem(
+                    f"unknown key {name!r} in [elements.{key!r}] for a flow",
+                    hint=with_suggestion("known: probability, guard", name, ("probability", "guard")),
                 )
         return edge.replace(probability=probability, guard=guard)
 
@@ -340,8 +465,10 @@ class _Interpreter:
                 probability = node_probability[edge.target][0]
                 placed.add(edge.target)
             new_edge = edge.replace(probability=probability) if probability != edge.probability else edge
-            if new_edge.guard is not None:
-                new_edge = self.prose_guard(new_edge)
+            if new_edge.guard is None and edge.stereotypes and self.car is not None and self.car.tags:
+                guard = next((v for k, v in self.mapped_tags(edge.stereotypes)[1] if k == "guard"), None)
+                if guard is not None:
+                    new_edge = new_edge.replace(guard=guard)  # a mapped tag of another profile
             new_edge = self.apply_sidecar_edge(new_edge)
             edges.append(new_edge)
             changed = changed or new_edge is not edge
@@ -360,31 +487,12 @@ class _Interpreter:
                 )
         return Region(nodes=tuple(nodes), edges=tuple(edges)) if changed else region
 
-    def prose_guard(self, edge: Edge) -> Edge:
-        """Drop a guard written as prose (``[Petición aceptada]``), with a warning; keep every other guard.
-
-        Only text without any operator character counts as prose, so a
-        mistyped expression (``x => 1``) still stops conversion with its error.
-        """
-        text = edge.guard.strip() if edge.guard else ""
-        if not text or text.lower() in ELSE_GUARDS or OPERATOR_CHARACTERS.search(text):
-            return edge
-        from ..errors import ExpressionError
-        from ..expressions import parse_expression
-
-        try:
-            parse_expression(text, edge.location, what="guard")
-        except ExpressionError:
-            self.warn(
-                f"guard {text!r} is prose, not an expression: the branch is chosen at random "
-                "(write the guard as an expression over model variables, or give the flow a probability)",
-                edge.location,
-                "prose-guard",
-            )
-            return edge.replace(guard=None)
-        return edge
-
     def edge_probability(self, edge: Edge) -> str | None:
+        if self.car is not None and self.car.tags:
+            _role, mapped = self.mapped_tags(edge.stereotypes)
+            for key, value in mapped:
+                if key == "probability":
+                    return value
         for stereotype in edge.stereotypes:
             for name, value in stereotype.tags:
                 if normalise_name(name) in PROBABILITY_TAGS and value.strip():
@@ -463,9 +571,9 @@ class _Interpreter:
                 elif tag in known:
                     tags[tag] = expression_text(value, self.car, f"activities.{key}.{name}")
                 else:
-                    raise self.car.error(
+                    self.car.problem(
                         f"unknown key {name!r} in [activities.{key!r}]",
-                        hint="known: main, " + ", ".join(known),
+                        hint=with_suggestion("known: main, " + ", ".join(known), name, ("main", *known)),
                     )
             spec = (
                 PerfSpec(role=Role.ACTIVITY, tags=tuple(tags.items()), origin="sidecar")
@@ -623,6 +731,8 @@ class _Interpreter:
     # ------------------------------------------------------------------ whole model
 
     def run(self) -> Model:
+        if self.car is not None:
+            self.prepare_sidecar()
         activities = [self.activity(a) for a in self.model.activities]
         functions = self.model.functions
         known = {v.name for v in self.model.globals}
@@ -641,6 +751,9 @@ class _Interpreter:
             self.declare_vsl_variables(activities, declared)
         if self.car is not None:
             globals_ = self.apply_variables(activities, globals_)
+        if self.car is not None:
+            self.car.raise_problems()
+        self.settle_guards(activities, globals_, functions)
         return replace(
             self.model,
             activities=tuple(activities),
@@ -649,20 +762,132 @@ class _Interpreter:
             diagnostics=self.model.diagnostics + tuple(self.diagnostics),
         )
 
+    # ------------------------------------------------------------------ guards
+
+    def settle_guards(
+        self, activities: list[Activity], globals_: tuple[Variable, ...], functions: tuple[CostFunction, ...]
+    ) -> None:
+        """Read every guard once (expression, probability or prose) and settle each node's choice.
+
+        Runs after everything else, when the model's variables are final; see
+        :mod:`uml2perf.profile.guards` for the rules.
+        """
+        names: frozenset[str] | None = None
+        function_names = frozenset(f.name for f in functions)
+
+        def known() -> frozenset[str]:
+            nonlocal names
+            if names is None:
+                names = known_names(_variable_names(activities, globals_))
+            return names
+
+        for index, activity in enumerate(activities):
+            region = self.guard_region(activity.region, known, function_names)
+            if region is not activity.region:
+                activities[index] = replace(activity, region=region)
+
+    def guard_region(
+        self, region: Region, known: Callable[[], frozenset[str]], functions: frozenset[str]
+    ) -> Region:
+        nodes = region.nodes
+        new_nodes: list[Node] | None = None
+        for index, node in enumerate(nodes):
+            if node.region is None:
+                continue
+            inner = self.guard_region(node.region, known, functions)
+            if inner is not node.region:
+                if new_nodes is None:
+                    new_nodes = list(nodes)
+                new_nodes[index] = node.replace(region=inner)
+        edges = region.edges
+        decisions: frozenset[str] | None = None
+        wanted: set[str] = set()
+        for edge in edges:
+            if edge.guard is not None or edge.probability is not None:
+                wanted.add(edge.source)
+            elif edge.name:
+                name = edge.name.strip()
+                if name.startswith("[") and name.endswith("]"):
+                    wanted.add(edge.source)
+                    continue
+                if decisions is None:
+                    decisions = frozenset(n.id for n in nodes if n.kind is NodeKind.DECISION)
+                if edge.source in decisions:
+                    wanted.add(edge.source)
+        new_edges: list[Edge] | None = None
+        if wanted:
+            by_source: dict[str, list[Edge]] = {}
+            for edge in edges:
+                if edge.source in wanted:
+                    by_source.setdefault(edge.source, []).append(edge)
+            by_id = {n.id: n for n in nodes}
+            changed: dict[str, Edge] = {}
+            for source, outgoing in by_source.items():
+                changed.update(self.guard_choice(by_id.get(source), outgoing, known, functions))
+            if changed:
+                new_edges = [changed.get(e.id, e) for e in edges]
+        if new_nodes is None and new_edges is None:
+            return region
+        return Region(
+            nodes=tuple(new_nodes) if new_nodes is not None else nodes,
+            edges=tuple(new_edges) if new_edges is not None else edges,
+        )
+
+    def guard_choice(
+        self,
+        source: Node | None,
+        outgoing: list[Edge],
+        known: Callable[[], frozenset[str]],
+        functions: frozenset[str],
+    ) -> dict[str, Edge]:
+        is_decision = source is not None and source.kind is NodeKind.DECISION
+        all_bare = all(e.guard is None and e.probability is None for e in outgoing)
+
+        def read(edge: Edge) -> tuple[GuardReading | None, str]:
+            if edge.guard is not None:
+                return read_guard(edge.guard, known(), functions), "guard"
+            if edge.probability is None and edge.name:
+                reading = name_as_guard(
+                    edge.name,
+                    known(),
+                    functions,
+                    from_decision=is_decision and all_bare and len(outgoing) > 1,
+                )
+                return reading, "name"
+            return None, "guard"
+
+        owner = (source.name or source.kind.value) if source is not None else outgoing[0].source
+        variables = sorted(known() - frozenset(SYSTEM_PARAMETERS))
+        choice = resolve_choices(
+            source.kind if source is not None else None,
+            owner,
+            source.location if source is not None else outgoing[0].location,
+            outgoing,
+            read,
+            variables[:1] or ["x"],
+        )
+        self.diagnostics.extend(choice.diagnostics)
+        return choice.edges
+
     def check_unused(self) -> None:
         assert self.car is not None
         for key in self.car.elements:
-            if key not in self.car.used:
-                raise self.car.error(
+            if key not in self.car.used and self.sidecar_targets.get(key) != "none":
+                self.car.problem(
                     f"[elements.{key!r}] names no node or flow of {Path(self.model.source).name}",
-                    hint="use an element's name or xmi:id exactly as in the model",
+                    hint=with_suggestion(
+                        "use an element's name or xmi:id exactly as in the model", key, self.sidecar_names
+                    ),
                 )
         for key in self.car.activities:
             if "activities." + key not in self.car.used:
                 names = ", ".join(repr(a.name or a.id) for a in self.model.activities) or "none"
-                raise self.car.error(
+                known = [a.name for a in self.model.activities if a.name] + [
+                    a.id for a in self.model.activities
+                ]
+                self.car.problem(
                     f"[activities.{key!r}] names no activity of {Path(self.model.source).name}",
-                    hint=f"activities: {names}",
+                    hint=with_suggestion(f"activities: {names}", key, known),
                 )
 
     def sidecar_functions(self) -> tuple[CostFunction, ...]:
@@ -673,13 +898,19 @@ class _Interpreter:
             if isinstance(value, dict):
                 unknown = set(value) - {"parameters", "body"}
                 if unknown or "body" not in value:
-                    raise self.car.error(
+                    self.car.problem(
                         f"[functions] {name!r} needs 'body' (and optional 'parameters')",
-                        hint=f"unexpected: {', '.join(sorted(unknown))}" if unknown else None,
+                        hint=" ".join(
+                            with_suggestion(f"unexpected: {k!r}", k, ("parameters", "body"))
+                            for k in sorted(unknown)
+                        )
+                        or None,
                     )
+                    continue
                 params = value.get("parameters", [])
                 if not isinstance(params, list) or not all(isinstance(p, str) for p in params):
-                    raise self.car.error(f"[functions] {name!r}: parameters must be a list of names")
+                    self.car.problem(f"[functions] {name!r}: parameters must be a list of names")
+                    continue
                 body = expression_text(value["body"], self.car, f"functions.{name}.body")
                 result.append(CostFunction(name, tuple(params), body, where, "python"))
             else:
@@ -697,6 +928,42 @@ class _Interpreter:
             Variable(name, where, None, expression_text(value, self.car, f"globals.{name}"))
             for name, value in self.car.globals.items()
         )
+
+
+#: Our tags whose mapped values may carry a unit (``50s``, ``3 ms``, ``4 KB``), as MARTE values do.
+_MAPPED_UNITS: dict[str, Callable[[str], str]] = {
+    "cost": parse_vsl_duration,
+    "overhead": parse_vsl_duration,
+    "startup": parse_vsl_duration,
+    "size": parse_vsl_size,
+    "bytes": parse_vsl_size,
+    "copyin": parse_vsl_size,
+    "copyout": parse_vsl_size,
+    "probability": probability_value,
+    "repeat": parse_vsl_real,
+}
+
+
+def _variable_names(activities: Iterable[Activity], globals_: Iterable[Variable]) -> set[str]:
+    """Every variable of the model: globals, activity attributes and locals, names code fragments assign."""
+    from ..errors import Uml2PerfError
+    from ..expressions import parse_code
+    from ..model import walk_region
+
+    names = {v.name for v in globals_}
+    for activity in activities:
+        names.update(v.name for v in activity.attributes)
+        names.update(v.name for v in activity.variables)
+        for node in walk_region(activity.region):
+            texts = [node.code] if node.code else []
+            if node.perf is not None and node.perf.get("code"):
+                texts.append(node.perf.get("code") or "")
+            for text in texts:
+                try:
+                    names.update(parse_code(text, node.location).assigned)
+                except Uml2PerfError:
+                    pass
+    return names
 
 
 def key_is_else(text: str | None) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import find_corpus
+from conftest import corpus_file, find_corpus
 
 from uml2perf.api import convert, predict, read
 from uml2perf.check import check_file
@@ -210,7 +210,7 @@ needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus no
 
 @needs_corpus
 def test_argouml_branch_labels_in_hebrew_are_prose_choices() -> None:
-    path = CORPUS / "argouml" / "argouml034-student-activity-uml.xmi"
+    path = corpus_file("argouml/argouml034-student-activity-uml.xmi")
     report = check_file(path)
     prose = _codes(report, "prose-guard")
     assert any("'הפריט לא נמצא'" in d.message for d in prose)  # "item not found", the label of a branch
@@ -221,7 +221,7 @@ def test_argouml_branch_labels_in_hebrew_are_prose_choices() -> None:
 
 @needs_corpus
 def test_a_corpus_prose_choice_runs_with_a_sidecar(tmp_path: Path) -> None:
-    path = CORPUS / "argouml" / "argouml034-student-activity-uml.xmi"
+    path = corpus_file("argouml/argouml034-student-activity-uml.xmi")
     sidecar = tmp_path / "costs.toml"
     sidecar.write_text('[defaults]\ncost = "1"\n', encoding="utf-8")
     times = {predict(path, procs=1, sidecar=sidecar, seed=seed).time for seed in range(6)}
@@ -230,7 +230,7 @@ def test_a_corpus_prose_choice_runs_with_a_sidecar(tmp_path: Path) -> None:
 
 @needs_corpus
 def test_rsa_spanish_prose_guards_are_uniform_choices() -> None:
-    path = CORPUS / "rsa" / "rsa7-business-model-early.emx"
+    path = corpus_file("rsa/rsa7-business-model-early.emx")
     report = check_file(path)
     texts = [d.message for d in _codes(report, "prose-guard")]
     assert any("'Petición aceptada'" in t and "probability 0.5" in t for t in texts)
@@ -239,7 +239,7 @@ def test_rsa_spanish_prose_guards_are_uniform_choices() -> None:
 
 @needs_corpus
 def test_visual_paradigm_prose_guard_beside_unguarded_flows_is_always_taken() -> None:
-    path = CORPUS / "visual-paradigm" / "vp702-staruml-unittest-xmi21.xmi"
+    path = corpus_file("visual-paradigm/vp702-staruml-unittest-xmi21.xmi")
     (warning,) = _codes(check_file(path), "prose-guard")
     assert "'This is guard'" in warning.message and "always taken" in warning.message
 

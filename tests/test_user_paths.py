@@ -431,3 +431,15 @@ def test_export_options_are_refused_on_a_module(
             code, out, err = cli(capsys, command[0], two_activities, *command[1:], *option)
             assert code == 2 and out == ""
             assert f"{option[0]} applies to an XMI export" in err
+
+
+def test_fit_checks_its_plot_before_fitting_and_prints_the_model_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "sort.csv"
+    data.write_text("n,time\n" + "".join(f"{n},{2e-9 * n}\n" for n in (1000, 2000, 4000, 8000, 16000)))
+    code, out, err = cli(capsys, "fit", data, "--plot", tmp_path / "fit.xyz")
+    assert code == 2 and out == "" and "cannot draw a '.xyz' picture" in err
+    pytest.importorskip("matplotlib")
+    code, out, err = cli(capsys, "fit", data, "--plot", tmp_path / "missing" / "fit.png")
+    assert code == 1 and out.startswith("time = ") and "error:" in err

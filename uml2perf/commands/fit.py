@@ -16,6 +16,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     from ..fit import Model, fit_model, plot_models, read_measurements, report_text, sidecar_text
 
+    if args.plot:  # a missing matplotlib or an unknown picture format stops before the fit
+        from ..sweep_plot import check_plot_target
+
+        check_plot_target(args.plot)
     models: list[Model] = []
     for data in read_measurements(args.measurements, metric=args.metric):
         if args.element and data.element not in (None, *args.element):
@@ -36,8 +40,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
         named.append((name or "", model))
     if args.sidecar:
         write_output(args.sidecar, sidecar_text(named), what="sidecar", inputs=(args.measurements,))
-    if args.plot:
-        plot_models(models, args.plot)
     if args.json:
         import json
 
@@ -49,13 +51,15 @@ def cmd_fit(args: argparse.Namespace) -> int:
             sys.stdout.write(report_text(model))
         if args.sidecar:
             print(f"sidecar written to {args.sidecar}")
-        if args.plot:
-            print(f"plot written to {args.plot}")
     for model in models:
         warning = model.warning()
         if warning:
             element = f"{model.data.element}: " if model.data.element else ""
             print(f"{args.measurements}: warning: {element}{warning}", file=sys.stderr)
+    if args.plot:  # last: the fitted models are printed whatever happens to the picture
+        sys.stdout.flush()
+        plot_models(models, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr if args.json else sys.stdout)
     return EXIT_OK
 
 

@@ -181,3 +181,25 @@ def test_the_documented_session_gives_the_documented_output(monkeypatch: pytest.
     runner.run(test, out=report.append)
     assert runner.failures == 0, "".join(report)
     assert runner.tries >= 6
+
+
+def test_long_replications_show_a_bar_with_the_time_left(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    from uml2perf import api
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)  # one after another
+    seen: list[int] = []
+
+    def run_once(index: int, speedups: Any, keep: bool, first: bool) -> int:
+        seen.append(index)
+        return index
+
+    runs = api._more_replications(run_once, 5, None, first_wall=10.0, progress=True)
+    assert runs == seen == [1, 2, 3, 4]
+    err = capsys.readouterr().err
+    assert "replications 4/4" in err and err.endswith("\n")
+    assert api._more_replications(run_once, 3, None, first_wall=0.001, progress=True) == [1, 2]
+    assert capsys.readouterr().err == ""  # quick: no bar

@@ -602,7 +602,7 @@ def predict(
     if critical_path == "auto" and not want_path and runs[0].events <= AUTO_CRITICAL_PATH_EVENTS:
         # a small run: one more run with its timeline costs little
         runs[0].critical_path = run_once(0, speedups, True, False).critical_path
-    runs += _more_replications(run_once, replications, speedups, runs[0].wall_time)
+    runs += _more_replications(run_once, replications, speedups, runs[0].wall_time, progress)
     if replications == 1:
         result = runs[0]
     else:
@@ -634,24 +634,45 @@ AUTO_CRITICAL_PATH_EVENTS = 50_000
 PARALLEL_REPLICATIONS_AFTER = 2.0
 
 
-def _more_replications(run_once: Any, replications: int, speedups: Any, first_wall: float) -> list[Any]:
-    """Replications 1..N-1: in forked worker processes when the work is large, else one after another."""
+def _more_replications(
+    run_once: Any, replications: int, speedups: Any, first_wall: float, progress: bool = False
+) -> list[Any]:
+    """Replications 1..N-1: in forked worker processes when the work is large, else one after another.
+
+    With ``progress``, a counted bar with the time left follows them when they take a while.
+    """
     import os
+
+    from uml2perf_runtime.progress import ProgressBar
 
     remaining = range(1, replications)
     workers = min(os.cpu_count() or 1, len(remaining))
     large = first_wall * len(remaining) > PARALLEL_REPLICATIONS_AFTER
-    if workers < 2 or not large or sys.platform != "linux":
-        return [run_once(index, speedups, False, False) for index in remaining]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    _FORKED[:] = [(run_once, speedups)]  # inherited by the forked workers: nothing to pickle but seeds
+    bar = ProgressBar(len(remaining), sys.stderr, progress and large, label="replications")
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(_replication_in_worker, remaining))
+        if workers < 2 or not large or sys.platform != "linux":
+            runs = []
+            for index in remaining:
+                runs.append(run_once(index, speedups, False, False))
+                bar.advance()
+            return runs
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        _FORKED[:] = [(run_once, speedups)]  # inherited by the forked workers: nothing to pickle but seeds
+        try:
+            with ProcessPoolExecutor(
+                max_workers=workers, mp_context=multiprocessing.get_context("fork")
+            ) as pool:
+                runs = []
+                for run in pool.map(_replication_in_worker, remaining):  # in seed order
+                    runs.append(run)
+                    bar.advance()
+                return runs
+        finally:
+            _FORKED.clear()
     finally:
-        _FORKED.clear()
+        bar.close()
 
 
 _FORKED: list[Any] = []

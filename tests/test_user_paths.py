@@ -443,3 +443,16 @@ def test_fit_checks_its_plot_before_fitting_and_prints_the_model_first(
     pytest.importorskip("matplotlib")
     code, out, err = cli(capsys, "fit", data, "--plot", tmp_path / "missing" / "fit.png")
     assert code == 1 and out.startswith("time = ") and "error:" in err
+
+
+def test_activities_lists_what_a_module_can_run(
+    two_activities: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = cli(capsys, "activities", two_activities)
+    assert code == 0
+    assert "a module generated from two-activities.uml, 2 activities" in out
+    assert "   ReadPhase  (xmi:id=_read)" in out and "no main activity" in out
+    module = tmp_path / "prophet_model.py"
+    assert cli(capsys, "convert", SAMPLES / "prophet.uml", "-o", module)[0] == 0
+    code, out, _ = cli(capsys, "activities", module)
+    assert " * MainActivity  (xmi:id=_main)" in out and "no main activity" not in out

@@ -261,7 +261,7 @@ def load_spec(
 
         refuse_export_options(default_cost, sidecar)
 
-        spec = choose_activity(_spec_of_module(_module_from_file(p), str(model)), activity)
+        spec = choose_activity(module_spec(p), activity)
         if given is not None:
             require_values(spec, given)
         return spec
@@ -287,6 +287,13 @@ def refuse_export_options(default_cost: float | None, sidecar: str | Path | None
             "--sidecar applies to an XMI export: a generated module has its costs already",
             hint="convert the export again with --sidecar FILE.toml",
         )
+
+
+def module_spec(path: Path) -> Any:
+    """The ``MODEL`` of a generated ``.py`` module as written (its main activity may be None)."""
+    if not path.exists():
+        raise InputError("no such file", Location(file=str(path)), hint="check the path")
+    return _spec_of_module(_module_from_file(path), str(path))
 
 
 def _spec_of_module(module: types.ModuleType, shown: str) -> Any:

@@ -226,9 +226,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_activities(args: argparse.Namespace) -> int:
     """List the activities of a file and which one is the main activity."""
-    from .api import read
+    from .api import PYTHON_SUFFIXES, read
     from .profile import main_activity
 
+    if os.path.splitext(str(args.model))[1] in PYTHON_SUFFIXES:
+        return _module_activities(args.model)
     model = read(args.model, sidecar=args.sidecar)
     try:
         main = main_activity(model).id
@@ -243,6 +245,24 @@ def cmd_activities(args: argparse.Namespace) -> int:
         print(f" {marker} {shown}, line {line}, {nodes} nodes)")
     if main is None and model.activities:
         print("no main activity could be chosen: pass --activity NAME to 'run'")
+    return EXIT_OK
+
+
+def _module_activities(path: str) -> int:
+    """The activities a generated module can run (``--activity``), its main one marked."""
+    from pathlib import Path
+
+    from .api import module_spec
+
+    spec = module_spec(Path(path))
+    entries = [tuple(entry) for entry in spec.activities]
+    print(printable(f"{path}: a module generated from {spec.source}, {len(entries)} activities"))
+    for entry in entries:
+        main = len(entry) >= 3 and spec.main is not None and entry[2] is spec.main
+        name = entry[0] or "<unnamed>"
+        print(f" {'*' if main else ' '} {printable(f'{name}  (xmi:id={entry[1]})')}")
+    if spec.main is None and entries:
+        print("no main activity: pass --activity NAME to 'run' or to the module")
     return EXIT_OK
 
 

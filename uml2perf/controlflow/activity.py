@@ -31,8 +31,31 @@ def recover_model(model: Model, *, main: Activity | None = None, flat: bool = Fa
         statement=node_statement,
         flat=flat,
     )
+    _activity_notes(model, shared)
     bodies = tuple(recover_activity(activity, shared) for activity in model.activities)
     return RecoveredModel(model, bodies, main, _unique(shared.diagnostics))
+
+
+def _activity_notes(model: Model, shared: Shared) -> None:
+    """Warn about activities an export left empty and about names several activities share."""
+    seen: dict[str, Activity] = {}
+    for activity in model.activities:
+        if not activity.region.nodes:
+            shared.warn(
+                "activity has no nodes: it takes no time when run or called",
+                activity.location,
+                "empty-activity",
+                hint="draw its flow, or delete it from the model",
+            )
+        first = seen.setdefault(activity.name, activity)
+        if first is not activity and activity.name:
+            shared.warn(
+                f"a second activity is named {activity.name!r} (the first is xmi:id={first.id});"
+                " both are generated, choose one with --activity and its id",
+                activity.location,
+                "duplicate-activity",
+                hint="rename one of them in the UML tool",
+            )
 
 
 def _unique(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:

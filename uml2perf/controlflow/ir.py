@@ -292,6 +292,56 @@ class StateMachine(Statement):
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class Offer(Statement):
+    """Token-flow form: the node passes its token on along flows, then its function returns.
+
+    ``targets`` are ``(node index, input index)`` pairs (the input index tells a
+    join which of its incoming flows the token arrives on); ``end`` is an
+    activity final, which ends the whole flow; no targets and no end is a flow
+    final (the token is consumed).
+    """
+
+    targets: tuple[tuple[int, int], ...] = ()
+    end: bool = False
+    node: Node | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TokenNode:
+    """One node of a :class:`TokenFlow`: its own statement, then the :class:`Offer` (or a choice of them).
+
+    ``inputs`` above one makes the node a join: it runs once a token has
+    arrived on each of its incoming flows.
+    """
+
+    index: int
+    node: Node
+    body: Sequence
+    inputs: int = 1
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TokenFlow(Statement):
+    """A region run by the token game itself: one function per node, tokens offered along the flows.
+
+    The form of any flow graph, used where no structured form fits a region
+    with concurrency (forks whose branches loop back, joins reached by only
+    some branches, flows that leave a loop from inside a fork, ...).  Every
+    token runs as a thread of the process; ``starts`` get the first tokens.
+    ``node`` is the element the runtime accounts the flow to (its first fork
+    or join; None: the activity).
+    """
+
+    node: Node | None
+    nodes: tuple[TokenNode, ...]
+    starts: tuple[int, ...]
+    reason: str = ""
+
+    def children(self) -> tuple[Statement, ...]:
+        return tuple(n.body for n in self.nodes)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class ActivityBody(Statement):
     """The recovered body of one activity (the root a generator function is made of)."""
 

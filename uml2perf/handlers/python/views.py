@@ -136,6 +136,45 @@ class StopView:
         self.flag = flag
 
 
+class NoteView:
+    """A comment line of its own (what a node of a token flow is)."""
+
+    __slots__ = ("text",)
+    kind: ClassVar[str] = "note"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class OfferView:
+    """A node of a token flow hands its token on: ``return`` of the ``(function, input)`` pairs.
+
+    ``end`` returns ``tokens.END`` (an activity final ends the whole flow); no
+    targets returns ``()`` (a flow final, or a node without outgoing flows).
+    """
+
+    __slots__ = ("targets", "end", "describe")
+    kind: ClassVar[str] = "offer"
+
+    def __init__(self, targets: list[str], end: bool = False, describe: str | None = None) -> None:
+        self.targets = targets
+        self.end = end
+        self.describe = describe
+
+
+class TokenFlowView:
+    """A region run as a token flow: ``tokens.flow`` over the node functions defined before it."""
+
+    __slots__ = ("describe", "element", "starts", "joins")
+    kind: ClassVar[str] = "token_flow"
+
+    def __init__(self, describe: str | None, element: str, starts: list[str], joins: str) -> None:
+        self.describe = describe
+        self.element = element
+        self.starts = starts
+        self.joins = joins
+
+
 class FunctionView:
     """A generator function of its own (fork branch, pipeline stage, thread body, scoped block).
 
@@ -476,6 +515,9 @@ View = (
     | ReturnView
     | NoGuardView
     | StopView
+    | NoteView
+    | OfferView
+    | TokenFlowView
     | BlockView
     | RepeatView
     | ForView
@@ -521,6 +563,7 @@ __all__ = [
     "StateView",
     "StopView",
     "ThreadsView",
+    "TokenFlowView",
     "TransitionView",
     "View",
     "WhileView",

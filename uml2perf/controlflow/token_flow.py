@@ -1,0 +1,106 @@
+"""The token-flow form: any flow graph as one function per node passing tokens along its flows.
+
+Structured recovery writes a fork as ``Parallel`` branches that meet at one
+join, and a loop as ``while``.  Diagrams as people draw them do not always fit:
+a fork whose branches loop back before it, a join reached by only some
+branches of a fork, several initial nodes, a flow that leaves a loop from
+inside a fork.  For a region with concurrency and no structured form, this
+module builds a :class:`~.ir.TokenFlow` that plays UML's token game itself:
+
+* every node becomes one :class:`~.ir.TokenNode`: its own statement (what
+  :mod:`.nodes` says, exactly as in the structured form), then an
+  :class:`~.ir.Offer` of tokens along its outgoing flows;
+* a fork, an initial node and an action whose outgoing flows carry no guard
+  offer a token on every flow; a decision (or an action whose outgoing flows
+  all carry guards or probabilities) offers one token on the first flow whose
+  guard holds, as an :class:`~.ir.If` of offers, ``else`` last;
+* a join waits for a token on each of its incoming flows (``inputs``); any
+  other node runs once per token that reaches it (several incoming flows
+  merge, as in the structured form);
+* an activity final ends the whole flow; a flow final consumes its token.
+
+The runtime (``uml2perf_runtime.tokens``) runs every token as a thread of the
+process, so concurrent branches compete for cores as ``p.fork`` branches do.
+"""
+
+from __future__ import annotations
+
+from ..model import NodeKind
+from .graph import ENTRY, EXIT, RegionGraph
+from .ir import Branch, If, Offer, Sequence, Statement, TokenFlow, TokenNode
+
+
+def token_flow(graph: RegionGraph, reason: str) -> TokenFlow:
+    """The token-flow form of the region ``graph`` describes (its successors, entry and conditions)."""
+    shared = graph.shared
+    # the nodes in flow order (breadth first from the start, ties in file order): the order a reader follows
+    seen = {ENTRY}
+    order: list[str] = []
+    frontier = [ENTRY]
+    while frontier:
+        following: list[str] = []
+        for current in frontier:
+            for _, target in graph.succ[current]:
+                if target not in seen and target != EXIT:
+                    seen.add(target)
+                    order.append(target)
+                    following.append(target)
+        frontier = following
+    region_nodes = [graph.nodes[n] for n in order]
+    index = {node.id: i for i, node in enumerate(region_nodes)}
+    # the input index of each flow at its target: a join tells its incoming flows apart
+    ports: dict[tuple[str, int], int] = {}
+    inputs: dict[str, int] = {}
+    for source in order:
+        for position, (_, target) in enumerate(graph.succ[source]):
+            if target == EXIT:
+                continue
+            if source not in graph.pred.get(target, ()) and source != ENTRY:
+                continue  # a flow from a node that never runs
+            ports[(source, position)] = inputs.get(target, 0)
+            inputs[target] = inputs.get(target, 0) + 1
+
+    def offer(source: str, position: int, target: str) -> tuple[int, int]:
+        port = ports.get((source, position), 0)
+        return index[target], port if region_nodes[index[target]].kind is NodeKind.JOIN else 0
+
+    token_nodes: list[TokenNode] = []
+    for node in region_nodes:
+        body: list[Statement] = []
+        if node.kind is NodeKind.ACTIVITY_FINAL:
+            body.append(Offer(end=True, node=node))
+        elif node.kind is NodeKind.FLOW_FINAL:
+            body.append(Offer(node=node))
+        else:
+            own = shared.statement(node, shared)
+            if own is not None:
+                body.append(own)
+            outs = [(pos, target) for pos, (_, target) in enumerate(graph.succ[node.id]) if target != EXIT]
+            if len(outs) > 1 and not graph._is_fork(node.id):
+                positions = {id(edge): pos for pos, (edge, _) in enumerate(graph.succ[node.id])}
+                branches = []
+                for cond, target in graph._conditions(node.id):
+                    pos = positions[id(cond.edge)]
+                    branches.append(Branch(cond, Sequence((Offer((offer(node.id, pos, target),)),))))
+                body.append(If(node, tuple(branches)))
+            else:
+                body.append(Offer(tuple(offer(node.id, pos, target) for pos, target in outs)))
+        wait = inputs.get(node.id, 0) if node.kind is NodeKind.JOIN else 1
+        token_nodes.append(TokenNode(index[node.id], node, Sequence(tuple(body)), max(wait, 1)))
+    starts = tuple(index[target] for _, target in graph.succ[ENTRY] if target in index)
+    owner = next((n for n in region_nodes if n.kind in (NodeKind.FORK, NodeKind.JOIN)), None)
+    return TokenFlow(owner, tuple(token_nodes), starts, reason)
+
+
+def concurrent(graph: RegionGraph) -> bool:
+    """True when the region forks: a fork node, several starts, or a node offering tokens on several flows."""
+    if len(graph.succ[ENTRY]) > 1:
+        return True
+    for node in graph.region.nodes:
+        if node.kind in (NodeKind.FORK, NodeKind.JOIN):
+            return True
+        outs = graph.succ.get(node.id, ())
+        if len([t for _, t in outs if t != EXIT]) > 1 and node.kind is not NodeKind.DECISION:
+            if graph._is_fork(node.id):
+                return True
+    return False

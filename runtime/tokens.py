@@ -11,7 +11,8 @@ or ``()`` when its token ends.  :func:`flow` plays the game:
   cores;
 * a join (a function in ``joins``, with the number of its incoming flows)
   runs once a token has arrived on each of its inputs; a token that arrives
-  earlier waits there and its thread ends;
+  earlier waits there and its thread ends; a token offered on input -1 (a
+  flow coming back round a loop) passes straight in;
 * an activity final ends the whole flow: the other tokens stop before their
   next node;
 * the flow is over when no thread carries a token any more (tokens still
@@ -59,7 +60,7 @@ class _Game:
             return ready
         for target, port in offers or ():
             inputs = self.joins.get(target, 1)
-            if inputs > 1:
+            if inputs > 1 and port >= 0:
                 counts = self.waiting.setdefault(target, [0] * inputs)
                 counts[port] += 1
                 if not all(counts):

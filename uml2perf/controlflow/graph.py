@@ -63,6 +63,8 @@ class Shared:
     statement: Callable[[Node, Shared], Statement | None] = field(default=lambda node, shared: None)
     #: recover every region as one flat state machine (for graphs whose structured form nests too deeply)
     flat: bool = False
+    #: recover every region that is not a straight chain in token-flow form (to compare the forms)
+    tokens: bool = False
 
     def warn(self, message: str, location: Location, code: str, hint: str | None = None) -> None:
         self.diagnostics.append(Diagnostic(Severity.WARNING, message, location, hint, code))

@@ -78,6 +78,8 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
         if self.chain is not None:
             return self._recover_chain(self.chain, keep_final)
         mark = len(self.shared.diagnostics)
+        if self.shared.tokens:
+            return Sequence((token_flow(self, "token-flow form asked for"),))
         try:
             return self._recover(keep_final)
         except (Unstructured, RecursionError):

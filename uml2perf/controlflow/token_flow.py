@@ -49,20 +49,19 @@ def token_flow(graph: RegionGraph, reason: str) -> TokenFlow:
     region_nodes = [graph.nodes[n] for n in order]
     index = {node.id: i for i, node in enumerate(region_nodes)}
     # the input index of each flow at its target: a join tells its incoming flows apart
+    joining = joined_flows(graph)
     ports: dict[tuple[str, int], int] = {}
     inputs: dict[str, int] = {}
     for source in order:
         for position, (_, target) in enumerate(graph.succ[source]):
-            if target == EXIT:
-                continue
-            if source not in graph.pred.get(target, ()) and source != ENTRY:
-                continue  # a flow from a node that never runs
-            ports[(source, position)] = inputs.get(target, 0)
-            inputs[target] = inputs.get(target, 0) + 1
+            if (source, target) in joining:
+                ports[(source, position)] = inputs.get(target, 0)
+                inputs[target] = inputs.get(target, 0) + 1
 
     def offer(source: str, position: int, target: str) -> tuple[int, int]:
-        port = ports.get((source, position), 0)
-        return index[target], port if region_nodes[index[target]].kind is NodeKind.JOIN else 0
+        if inputs.get(target, 1) < 2:
+            return index[target], 0
+        return index[target], ports.get((source, position), -1)
 
     token_nodes: list[TokenNode] = []
     for node in region_nodes:
@@ -85,8 +84,7 @@ def token_flow(graph: RegionGraph, reason: str) -> TokenFlow:
                 body.append(If(node, tuple(branches)))
             else:
                 body.append(Offer(tuple(offer(node.id, pos, target) for pos, target in outs)))
-        wait = inputs.get(node.id, 0) if node.kind is NodeKind.JOIN else 1
-        token_nodes.append(TokenNode(index[node.id], node, Sequence(tuple(body)), max(wait, 1)))
+        token_nodes.append(TokenNode(index[node.id], node, Sequence(tuple(body)), inputs.get(node.id, 1)))
     starts = tuple(index[target] for _, target in graph.succ[ENTRY] if target in index)
     owner = next((n for n in region_nodes if n.kind in (NodeKind.FORK, NodeKind.JOIN)), None)
     return TokenFlow(owner, tuple(token_nodes), starts, reason)
@@ -104,3 +102,38 @@ def concurrent(graph: RegionGraph) -> bool:
             if graph._is_fork(node.id):
                 return True
     return False
+
+
+def joined_flows(graph: RegionGraph) -> set[tuple[str, str]]:
+    """The flows whose tokens their target waits for together: ``(source, target)`` pairs.
+
+    A join waits for a token on each incoming flow from a node that can run.
+    Any other node where the concurrent branches of a fork end (the fork's
+    nearest post-dominator, reached by those branches alone) waits for them
+    too, as the structured form reads it and as UML's implicit join of an
+    action's incoming flows says; a flow coming back round a loop passes
+    straight in, as through a merge.
+    """
+    joining: set[tuple[str, str]] = set()
+    for node in graph.region.nodes:
+        if node.kind is NodeKind.JOIN:
+            sources = [p for p in graph.pred[node.id] if p != ENTRY]
+            if len(sources) > 1:
+                joining.update((p, node.id) for p in sources)
+    starts = [ENTRY] if len(graph.succ[ENTRY]) > 1 else []
+    forks = starts + [
+        n.id
+        for n in graph.region.nodes
+        if len([t for _, t in graph.succ[n.id] if t != EXIT]) > 1 and graph._is_fork(n.id)
+    ]
+    if not forks:
+        return joining
+    for fork in forks:
+        meet = graph.ipdom.get(fork, EXIT)
+        at = graph.nodes.get(meet)
+        if at is None or at.kind is NodeKind.JOIN:
+            continue
+        forward = [p for p in graph.pred[meet] if p != ENTRY and not graph.dominates(meet, p)]
+        if len(forward) > 1 and all(graph.dominates(fork, p) for p in forward):
+            joining.update((p, meet) for p in forward)
+    return joining

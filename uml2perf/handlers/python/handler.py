@@ -152,7 +152,7 @@ _KIND_OF_NODE = {
 
 #: what a node of a token flow is, for the comment that opens its function
 _TOKEN_KINDS = {
-    NodeKind.INITIAL: "initial node, starts a token on each outgoing flow",
+    NodeKind.INITIAL: "initial node, a token on each outgoing flow",
     NodeKind.FORK: "fork, a token on every outgoing flow",
     NodeKind.JOIN: "join",
     NodeKind.MERGE: "merge, passes each token on",
@@ -899,7 +899,7 @@ class PythonHandler(ContentHandler):
         node = item.node
         what = _TOKEN_KINDS.get(node.kind, "action")
         if item.inputs > 1:
-            what = f"join, runs once a token has come along each of its {item.inputs} incoming flows"
+            what = f"join, waits for a token on each of its {item.inputs} incoming flows"
         self.emit(NoteView(f"{describe(node)}: {what}"))
 
     def leave_TokenNode(self, item: TokenNode) -> None:

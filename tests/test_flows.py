@@ -165,7 +165,7 @@ def test_guarded_action_flows_are_a_choice_and_check_says_so() -> None:
     assert "implicit fork" in out and "it is a choice" in out and "xmi:id=w" in out
 
 
-def test_overlapping_guards_on_action_flows_are_a_warning() -> None:
+def test_guards_that_may_hold_together_give_a_token_to_each_flow_whose_guard_holds() -> None:
     b = ModelBuilder()
     b.global_var("n", 5)
     main = b.activity("main", main=True)
@@ -175,9 +175,14 @@ def test_overlapping_guards_on_action_flows_are_a_warning() -> None:
     main.flow(w, y, guard="n > 3")
     main.chain(x, main.final())
     main.chain(y, main.final())
-    diagnostics = generation.generate(b.build()).diagnostics
-    (warning,) = [d for d in diagnostics if d.code == "implicit-choice-overlap"]
+    model = b.build()
+    generated = generation.generate(model)
+    (warning,) = [d for d in generated.diagnostics if d.code == "implicit-fork-guards"]
     assert warning.severity is Severity.WARNING and "[n > 2]" in warning.message
+    assert "tokens.flow(" in generated.text and "offers.append((node_X, 0))" in generated.text
+    for n, ran in [(5, "WXY"), (3, "WX"), (1, "W")]:
+        trace = run_module(load_module(generated.text), overrides={"n": n}).trace
+        assert trace == list(ran) == reference_run(model, {"n": n})
 
 
 @pytest.mark.parametrize(
@@ -302,7 +307,7 @@ def reference_run(model: Model, values: dict[str, int], limit: int = 5_000) -> l
                 reachable.add(edge.target)
                 work.append(edge.target)
     inputs = _waits(region, starts, reachable)
-    waiting: dict[str, Counter[str]] = {n: Counter() for n in nodes}
+    waiting: dict[str, Counter[int]] = {n: Counter() for n in nodes}
     env = dict(values)
     trace: list[str] = []
     queue: deque[str] = deque(starts)
@@ -319,7 +324,15 @@ def reference_run(model: Model, values: dict[str, int], limit: int = 5_000) -> l
                 env[target.strip()] = eval(expr, {}, dict(env))  # noqa: S307 - our own test text
             trace.append(node.name)
         edges = outs[current]
-        if len(edges) > 1 and (node.kind is NodeKind.DECISION or any(e.guard for e in edges)):
+        implicit_fork = (
+            node.kind is NodeKind.ACTION
+            and len(edges) > 1
+            and all(e.guard not in (None, "else") for e in edges)
+            and not exclusive([e.guard for e in edges])
+        )
+        if implicit_fork:  # a token on each flow whose guard holds
+            edges = [e for e in edges if eval(e.guard, {}, dict(env))]  # noqa: S307
+        elif len(edges) > 1 and (node.kind is NodeKind.DECISION or any(e.guard for e in edges)):
             guarded = [e for e in edges if e.guard not in (None, "else")]
             otherwise = [e for e in edges if e.guard in (None, "else")]
             chosen = next(
@@ -328,25 +341,25 @@ def reference_run(model: Model, values: dict[str, int], limit: int = 5_000) -> l
             )
             edges = [chosen] if chosen is not None else []
         for edge in edges:
-            target = nodes[edge.target]
-            if edge.id in inputs[target.id]:
-                counts = waiting[target.id]
-                counts[edge.id] += 1
-                if not all(counts[i] for i in inputs[target.id]):
+            ports = inputs[edge.target]
+            if edge.id in ports:
+                counts = waiting[edge.target]
+                counts[ports[edge.id]] += 1
+                if not all(counts[i] for i in set(ports.values())):
                     continue
-                for i in inputs[target.id]:
+                for i in set(ports.values()):
                     counts[i] -= 1
             queue.append(edge.target)
     raise IterationLimit("reference run did not end")
 
 
-def _waits(region, starts: list[str], reachable: set[str]) -> dict[str, list[str]]:
-    """The incoming flows (ids) each node waits for together: a join's, and a fork's branches' end.
+def _waits(region, starts: list[str], reachable: set[str]) -> dict[str, dict[str, int]]:
+    """The incoming flows (id → input) each node waits for together: a join's, a fork's branches' end.
 
-    A join waits for its flows from nodes that can run.  Where the branches of
-    a fork (or of several initial nodes) meet at another node, the nearest
-    node every path from the fork passes, that node waits for the flows that
-    come from inside the fork; flows coming back round a loop pass.
+    A join waits for a token on each of its flows from nodes that can run.
+    Where the branches of a fork (or of several initial nodes) meet at another
+    node, the nearest node every path from the fork passes, that node waits
+    for one token from each branch; flows coming back round a loop pass.
     """
     import networkx as nx
 
@@ -379,13 +392,13 @@ def _waits(region, starts: list[str], reachable: set[str]) -> dict[str, list[str
             b = dominators[b]
         return a == b
 
-    waits: dict[str, list[str]] = {n.id: [] for n in region.nodes}
+    waits: dict[str, dict[str, int]] = {n.id: {} for n in region.nodes}
     kinds = {n.id: n.kind for n in region.nodes}
     flows = [e for e in region.edges if e.source in graph]
     for node in region.nodes:
         incoming = [e.id for e in flows if e.target == node.id]
         if node.kind is NodeKind.JOIN and len(incoming) > 1:
-            waits[node.id] = incoming
+            waits[node.id] = {edge: number for number, edge in enumerate(incoming)}
     forks = ["entry"] if graph.out_degree("entry") > 1 else []
     for node in region.nodes:
         outs = [e for e in flows if e.source == node.id]
@@ -400,11 +413,29 @@ def _waits(region, starts: list[str], reachable: set[str]) -> dict[str, list[str
             forks.append(node.id)
     for fork in forks:
         meet = post.get(fork)
-        if meet is None or meet == "exit" or kinds[meet] is NodeKind.JOIN:
+        if meet is None or meet == "exit" or kinds[meet] is NodeKind.JOIN or waits[meet]:
             continue
         forward = [e for e in flows if e.target == meet and not dominates(meet, e.source)]
-        if len(forward) > 1 and all(dominates(fork, e.source) for e in forward):
-            waits[meet] = [e.id for e in forward]
+        if len(forward) < 2 or not all(dominates(fork, e.source) for e in forward):
+            continue
+        # one token from each branch of the fork that reaches the meeting node
+        starts_of = (
+            [t for t in graph.successors(fork)] if fork != "entry" else list(graph.successors("entry"))
+        )
+        inside = graph.copy()
+        inside.remove_node(meet)
+        branch_of: dict[str, int] = {}
+        for edge in forward:
+            if edge.source == fork:
+                branch_of[edge.id] = starts_of.index(meet)
+                continue
+            for number, start in enumerate(starts_of):
+                if start != meet and (start == edge.source or nx.has_path(inside, start, edge.source)):
+                    branch_of[edge.id] = number
+                    break
+        numbers = sorted(set(branch_of.values()))
+        if len(numbers) > 1:
+            waits[meet] = {edge: numbers.index(number) for edge, number in branch_of.items()}
     return waits
 
 
@@ -432,7 +463,7 @@ def concurrent_graphs(draw: st.DrawFn) -> tuple[Model, dict[str, int]]:
     for i, action in enumerate(actions):
         later = actions[i + 1 :]
         forward = later + joins[-1:] + finals
-        shape = draw(st.sampled_from(["next", "decision", "fork", "fork", "join"]))
+        shape = draw(st.sampled_from(["next", "decision", "fork", "fork", "join", "guarded"]))
         if shape == "decision":
             decision = main.decision(f"D{i}")
             main.flow(action, decision)
@@ -445,6 +476,11 @@ def concurrent_graphs(draw: st.DrawFn) -> tuple[Model, dict[str, int]]:
             main.flow(action, fork)
             for target in draw(st.lists(st.sampled_from(forward), min_size=2, max_size=3, unique=True)):
                 main.flow(fork, target)
+        elif shape == "guarded" and len(forward) > 1:
+            # guards that may hold together: UML's implicit fork of guarded flows
+            first, second = draw(st.lists(st.sampled_from(forward), min_size=2, max_size=2, unique=True))
+            main.flow(action, first, guard=f"c{i} < {draw(st.integers(1, 3))}")
+            main.flow(action, second, guard=f"c{i} < {draw(st.integers(1, 3))}")
         elif shape == "join" and later:
             join = main.join(f"J{i}")
             joins.append(join)

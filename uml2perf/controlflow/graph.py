@@ -376,12 +376,31 @@ class RegionGraph:
             self.shared.warn(
                 f"the guards on the outgoing flows of this {node.uml_type or 'action'} ("
                 + ", ".join(f"[{t}]" for t in texts)
-                + ") may hold together: UML then passes a token along each of them, concurrently;"
-                " uml2perf takes the first that holds, as a decision would",
+                + ") may hold together: as UML says, each flow whose guard holds gets a token and"
+                " they run concurrently (token-flow form); a decision would take only the first",
                 node.location,
-                "implicit-choice-overlap",
-                hint="make the guards exclude each other (or use [else]), or draw a fork if both should run",
+                "implicit-fork-guards",
+                hint="if only one should run, make the guards exclude each other, add [else],"
+                " or draw a decision node",
             )
+
+    def guarded_fork(self, cur: str) -> bool:
+        """An action whose outgoing flows all carry guards that may hold together: UML's implicit fork.
+
+        Each flow whose guard holds gets a token (the token-flow form offers them
+        at run time); guards that exclude each other, an ``[else]`` flow or
+        probabilities make the node a choice instead.
+        """
+        if cur in (ENTRY, EXIT):
+            return False
+        node = self.nodes[cur]
+        outs = self.succ[cur]
+        if node.kind in (NodeKind.DECISION, NodeKind.FORK) or len(outs) < 2:
+            return False
+        edges = [e for e, _ in outs]
+        if any(e is None or e.guard is None or is_else(e.guard) or e.probability is not None for e in edges):
+            return False
+        return not exclusive([e.guard or "" for e in edges if e is not None])
 
     def _terminates(self, node_id: str) -> bool:
         """True when the flow from ``node_id`` runs a plain chain into a final node."""

@@ -304,6 +304,10 @@ class Offer(Statement):
     targets: tuple[tuple[int, int], ...] = ()
     end: bool = False
     node: Node | None = None
+    #: add the targets to the node's offers instead of returning (a flow whose guard holds)
+    keep: bool = False
+    #: return the offers kept so far
+    kept: bool = False
 
 
 @dataclass(frozen=True, slots=True, eq=False)

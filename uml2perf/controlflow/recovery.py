@@ -285,15 +285,31 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
             follow = self._sm_follow(cur)
             return self._state_machine(cur, ctx, emitted=emitted, follow=follow), follow
 
+    def _separate_branches(self, fork: str, follow: str) -> None:
+        """Branches of a fork that share a node run it once per token: only the token flow says that."""
+        seen: set[str] = set()
+        for _, target in self.succ[fork]:
+            branch = _branch_nodes(self, target, follow)
+            if branch & seen:
+                raise Unstructured(fork)
+            seen |= branch
+
     def _diverge(self, cur: str, stop: str, ctx: Context) -> tuple[Statement, str | None]:
         """A node with several successors: a decision (If) or a fork (Parallel)."""
         outs = self.succ[cur]
         node = self.nodes.get(cur)
         follow = self.ipdom.get(cur, EXIT)
         loop = next((c for c in reversed(ctx) if isinstance(c, LoopContext)), None)
+        if self.guarded_fork(cur):
+            self._conditions(cur)  # says how the guards are read
+            raise Unstructured(cur)  # tokens on every flow whose guard holds: only the token flow has that
         if self._is_fork(cur):
-            if follow in self.joins and not all(self.dominates(cur, p) for p in self.pred[follow]):
-                raise Unstructured(follow)  # the join also waits for flows from outside this fork
+            if follow in self.joins and (
+                len(self.pred[follow]) != len(outs)
+                or not all(self.dominates(cur, p) for p in self.pred[follow])
+            ):
+                raise Unstructured(follow)  # the join waits for other flows than one per branch of this fork
+            self._separate_branches(cur, follow)
             inner_ctx: Context = ()
             if ctx and isinstance(ctx[-1], Barrier):
                 inner_ctx = (ctx[-1],)
@@ -318,6 +334,22 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
             body = self._seq(target, branch_stop if branch_stop is not None else "\x00none", ctx)
             branches_out.append(Branch(cond, Sequence(tuple(body))))
         return If(node, tuple(branches_out)), branch_stop
+
+
+def _branch_nodes(graph: RegionRecovery, start: str, follow: str) -> set[str]:
+    """The nodes a fork branch from ``start`` runs before ``follow`` (final nodes left out: they only end)."""
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        current = stack.pop()
+        if current in seen or current == follow or current == EXIT:
+            continue
+        node = graph.nodes.get(current)
+        if node is not None and node.kind in FINAL_KINDS:
+            continue
+        seen.add(current)
+        stack.extend(target for _, target in graph.succ[current])
+    return seen
 
 
 def _run(nodes: list[Node]) -> Statement:

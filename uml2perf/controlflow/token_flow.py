@@ -12,8 +12,10 @@ module builds a :class:`~.ir.TokenFlow` that plays UML's token game itself:
   :class:`~.ir.Offer` of tokens along its outgoing flows;
 * a fork, an initial node and an action whose outgoing flows carry no guard
   offer a token on every flow; a decision (or an action whose outgoing flows
-  all carry guards or probabilities) offers one token on the first flow whose
-  guard holds, as an :class:`~.ir.If` of offers, ``else`` last;
+  all carry guards that exclude each other, or probabilities) offers one token
+  on the first flow whose guard holds, as an :class:`~.ir.If` of offers,
+  ``else`` last; an action whose guards may hold together offers a token on
+  each flow whose guard holds (UML's implicit fork of guarded flows);
 * a join waits for a token on each of its incoming flows (``inputs``); any
   other node runs once per token that reaches it (several incoming flows
   merge, as in the structured form);
@@ -49,14 +51,13 @@ def token_flow(graph: RegionGraph, reason: str) -> TokenFlow:
     region_nodes = [graph.nodes[n] for n in order]
     index = {node.id: i for i, node in enumerate(region_nodes)}
     # the input index of each flow at its target: a join tells its incoming flows apart
-    joining = joined_flows(graph)
+    joining, inputs = joined_flows(graph)
     ports: dict[tuple[str, int], int] = {}
-    inputs: dict[str, int] = {}
     for source in order:
         for position, (_, target) in enumerate(graph.succ[source]):
-            if (source, target) in joining:
-                ports[(source, position)] = inputs.get(target, 0)
-                inputs[target] = inputs.get(target, 0) + 1
+            port = joining.get((source, target))
+            if port is not None:
+                ports[(source, position)] = port
 
     def offer(source: str, position: int, target: str) -> tuple[int, int]:
         if inputs.get(target, 1) < 2:
@@ -75,7 +76,14 @@ def token_flow(graph: RegionGraph, reason: str) -> TokenFlow:
             if own is not None:
                 body.append(own)
             outs = [(pos, target) for pos, (_, target) in enumerate(graph.succ[node.id]) if target != EXIT]
-            if len(outs) > 1 and not graph._is_fork(node.id):
+            if graph.guarded_fork(node.id):
+                # UML's implicit fork of guarded flows: a token on each flow whose guard holds
+                for cond, target in graph._conditions(node.id):
+                    pos = next(i for i, (e, _) in enumerate(graph.succ[node.id]) if e is cond.edge)
+                    keep = Offer((offer(node.id, pos, target),), keep=True)
+                    body.append(If(None, (Branch(cond, Sequence((keep,))),)))
+                body.append(Offer(kept=True))
+            elif len(outs) > 1 and not graph._is_fork(node.id):
                 positions = {id(edge): pos for pos, (edge, _) in enumerate(graph.succ[node.id])}
                 branches = []
                 for cond, target in graph._conditions(node.id):
@@ -95,7 +103,7 @@ def concurrent(graph: RegionGraph) -> bool:
     if len(graph.succ[ENTRY]) > 1:
         return True
     for node in graph.region.nodes:
-        if node.kind in (NodeKind.FORK, NodeKind.JOIN):
+        if node.kind in (NodeKind.FORK, NodeKind.JOIN) or graph.guarded_fork(node.id):
             return True
         outs = graph.succ.get(node.id, ())
         if len([t for _, t in outs if t != EXIT]) > 1 and node.kind is not NodeKind.DECISION:
@@ -104,36 +112,64 @@ def concurrent(graph: RegionGraph) -> bool:
     return False
 
 
-def joined_flows(graph: RegionGraph) -> set[tuple[str, str]]:
-    """The flows whose tokens their target waits for together: ``(source, target)`` pairs.
+def joined_flows(graph: RegionGraph) -> tuple[dict[tuple[str, str], int], dict[str, int]]:
+    """Which flows a node waits for together: ``(source, target)`` → input, and the inputs per node.
 
-    A join waits for a token on each incoming flow from a node that can run.
-    Any other node where the concurrent branches of a fork end (the fork's
-    nearest post-dominator, reached by those branches alone) waits for them
-    too, as the structured form reads it and as UML's implicit join of an
-    action's incoming flows says; a flow coming back round a loop passes
-    straight in, as through a merge.
+    A join waits for a token on each incoming flow from a node that can run
+    (UML's rule).  Any other node where the concurrent branches of a fork end
+    (the fork's nearest post-dominator, reached by those branches alone)
+    waits for one token from each branch, as the structured form reads it and
+    as UML's implicit join of an action's incoming flows says; a flow coming
+    back round a loop passes straight in, as through a merge.
     """
-    joining: set[tuple[str, str]] = set()
+    ports: dict[tuple[str, str], int] = {}
+    inputs: dict[str, int] = {}
     for node in graph.region.nodes:
         if node.kind is NodeKind.JOIN:
             sources = [p for p in graph.pred[node.id] if p != ENTRY]
             if len(sources) > 1:
-                joining.update((p, node.id) for p in sources)
+                for number, source in enumerate(sources):
+                    ports.setdefault((source, node.id), number)
+                inputs[node.id] = len(sources)
     starts = [ENTRY] if len(graph.succ[ENTRY]) > 1 else []
     forks = starts + [
         n.id
         for n in graph.region.nodes
         if len([t for _, t in graph.succ[n.id] if t != EXIT]) > 1 and graph._is_fork(n.id)
     ]
-    if not forks:
-        return joining
     for fork in forks:
         meet = graph.ipdom.get(fork, EXIT)
         at = graph.nodes.get(meet)
-        if at is None or at.kind is NodeKind.JOIN:
+        if at is None or at.kind is NodeKind.JOIN or meet in inputs:
             continue
         forward = [p for p in graph.pred[meet] if p != ENTRY and not graph.dominates(meet, p)]
-        if len(forward) > 1 and all(graph.dominates(fork, p) for p in forward):
-            joining.update((p, meet) for p in forward)
-    return joining
+        if len(forward) < 2 or not all(graph.dominates(fork, p) for p in forward):
+            continue
+        branches = [_reach(graph, target, meet) for _, target in graph.succ[fork]]
+        found: dict[str, int] = {}
+        for source in forward:
+            if source == fork:
+                number = next(i for i, (_, t) in enumerate(graph.succ[fork]) if t == meet)
+            else:
+                number = next((i for i, members in enumerate(branches) if source in members), -1)
+            if number >= 0:
+                found[source] = number
+        numbers = sorted(set(found.values()))
+        if len(numbers) > 1:
+            for source, number in found.items():
+                ports[(source, meet)] = numbers.index(number)
+            inputs[meet] = len(numbers)
+    return ports, inputs
+
+
+def _reach(graph: RegionGraph, start: str, stop: str) -> set[str]:
+    """The nodes reachable from ``start`` without passing ``stop``."""
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        current = stack.pop()
+        if current in seen or current in (stop, EXIT):
+            continue
+        seen.add(current)
+        stack.extend(target for _, target in graph.succ[current])
+    return seen

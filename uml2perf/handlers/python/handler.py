@@ -900,7 +900,11 @@ class PythonHandler(ContentHandler):
         what = _TOKEN_KINDS.get(node.kind, "action")
         if item.inputs > 1:
             what = f"join, waits for a token on each of its {item.inputs} incoming flows"
+        if any(isinstance(s, Offer) and s.kept for s in item.body.body):
+            what = "action, a token on each flow whose guard holds"
         self.emit(NoteView(f"{describe(node)}: {what}"))
+        if any(isinstance(s, Offer) and s.kept for s in item.body.body):
+            self.emit(NoteView("", assign="offers = []"))
 
     def leave_TokenNode(self, item: TokenNode) -> None:
         function = self.scopes[-2].functions[-1]  # the node's function, in the scope that defines it
@@ -911,7 +915,7 @@ class PythonHandler(ContentHandler):
         names = self.flows[-1][1]
         targets = [f"({names[index]}, {port})" for index, port in stmt.targets]
         where = describe(stmt.node) if stmt.node is not None else None
-        self.emit(OfferView(targets, stmt.end, where))
+        self.emit(OfferView(targets, stmt.end, where, stmt.keep, stmt.kept))
         return False
 
     # -- concurrency ------------------------------------------------------------------

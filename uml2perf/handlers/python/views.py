@@ -137,29 +137,40 @@ class StopView:
 
 
 class NoteView:
-    """A comment line of its own (what a node of a token flow is)."""
+    """A comment line of its own (what a node of a token flow is), or a plain assignment ``assign``."""
 
-    __slots__ = ("text",)
+    __slots__ = ("text", "assign")
     kind: ClassVar[str] = "note"
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, assign: str = "") -> None:
         self.text = text
+        self.assign = assign
 
 
 class OfferView:
     """A node of a token flow hands its token on: ``return`` of the ``(function, input)`` pairs.
 
     ``end`` returns ``tokens.END`` (an activity final ends the whole flow); no
-    targets returns ``()`` (a flow final, or a node without outgoing flows).
+    targets returns ``()`` (a flow final, or a node without outgoing flows);
+    ``keep``/``kept`` collect the flows whose guards hold in ``offers``.
     """
 
-    __slots__ = ("targets", "end", "describe")
+    __slots__ = ("targets", "end", "describe", "keep", "kept")
     kind: ClassVar[str] = "offer"
 
-    def __init__(self, targets: list[str], end: bool = False, describe: str | None = None) -> None:
+    def __init__(
+        self,
+        targets: list[str],
+        end: bool = False,
+        describe: str | None = None,
+        keep: bool = False,
+        kept: bool = False,
+    ) -> None:
         self.targets = targets
         self.end = end
         self.describe = describe
+        self.keep = keep  # offers.append(...) for a flow whose guard holds
+        self.kept = kept  # return the offers kept
 
 
 class TokenFlowView:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 from builders import ModelBuilder
+from conftest import find_corpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stubs import IterationLimit, load_module, run_module
@@ -527,3 +528,31 @@ def test_structured_and_token_flow_forms_run_the_same_actions_where_both_apply(
         tokens = Counter(run_module(load_module(_token_form(model)), limit=100_000).trace)
         assert trace == tokens, generated.text
     assert trace == expected, generated.text
+
+
+# -------------------------------------------------------------------------- the corpus
+
+
+CORPUS = find_corpus()
+CORPUS_FILES = (
+    sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md")
+    if CORPUS.is_dir()
+    else []
+)
+
+
+@pytest.mark.skipif(not CORPUS_FILES, reason="the shared corpus is not here")
+@pytest.mark.parametrize("relative", CORPUS_FILES)
+def test_every_corpus_file_generates_in_both_forms_and_the_token_form_compiles(relative: str) -> None:
+    try:
+        model = read_model(CORPUS / relative)
+    except ModelError:
+        return  # the negative samples: no activity (test_corpus_end_to_end checks their message)
+    if not model.activities:
+        return
+    main = model.activities[0]
+    for tokens in (False, True):
+        text = generation._generate(
+            model, create_handler("python", {}), main, [], {}, flat=False, tokens=tokens
+        ).text
+        compile(text, relative, "exec")

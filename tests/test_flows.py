@@ -120,6 +120,27 @@ def test_join_reached_by_only_some_branches_runs_what_follows_it_once() -> None:
     assert reference_run(model, {}) == trace
 
 
+def test_two_token_flows_in_one_activity_name_their_node_functions_apart() -> None:
+    b = ModelBuilder()
+    main = b.activity("main", main=True)
+    inner = []
+    for label in ("S", "T"):
+        region = main.structured(label)
+        f, j = region.fork("F"), region.join("J")
+        a, bb, c, d = (region.action(n, 1) for n in "ABCD")
+        region.chain(region.initial(), f)
+        region.chain(f, a, j)
+        region.chain(f, bb, j)
+        region.chain(f, c, region.flow_final())
+        region.chain(j, d, region.flow_final())
+        inner.append(region.id)
+    main.chain(main.initial(), *inner, main.final())
+    text = generation.generate(b.build()).text
+    assert text.count("    def node_A(p, v):") == 1 and text.count("    def node_A_2(p, v):") == 1
+    assert text.count("yield from tokens.flow(") == 2
+    assert Counter(run_module(load_module(text)).trace) == Counter("ABCD" * 2)
+
+
 def test_a_loop_whose_body_holds_a_fork_and_join_stays_structured() -> None:
     b = ModelBuilder()
     b.global_var("i", 0)
@@ -358,9 +379,10 @@ def _waits(region, starts: list[str], reachable: set[str]) -> dict[str, dict[str
     """The incoming flows (id → input) each node waits for together: a join's, a fork's branches' end.
 
     A join waits for a token on each of its flows from nodes that can run.
-    Where the branches of a fork (or of several initial nodes) meet at another
-    node, the nearest node every path from the fork passes, that node waits
-    for one token from each branch; flows coming back round a loop pass.
+    A node whose incoming flows come from the branches of a fork (their
+    nearest common dominator forks: a fork, an action with several unguarded
+    flows, several initial nodes) waits for one token from each branch; flows
+    from the branches of a decision, or coming back round a loop, pass.
     """
     import networkx as nx
 
@@ -377,16 +399,7 @@ def _waits(region, starts: list[str], reachable: set[str]) -> dict[str, dict[str
         ):
             graph.add_edge(node.id, "exit")
     graph = graph.subgraph(nx.descendants(graph, "entry") | {"entry", "exit"}).copy()
-    order = {n.id: i for i, n in enumerate(region.nodes)}
-    stuck = [n for n in graph if n not in nx.ancestors(graph, "exit") | {"exit"}]
-    while stuck:  # cycles without a way out: their first node in file order gets one
-        condensed = nx.condensation(graph.subgraph(stuck))
-        for component in condensed:
-            if condensed.out_degree(component) == 0:
-                graph.add_edge(min(condensed.nodes[component]["members"], key=order.__getitem__), "exit")
-        stuck = [n for n in graph if n not in nx.ancestors(graph, "exit") | {"exit"}]
     dominators = nx.immediate_dominators(graph, "entry")
-    post = nx.immediate_dominators(graph.reverse(copy=True), "exit")
 
     def dominates(a: str, b: str) -> bool:
         while b != a and dominators.get(b, b) != b:
@@ -400,29 +413,35 @@ def _waits(region, starts: list[str], reachable: set[str]) -> dict[str, dict[str
         incoming = [e.id for e in flows if e.target == node.id]
         if node.kind is NodeKind.JOIN and len(incoming) > 1:
             waits[node.id] = {edge: number for number, edge in enumerate(incoming)}
-    forks = ["entry"] if graph.out_degree("entry") > 1 else []
+
+    def forks(node: str) -> bool:
+        outs = [e for e in flows if e.source == node]
+        if node == "entry":
+            return graph.out_degree("entry") > 1
+        kind = kinds[node]
+        return len(outs) > 1 and (
+            kind is NodeKind.FORK or (kind is not NodeKind.DECISION and not any(e.guard for e in outs))
+        )
+
+    def above(node: str) -> list[str]:
+        found = [node]
+        while dominators.get(found[-1], found[-1]) != found[-1]:
+            found.append(dominators[found[-1]])
+        return found
+
     for node in region.nodes:
-        outs = [e for e in flows if e.source == node.id]
-        if (
-            node.id in graph
-            and len(outs) > 1
-            and (
-                node.kind is NodeKind.FORK
-                or (node.kind is not NodeKind.DECISION and not any(e.guard for e in outs))
-            )
-        ):
-            forks.append(node.id)
-    for fork in forks:
-        meet = post.get(fork)
-        if meet is None or meet == "exit" or kinds[meet] is NodeKind.JOIN or waits[meet]:
+        meet = node.id
+        if meet not in graph or waits[meet]:
             continue
         forward = [e for e in flows if e.target == meet and not dominates(meet, e.source)]
-        if len(forward) < 2 or not all(dominates(fork, e.source) for e in forward):
+        if len(forward) < 2:
             continue
+        common = set.intersection(*(set(above(e.source)) for e in forward))
+        fork = next(n for n in above(forward[0].source) if n in common)
+        if not forks(fork):
+            continue  # alternatives of a decision: a merge
         # one token from each branch of the fork that reaches the meeting node
-        starts_of = (
-            [t for t in graph.successors(fork)] if fork != "entry" else list(graph.successors("entry"))
-        )
+        starts_of = list(graph.successors(fork))
         inside = graph.copy()
         inside.remove_node(meet)
         branch_of: dict[str, int] = {}
@@ -493,10 +512,13 @@ def concurrent_graphs(draw: st.DrawFn) -> tuple[Model, dict[str, int]]:
 
 
 def _token_form(model: Model) -> str:
+    return _token_output(model).text
+
+
+def _token_output(model: Model) -> generation.GeneratedOutput:
     main = next(a for a in model.activities if a.is_main)
-    return generation._generate(
-        model, create_handler("python", {}), main, [], {}, flat=False, tokens=True
-    ).text
+    handler = create_handler("python", {})
+    return generation._generate(model, handler, main, [], {}, flat=False, tokens=True)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -522,10 +544,13 @@ def test_structured_and_token_flow_forms_run_the_same_actions_where_both_apply(
     except IterationLimit:
         return
     generated = generation.generate(model)
+    token_form = _token_output(model)
+    if any(d.code == "ambiguous-merge" for d in (*generated.diagnostics, *token_form.diagnostics)):
+        return  # UML and the structured form read that node differently; the warning says so
     structured = "tokens.flow(" not in generated.text
     trace = Counter(run_module(load_module(generated.text), limit=100_000).trace)
     if structured:
-        tokens = Counter(run_module(load_module(_token_form(model)), limit=100_000).trace)
+        tokens = Counter(run_module(load_module(token_form.text), limit=100_000).trace)
         assert trace == tokens, generated.text
     assert trace == expected, generated.text
 

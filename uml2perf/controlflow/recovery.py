@@ -50,15 +50,24 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
     def concurrent(self) -> bool:
         """The region forks somewhere (see :func:`.token_flow.concurrent`)."""
         if self._concurrent is None:
-            self._concurrent = concurrent(self)
+            # data flows through forks (fUML) keep their structured or state-machine reading
+            self._concurrent = not self.data_flows and concurrent(self)
         return self._concurrent
+
+    @property
+    def data_flows(self) -> bool:
+        """The region orders its nodes with object flows too: fUML-style data flow through forks,
+        which keeps the structured (or state-machine) reading it always had."""
+        return any(e.kind == "object" for e in self.region.edges)
 
     @property
     def joins(self) -> frozenset[str]:
         """Joins with several incoming flows: only the end of a fork's branches may reach them."""
         if self._joins is None:
             self._joins = frozenset(
-                n for n, node in self.nodes.items() if node.kind is NodeKind.JOIN and len(self.pred[n]) > 1
+                n
+                for n, node in self.nodes.items()
+                if node.kind is NodeKind.JOIN and len(self.pred[n]) > 1 and not self.data_flows
             )
         return self._joins
 
@@ -300,7 +309,7 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
         node = self.nodes.get(cur)
         follow = self.ipdom.get(cur, EXIT)
         loop = next((c for c in reversed(ctx) if isinstance(c, LoopContext)), None)
-        if self.guarded_fork(cur):
+        if not self.data_flows and self.guarded_fork(cur):
             self._conditions(cur)  # says how the guards are read
             raise Unstructured(cur)  # tokens on every flow whose guard holds: only the token flow has that
         if self._is_fork(cur):
@@ -309,7 +318,8 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
                 or not all(self.dominates(cur, p) for p in self.pred[follow])
             ):
                 raise Unstructured(follow)  # the join waits for other flows than one per branch of this fork
-            self._separate_branches(cur, follow)
+            if not self.data_flows:
+                self._separate_branches(cur, follow)
             inner_ctx: Context = ()
             if ctx and isinstance(ctx[-1], Barrier):
                 inner_ctx = (ctx[-1],)

@@ -116,11 +116,12 @@ def joined_flows(graph: RegionGraph) -> tuple[dict[tuple[str, str], int], dict[s
     """Which flows a node waits for together: ``(source, target)`` → input, and the inputs per node.
 
     A join waits for a token on each incoming flow from a node that can run
-    (UML's rule).  Any other node where the concurrent branches of a fork end
-    (the fork's nearest post-dominator, reached by those branches alone)
-    waits for one token from each branch, as the structured form reads it and
-    as UML's implicit join of an action's incoming flows says; a flow coming
-    back round a loop passes straight in, as through a merge.
+    (UML's rule).  Any other node whose incoming flows come from concurrent
+    branches (their nearest common dominator is a fork, an action's implicit
+    fork or the start of several initial nodes) waits for one token from each
+    of those branches, as the structured form reads it and as UML's implicit
+    join of an action's incoming flows says; flows that come from the branches
+    of a decision, or back round a loop, pass straight in, as through a merge.
     """
     ports: dict[tuple[str, str], int] = {}
     inputs: dict[str, int] = {}
@@ -131,19 +132,25 @@ def joined_flows(graph: RegionGraph) -> tuple[dict[tuple[str, str], int], dict[s
                 for number, source in enumerate(sources):
                     ports.setdefault((source, node.id), number)
                 inputs[node.id] = len(sources)
-    starts = [ENTRY] if len(graph.succ[ENTRY]) > 1 else []
-    forks = starts + [
-        n.id
-        for n in graph.region.nodes
-        if len([t for _, t in graph.succ[n.id] if t != EXIT]) > 1 and graph._is_fork(n.id)
-    ]
-    for fork in forks:
-        meet = graph.ipdom.get(fork, EXIT)
-        at = graph.nodes.get(meet)
-        if at is None or at.kind is NodeKind.JOIN or meet in inputs:
+    for node in graph.region.nodes:
+        meet = node.id
+        if meet in inputs:
             continue
         forward = [p for p in graph.pred[meet] if p != ENTRY and not graph.dominates(meet, p)]
-        if len(forward) < 2 or not all(graph.dominates(fork, p) for p in forward):
+        if len(forward) < 2:
+            continue
+        fork = _common_dominator(graph, forward)
+        if fork is None or not _forks(graph, fork):
+            # the flows come from the branches of a decision: a merge; say so where a fork feeds it too
+            if _fed_concurrently(graph, meet, forward):
+                graph.shared.warn(
+                    "the incoming flows of this node come both from alternatives of a decision and from"
+                    " concurrent branches; UML would make the node wait for a token on every flow (an"
+                    " implicit join), uml2perf runs it once per token (a merge)",
+                    node.location,
+                    "ambiguous-merge",
+                    hint="draw an explicit merge node or join node in front of it",
+                )
             continue
         branches = [_reach(graph, target, meet) for _, target in graph.succ[fork]]
         found: dict[str, int] = {}
@@ -160,6 +167,45 @@ def joined_flows(graph: RegionGraph) -> tuple[dict[tuple[str, str], int], dict[s
                 ports[(source, meet)] = numbers.index(number)
             inputs[meet] = len(numbers)
     return ports, inputs
+
+
+def _forks(graph: RegionGraph, node_id: str) -> bool:
+    """Whether ``node_id`` starts concurrent branches: several starts, a fork, an action's implicit fork."""
+    outs = [t for _, t in graph.succ[node_id] if t != EXIT]
+    return len(outs) > 1 and graph._is_fork(node_id)
+
+
+def _common_dominator(graph: RegionGraph, members: list[str]) -> str | None:
+    """The nearest node every path from the start to each of ``members`` passes."""
+    idom = graph.idom
+
+    def chain(node_id: str) -> list[str]:
+        found = [node_id]
+        while idom.get(found[-1], found[-1]) != found[-1]:
+            found.append(idom[found[-1]])
+        return found
+
+    common = set(chain(members[0]))
+    for member in members[1:]:
+        common &= set(chain(member))
+    return next((n for n in chain(members[0]) if n in common), None)
+
+
+def _fed_concurrently(graph: RegionGraph, meet: str, forward: list[str]) -> bool:
+    """Whether two of ``forward`` (the flows into ``meet``) can carry tokens at once: different
+    branches of one fork reach them."""
+    for fork in [ENTRY, *(n.id for n in graph.region.nodes)]:
+        if not _forks(graph, fork):
+            continue
+        hits = set()
+        for number, (_, target) in enumerate(graph.succ[fork]):
+            if target == meet and fork in forward:
+                hits.add(number)
+            elif target != meet and _reach(graph, target, meet) & set(forward):
+                hits.add(number)
+        if len(hits) > 1:
+            return True
+    return False
 
 
 def _reach(graph: RegionGraph, start: str, stop: str) -> set[str]:

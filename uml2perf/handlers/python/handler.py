@@ -220,6 +220,7 @@ class PythonHandler(ContentHandler):
         self.owners_threads: list[tuple[ThreadsView, FunctionView]] = []
         self._warned_finals: set[str] = set()
         self.flows: list[tuple[TokenFlowView, dict[int, str]]] = []
+        self.token_names: set[str] = set()  # node function names taken in the activity being written
         self.uses_tokens = False
         self.deepest = 0  # the most bodies open at once: bounds the nesting of the module
         self._guards_by_source: dict[str, list[str | None]] | None = None
@@ -463,6 +464,7 @@ class PythonHandler(ContentHandler):
             flag=ENDED if id(body) in self.endings.scopes else None,
         )
         self.activities.append(view)
+        self.token_names = set()
         self.body = []
         self.bodies = []
         self.scopes = [_Scope(view.functions)]
@@ -857,8 +859,12 @@ class PythonHandler(ContentHandler):
     # -- token flows -------------------------------------------------------------------
 
     def visit_TokenFlow(self, stmt: TokenFlow) -> None:
-        """One function per node (named after it), then ``tokens.flow`` over them."""
-        taken: set[str] = set()
+        """One function per node (named after it), then ``tokens.flow`` over them.
+
+        Names are unique in the whole activity function: two token flows of
+        structured nodes inlined in one function define their nodes side by side.
+        """
+        taken = self.token_names
         names: dict[int, str] = {}
         for item in stmt.nodes:
             node = item.node

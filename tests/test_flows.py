@@ -64,6 +64,8 @@ SHAPES = [
     ("md-join-some-branches.mdxml", 3.0, "tokens"),
     ("md-two-initials.mdxml", 3.0, "structured"),
     ("md-exit-loop-from-fork.mdxml", 8.5, "tokens"),
+    # stopped check and convert with an internal error before (Unstructured escaping recovery)
+    ("md-loop-fork-data-flow.mdxml", 8.5, "tokens"),
     ("md-flow-final-in-branch.mdxml", 3.0, "structured"),
     ("md-guarded-action-choice.mdxml", 4.0, "structured"),
 ]

@@ -106,6 +106,17 @@ def test_token_flow_code_is_formatted_and_names_one_function_per_node(tmp_path: 
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.parametrize(("name", "seconds"), [(n, t) for n, t, form in SHAPES if form == "structured"])
+def test_the_token_flow_form_predicts_the_same_time_as_the_structured_form(name: str, seconds: float) -> None:
+    """On the simulator, with branches as threads on the cores, both forms give the hand-worked time."""
+    from uml2perf_runtime import simulate
+
+    model = read_model(DATA / name)
+    text = _token_form(model)
+    assert "tokens.flow(" in text
+    assert simulate(load_module(text).MODEL, procs=1).time == pytest.approx(seconds)
+
+
 def test_join_reached_by_only_some_branches_runs_what_follows_it_once() -> None:
     b = ModelBuilder()
     main = b.activity("main", main=True)

@@ -83,7 +83,10 @@ def _carry(p: Any, v: Any, elem: Element, game: _Game, start: Node, spawn: Calla
 
 
 def flow(p: Any, elem: Element, starts: Iterable[Node], joins: Mapping[Node, int]) -> Any:
-    """Play the token game from ``starts`` (see the module docstring); ``elem`` accounts the flow."""
+    """Play the token game from ``starts`` (see the module docstring); ``elem`` accounts the flow.
+
+    Returns (as the generator's value) whether an activity final ended the flow.
+    """
     refuse = getattr(p, "_refuse", None)
     if refuse is not None:  # the analytic context: threads need the simulator
         refuse(elem, "threads and patterns")
@@ -91,7 +94,7 @@ def flow(p: Any, elem: Element, starts: Iterable[Node], joins: Mapping[Node, int
     v = p.v
     if getattr(p, "sim", None) is None or not hasattr(p, "_new_thread"):
         yield from _one_by_one(p, v, elem, game, starts)
-        return
+        return game.ended
     env = p.env
     sim = p.sim
     p.cur = elem
@@ -113,6 +116,7 @@ def flow(p: Any, elem: Element, starts: Iterable[Node], joins: Mapping[Node, int
         yield AllOf(env, alive)
     p.blocked_for = None
     _region_done(p, elem, begin)
+    return game.ended
 
 
 def _one_by_one(p: Any, v: Any, elem: Element, game: _Game, starts: Iterable[Node]) -> Any:

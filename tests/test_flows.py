@@ -117,6 +117,26 @@ def test_the_token_flow_form_predicts_the_same_time_as_the_structured_form(name:
     assert simulate(load_module(text).MODEL, procs=1).time == pytest.approx(seconds)
 
 
+def test_an_activity_final_in_a_token_flow_section_ends_the_whole_loop_node() -> None:
+    b = ModelBuilder()
+    b.global_var("i", 0)
+    main = b.activity("main", main=True)
+    loop = main.loop_node("L", decider="i < 3")
+    f, j = loop.fork("F"), loop.join("J")
+    a, bb, c = loop.action("A", 1, code="i = i + 1"), loop.action("B", 1), loop.action("C", 1)
+    stop, done = loop.final(), loop.flow_final()
+    loop.chain(f, a, j)
+    loop.chain(f, bb, j)
+    loop.chain(f, c, stop)
+    loop.chain(j, done)
+    loop.body.extend([f, j, a, bb, c, stop, done])
+    after = main.action("After", 1)
+    main.chain(main.initial(), loop.id, after, main.final())
+    text = generation.generate(b.build()).text
+    assert "_flow_ended = yield from tokens.flow(" in text
+    assert run_module(load_module(text)).trace == ["A", "B", "C", "After"]
+
+
 def test_join_reached_by_only_some_branches_runs_what_follows_it_once() -> None:
     b = ModelBuilder()
     main = b.activity("main", main=True)

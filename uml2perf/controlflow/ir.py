@@ -340,6 +340,8 @@ class TokenFlow(Statement):
     nodes: tuple[TokenNode, ...]
     starts: tuple[int, ...]
     reason: str = ""
+    #: an activity final that ends the flow ends the enclosing scope too (a loop node's section)
+    ends_scope: bool = False
 
     def children(self) -> tuple[Statement, ...]:
         return tuple(n.body for n in self.nodes)
@@ -429,6 +431,9 @@ def has_return(statement: Statement) -> bool:
         if isinstance(item, Return):
             if not in_branch or is_activity_final(item):
                 return True
+        elif isinstance(item, TokenFlow):
+            if item.ends_scope:
+                return True  # its node functions are scopes of their own
         elif isinstance(item, Block) and item.scoped or isinstance(item, _THREAD_BODIES):
             continue
         else:

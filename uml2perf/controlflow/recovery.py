@@ -88,7 +88,7 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
             return self._recover_chain(self.chain, keep_final)
         mark = len(self.shared.diagnostics)
         if self.shared.tokens:
-            return Sequence((token_flow(self, "token-flow form asked for"),))
+            return Sequence((token_flow(self, "token-flow form asked for", keep_final=keep_final),))
         try:
             return self._recover(keep_final)
         except (Unstructured, RecursionError):
@@ -146,7 +146,7 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
 
     def _token_flow(self, keep_final: bool) -> Sequence:
         """The region as a token flow (any graph has one), with a note saying why."""
-        flow = token_flow(self, "no structured form fits this flow")
+        flow = token_flow(self, "no structured form fits this flow", keep_final=keep_final)
         self.shared.diagnostics.append(
             Diagnostic(
                 Severity.INFO,

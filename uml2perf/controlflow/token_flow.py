@@ -32,8 +32,12 @@ from .graph import ENTRY, EXIT, RegionGraph
 from .ir import Branch, If, Offer, Sequence, Statement, TokenFlow, TokenNode
 
 
-def token_flow(graph: RegionGraph, reason: str) -> TokenFlow:
-    """The token-flow form of the region ``graph`` describes (its successors, entry and conditions)."""
+def token_flow(graph: RegionGraph, reason: str, *, keep_final: bool = False) -> TokenFlow:
+    """The token-flow form of the region ``graph`` describes (its successors, entry and conditions).
+
+    ``keep_final``: an activity final ends more than this region (a loop node's section ends the
+    whole loop node), so the flow says whether one ended it.
+    """
     shared = graph.shared
     # the nodes in flow order (breadth first from the start, ties in file order): the order a reader follows
     seen = {ENTRY}
@@ -95,7 +99,8 @@ def token_flow(graph: RegionGraph, reason: str) -> TokenFlow:
         token_nodes.append(TokenNode(index[node.id], node, Sequence(tuple(body)), inputs.get(node.id, 1)))
     starts = tuple(index[target] for _, target in graph.succ[ENTRY] if target in index)
     owner = next((n for n in region_nodes if n.kind in (NodeKind.FORK, NodeKind.JOIN)), None)
-    return TokenFlow(owner, tuple(token_nodes), starts, reason)
+    ends_scope = keep_final and any(n.kind is NodeKind.ACTIVITY_FINAL for n in region_nodes)
+    return TokenFlow(owner, tuple(token_nodes), starts, reason, ends_scope)
 
 
 def concurrent(graph: RegionGraph) -> bool:

@@ -889,6 +889,7 @@ class PythonHandler(ContentHandler):
             element,
             [names[i] for i in stmt.starts],
             "{" + ", ".join(f"{name}: {count}" for name, count in joins) + "}",
+            stmt.ends_scope,
         )
         self.flows.append((view, names))
         self.uses_tokens = True

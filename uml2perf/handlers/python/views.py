@@ -176,14 +176,17 @@ class OfferView:
 class TokenFlowView:
     """A region run as a token flow: ``tokens.flow`` over the node functions defined before it."""
 
-    __slots__ = ("describe", "element", "starts", "joins")
+    __slots__ = ("describe", "element", "starts", "joins", "ends")
     kind: ClassVar[str] = "token_flow"
 
-    def __init__(self, describe: str | None, element: str, starts: list[str], joins: str) -> None:
+    def __init__(
+        self, describe: str | None, element: str, starts: list[str], joins: str, ends: bool = False
+    ) -> None:
         self.describe = describe
         self.element = element
         self.starts = starts
         self.joins = joins
+        self.ends = ends  # an activity final that ends the flow ends the enclosing scope too
 
 
 class FunctionView:

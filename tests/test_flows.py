@@ -220,6 +220,25 @@ def test_guarded_action_flows_are_a_choice_and_check_says_so() -> None:
     assert "implicit fork" in out and "it is a choice" in out and "xmi:id=w" in out
 
 
+def test_guards_on_the_flows_of_a_fork_let_a_token_pass_only_where_they_hold() -> None:
+    traces = []
+    for n in (5, 1):
+        b = ModelBuilder()
+        b.global_var("n", n)
+        main = b.activity("main", main=True)
+        f = main.fork("F")
+        x, y, z = main.action("X", 1), main.action("Y", 1), main.action("Z", 1)
+        main.chain(main.initial(), f)
+        main.flow(f, x, guard="n > 2")
+        main.flow(f, y)
+        main.chain(x, main.flow_final())
+        main.chain(y, z, main.final())
+        text = generation.generate(b.build()).text
+        assert "# F (xmi:id=" in text and "fork, a token on each flow whose guard holds" in text
+        traces.append(run_module(load_module(text)).trace)
+    assert traces == [["X", "Y", "Z"], ["Y", "Z"]]
+
+
 def test_guards_that_may_hold_together_give_a_token_to_each_flow_whose_guard_holds() -> None:
     b = ModelBuilder()
     b.global_var("n", 5)

@@ -385,7 +385,8 @@ class RegionGraph:
             )
 
     def guarded_fork(self, cur: str) -> bool:
-        """An action whose outgoing flows all carry guards that may hold together: UML's implicit fork.
+        """A fork with guarded flows, or an action whose outgoing flows all carry guards that may hold
+        together (UML's implicit fork).
 
         Each flow whose guard holds gets a token (the token-flow form offers them
         at run time); guards that exclude each other, an ``[else]`` flow or
@@ -395,7 +396,10 @@ class RegionGraph:
             return False
         node = self.nodes[cur]
         outs = self.succ[cur]
-        if node.kind in (NodeKind.DECISION, NodeKind.FORK) or len(outs) < 2:
+        if node.kind is NodeKind.FORK:
+            # guards on a fork's flows: a token passes only where its guard holds
+            return any(e is not None and e.guard is not None and not is_else(e.guard) for e, _ in outs)
+        if node.kind is NodeKind.DECISION or len(outs) < 2:
             return False
         edges = [e for e, _ in outs]
         if any(e is None or e.guard is None or is_else(e.guard) or e.probability is not None for e in edges):

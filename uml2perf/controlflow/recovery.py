@@ -310,7 +310,8 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
         follow = self.ipdom.get(cur, EXIT)
         loop = next((c for c in reversed(ctx) if isinstance(c, LoopContext)), None)
         if not self.data_flows and self.guarded_fork(cur):
-            self._conditions(cur)  # says how the guards are read
+            if node is not None and node.kind is not NodeKind.FORK:
+                self._conditions(cur)  # says how the guards are read
             raise Unstructured(cur)  # tokens on every flow whose guard holds: only the token flow has that
         if self._is_fork(cur):
             if follow in self.joins and (

@@ -28,8 +28,8 @@ process, so concurrent branches compete for cores as ``p.fork`` branches do.
 from __future__ import annotations
 
 from ..model import NodeKind
-from .graph import ENTRY, EXIT, RegionGraph
-from .ir import Branch, If, Offer, Sequence, Statement, TokenFlow, TokenNode
+from .graph import ENTRY, EXIT, RegionGraph, is_else
+from .ir import Branch, Cond, CondKind, If, Offer, Sequence, Statement, TokenFlow, TokenNode
 
 
 def token_flow(graph: RegionGraph, reason: str, *, keep_final: bool = False) -> TokenFlow:
@@ -81,11 +81,16 @@ def token_flow(graph: RegionGraph, reason: str, *, keep_final: bool = False) -> 
                 body.append(own)
             outs = [(pos, target) for pos, (_, target) in enumerate(graph.succ[node.id]) if target != EXIT]
             if graph.guarded_fork(node.id):
-                # UML's implicit fork of guarded flows: a token on each flow whose guard holds
-                for cond, target in graph._conditions(node.id):
-                    pos = next(i for i, (e, _) in enumerate(graph.succ[node.id]) if e is cond.edge)
+                # a token on each flow whose guard holds (and on each unguarded flow of a fork)
+                for pos, (edge, target) in enumerate(graph.succ[node.id]):
+                    if target == EXIT or edge is None:
+                        continue
                     keep = Offer((offer(node.id, pos, target),), keep=True)
-                    body.append(If(None, (Branch(cond, Sequence((keep,))),)))
+                    if edge.guard is None or is_else(edge.guard):
+                        body.append(keep)
+                    else:
+                        cond = Cond(CondKind.GUARD, edge.guard, edge.location, edge)
+                        body.append(If(None, (Branch(cond, Sequence((keep,))),)))
                 body.append(Offer(kept=True))
             elif len(outs) > 1 and not graph._is_fork(node.id):
                 positions = {id(edge): pos for pos, (edge, _) in enumerate(graph.succ[node.id])}

@@ -907,10 +907,12 @@ class PythonHandler(ContentHandler):
         what = _TOKEN_KINDS.get(node.kind, "action")
         if item.inputs > 1:
             what = f"join, waits for a token on each of its {item.inputs} incoming flows"
-        if any(isinstance(s, Offer) and s.kept for s in item.body.body):
-            what = "action, a token on each flow whose guard holds"
+        collects = any(isinstance(s, Offer) and s.kept for s in item.body.body)
+        if collects:
+            what = "fork" if node.kind is NodeKind.FORK else "action"
+            what += ", a token on each flow whose guard holds"
         self.emit(NoteView(f"{describe(node)}: {what}"))
-        if any(isinstance(s, Offer) and s.kept for s in item.body.body):
+        if collects:
             self.emit(NoteView("", assign="offers = []"))
 
     def leave_TokenNode(self, item: TokenNode) -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uml2perf.errors import ModelError, Severity
+from uml2perf.errors import Severity
 from uml2perf.model import Activity, Model, NodeKind, StereotypeApplication
 from uml2perf.reader.dialects import uml14
 from uml2perf.reader.dialects.uml14 import DIALECT, canonical
@@ -419,26 +419,28 @@ def test_model_plus_stereotype_marks_the_main_activity() -> None:
 # ------------------------------------------------------------------- errors
 
 
-def test_dangling_transition_names_transition_and_missing_id() -> None:
-    with pytest.raises(ModelError) as caught:
-        read(DATA / "argouml-dangling-transition.xmi")
-    error = caught.value
-    assert "argo-t2" in error.message and "argo-deleted-final" in error.message
-    assert error.location.file == "argouml-dangling-transition.xmi"
-    assert error.location.element_id == "argo-t2" and error.location.name == "toNowhere"
+def test_dangling_transition_is_a_warning_naming_transition_and_missing_id() -> None:
+    model = read(DATA / "argouml-dangling-transition.xmi")
+    (warning,) = [d for d in model.diagnostics if d.code == "broken-flow"]
+    assert warning.severity is Severity.WARNING
+    assert "argo-t2" in warning.message and "argo-deleted-final" in warning.message
+    assert warning.location.file == "argouml-dangling-transition.xmi"
+    assert warning.location.element_id == "argo-t2" and warning.location.name == "toNowhere"
     lines = (DATA / "argouml-dangling-transition.xmi").read_text(encoding="utf-8").splitlines()
-    assert error.location.line == next(n for n, line in enumerate(lines, 1) if "'argo-t2'" in line)
-    assert error.hint
+    assert warning.location.line == next(n for n, line in enumerate(lines, 1) if "'argo-t2'" in line)
+    assert warning.hint
+    assert model.activities and all(e.id != "argo-t2" for a in model.activities for e in a.region.edges)
 
 
-def test_transition_without_target_is_an_error() -> None:
+def test_transition_without_target_is_skipped_with_a_warning() -> None:
     no_target = (
         "<UML:Transition xmi.id='t'><UML:Transition.source>"
         "<UML:StateVertex xmi.idref='a'/></UML:Transition.source></UML:Transition>"
     )
-    text = graph("<UML:ActionState xmi.id='a' name='A'/>", no_target)
-    with pytest.raises(ModelError, match="has no target"):
-        read_text(text)
+    model = read_text(graph("<UML:ActionState xmi.id='a' name='A'/>", no_target))
+    (warning,) = [d for d in model.diagnostics if d.code == "broken-flow"]
+    assert "has no target" in warning.message and warning.location.element_id == "t"
+    assert model.activity("G").region.edges == ()  # type: ignore[union-attr]
 
 
 def test_transition_leaving_its_graph_is_skipped_with_a_warning() -> None:

@@ -247,11 +247,13 @@ def test_detect_dialect_on_loaded_documents() -> None:
     assert detect_dialect(load_bytes(vp, "x.xmi")).name == "visual-paradigm"
 
 
-def test_dangling_edge_end_is_a_model_error_with_location() -> None:
-    with pytest.raises(ModelError) as info:
-        read_bytes(_minimal(target="n99"), "broken.uml")
-    text = str(info.value)
+def test_dangling_edge_end_is_a_warning_with_location_and_the_flow_is_skipped() -> None:
+    model = read_bytes(_minimal(target="n99"), "broken.uml")
+    (warning,) = [d for d in model.diagnostics if d.code == "broken-flow"]
+    text = str(warning)
     assert "broken.uml:8" in text and "e1" in text and "'n99'" in text and "dangling" in text
+    assert warning.severity is Severity.WARNING
+    assert all(e.id != "e1" for a in model.activities for e in a.region.edges)
 
 
 def test_not_xmi_at_all_names_what_the_file_looks_like() -> None:

@@ -113,13 +113,16 @@ def _generate(
     opts: dict[str, OptionValue],
     *,
     flat: bool,
+    tokens: bool = False,
 ) -> GeneratedOutput:
-    """One pass of a handler over the model (see :func:`generate`)."""
+    """One pass of a handler over the model (see :func:`generate`); ``tokens``: token-flow form throughout."""
     from .controlflow import recover_model
     from .handlers.base import GenerationJob
     from .navigation.traversal import GraphNavigator, Navigator, StructureNavigator, Traverser
 
-    recovered = recover_model(model, main=main, flat=flat) if handler.needs == "controlflow" else None
+    recovered = (
+        recover_model(model, main=main, flat=flat, tokens=tokens) if handler.needs == "controlflow" else None
+    )
     handler.start(GenerationJob(model, recovered, main, opts))
     navigator: Navigator = StructureNavigator(recovered) if recovered is not None else GraphNavigator(model)
     Traverser(navigator, handler).run()

@@ -7,7 +7,8 @@ modules, each with one job:
 * :mod:`.graph` the facts of one region's graph (dominators, loop headers, conditions);
 * :mod:`.recovery` structured regions (sequences, branches, fork/join);
 * :mod:`.loops` natural loops and their ``while`` shape;
-* :mod:`.state_machine` the fallback for flow with no structured form;
+* :mod:`.state_machine` the fallback for sequential flow with no structured form;
+* :mod:`.token_flow` the form of any flow graph with concurrency (one function per node);
 * :mod:`.nodes` the statement of each executable node (loop, conditional, structured nodes, roles);
 * :mod:`.activity` whole activities and models (:func:`recover_model`);
 * :mod:`.finals` where an activity final must end more than its own function.
@@ -27,6 +28,7 @@ from .ir import (
     Exec,
     For,
     If,
+    Offer,
     Parallel,
     ParallelRegion,
     Pipeline,
@@ -39,6 +41,8 @@ from .ir import (
     StateMachine,
     Statement,
     TaskPool,
+    TokenFlow,
+    TokenNode,
     Transition,
     While,
     spread,
@@ -58,6 +62,7 @@ __all__ = [
     "Exec",
     "For",
     "If",
+    "Offer",
     "Parallel",
     "ParallelRegion",
     "Pipeline",
@@ -70,6 +75,8 @@ __all__ = [
     "StateMachine",
     "Statement",
     "TaskPool",
+    "TokenFlow",
+    "TokenNode",
     "Transition",
     "While",
     "recover_activity",

@@ -17,12 +17,16 @@ def recover_activity(activity: Activity, shared: Shared) -> ActivityBody:
     return ActivityBody(activity, body, repeat_text(activity.perf))
 
 
-def recover_model(model: Model, *, main: Activity | None = None, flat: bool = False) -> RecoveredModel:
+def recover_model(
+    model: Model, *, main: Activity | None = None, flat: bool = False, tokens: bool = False
+) -> RecoveredModel:
     """Recover every activity of ``model``; diagnostics come back as data.
 
     ``flat`` recovers each region as one state machine (one loop over numbered
     states) instead of nested if/while blocks: the same behaviour, at constant
-    nesting depth, for diagrams nested deeper than Python accepts.
+    nesting depth, for diagrams nested deeper than Python accepts.  ``tokens``
+    writes every region that is not a straight chain in token-flow form (the
+    form of any graph; tests compare it with the structured one).
     """
     shared = Shared(
         model,
@@ -30,9 +34,33 @@ def recover_model(model: Model, *, main: Activity | None = None, flat: bool = Fa
         {f.id: f for f in model.functions if f.id is not None},
         statement=node_statement,
         flat=flat,
+        tokens=tokens,
     )
+    _activity_notes(model, shared)
     bodies = tuple(recover_activity(activity, shared) for activity in model.activities)
     return RecoveredModel(model, bodies, main, _unique(shared.diagnostics))
+
+
+def _activity_notes(model: Model, shared: Shared) -> None:
+    """Warn about activities an export left empty and about names several activities share."""
+    seen: dict[str, Activity] = {}
+    for activity in model.activities:
+        if not activity.region.nodes:
+            shared.warn(
+                "activity has no nodes: it takes no time when run or called",
+                activity.location,
+                "empty-activity",
+                hint="draw its flow, or delete it from the model",
+            )
+        first = seen.setdefault(activity.name, activity)
+        if first is not activity and activity.name:
+            shared.warn(
+                f"a second activity is named {activity.name!r} (the first is xmi:id={first.id});"
+                " both are generated, choose one with --activity and its id",
+                activity.location,
+                "duplicate-activity",
+                hint="rename one of them in the UML tool",
+            )
 
 
 def _unique(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:

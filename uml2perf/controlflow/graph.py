@@ -9,6 +9,8 @@ diagnostics of one recovery run.
 
 from __future__ import annotations
 
+import ast
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -61,6 +63,8 @@ class Shared:
     statement: Callable[[Node, Shared], Statement | None] = field(default=lambda node, shared: None)
     #: recover every region as one flat state machine (for graphs whose structured form nests too deeply)
     flat: bool = False
+    #: recover every region that is not a straight chain in token-flow form (to compare the forms)
+    tokens: bool = False
 
     def warn(self, message: str, location: Location, code: str, hint: str | None = None) -> None:
         self.diagnostics.append(Diagnostic(Severity.WARNING, message, location, hint, code))
@@ -130,6 +134,8 @@ class RegionGraph:
         self._idom: dict[str, str] | None = None
         self._headers: dict[str, frozenset[str]] | None = None
         self._irreducible: set[str] = set()
+        self._concurrent: bool | None = None
+        self._joins: frozenset[str] | None = None
         self._setup_entry()
 
     # ------------------------------------------------------------------ graph facts
@@ -326,6 +332,8 @@ class RegionGraph:
             if share is not None:
                 for edge, target in bare:
                     probable.append((Cond(CondKind.PROBABILITY, share, edge.location, edge), target))
+        if node.kind is not NodeKind.DECISION and len(self.succ[cur]) > 1:
+            self._implicit_choice(node, [c for c, _ in guarded], bool(otherwise or probable), len(bare))
         if len(otherwise) > 1:
             raise ModelError(
                 "more than one outgoing flow is guarded [else]",
@@ -333,6 +341,70 @@ class RegionGraph:
                 hint="keep one [else] flow and give the others guards",
             )
         return guarded + probable + otherwise
+
+    def _implicit_choice(self, node: Node, guarded: list[Cond], settled: bool, bare: int) -> None:
+        """Say how an action's guarded outgoing flows are read (UML: an implicit fork of guarded flows).
+
+        UML gives every outgoing flow whose guard holds a token; when the
+        guards exclude each other that is exactly one flow, a choice.
+        ``settled``: an ``else`` flow or probabilities make it one anyway.
+        """
+        texts = [c.text or "" for c in guarded]
+        if bare == 1:
+            self.shared.diagnostics.append(
+                Diagnostic(
+                    Severity.INFO,
+                    f"one outgoing flow of this {node.uml_type or 'action'} has no guard while the others"
+                    " have: it is read as [else], a choice (UML would pass a token along it every time)",
+                    node.location,
+                    code="implicit-choice",
+                )
+            )
+        elif settled or exclusive(texts):
+            self.shared.diagnostics.append(
+                Diagnostic(
+                    Severity.INFO,
+                    f"the {len(self.succ[node.id])} outgoing flows of this {node.uml_type or 'action'}"
+                    " all carry guards or probabilities: UML reads that as an implicit fork whose guarded"
+                    " flows pass only when their guard holds; as the guards exclude each other it is a"
+                    " choice, like a decision",
+                    node.location,
+                    code="implicit-choice",
+                )
+            )
+        else:
+            self.shared.warn(
+                f"the guards on the outgoing flows of this {node.uml_type or 'action'} ("
+                + ", ".join(f"[{t}]" for t in texts)
+                + ") may hold together: as UML says, each flow whose guard holds gets a token and"
+                " they run concurrently (token-flow form); a decision would take only the first",
+                node.location,
+                "implicit-fork-guards",
+                hint="if only one should run, make the guards exclude each other, add [else],"
+                " or draw a decision node",
+            )
+
+    def guarded_fork(self, cur: str) -> bool:
+        """A fork with guarded flows, or an action whose outgoing flows all carry guards that may hold
+        together (UML's implicit fork).
+
+        Each flow whose guard holds gets a token (the token-flow form offers them
+        at run time); guards that exclude each other, an ``[else]`` flow or
+        probabilities make the node a choice instead.
+        """
+        if cur in (ENTRY, EXIT):
+            return False
+        node = self.nodes[cur]
+        outs = self.succ[cur]
+        if node.kind is NodeKind.FORK:
+            # guards on a fork's flows: a token passes only where its guard holds
+            return any(e is not None and e.guard is not None and not is_else(e.guard) for e, _ in outs)
+        if node.kind is NodeKind.DECISION or len(outs) < 2:
+            return False
+        edges = [e for e, _ in outs]
+        if any(e is None or e.guard is None or is_else(e.guard) or e.probability is not None for e in edges):
+            return False
+        return not exclusive([e.guard or "" for e in edges if e is not None])
 
     def _terminates(self, node_id: str) -> bool:
         """True when the flow from ``node_id`` runs a plain chain into a final node."""
@@ -389,3 +461,88 @@ def straight_chain(region: Region) -> list[Node] | None:
         chain.append(by_id[target])
         target = following.get(target)
     return chain if len(chain) == len(nodes) else None
+
+
+# --------------------------------------------------------------------------- exclusive guards
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+
+
+def exclusive(texts: list[str]) -> bool:
+    """True when no two of the guard expressions ``texts`` can hold at once (checked, not guessed).
+
+    Two guards exclude each other when one is ``not`` the other, or when both
+    compare the same name with a number and the ranges they allow do not
+    overlap (``n > 2`` and ``n <= 2``, ``mode == 1`` and ``mode == 2``).
+    """
+
+    ranges: list[tuple[str, float, bool, float, bool] | None] = []
+    trees: list[ast.expr | None] = []
+    from ..expressions import parse_expression
+
+    for text in texts:
+        try:
+            tree: ast.expr | None = parse_expression(text, what="guard").tree.body
+        except ModelError:
+            tree = None
+        trees.append(tree)
+        ranges.append(_range(tree) if tree is not None else None)
+    for i in range(len(texts)):
+        for j in range(i + 1, len(texts)):
+            if not _apart(trees[i], trees[j], ranges[i], ranges[j]):
+                return False
+    return True
+
+
+def _apart(
+    a: ast.expr | None,
+    b: ast.expr | None,
+    ra: tuple[str, float, bool, float, bool] | None,
+    rb: tuple[str, float, bool, float, bool] | None,
+) -> bool:
+    if a is None or b is None:
+        return False
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.Not) and ast.dump(x.operand) == ast.dump(y):
+            return True
+        if (
+            isinstance(x, ast.Compare)
+            and isinstance(y, ast.Compare)
+            and [type(o) for o in x.ops] == [ast.NotEq]
+            and [type(o) for o in y.ops] == [ast.Eq]
+            and ast.dump(x.left) == ast.dump(y.left)
+            and ast.dump(x.comparators[0]) == ast.dump(y.comparators[0])
+        ):
+            return True
+    if ra is None or rb is None or ra[0] != rb[0]:
+        return False
+    _, lo_a, lo_in_a, hi_a, hi_in_a = ra
+    _, lo_b, lo_in_b, hi_b, hi_in_b = rb
+    if hi_a < lo_b or hi_b < lo_a:
+        return True
+    if hi_a == lo_b and not (hi_in_a and lo_in_b):
+        return True
+    return hi_b == lo_a and not (hi_in_b and lo_in_a)
+
+
+def _range(tree: ast.expr) -> tuple[str, float, bool, float, bool] | None:
+    """``name op number`` as (name, low, low included, high, high included), else None."""
+    if not isinstance(tree, ast.Compare) or len(tree.ops) != 1:
+        return None
+    left, right = tree.left, tree.comparators[0]
+    symbol = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "=="}.get(type(tree.ops[0]))
+    if symbol is None:
+        return None
+    if isinstance(left, ast.Constant) and not isinstance(right, ast.Constant):
+        left, right, symbol = right, left, _FLIPPED[symbol]
+    if not isinstance(right, ast.Constant) or isinstance(right.value, bool):
+        return None
+    if not isinstance(right.value, (int, float)):
+        return None
+    name = ast.dump(left)
+    value = float(right.value)
+    if symbol == "==":
+        return name, value, True, value, True
+    if symbol in ("<", "<="):
+        return name, -math.inf, False, value, symbol == "<="
+    return name, value, symbol == ">=", math.inf, False

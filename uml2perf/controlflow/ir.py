@@ -292,6 +292,62 @@ class StateMachine(Statement):
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class Offer(Statement):
+    """Token-flow form: the node passes its token on along flows, then its function returns.
+
+    ``targets`` are ``(node index, input index)`` pairs (the input index tells a
+    join which of its incoming flows the token arrives on); ``end`` is an
+    activity final, which ends the whole flow; no targets and no end is a flow
+    final (the token is consumed).
+    """
+
+    targets: tuple[tuple[int, int], ...] = ()
+    end: bool = False
+    node: Node | None = None
+    #: add the targets to the node's offers instead of returning (a flow whose guard holds)
+    keep: bool = False
+    #: return the offers kept so far
+    kept: bool = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TokenNode:
+    """One node of a :class:`TokenFlow`: its own statement, then the :class:`Offer` (or a choice of them).
+
+    ``inputs`` above one makes the node a join: it runs once a token has
+    arrived on each of its incoming flows.
+    """
+
+    index: int
+    node: Node
+    body: Sequence
+    inputs: int = 1
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TokenFlow(Statement):
+    """A region run by the token game itself: one function per node, tokens offered along the flows.
+
+    The form of any flow graph, used where no structured form fits a region
+    with concurrency (forks whose branches loop back, joins reached by only
+    some branches, flows that leave a loop from inside a fork, ...).  Every
+    token runs as a thread of the process; ``starts`` get the first tokens.
+    ``node`` is the element the runtime accounts the flow to (its first fork
+    or join; None: the activity).
+    """
+
+    node: Node | None
+    nodes: tuple[TokenNode, ...]
+    starts: tuple[int, ...]
+    reason: str = ""
+    #: an activity final that ends the flow ends the enclosing scope too (a loop node's section)
+    ends_scope: bool = False
+
+    def children(self) -> tuple[Statement, ...]:
+        return tuple(n.body for n in self.nodes)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class ActivityBody(Statement):
     """The recovered body of one activity (the root a generator function is made of)."""
 
@@ -375,6 +431,9 @@ def has_return(statement: Statement) -> bool:
         if isinstance(item, Return):
             if not in_branch or is_activity_final(item):
                 return True
+        elif isinstance(item, TokenFlow):
+            if item.ends_scope:
+                return True  # its node functions are scopes of their own
         elif isinstance(item, Block) and item.scoped or isinstance(item, _THREAD_BODIES):
             continue
         else:

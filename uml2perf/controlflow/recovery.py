@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import Diagnostic, ModelError, Severity
-from ..model import Node, Region
+from ..errors import Diagnostic, Severity
+from ..model import Node, NodeKind, Region
 from .graph import ENTRY, EXIT, Barrier, Context, LoopContext, Unstructured, plain_action
 from .ir import (
     FINAL_KINDS,
@@ -37,6 +37,7 @@ from .ir import (
 )
 from .loops import LoopRecovery
 from .state_machine import StateMachineRecovery
+from .token_flow import concurrent, token_flow
 
 
 class RegionRecovery(LoopRecovery, StateMachineRecovery):
@@ -44,6 +45,31 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
 
     #: above this many statements per node the structured form is duplicating too much
     DUPLICATION_LIMIT = 4
+
+    @property
+    def concurrent(self) -> bool:
+        """The region forks somewhere (see :func:`.token_flow.concurrent`)."""
+        if self._concurrent is None:
+            # data flows through forks (fUML) keep their structured or state-machine reading
+            self._concurrent = not self.data_flows and concurrent(self)
+        return self._concurrent
+
+    @property
+    def data_flows(self) -> bool:
+        """The region orders its nodes with object flows too: fUML-style data flow through forks,
+        which keeps the structured (or state-machine) reading it always had."""
+        return any(e.kind == "object" for e in self.region.edges)
+
+    @property
+    def joins(self) -> frozenset[str]:
+        """Joins with several incoming flows: only the end of a fork's branches may reach them."""
+        if self._joins is None:
+            self._joins = frozenset(
+                n
+                for n, node in self.nodes.items()
+                if node.kind is NodeKind.JOIN and len(self.pred[n]) > 1 and not self.data_flows
+            )
+        return self._joins
 
     # ------------------------------------------------------------------ entry point
 
@@ -61,21 +87,22 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
         if self.chain is not None:
             return self._recover_chain(self.chain, keep_final)
         mark = len(self.shared.diagnostics)
+        if self.shared.tokens:
+            return Sequence((token_flow(self, "token-flow form asked for", keep_final=keep_final),))
         try:
             return self._recover(keep_final)
         except (Unstructured, RecursionError):
             control = tuple(e for e in self.region.edges if e.kind != "object")
             if len(control) == len(self.region.edges):
-                raise ModelError(
-                    "this flow has no form uml2perf can generate (a fork whose branches loop back before it)",
-                    self.owner,
-                    hint="draw concurrent branches that end in a join,"
-                    " and loops through a decision and a merge",
-                ) from None
+                return self._token_flow(keep_final)
         del self.shared.diagnostics[mark:]
-        body = RegionRecovery(
+        retry = RegionRecovery(
             Region(self.region.nodes, control), self.owner, self.shared, section=self.section
-        )._recover(keep_final)
+        )
+        try:
+            body = retry._recover(keep_final)
+        except (Unstructured, RecursionError):
+            body = retry._token_flow(keep_final)
         dropped = len(self.region.edges) - len(control)
         self.shared.diagnostics.append(
             Diagnostic(
@@ -117,15 +144,34 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
         body.append(Return(last) if last.kind in FINAL_KINDS else Return())
         return Sequence(tuple(strip_tail(body, keep_final=keep_final)))
 
+    def _token_flow(self, keep_final: bool) -> Sequence:
+        """The region as a token flow (any graph has one), with a note saying why."""
+        flow = token_flow(self, "no structured form fits this flow", keep_final=keep_final)
+        self.shared.diagnostics.append(
+            Diagnostic(
+                Severity.INFO,
+                "this flow has concurrency and no structured form (for example a fork whose branches loop"
+                " back before it, or a join only some branches reach); it is generated in token-flow form:"
+                " one function per node, tokens passed along the flows, joins waiting for all their inputs",
+                self.owner,
+                code="token-flow",
+            )
+        )
+        return Sequence((flow,))
+
     def _recover(self, keep_final: bool = False) -> Sequence:
         try:
             if self.shared.flat:
                 raise Unstructured(ENTRY)
             body = self._seq(ENTRY, EXIT, ())
         except Unstructured:
+            if self.concurrent:
+                raise
             self._emitted = 0
             body = [self._state_machine(ENTRY, (), follow=EXIT)]
         except RecursionError:
+            if self.concurrent:
+                raise
             self._emitted = 0
             body = [self._state_machine(ENTRY, (), follow=EXIT)]
             self.shared.warn(
@@ -175,6 +221,7 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
         out: list[Statement] = []
         cur = start
         first = True
+        joined: str | None = None
         while True:
             if not (first and cur == header):
                 jump = self._arrive(cur, ctx)
@@ -196,6 +243,9 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
                     cur = follow
                     continue
             first = False
+            if cur in self.joins and cur != joined:
+                raise Unstructured(cur)  # a join no fork's branches end at: only tokens can wait there
+            joined = None
             self._emitted += 1
             if self._emitted > self.DUPLICATION_LIMIT * (len(self.nodes) + 8):
                 raise Unstructured(cur)
@@ -219,6 +269,8 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
             out.append(stmt2)
             if follow is None:
                 return out
+            if isinstance(stmt2, Parallel):
+                joined = follow  # the join the branches just met at
             cur = follow
 
     def _guarded(
@@ -237,8 +289,19 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
         try:
             return build(cur, ctx)
         except Unstructured:
+            if self.concurrent:
+                raise  # a state machine runs one token: the whole region takes the token-flow form
             follow = self._sm_follow(cur)
             return self._state_machine(cur, ctx, emitted=emitted, follow=follow), follow
+
+    def _separate_branches(self, fork: str, follow: str) -> None:
+        """Branches of a fork that share a node run it once per token: only the token flow says that."""
+        seen: set[str] = set()
+        for _, target in self.succ[fork]:
+            branch = _branch_nodes(self, target, follow)
+            if branch & seen:
+                raise Unstructured(fork)
+            seen |= branch
 
     def _diverge(self, cur: str, stop: str, ctx: Context) -> tuple[Statement, str | None]:
         """A node with several successors: a decision (If) or a fork (Parallel)."""
@@ -246,7 +309,18 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
         node = self.nodes.get(cur)
         follow = self.ipdom.get(cur, EXIT)
         loop = next((c for c in reversed(ctx) if isinstance(c, LoopContext)), None)
+        if not self.data_flows and self.guarded_fork(cur):
+            if node is not None and node.kind is not NodeKind.FORK:
+                self._conditions(cur)  # says how the guards are read
+            raise Unstructured(cur)  # tokens on every flow whose guard holds: only the token flow has that
         if self._is_fork(cur):
+            if follow in self.joins and (
+                len(self.pred[follow]) != len(outs)
+                or not all(self.dominates(cur, p) for p in self.pred[follow])
+            ):
+                raise Unstructured(follow)  # the join waits for other flows than one per branch of this fork
+            if not self.data_flows:
+                self._separate_branches(cur, follow)
             inner_ctx: Context = ()
             if ctx and isinstance(ctx[-1], Barrier):
                 inner_ctx = (ctx[-1],)
@@ -271,6 +345,22 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
             body = self._seq(target, branch_stop if branch_stop is not None else "\x00none", ctx)
             branches_out.append(Branch(cond, Sequence(tuple(body))))
         return If(node, tuple(branches_out)), branch_stop
+
+
+def _branch_nodes(graph: RegionRecovery, start: str, follow: str) -> set[str]:
+    """The nodes a fork branch from ``start`` runs before ``follow`` (final nodes left out: they only end)."""
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        current = stack.pop()
+        if current in seen or current == follow or current == EXIT:
+            continue
+        node = graph.nodes.get(current)
+        if node is not None and node.kind in FINAL_KINDS:
+            continue
+        seen.add(current)
+        stack.extend(target for _, target in graph.succ[current])
+    return seen
 
 
 def _run(nodes: list[Node]) -> Statement:

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from ..controlflow.ir import ActivityBody, Branch, RecoveredModel, Run, State, Statement
+from ..controlflow.ir import ActivityBody, Branch, RecoveredModel, Run, State, Statement, TokenNode
 from ..errors import Diagnostic, Location, Severity
 from ..model import Activity, Edge, Model, Node, NodeKind
 from ..navigation.traversal import Element, Lane
@@ -89,7 +89,17 @@ def element_kinds(element: Element) -> tuple[str, ...]:
 
 
 #: Elements that only hold others: without a method for them, their children are walked quietly.
-CONTAINERS: tuple[type, ...] = (Model, Activity, RecoveredModel, ActivityBody, Branch, State, Lane, Run)
+CONTAINERS: tuple[type, ...] = (
+    Model,
+    Activity,
+    RecoveredModel,
+    ActivityBody,
+    Branch,
+    State,
+    Lane,
+    Run,
+    TokenNode,
+)
 
 #: A ``visit_<Kind>`` or ``leave_<Kind>`` method, bound to its handler.
 _Method = Callable[[Element], bool | None]

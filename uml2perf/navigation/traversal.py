@@ -32,6 +32,7 @@ from ..controlflow.ir import (
     Continue,
     Exec,
     If,
+    Offer,
     Parallel,
     Pipeline,
     RecoveredModel,
@@ -39,6 +40,8 @@ from ..controlflow.ir import (
     State,
     StateMachine,
     Statement,
+    TokenFlow,
+    TokenNode,
 )
 from ..model import Activity, Edge, Model, Node, Region
 
@@ -57,7 +60,7 @@ class Lane:
 
 
 #: What a structure walk reaches: the recovered model, statements and their parts.
-StructureElement = RecoveredModel | Statement | Branch | State | Lane
+StructureElement = RecoveredModel | Statement | Branch | State | Lane | TokenNode
 
 #: What a graph walk reaches: the model as drawn.
 GraphElement = Model | Activity | Node | Edge
@@ -90,6 +93,7 @@ class StructureNavigator(Navigator):
 
     ``If`` gives its :class:`Branch` records (condition + body), ``StateMachine``
     its :class:`State` records, ``Parallel``/``Pipeline`` :class:`Lane` records,
+    ``TokenFlow`` its :class:`TokenNode` records (one function per node),
     so that handlers can open and close each part.
     """
 
@@ -104,8 +108,10 @@ class StructureNavigator(Navigator):
             return element.activities
         if isinstance(element, If):
             return element.branches
-        if isinstance(element, (Branch, State, ActivityBody)):
+        if isinstance(element, (Branch, State, ActivityBody, TokenNode)):
             return element.body.body
+        if isinstance(element, TokenFlow):
+            return element.nodes
         if isinstance(element, StateMachine):
             return element.states
         if isinstance(element, Parallel):
@@ -123,7 +129,7 @@ class StructureNavigator(Navigator):
 
 
 #: Statements without children (exact types: a subclass may add some).
-_LEAVES = frozenset({Exec, Call, Break, Continue, Return})
+_LEAVES = frozenset({Exec, Call, Break, Continue, Return, Offer})
 
 
 class GraphNavigator(Navigator):

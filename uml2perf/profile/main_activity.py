@@ -41,7 +41,8 @@ def _describe(activities: Iterable[Activity]) -> str:
 def main_activity(model: Model, name: str | None = None) -> Activity:
     """The activity ``run`` executes.
 
-    In order: the one ``name`` gives (by name or id); the one stereotyped
+    In order: the one ``name`` gives (by xmi id, or by a name only one activity
+    has: several activities of that name are listed with their ids); the one stereotyped
     ``main``/``model+``; the one named ``main``/``MainActivity``; the only
     non-empty activity no other activity calls.  Otherwise a
     :class:`ModelError` lists the candidates with their ids.
@@ -50,6 +51,13 @@ def main_activity(model: Model, name: str | None = None) -> Activity:
     if not model.activities:
         raise no_activity_error(model)
     if name is not None:
+        same = [a for a in model.activities if a.name == name]
+        if len(same) > 1 and not any(a.id == name for a in model.activities):
+            raise ModelError(
+                f"{len(same)} activities are named {name!r}: {_describe(same)}",
+                where,
+                hint="choose one by its id: --activity " + same[0].id,
+            )
         found = model.activity(name)
         if found is None:
             raise ModelError(

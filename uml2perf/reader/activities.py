@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from lxml import etree
 
-from ..errors import ModelError, Severity
+from ..errors import Diagnostic, Severity
 from ..model import (
     Activity,
     Clause,
@@ -693,12 +693,16 @@ class ActivityReading(StereotypeReading):
     ) -> str | None:
         """The node of the region an edge end stands for: the node itself, or the action owning a pin."""
         if raw is None:
-            raise ModelError(
-                f"flow has no {feature}",
-                self.location(element, name, metaclass),
-                hint="every control/object flow needs a source and a target; fix or delete it in the "
-                "UML tool",
+            self.diagnostics.append(
+                Diagnostic(
+                    Severity.WARNING,
+                    f"flow has no {feature}; it is skipped and the rest of the diagram is read",
+                    self.location(element, name, metaclass),
+                    "every control/object flow needs a source and a target; fix or delete it in the UML tool",
+                    "broken-flow",
+                )
             )
+            return None
         node_id = self.pin_owner.get(raw, raw)
         if node_id in state.ids:
             return node_id
@@ -724,11 +728,15 @@ class ActivityReading(StereotypeReading):
             return node_id
         element = self.index.get(raw)
         if element is None:
-            raise ModelError(
-                f"flow {feature} refers to id {raw!r}, which is not in the file (dangling id)",
-                self.location(edge),
+            self.diag(
+                Severity.WARNING,
+                f"flow {feature} refers to id {raw!r}, which is not in the file (dangling id);"
+                " the flow is skipped",
+                edge,
                 hint="the export is incomplete or was edited by hand; re-export the model",
+                code="broken-flow",
             )
+            return None
         if node_id == state.container or self.is_ancestor_region(node_id, state):
             self.diag(
                 Severity.INFO,

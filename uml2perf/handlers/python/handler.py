@@ -44,6 +44,7 @@ from ...controlflow.ir import (
     Exec,
     For,
     If,
+    Offer,
     Parallel,
     ParallelRegion,
     Pipeline,
@@ -55,6 +56,8 @@ from ...controlflow.ir import (
     StateMachine,
     Statement,
     TaskPool,
+    TokenFlow,
+    TokenNode,
     While,
 )
 from ...errors import Location, ModelError
@@ -90,6 +93,8 @@ from .views import (
     GotoView,
     IfView,
     NoGuardView,
+    NoteView,
+    OfferView,
     PipelineView,
     RepeatView,
     ReturnView,
@@ -98,13 +103,16 @@ from .views import (
     StateView,
     StopView,
     ThreadsView,
+    TokenFlowView,
     TransitionView,
     View,
     WhileView,
 )
 
 #: names the module defines or imports itself; model names never take them
-RESERVED = frozenset({"rt", "p", "v", "MODEL", "ELEMENTS", "init_globals", "_u", "_state", "_ended", "_"})
+RESERVED = frozenset(
+    {"rt", "tokens", "p", "v", "MODEL", "ELEMENTS", "init_globals", "_u", "_state", "_ended", "_"}
+)
 
 #: the flag an activity final in a fork branch sets to end its whole scope (activity or structured node)
 ENDED = "_ended"
@@ -142,6 +150,17 @@ _KIND_OF_NODE = {
     NodeKind.MERGE: "loop",
 }
 
+
+#: what a node of a token flow is, for the comment that opens its function
+_TOKEN_KINDS = {
+    NodeKind.INITIAL: "initial node, a token on each outgoing flow",
+    NodeKind.FORK: "fork, a token on every outgoing flow",
+    NodeKind.JOIN: "join",
+    NodeKind.MERGE: "merge, passes each token on",
+    NodeKind.DECISION: "decision, one token on the first flow whose guard holds",
+    NodeKind.ACTIVITY_FINAL: "activity final, ends the whole flow",
+    NodeKind.FLOW_FINAL: "flow final, the token ends here",
+}
 
 # ---------------------------------------------------------------------------- writer
 
@@ -201,6 +220,9 @@ class PythonHandler(ContentHandler):
         self.endings = Endings()
         self.owners_threads: list[tuple[ThreadsView, FunctionView]] = []
         self._warned_finals: set[str] = set()
+        self.flows: list[tuple[TokenFlowView, dict[int, str]]] = []
+        self.token_names: set[str] = set()  # node function names taken in the activity being written
+        self.uses_tokens = False
         self.deepest = 0  # the most bodies open at once: bounds the nesting of the module
         self._guards_by_source: dict[str, list[str | None]] | None = None
         self._prepare_names()
@@ -443,6 +465,7 @@ class PythonHandler(ContentHandler):
             flag=ENDED if id(body) in self.endings.scopes else None,
         )
         self.activities.append(view)
+        self.token_names = set()
         self.body = []
         self.bodies = []
         self.scopes = [_Scope(view.functions)]
@@ -834,6 +857,77 @@ class PythonHandler(ContentHandler):
         else:
             view.goto = GotoView(-1)
 
+    # -- token flows -------------------------------------------------------------------
+
+    def visit_TokenFlow(self, stmt: TokenFlow) -> None:
+        """One function per node (named after it), then ``tokens.flow`` over them.
+
+        Names are unique in the whole activity function: two token flows of
+        structured nodes inlined in one function define their nodes side by side.
+        """
+        taken = self.token_names
+        names: dict[int, str] = {}
+        for item in stmt.nodes:
+            node = item.node
+            stem = "".join(c if c.isalnum() else "_" for c in (node.name or node.kind.value)).strip("_")
+            if not stem.isascii() or not stem:
+                stem = node.kind.value
+            name = f"node_{stem}"
+            count = 1
+            while name in taken:
+                count += 1
+                name = f"node_{stem}_{count}"
+            taken.add(name)
+            names[item.index] = name
+        joins = [(names[n.index], n.inputs) for n in stmt.nodes if n.inputs > 1]
+        element = (
+            self.element(stmt.node, "fork")
+            if stmt.node is not None
+            else self.activity_element(self._activity, "fork")
+        )
+        view = TokenFlowView(
+            describe(stmt.node) if stmt.node is not None else None,
+            element,
+            [names[i] for i in stmt.starts],
+            "{" + ", ".join(f"{name}: {count}" for name, count in joins) + "}",
+            stmt.ends_scope,
+        )
+        self.flows.append((view, names))
+        self.uses_tokens = True
+
+    def leave_TokenFlow(self, stmt: TokenFlow) -> None:
+        view, _ = self.flows.pop()
+        self.emit(view)
+        self.called()
+
+    def visit_TokenNode(self, item: TokenNode) -> None:
+        names = self.flows[-1][1]
+        function = FunctionView(names[item.index])
+        self.open_function(function)
+        node = item.node
+        what = _TOKEN_KINDS.get(node.kind, "action")
+        if item.inputs > 1:
+            what = f"join, waits for a token on each of its {item.inputs} incoming flows"
+        collects = any(isinstance(s, Offer) and s.kept for s in item.body.body)
+        if collects:
+            what = "fork" if node.kind is NodeKind.FORK else "action"
+            what += ", a token on each flow whose guard holds"
+        self.emit(NoteView(f"{describe(node)}: {what}"))
+        if collects:
+            self.emit(NoteView("", assign="offers = []"))
+
+    def leave_TokenNode(self, item: TokenNode) -> None:
+        function = self.scopes[-2].functions[-1]  # the node's function, in the scope that defines it
+        self.close_function(function)
+        function.returns = bool(function.body) and isinstance(function.body[-1], OfferView)
+
+    def visit_Offer(self, stmt: Offer) -> bool:
+        names = self.flows[-1][1]
+        targets = [f"({names[index]}, {port})" for index, port in stmt.targets]
+        where = describe(stmt.node) if stmt.node is not None else None
+        self.emit(OfferView(targets, stmt.end, where, stmt.keep, stmt.kept))
+        return False
+
     # -- concurrency ------------------------------------------------------------------
 
     def _ended(self, stmt: Statement) -> str | None:
@@ -972,6 +1066,7 @@ class PythonHandler(ContentHandler):
                 " Do not edit."
             ),
             "builtins": sorted(self.printer.builtins_used),
+            "tokens": self.uses_tokens,
             "globals": self.globals,
             "functions": self.cost_functions,
             "elements": elements,

@@ -136,6 +136,59 @@ class StopView:
         self.flag = flag
 
 
+class NoteView:
+    """A comment line of its own (what a node of a token flow is), or a plain assignment ``assign``."""
+
+    __slots__ = ("text", "assign")
+    kind: ClassVar[str] = "note"
+
+    def __init__(self, text: str, assign: str = "") -> None:
+        self.text = text
+        self.assign = assign
+
+
+class OfferView:
+    """A node of a token flow hands its token on: ``return`` of the ``(function, input)`` pairs.
+
+    ``end`` returns ``tokens.END`` (an activity final ends the whole flow); no
+    targets returns ``()`` (a flow final, or a node without outgoing flows);
+    ``keep``/``kept`` collect the flows whose guards hold in ``offers``.
+    """
+
+    __slots__ = ("targets", "end", "describe", "keep", "kept")
+    kind: ClassVar[str] = "offer"
+
+    def __init__(
+        self,
+        targets: list[str],
+        end: bool = False,
+        describe: str | None = None,
+        keep: bool = False,
+        kept: bool = False,
+    ) -> None:
+        self.targets = targets
+        self.end = end
+        self.describe = describe
+        self.keep = keep  # offers.append(...) for a flow whose guard holds
+        self.kept = kept  # return the offers kept
+
+
+class TokenFlowView:
+    """A region run as a token flow: ``tokens.flow`` over the node functions defined before it."""
+
+    __slots__ = ("describe", "element", "starts", "joins", "ends")
+    kind: ClassVar[str] = "token_flow"
+
+    def __init__(
+        self, describe: str | None, element: str, starts: list[str], joins: str, ends: bool = False
+    ) -> None:
+        self.describe = describe
+        self.element = element
+        self.starts = starts
+        self.joins = joins
+        self.ends = ends  # an activity final that ends the flow ends the enclosing scope too
+
+
 class FunctionView:
     """A generator function of its own (fork branch, pipeline stage, thread body, scoped block).
 
@@ -476,6 +529,9 @@ View = (
     | ReturnView
     | NoGuardView
     | StopView
+    | NoteView
+    | OfferView
+    | TokenFlowView
     | BlockView
     | RepeatView
     | ForView
@@ -521,6 +577,7 @@ __all__ = [
     "StateView",
     "StopView",
     "ThreadsView",
+    "TokenFlowView",
     "TransitionView",
     "View",
     "WhileView",

@@ -356,11 +356,13 @@ class UmbrelloReader:
         end = "source" if side == "a" else "target"
         target = element.get(f"widget{side}id")
         if not target:
-            raise ModelError(
-                f"activity flow {ident!r} has no {end} widget",
-                self._location(element, name="", uml_type="assocwidget"),
-                hint=f"connect the flow to a {end} in Umbrello and save again",
+            self._diag(
+                Severity.WARNING,
+                f"activity flow {ident!r} has no {end} widget; it is skipped",
+                element,
+                "broken-flow",
             )
+            return None
         target = pins.get(target, target)
         if target in widgets:
             return target

@@ -82,7 +82,7 @@ from lxml import etree
 
 from uml2perf_runtime.collector import collector_paused
 
-from ...errors import Diagnostic, Location, ModelError, Severity
+from ...errors import Diagnostic, Location, Severity
 from ...model import (
     Activity,
     CostFunction,
@@ -771,6 +771,8 @@ class Uml14Reader:
                 continue
             source = self._end(element, "source", ident)
             target = self._end(element, "target", ident)
+            if source is None or target is None:
+                continue
             stray = [end for end in (source, target) if end not in vertices]
             if stray:
                 self.warn(
@@ -796,21 +798,26 @@ class Uml14Reader:
                 return f"{text} of activity graph {self._graph_name(ancestor, ordinal)!r}"
         return text
 
-    def _end(self, transition: Element, end: str, transition_id: str) -> str:
-        """The id at one end of a transition; a dangling end stops the read."""
+    def _end(self, transition: Element, end: str, transition_id: str) -> str | None:
+        """The id at one end of a transition; ``None`` (with a warning) when the end is missing."""
         ref = self.first_ref(transition, end)
         if ref is None or ref.id is None:
-            raise ModelError(
-                f"transition {transition_id!r} has no {end} state",
-                self.location(transition, uml_type="Transition"),
+            self.warn(
+                f"transition {transition_id!r} has no {end} state; it is skipped",
+                transition,
+                code="broken-flow",
                 hint=f"connect the transition to a {end} in the UML tool and export again",
             )
+            return None
         if ref.target is None:
-            raise ModelError(
-                f"transition {transition_id!r} refers to {end} {ref.id!r}, which does not exist in the file",
-                self.location(transition, uml_type="Transition"),
+            self.warn(
+                f"transition {transition_id!r} refers to {end} {ref.id!r}, which does not exist in the file;"
+                " it is skipped",
+                transition,
+                code="broken-flow",
                 hint="the export is incomplete or was edited by hand; delete the transition or export again",
             )
+            return None
         return ref.id
 
     def _partitions(self, graph: Element) -> dict[str, str]:

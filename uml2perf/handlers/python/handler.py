@@ -162,6 +162,21 @@ _TOKEN_KINDS = {
     NodeKind.FLOW_FINAL: "flow final, the token ends here",
 }
 
+
+def _always_offers(body: list[View]) -> bool:
+    """True when every path through ``body`` ends by offering tokens (no bare ``return`` needed)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, OfferView):
+        return True
+    return (
+        isinstance(last, IfView)
+        and any(not branch.condition for branch in last.branches)
+        and all(_always_offers(branch.body) for branch in last.branches)
+    )
+
+
 # ---------------------------------------------------------------------------- writer
 
 
@@ -919,7 +934,7 @@ class PythonHandler(ContentHandler):
     def leave_TokenNode(self, item: TokenNode) -> None:
         function = self.scopes[-2].functions[-1]  # the node's function, in the scope that defines it
         self.close_function(function)
-        function.returns = bool(function.body) and isinstance(function.body[-1], OfferView)
+        function.returns = _always_offers(function.body)
 
     def visit_Offer(self, stmt: Offer) -> bool:
         names = self.flows[-1][1]

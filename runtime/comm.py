@@ -175,15 +175,27 @@ class CommState:
         self.open: dict[int, Any] = {}
         self._collectives: Any = None
 
-    def link(self, src: int, dst: int) -> tuple[float, float]:
-        """``(latency, seconds per byte)`` between two processes, cached per pair."""
+    def link(self, src: int, dst: int, size: float = 0.0) -> tuple[float, float]:
+        """``(latency, seconds per byte)`` of a ``size``-byte message between two processes.
+
+        A plain link (one line for every size) is cached per pair in ``pair``; a link with
+        pieces per size range answers the line of the piece ``size`` falls in, and is never put
+        in ``pair`` (so a caller that looks there first comes here with the size).
+        """
         key = src * self.nprocs + dst
         hit = self.pair.get(key)
         if hit is None:
             lk = self.machine.link(self.node_of[src], self.node_of[dst])
+            if getattr(lk, "pieces", None) is not None:
+                return lk.piece(size)  # type: ignore[no-any-return]
             beta = 0.0 if lk.bandwidth == math.inf else 1.0 / lk.bandwidth
             hit = self.pair[key] = (float(lk.latency), beta)
         return hit
+
+    def handshake(self, src: int, dst: int) -> float:
+        """Seconds of the rendezvous handshake between two processes (the link's ``handshake``)."""
+        lk = self.machine.link(self.node_of[src], self.node_of[dst])
+        return float(getattr(lk, "handshake", 0.0))
 
     @property
     def collectives(self) -> Any:
@@ -389,9 +401,10 @@ def _match(ctx: Context, st: CommState, msg: Message, dst: int, req: Request) ->
     if sender is None:  # eager: the data left at msg.sent and arrives at msg.arrival
         arrival = msg[_ARRIVAL]
         _complete(env, req, msg[_SENT], arrival if arrival > now else now)
-    else:  # rendezvous: the transfer starts now that both sides are there
-        lat, beta = st.link(src, dst)
-        arrival = now + lat + msg[_SIZE] * beta
+    else:  # rendezvous: the handshake and the transfer start now that both sides are there
+        size = msg[_SIZE]
+        lat, beta = st.link(src, dst, size)
+        arrival = now + (lat + st.handshake(src, dst)) + size * beta
         _complete(env, sender, now, arrival)
         _complete(env, req, now, arrival)
     ctx.record_message(src, dst, msg[_SIZE], msg[_TAG], req.start, arrival)  # type: ignore[arg-type]
@@ -403,7 +416,7 @@ def _post_send(ctx: Context, st: CommState, dest: int, size: float, tag: int, se
     now = env._now
     me = ctx.pid
     if sender is None:
-        lat, beta = st.link(me, dest)
+        lat, beta = st.link(me, dest, size)
         arrival = now + lat + size * beta
     else:
         arrival = math.inf

@@ -17,6 +17,11 @@ A machine file is TOML (the bundled ones are in ``runtime/machines/``)::
     [network.inter_node]             # between nodes
     latency = 100e-6
     bandwidth = 12.5e6
+    handshake = 200e-6               # optional: rendezvous handshake above the eager limit
+    # instead of latency/bandwidth, per message-size range (the last one open-ended) ...
+    # ranges = [{ up_to = "4 KiB", latency = 5e-6, bandwidth = 1e9 }, { latency = 8e-6, bandwidth = 3e9 }]
+    # ... or measured [size, seconds] points, interpolated piecewise-linearly in the size
+    # table = [[8, 5e-6], [4096, 9e-6], [1048576, 4e-4]]
 
     [collectives]                    # optional algorithm choices
     allreduce = "recursive_doubling"
@@ -30,8 +35,9 @@ A machine file is TOML (the bundled ones are in ``runtime/machines/``)::
 ``nodes`` and ``cores_per_node`` are required; when a network table is
 missing, the defaults of :data:`DEFAULT_INTRA_NODE` / :data:`DEFAULT_INTER_NODE`
 apply (shared memory; 10 Gb/s Ethernet).  Unknown keys are errors naming the
-allowed keys, because a misspelt key silently ignored would give a wrong
-prediction without a word.
+allowed keys and the closest one, because a misspelt key silently ignored would
+give a wrong prediction without a word; every problem of a file is reported at
+once.  The link keys are described in ``docs/runtime-semantics.md`` (section 2).
 """
 
 from __future__ import annotations

@@ -147,6 +147,7 @@ class CommState:
         "node_of",
         "machine",
         "eager_limit",
+        "wakeup",
         "coll_calls",
         "open",
         "_collectives",
@@ -170,6 +171,10 @@ class CommState:
         self.machine = sim.machine
         limit = getattr(sim.machine, "eager_limit", None)
         self.eager_limit = DEFAULT_EAGER_LIMIT if limit is None else limit
+        #: per node: the seconds a message to a process there adds (the machine's ``wakeup`` on a
+        #: node running more processes than cores, where a receiver must get a core to take it)
+        crowded = getattr(sim.machine, "crowded_wakeup", None)
+        self.wakeup: list[float] = crowded(self.node_of) if crowded is not None else []
         self.coll_calls = [0] * n
         #: collective call index -> its ``collectives.Gathering`` while processes arrive
         self.open: dict[int, Any] = {}
@@ -186,10 +191,12 @@ class CommState:
         hit = self.pair.get(key)
         if hit is None:
             lk = self.machine.link(self.node_of[src], self.node_of[dst])
+            extra = self.wakeup[self.node_of[dst]] if self.wakeup else 0.0
             if getattr(lk, "pieces", None) is not None:
-                return lk.piece(size)  # type: ignore[no-any-return]
+                alpha, beta = lk.piece(size)
+                return (alpha + extra, beta) if extra else (alpha, beta)
             beta = 0.0 if lk.bandwidth == math.inf else 1.0 / lk.bandwidth
-            hit = self.pair[key] = (float(lk.latency), beta)
+            hit = self.pair[key] = (float(lk.latency) + extra if extra else float(lk.latency), beta)
         return hit
 
     def handshake(self, src: int, dst: int) -> float:

@@ -176,7 +176,7 @@ class Device(FrozenRecord):
         put(self, "link", link)
 
 
-_NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit")
+_NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit", "wakeup")
 _LINK_KEYS = ("latency", "bandwidth")
 #: Keys of a network link table (``[network.intra_node]``, ``[network.inter_node]``).
 _NETWORK_LINK_KEYS = ("latency", "bandwidth", "handshake", "ranges", "table")
@@ -194,6 +194,8 @@ class Machine(FrozenRecord):
     intra_node: Link
     inter_node: Link
     eager_limit: int | None
+    #: Seconds a message adds when its receiver's node runs more processes than cores (0: none).
+    wakeup: float
     collectives: dict[str, str]
     placement: str
     source: str | None
@@ -219,6 +221,7 @@ class Machine(FrozenRecord):
         "intra_node",
         "inter_node",
         "eager_limit",
+        "wakeup",
         "collectives",
         "placement",
         "source",
@@ -240,6 +243,7 @@ class Machine(FrozenRecord):
         intra_node: Link = DEFAULT_INTRA_NODE,
         inter_node: Link = DEFAULT_INTER_NODE,
         eager_limit: int | None = None,
+        wakeup: float = 0.0,
         collectives: dict[str, str] | None = None,
         placement: str = "block",
         source: str | None = None,
@@ -259,6 +263,7 @@ class Machine(FrozenRecord):
         put(self, "intra_node", intra_node)
         put(self, "inter_node", inter_node)
         put(self, "eager_limit", eager_limit)
+        put(self, "wakeup", wakeup)
         put(self, "collectives", {} if collectives is None else collectives)
         put(self, "placement", placement)
         put(self, "source", source)
@@ -375,6 +380,7 @@ class Machine(FrozenRecord):
                 source, "network.inter_node", network.get("inter_node"), DEFAULT_INTER_NODE
             ),
             eager_limit=eager,
+            wakeup=_wakeup(source, network.get("wakeup", 0.0)),
             collectives=_collectives(source, data.get("collectives", {})),
             placement=policy,
             source=source,
@@ -410,6 +416,20 @@ class Machine(FrozenRecord):
             return (self.intra_node, self.inter_node)
         return None
 
+    def crowded_wakeup(self, node_of: list[int]) -> list[float]:
+        """Per node, ``wakeup`` where the placement ``node_of`` runs more processes than cores, else 0.
+
+        An empty list when the machine has no wakeup or no node is crowded (then a message
+        costs only its link).
+        """
+        if not self.wakeup or not node_of:
+            return []
+        counts = [0] * (max(node_of) + 1)
+        for node in node_of:
+            counts[node] += 1
+        out = [self.wakeup if count > self.cores_per_node else 0.0 for count in counts]
+        return out if any(out) else []
+
     def link(self, node_a: int, node_b: int) -> Link:
         """The link class between two nodes: intra-node when they are the same node."""
         return self.intra_node if node_a == node_b else self.inter_node
@@ -422,6 +442,8 @@ class Machine(FrozenRecord):
         }
         if self.eager_limit is not None:
             network["eager_limit"] = self.eager_limit
+        if self.wakeup:
+            network["wakeup"] = self.wakeup
         out: dict[str, Any] = {
             "name": self.name,
             "nodes": self.nodes,
@@ -483,6 +505,7 @@ def _report_problems(source: str, data: Any) -> None:
         check(_check_keys, source, "network", network, _NETWORK_KEYS)
         if network.get("eager_limit") is not None:
             check(_nonnegative_int, source, "[network] eager_limit", network["eager_limit"])
+        check(_wakeup, source, network.get("wakeup", 0.0))
         check(_network_link, source, "network.intra_node", network.get("intra_node"), DEFAULT_INTRA_NODE)
         check(_network_link, source, "network.inter_node", network.get("inter_node"), DEFAULT_INTER_NODE)
     else:
@@ -651,6 +674,7 @@ _UNIT_KINDS = {
     "eager_limit": "bytes",
     "overhead": "time",
     "handshake": "time",
+    "wakeup": "time",
     "up_to": "bytes",
     "size": "bytes",
     "seconds": "time",
@@ -705,6 +729,17 @@ def _link(source: str, table: str, value: Any, default: Link) -> Link:
             f"{source}: [{table}] bandwidth must be a positive number of bytes per second, got {bandwidth!r}"
         )
     return Link(latency=float(latency), bandwidth=float(bandwidth))
+
+
+def _wakeup(source: str, value: Any) -> float:
+    """``[network] wakeup``: seconds of a message to a process whose node runs more processes than cores."""
+    value = _with_unit(source, "[network] wakeup", value)
+    if not _is_number(value) or not (0.0 <= float(value) < math.inf):
+        raise MachineError(
+            f"{source}: [network] wakeup must be a number of seconds (0 or more), got {value!r}",
+            hint='e.g. wakeup = "4 us" (what uml2perf calibrate measures with two ranks per core)',
+        )
+    return float(value)
 
 
 def _network_link(source: str, table: str, value: Any, default: Link) -> Link:

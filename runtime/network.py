@@ -457,8 +457,11 @@ class _PairCosts:
         levels: tuple[LinkLike, LinkLike] | None = None,
         eager_limit: float = math.inf,
         sized: bool | None = None,
+        wakeup: list[float] | None = None,
     ):
         self.node_of = node_of
+        #: per node: seconds a transfer to a process there adds (empty: none)
+        self.wakeup = list(wakeup or [])
         self.link = link
         self.nnodes = max(node_of) + 1 if node_of else 1
         self._cache: dict[int, tuple[float, float]] = {}
@@ -473,7 +476,7 @@ class _PairCosts:
             used = sorted(set(node_of))[:2] or [0]
             probes = levels or (self.link_of(used[0], used[0]), self.link_of(used[0], used[-1]))
             sized = any(_is_sized(lk) for lk in probes)
-        self.sized = sized
+        self.sized = sized or bool(self.wakeup)
 
     def pair(self, node_a: int, node_b: int) -> tuple[float, float]:
         key = node_a * self.nnodes + node_b
@@ -503,7 +506,8 @@ class _PairCosts:
     def time(self, src: int, dst: int, size: float) -> float:
         """Seconds of one transfer of ``size`` bytes between two processes (any link)."""
         node_of = self.node_of
-        return link_time(self.link_of(node_of[src], node_of[dst]), size, self.eager_limit)
+        seconds = link_time(self.link_of(node_of[src], node_of[dst]), size, self.eager_limit)
+        return seconds + self.wakeup[node_of[dst]] if self.wakeup else seconds
 
     def times(self, src: np.ndarray, dst: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         """:meth:`time` of many transfers at once, one numpy evaluation per link class."""
@@ -520,6 +524,8 @@ class _PairCosts:
             chosen = inverse == j
             lk = self.link_of(key // self.nnodes, key % self.nnodes)
             out[chosen] = _link_times(lk, sizes[chosen], self.eager_limit)
+        if self.wakeup:
+            out += np.asarray(self.wakeup)[nb]
         return out
 
     def arrays(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -650,8 +656,9 @@ class CollectiveModel:
     of reductions; a machine's ``[collectives] reduce_cost``), ``overhead`` the seconds every
     rank spends per call beyond its messages (``[collectives] overhead``), ``eager_limit`` the
     size above which a transfer pays its link's rendezvous ``handshake`` (default: never; the
-    machine's limit through :meth:`for_machine`).  Simulations call
-    :meth:`offsets` once per collective; identical calls
+    machine's limit through :meth:`for_machine`), ``wakeup`` per node the seconds a transfer to
+    a process there adds (the machine's ``wakeup`` on nodes running more processes than cores).
+    Simulations call :meth:`offsets` once per collective; identical calls
     (same kind, root and size) hit a cache, so a collective inside a 10,000-iteration loop
     costs one schedule evaluation.
     """
@@ -666,6 +673,7 @@ class CollectiveModel:
         levels: tuple[LinkLike, LinkLike] | None = None,
         overhead: float = 0.0,
         eager_limit: float | None = None,
+        wakeup: list[float] | None = None,
     ):
         self.node_of = [int(node) for node in node_of]
         self.p = len(self.node_of)
@@ -676,7 +684,7 @@ class CollectiveModel:
         self.gamma = float(gamma)
         self.overhead = float(overhead)
         self.eager_limit = math.inf if eager_limit is None else float(eager_limit)
-        self._costs = _PairCosts(self.node_of, link, levels, self.eager_limit)
+        self._costs = _PairCosts(self.node_of, link, levels, self.eager_limit, wakeup=wakeup)
         self._cache: dict[tuple[str, int, float], list[float]] = {}
 
     @classmethod
@@ -698,6 +706,7 @@ class CollectiveModel:
             levels=levels,
             overhead=float(getattr(machine, "collective_overhead", 0.0)),
             eager_limit=_eager_limit(machine),
+            wakeup=machine.crowded_wakeup(node_of) if hasattr(machine, "crowded_wakeup") else None,
         )
 
     def algorithm(self, kind: str, size: float) -> str:

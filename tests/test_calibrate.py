@@ -47,6 +47,11 @@ def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
         calibrate, "ping_pong", lambda repeats=5, progress=None: calibrate.fit_ping_pong(_ping_pong(4096))
     )
     monkeypatch.setattr(calibrate, "allreduce_times", lambda repeats=5: _allreduce(4096))
+    monkeypatch.setattr(
+        calibrate,
+        "crowded_ping_pong",
+        lambda repeats=5: {"wakeup": calibrate.Measured(4e-6, 4e-6, 4e-6, "two ranks per core")},
+    )
     monkeypatch.setattr(calibrate, "TRIAD_ELEMENTS", 1 << 16)
     monkeypatch.setattr(calibrate, "MATMUL_N", 64)
     out = tmp_path / "machine.toml"
@@ -68,6 +73,7 @@ def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
     assert machine.collective_overhead == pytest.approx(3e-6, rel=0.05)
     assert machine.reduce_cost == pytest.approx(5e-10, rel=0.05)
     assert "overhead = " in text and "fitted as overhead + reduce_cost" in text
+    assert machine.wakeup == pytest.approx(4e-6) and "two ranks per core" in text
 
 
 def test_reference_sort_sets_the_speed(monkeypatch, tmp_path):

@@ -303,3 +303,53 @@ def test_device_links_keep_one_line() -> None:
     )
     with pytest.raises(MachineError, match="unknown key 'handshake'"):
         load(text)
+
+
+# -- wake-up of a receiver that shares its core ------------------------------------------------------
+
+CROWDED = (
+    'nodes = 1\ncores_per_node = 2\n[network]\nwakeup = "3 us"\n'
+    "[network.intra_node]\nlatency = 1e-6\nbandwidth = 1e9\n"
+)
+
+
+def pairs_ping_pong_time(machine: Machine, n: float, procs: int) -> float:
+    def main(p: Any, v: Any) -> Any:
+        peer = p.pid ^ 1
+        if p.pid % 2 == 0:
+            yield from p.send(S, peer, n, 0, 0)
+            yield from p.recv(R, peer, n, 0, 0)
+        else:
+            yield from p.recv(R, peer, n, 0, 0)
+            yield from p.send(S, peer, n, 0, 0)
+
+    spec = ModelSpec("pairs", "test", (S, R, COLL), main=main)
+    return float(simulate(spec, machine, procs=procs).time)
+
+
+def test_wakeup_is_paid_only_on_a_node_with_more_processes_than_cores() -> None:
+    m = load(CROWDED)
+    assert m.wakeup == pytest.approx(3e-6)
+    assert pairs_ping_pong_time(m, 100, 2) == pytest.approx(2 * (1e-6 + 100 / 1e9), rel=1e-12)
+    assert pairs_ping_pong_time(m, 100, 4) == pytest.approx(2 * (1e-6 + 100 / 1e9 + 3e-6), rel=1e-12)
+    assert m.crowded_wakeup([0, 0]) == [] and m.crowded_wakeup([0, 0, 0]) == [3e-6]
+    assert Machine.from_dict(m.to_dict()).wakeup == m.wakeup
+
+
+def test_collectives_on_a_crowded_node_pay_the_wakeup_per_transfer() -> None:
+    m = load(CROWDED)
+    plain = load(CROWDED.replace('wakeup = "3 us"', ""))
+    crowded = CollectiveModel.for_machine(m, [0, 0, 0, 0])
+    # 4 ranks, 8 bytes: recursive doubling, two exchanges, each transfer to a crowded node
+    assert crowded.duration("allreduce", 0, 8) == pytest.approx(
+        CollectiveModel.for_machine(plain, [0, 0, 0, 0]).duration("allreduce", 0, 8) + 2 * 3e-6, rel=1e-12
+    )
+    # two ranks on two cores: nobody waits for a core
+    assert CollectiveModel.for_machine(m, [0, 0]).duration("allreduce", 0, 8) == pytest.approx(
+        CollectiveModel.for_machine(plain, [0, 0]).duration("allreduce", 0, 8), rel=1e-12
+    )
+
+
+def test_bad_wakeup_is_an_error() -> None:
+    with pytest.raises(MachineError, match=r"\[network\] wakeup must be"):
+        load("nodes = 1\ncores_per_node = 1\n[network]\nwakeup = -1\n")

@@ -269,6 +269,7 @@ from mpi4py import MPI
 import numpy as np
 comm = MPI.COMM_WORLD
 sizes = json.loads(sys.argv[1]); repeats = int(sys.argv[2])
+peer = comm.rank ^ 1
 out = {}
 for size in sizes:
     buf = np.zeros(max(size, 1), dtype=np.uint8)
@@ -277,12 +278,12 @@ for size in sizes:
     for _ in range(repeats):
         comm.Barrier()
         start = time.perf_counter()
-        for _ in range(rounds):
-            if comm.rank == 0:
-                comm.Send([buf, size, MPI.BYTE], dest=1); comm.Recv([buf, size, MPI.BYTE], source=1)
-            elif comm.rank == 1:
-                comm.Recv([buf, size, MPI.BYTE], source=0); comm.Send([buf, size, MPI.BYTE], dest=0)
-        times.append((time.perf_counter() - start) / rounds / 2)
+        for _ in range(rounds):  # in pairs: rank 2k with rank 2k + 1
+            if comm.rank % 2 == 0:
+                comm.Send([buf, size, MPI.BYTE], dest=peer); comm.Recv([buf, size, MPI.BYTE], source=peer)
+            else:
+                comm.Recv([buf, size, MPI.BYTE], source=peer); comm.Send([buf, size, MPI.BYTE], dest=peer)
+        times.append(comm.allreduce((time.perf_counter() - start) / rounds / 2, op=MPI.MAX))
     out[size] = sorted(times)
 if comm.rank == 0:
     print(json.dumps(out))
@@ -526,6 +527,8 @@ def link_ranges(
 # --------------------------------------------------------------------------- MPI allreduce
 
 ALLREDUCE_SIZES = [8, 64, 512, 4096, 32768, 131072, 524288, 1 << 20]
+#: Message size of the crowded ping-pong that measures the wake-up.
+WAKEUP_SIZE = 8
 
 _ALLREDUCE = r"""
 import sys, time, json
@@ -584,6 +587,32 @@ def allreduce_times(repeats: int = 7) -> dict[int, list[float]]:
     if line is None:
         return {}
     return {int(k): v for k, v in json.loads(line).items()}
+
+
+def crowded_ping_pong(repeats: int = 5) -> dict[str, Measured]:
+    """``[network] wakeup``: what a message adds when two ranks share every core.
+
+    The ping-pong of :data:`WAKEUP_SIZE` bytes runs in pairs on twice as many ranks as cores, so
+    a rank waiting for its message shares its core with another rank (the MPI then yields the
+    core while it polls); the one-way time less the one-way time of two ranks on their own cores
+    is the wake-up.  Empty without MPI.
+    """
+    import json
+
+    cores = os.cpu_count() or 1
+    sizes = [WAKEUP_SIZE]
+    alone = _run_mpi_script(_PING_PONG, 2, [json.dumps(sizes), str(repeats)])
+    crowded = _run_mpi_script(_PING_PONG, 2 * cores, [json.dumps(sizes), str(repeats)])
+    if alone is None or crowded is None:
+        return {}
+    t_alone = quiet_time(json.loads(alone)[str(WAKEUP_SIZE)])
+    t_crowded = quiet_time(json.loads(crowded)[str(WAKEUP_SIZE)])
+    wakeup = max(0.0, t_crowded - t_alone)
+    how = (
+        f"one-way ping-pong of {WAKEUP_SIZE} B in pairs on {2 * cores} ranks ({t_crowded * 1e6:.3g} us, "
+        f"two ranks per core) less on 2 ranks ({t_alone * 1e6:.3g} us), fastest of {repeats}"
+    )
+    return {"wakeup": Measured(wakeup, wakeup, wakeup, how)}
 
 
 def fit_collective_costs(data: dict[int, list[float]], network: str) -> dict[str, Measured]:
@@ -653,6 +682,9 @@ def measure_mpi(repeats: int = 11, progress: Callable[[str], None] | None = None
     data = allreduce_times(repeats=repeats)
     if data:
         out.update(fit_collective_costs(data, network_text(out, collectives=False)))
+    if progress:
+        progress("MPI ping-pong with two ranks per core")
+    out.update(crowded_ping_pong(repeats=repeats))
     return out
 
 
@@ -667,6 +699,10 @@ def network_text(values: dict[str, Measured], collectives: bool = True) -> str:
     lines = [
         "[network]",
         f"eager_limit = {eager}" + comment("eager_limit"),
+    ]
+    if "wakeup" in values:
+        lines.append(f"wakeup = {values['wakeup'].median:.4g}  # {values['wakeup'].how}")
+    lines += [
         "",
         "# one line per message-size range: a message of n bytes up to 'up_to' takes latency + n/bandwidth;",
         "# the lines join the measured one-way ping-pong times (" + values["link_table"].how + "),",

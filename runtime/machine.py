@@ -546,13 +546,17 @@ def _distinct(errors: list[MachineError]) -> list[MachineError]:
 
 def _link_dict(link: Link) -> dict[str, Any]:
     """A link shaped like its machine-file table (pieces as ``ranges``, whatever they came from)."""
+
+    def rate(bandwidth: float) -> float | str:
+        return "inf" if bandwidth == math.inf else bandwidth  # JSON has no infinity
+
     if link.pieces is None:
-        out: dict[str, Any] = {"latency": link.latency, "bandwidth": link.bandwidth}
+        out: dict[str, Any] = {"latency": link.latency, "bandwidth": rate(link.bandwidth)}
     else:
         out = {
             "ranges": [
                 ({} if up_to == math.inf else {"up_to": up_to})
-                | {"latency": alpha, "bandwidth": math.inf if beta == 0.0 else 1.0 / beta}
+                | {"latency": alpha, "bandwidth": rate(math.inf if beta == 0.0 else 1.0 / beta)}
                 for up_to, alpha, beta in link.pieces
             ]
         }

@@ -353,3 +353,16 @@ def test_collectives_on_a_crowded_node_pay_the_wakeup_per_transfer() -> None:
 def test_bad_wakeup_is_an_error() -> None:
     with pytest.raises(MachineError, match=r"\[network\] wakeup must be"):
         load("nodes = 1\ncores_per_node = 1\n[network]\nwakeup = -1\n")
+
+
+def test_infinite_bandwidths_survive_json_and_load_again() -> None:
+    import json
+
+    m = load(
+        "nodes = 1\ncores_per_node = 1\n[network.intra_node]\n"
+        "ranges = [{ up_to = 8, latency = 1e-6, bandwidth = inf }, { latency = 2e-6, bandwidth = 1e9 }]\n"
+        "[network.inter_node]\nlatency = 1e-5\nbandwidth = inf\n"
+    )
+    data = json.loads(json.dumps(m.to_dict(), allow_nan=False))
+    again = Machine.from_dict(data)
+    assert again.intra_node.time(8) == pytest.approx(1e-6) and again.inter_node.bandwidth == math.inf

@@ -12,14 +12,16 @@ on one core and on every core at once.  What is measured:
   on one core and on all cores;
 * thread start and hand-off overhead (``threading.Thread`` start/join, a
   queue round trip between two threads);
-* with mpi4py and an MPI installed: intra-node latency and bandwidth from a
-  ping-pong over message sizes, and the eager limit from the knee where the
-  time per message jumps.
+* with mpi4py and an MPI installed: intra-node latency and bandwidth per
+  message-size range and the rendezvous handshake from a ping-pong over message
+  sizes, the eager limit from the knee where the time per message jumps, the
+  wake-up of a rank that shares its core, and the collectives' per-call overhead
+  and reduction cost from an allreduce over sizes (the fastest repetition each).
 
 ``peak_flops`` (one core), ``memory_bandwidth`` (all cores) and
 ``core_bandwidth`` (one core) are the machine file's roofline keys; the
-measurements the format has no key for (thread overheads, the rendezvous
-intercept) are written as comments with their values.
+measurements the format has no key for (thread overheads) are written as
+comments with their values.
 """
 
 from __future__ import annotations
@@ -691,21 +693,18 @@ def measure_mpi(repeats: int = 11, progress: Callable[[str], None] | None = None
 def network_text(values: dict[str, Measured], collectives: bool = True) -> str:
     """The machine file's ``[network]`` (and ``[collectives]``) tables from the MPI measurements."""
 
-    def comment(key: str) -> str:
-        m = values[key]
-        return f"  # {m.how}; spread {m.spread * 100:.1f}% (min..max of the repetitions)"
-
     eager = int(values["eager_limit"].median)
     lines = [
         "[network]",
-        f"eager_limit = {eager}" + comment("eager_limit"),
+        f"eager_limit = {eager}  # {values['eager_limit'].how}",
     ]
     if "wakeup" in values:
         lines.append(f"wakeup = {values['wakeup'].median:.4g}  # {values['wakeup'].how}")
     lines += [
         "",
         "# one line per message-size range: a message of n bytes up to 'up_to' takes latency + n/bandwidth;",
-        "# the lines join the measured one-way ping-pong times (" + values["link_table"].how + "),",
+        "# each range's line is fitted to the measured one-way ping-pong times in it",
+        "# (" + values["link_table"].how + "),",
         f"# less the handshake above the eager limit; single line for reference: latency "
         f"{values['latency'].median:.4g} s, bandwidth {values['bandwidth'].median:.4g} B/s",
         "[network.intra_node]",

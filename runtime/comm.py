@@ -147,6 +147,7 @@ class CommState:
         "node_of",
         "machine",
         "eager_limit",
+        "wakeup",
         "coll_calls",
         "open",
         "_collectives",
@@ -170,20 +171,38 @@ class CommState:
         self.machine = sim.machine
         limit = getattr(sim.machine, "eager_limit", None)
         self.eager_limit = DEFAULT_EAGER_LIMIT if limit is None else limit
+        #: per node: the seconds a message to a process there adds (the machine's ``wakeup`` on a
+        #: node running more processes than cores, where a receiver must get a core to take it)
+        crowded = getattr(sim.machine, "crowded_wakeup", None)
+        self.wakeup: list[float] = crowded(self.node_of) if crowded is not None else []
         self.coll_calls = [0] * n
         #: collective call index -> its ``collectives.Gathering`` while processes arrive
         self.open: dict[int, Any] = {}
         self._collectives: Any = None
 
-    def link(self, src: int, dst: int) -> tuple[float, float]:
-        """``(latency, seconds per byte)`` between two processes, cached per pair."""
+    def link(self, src: int, dst: int, size: float = 0.0) -> tuple[float, float]:
+        """``(latency, seconds per byte)`` of a ``size``-byte message between two processes.
+
+        A plain link (one line for every size) is cached per pair in ``pair``; a link with
+        pieces per size range answers the line of the piece ``size`` falls in, and is never put
+        in ``pair`` (so a caller that looks there first comes here with the size).
+        """
         key = src * self.nprocs + dst
         hit = self.pair.get(key)
         if hit is None:
             lk = self.machine.link(self.node_of[src], self.node_of[dst])
+            extra = self.wakeup[self.node_of[dst]] if self.wakeup else 0.0
+            if getattr(lk, "pieces", None) is not None:
+                alpha, beta = lk.piece(size)
+                return (alpha + extra, beta) if extra else (alpha, beta)
             beta = 0.0 if lk.bandwidth == math.inf else 1.0 / lk.bandwidth
-            hit = self.pair[key] = (float(lk.latency), beta)
+            hit = self.pair[key] = (float(lk.latency) + extra if extra else float(lk.latency), beta)
         return hit
+
+    def handshake(self, src: int, dst: int) -> float:
+        """Seconds of the rendezvous handshake between two processes (the link's ``handshake``)."""
+        lk = self.machine.link(self.node_of[src], self.node_of[dst])
+        return float(getattr(lk, "handshake", 0.0))
 
     @property
     def collectives(self) -> Any:
@@ -389,9 +408,10 @@ def _match(ctx: Context, st: CommState, msg: Message, dst: int, req: Request) ->
     if sender is None:  # eager: the data left at msg.sent and arrives at msg.arrival
         arrival = msg[_ARRIVAL]
         _complete(env, req, msg[_SENT], arrival if arrival > now else now)
-    else:  # rendezvous: the transfer starts now that both sides are there
-        lat, beta = st.link(src, dst)
-        arrival = now + lat + msg[_SIZE] * beta
+    else:  # rendezvous: the handshake and the transfer start now that both sides are there
+        size = msg[_SIZE]
+        lat, beta = st.link(src, dst, size)
+        arrival = now + (lat + st.handshake(src, dst)) + size * beta
         _complete(env, sender, now, arrival)
         _complete(env, req, now, arrival)
     ctx.record_message(src, dst, msg[_SIZE], msg[_TAG], req.start, arrival)  # type: ignore[arg-type]
@@ -403,7 +423,7 @@ def _post_send(ctx: Context, st: CommState, dest: int, size: float, tag: int, se
     now = env._now
     me = ctx.pid
     if sender is None:
-        lat, beta = st.link(me, dest)
+        lat, beta = st.link(me, dest, size)
         arrival = now + lat + size * beta
     else:
         arrival = math.inf

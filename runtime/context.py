@@ -652,7 +652,7 @@ class Context:
             if size > st.eager_limit:
                 return _comm.send(self, elem, dest, size, tag, cost)
             me = self.pid
-            lat, beta = st.pair.get(me * nprocs + dest) or st.link(me, dest)
+            lat, beta = st.pair.get(me * nprocs + dest) or st.link(me, dest, size)
             key = tag * nprocs + me
             wild = st.wild[dest]
             # the queues of this key, once they exist (never removed: they can be kept); a queue is

@@ -17,6 +17,11 @@ A machine file is TOML (the bundled ones are in ``runtime/machines/``)::
     [network.inter_node]             # between nodes
     latency = 100e-6
     bandwidth = 12.5e6
+    handshake = 200e-6               # optional: rendezvous handshake above the eager limit
+    # instead of latency/bandwidth, per message-size range (the last one open-ended) ...
+    # ranges = [{ up_to = "4 KiB", latency = 5e-6, bandwidth = 1e9 }, { latency = 8e-6, bandwidth = 3e9 }]
+    # ... or measured [size, seconds] points, interpolated piecewise-linearly in the size
+    # table = [[8, 5e-6], [4096, 9e-6], [1048576, 4e-4]]
 
     [collectives]                    # optional algorithm choices
     allreduce = "recursive_doubling"
@@ -30,8 +35,9 @@ A machine file is TOML (the bundled ones are in ``runtime/machines/``)::
 ``nodes`` and ``cores_per_node`` are required; when a network table is
 missing, the defaults of :data:`DEFAULT_INTRA_NODE` / :data:`DEFAULT_INTER_NODE`
 apply (shared memory; 10 Gb/s Ethernet).  Unknown keys are errors naming the
-allowed keys, because a misspelt key silently ignored would give a wrong
-prediction without a word.
+allowed keys and the closest one, because a misspelt key silently ignored would
+give a wrong prediction without a word; every problem of a file is reported at
+once.  The link keys are described in ``docs/runtime-semantics.md`` (section 2).
 """
 
 from __future__ import annotations
@@ -64,25 +70,63 @@ COLLECTIVE_OPERATIONS = (
 
 
 class Link(FrozenRecord):
-    """One class of network link: a message of ``size`` bytes takes latency + size/bandwidth."""
+    """One class of network link: what a message of ``size`` bytes costs on it.
+
+    A plain link is one line, ``latency + size / bandwidth``.  A link with ``pieces`` has one
+    line per message-size range (from ``ranges`` or a measured ``table`` in the machine file):
+    ``pieces`` is a tuple of ``(up_to, alpha, beta)`` in increasing ``up_to``, the last one
+    ``inf``; a message of ``size`` bytes takes ``alpha + size * beta`` of the first piece with
+    ``size <= up_to``.  ``handshake`` is the rendezvous handshake: seconds a message above the
+    eager limit pays once both sides are there, before its data moves (0: none).  ``latency``
+    and ``bandwidth`` of a link with pieces describe it (small-message latency, bandwidth of the
+    largest messages); its costs come from the pieces.
+    """
 
     latency: float
     bandwidth: float
+    handshake: float
+    pieces: tuple[tuple[float, float, float], ...] | None
 
-    __slots__ = _FIELDS = ("latency", "bandwidth")
+    __slots__ = _FIELDS = ("latency", "bandwidth", "handshake", "pieces")
 
     def __init__(
         self,
         latency: float,
         bandwidth: float,
+        handshake: float = 0.0,
+        pieces: tuple[tuple[float, float, float], ...] | None = None,
     ) -> None:
         put = object.__setattr__
         put(self, "latency", latency)
         put(self, "bandwidth", bandwidth)
+        put(self, "handshake", handshake)
+        put(self, "pieces", pieces)
+
+    @property
+    def sized(self) -> bool:
+        """True when a message's cost is more than one latency/bandwidth line (pieces or handshake)."""
+        return self.pieces is not None or self.handshake > 0.0
+
+    def piece(self, size: float) -> tuple[float, float]:
+        """``(alpha, beta)`` of the line that prices a message of ``size`` bytes (seconds, s/byte)."""
+        pieces = self.pieces
+        if pieces is None:
+            return float(self.latency), 0.0 if self.bandwidth == math.inf else 1.0 / float(self.bandwidth)
+        for up_to, alpha, beta in pieces:
+            if size <= up_to:
+                return alpha, beta
+        return pieces[-1][1], pieces[-1][2]  # pragma: no cover - the last piece reaches inf
 
     def time(self, size: float) -> float:
-        """Transfer time of a message of ``size`` bytes over this link."""
-        return self.latency + size / self.bandwidth
+        """Transfer time of a message of ``size`` bytes over this link (without the handshake)."""
+        if self.pieces is None:
+            return self.latency + size / self.bandwidth
+        alpha, beta = self.piece(size)
+        return alpha + size * beta
+
+    def message_time(self, size: float, eager_limit: float) -> float:
+        """:meth:`time` plus the handshake when ``size`` is above ``eager_limit`` (rendezvous)."""
+        return self.time(size) + (self.handshake if size > eager_limit else 0.0)
 
 
 DEFAULT_INTRA_NODE = Link(latency=1e-6, bandwidth=10e9)
@@ -132,8 +176,11 @@ class Device(FrozenRecord):
         put(self, "link", link)
 
 
-_NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit")
+_NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit", "wakeup")
 _LINK_KEYS = ("latency", "bandwidth")
+#: Keys of a network link table (``[network.intra_node]``, ``[network.inter_node]``).
+_NETWORK_LINK_KEYS = ("latency", "bandwidth", "handshake", "ranges", "table")
+_RANGE_KEYS = ("up_to", "latency", "bandwidth")
 _PLACEMENT_KEYS = ("policy",)
 
 
@@ -147,6 +194,8 @@ class Machine(FrozenRecord):
     intra_node: Link
     inter_node: Link
     eager_limit: int | None
+    #: Seconds a message adds when its receiver's node runs more processes than cores (0: none).
+    wakeup: float
     collectives: dict[str, str]
     placement: str
     source: str | None
@@ -172,6 +221,7 @@ class Machine(FrozenRecord):
         "intra_node",
         "inter_node",
         "eager_limit",
+        "wakeup",
         "collectives",
         "placement",
         "source",
@@ -193,6 +243,7 @@ class Machine(FrozenRecord):
         intra_node: Link = DEFAULT_INTRA_NODE,
         inter_node: Link = DEFAULT_INTER_NODE,
         eager_limit: int | None = None,
+        wakeup: float = 0.0,
         collectives: dict[str, str] | None = None,
         placement: str = "block",
         source: str | None = None,
@@ -212,6 +263,7 @@ class Machine(FrozenRecord):
         put(self, "intra_node", intra_node)
         put(self, "inter_node", inter_node)
         put(self, "eager_limit", eager_limit)
+        put(self, "wakeup", wakeup)
         put(self, "collectives", {} if collectives is None else collectives)
         put(self, "placement", placement)
         put(self, "source", source)
@@ -288,7 +340,12 @@ class Machine(FrozenRecord):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "<machine>") -> Machine:
-        """Validate machine parameters given as a dict shaped like the TOML file."""
+        """Validate machine parameters given as a dict shaped like the TOML file.
+
+        Every problem of the file is reported at once (one error listing them all), each with
+        its table and key, unknown keys with the allowed ones and the closest match.
+        """
+        _report_problems(source, data)
         _check_keys(source, "", data, _TOP_KEYS)
         for key in ("nodes", "cores_per_node"):
             if key not in data:
@@ -316,9 +373,14 @@ class Machine(FrozenRecord):
             nodes=_positive_int(source, "nodes", data["nodes"]),
             cores_per_node=_positive_int(source, "cores_per_node", data["cores_per_node"]),
             speed=_positive_number(source, "speed", data.get("speed", 1.0)),
-            intra_node=_link(source, "network.intra_node", network.get("intra_node"), DEFAULT_INTRA_NODE),
-            inter_node=_link(source, "network.inter_node", network.get("inter_node"), DEFAULT_INTER_NODE),
+            intra_node=_network_link(
+                source, "network.intra_node", network.get("intra_node"), DEFAULT_INTRA_NODE
+            ),
+            inter_node=_network_link(
+                source, "network.inter_node", network.get("inter_node"), DEFAULT_INTER_NODE
+            ),
             eager_limit=eager,
+            wakeup=_wakeup(source, network.get("wakeup", 0.0)),
             collectives=_collectives(source, data.get("collectives", {})),
             placement=policy,
             source=source,
@@ -354,6 +416,20 @@ class Machine(FrozenRecord):
             return (self.intra_node, self.inter_node)
         return None
 
+    def crowded_wakeup(self, node_of: list[int]) -> list[float]:
+        """Per node, ``wakeup`` where the placement ``node_of`` runs more processes than cores, else 0.
+
+        An empty list when the machine has no wakeup or no node is crowded (then a message
+        costs only its link).
+        """
+        if not self.wakeup or not node_of:
+            return []
+        counts = [0] * (max(node_of) + 1)
+        for node in node_of:
+            counts[node] += 1
+        out = [self.wakeup if count > self.cores_per_node else 0.0 for count in counts]
+        return out if any(out) else []
+
     def link(self, node_a: int, node_b: int) -> Link:
         """The link class between two nodes: intra-node when they are the same node."""
         return self.intra_node if node_a == node_b else self.inter_node
@@ -361,11 +437,13 @@ class Machine(FrozenRecord):
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready description, shaped like the TOML file."""
         network: dict[str, Any] = {
-            "intra_node": {"latency": self.intra_node.latency, "bandwidth": self.intra_node.bandwidth},
-            "inter_node": {"latency": self.inter_node.latency, "bandwidth": self.inter_node.bandwidth},
+            "intra_node": _link_dict(self.intra_node),
+            "inter_node": _link_dict(self.inter_node),
         }
         if self.eager_limit is not None:
             network["eager_limit"] = self.eager_limit
+        if self.wakeup:
+            network["wakeup"] = self.wakeup
         out: dict[str, Any] = {
             "name": self.name,
             "nodes": self.nodes,
@@ -393,6 +471,98 @@ class Machine(FrozenRecord):
                 for name, d in sorted(self.devices.items())
             }
         return out
+
+
+def _report_problems(source: str, data: Any) -> None:
+    """Check every part of a machine file on its own; raise one error naming all the problems.
+
+    One problem is raised as it is (message and hint); several become one error that lists each
+    message, so a person fixes the whole file in one round.  A file without problems passes
+    through and is then built by :meth:`Machine.from_dict` (whose checks are the same functions).
+    """
+    if not isinstance(data, dict):
+        return
+    found: list[MachineError] = []
+
+    def check(fn: Any, *args: Any) -> None:
+        try:
+            fn(*args)
+        except MachineError as exc:
+            found.append(exc)
+
+    check(_check_keys, source, "", data, _TOP_KEYS)
+    for key in ("nodes", "cores_per_node"):
+        if key not in data:
+            found.append(
+                MachineError(
+                    f"{source}: missing key '{key}'", hint=f"add e.g. '{key} = 4' at the top of the file"
+                )
+            )
+        else:
+            check(_positive_int, source, key, data[key])
+    network = data.get("network", {})
+    if isinstance(network, dict):
+        check(_check_keys, source, "network", network, _NETWORK_KEYS)
+        if network.get("eager_limit") is not None:
+            check(_nonnegative_int, source, "[network] eager_limit", network["eager_limit"])
+        check(_wakeup, source, network.get("wakeup", 0.0))
+        check(_network_link, source, "network.intra_node", network.get("intra_node"), DEFAULT_INTRA_NODE)
+        check(_network_link, source, "network.inter_node", network.get("inter_node"), DEFAULT_INTER_NODE)
+    else:
+        check(_table, source, "network", network)
+    if "speed" in data:
+        check(_positive_number, source, "speed", data["speed"])
+    collectives = data.get("collectives", {})
+    check(_collectives, source, collectives)
+    if isinstance(collectives, dict):
+        for key in COLLECTIVE_COSTS:
+            check(_collective_cost, source, collectives, key)
+    for key in ("peak_flops", "memory_bandwidth", "core_bandwidth"):
+        check(_optional_positive, source, key, data.get(key))
+    check(_devices, source, data.get("devices", {}))
+    found = _distinct(found)
+    if len(found) == 1:
+        raise found[0]
+    if found:
+        prefix = f"{source}: "
+        lines = [
+            f"  - {e.message.removeprefix(prefix)}" + (f"\n      ({e.hint})" if e.hint else "") for e in found
+        ]
+        raise MachineError(
+            f"{source}: {len(found)} problems:\n" + "\n".join(lines),
+            hint="fix them all, then load the file again",
+        )
+
+
+def _distinct(errors: list[MachineError]) -> list[MachineError]:
+    seen: set[str] = set()
+    out = []
+    for e in errors:
+        if e.message not in seen:
+            seen.add(e.message)
+            out.append(e)
+    return out
+
+
+def _link_dict(link: Link) -> dict[str, Any]:
+    """A link shaped like its machine-file table (pieces as ``ranges``, whatever they came from)."""
+
+    def rate(bandwidth: float) -> float | str:
+        return "inf" if bandwidth == math.inf else bandwidth  # JSON has no infinity
+
+    if link.pieces is None:
+        out: dict[str, Any] = {"latency": link.latency, "bandwidth": rate(link.bandwidth)}
+    else:
+        out = {
+            "ranges": [
+                ({} if up_to == math.inf else {"up_to": up_to})
+                | {"latency": alpha, "bandwidth": rate(math.inf if beta == 0.0 else 1.0 / beta)}
+                for up_to, alpha, beta in link.pieces
+            ]
+        }
+    if link.handshake:
+        out["handshake"] = link.handshake
+    return out
 
 
 # -- validation helpers ------------------------------------------------------------------
@@ -450,12 +620,24 @@ def _devices(source: str, value: Any) -> dict[str, Device]:
 
 
 def _check_keys(source: str, table: str, data: dict[str, Any], allowed: tuple[str, ...]) -> None:
-    unknown = sorted(set(data) - set(allowed))
+    unknown = sorted(set(data) - set(allowed), key=str)
     if unknown:
+        import difflib
+
         where = f"[{table}]" if table else "the top level"
         names = ", ".join(repr(k) for k in unknown)
+        guesses = {
+            k: close[0]
+            for k in unknown
+            if (close := difflib.get_close_matches(str(k), allowed, n=1, cutoff=0.6))
+        }
+        if len(unknown) == 1:
+            meant = ", ".join(f"'{guess}'" for guess in guesses.values())
+        else:
+            meant = ", ".join(f"'{guess}' for '{k}'" for k, guess in guesses.items())
         raise MachineError(
-            f"{source}: unknown key{'s' if len(unknown) > 1 else ''} {names} in {where}",
+            f"{source}: unknown key{'s' if len(unknown) > 1 else ''} {names} in {where}"
+            + (f" (did you mean {meant}?)" if meant else ""),
             hint=f"allowed keys there: {', '.join(allowed)}",
         )
 
@@ -495,6 +677,11 @@ _UNIT_KINDS = {
     "peak_flops": "flops",
     "eager_limit": "bytes",
     "overhead": "time",
+    "handshake": "time",
+    "wakeup": "time",
+    "up_to": "bytes",
+    "size": "bytes",
+    "seconds": "time",
 }
 
 
@@ -546,6 +733,154 @@ def _link(source: str, table: str, value: Any, default: Link) -> Link:
             f"{source}: [{table}] bandwidth must be a positive number of bytes per second, got {bandwidth!r}"
         )
     return Link(latency=float(latency), bandwidth=float(bandwidth))
+
+
+def _wakeup(source: str, value: Any) -> float:
+    """``[network] wakeup``: seconds of a message to a process whose node runs more processes than cores."""
+    value = _with_unit(source, "[network] wakeup", value)
+    if not _is_number(value) or not (0.0 <= float(value) < math.inf):
+        raise MachineError(
+            f"{source}: [network] wakeup must be a number of seconds (0 or more), got {value!r}",
+            hint='e.g. wakeup = "4 us" (what uml2perf calibrate measures with two ranks per core)',
+        )
+    return float(value)
+
+
+def _network_link(source: str, table: str, value: Any, default: Link) -> Link:
+    """A network link: one line, or ``ranges``/``table`` pieces, and an optional ``handshake``."""
+    if value is None:
+        return default
+    data = _table(source, table, value)
+    _check_keys(source, table, data, _NETWORK_LINK_KEYS)
+    plain = {k: v for k, v in data.items() if k in _LINK_KEYS}
+    handshake = 0.0
+    if "handshake" in data:
+        handshake = _with_unit(source, f"[{table}] handshake", data["handshake"])
+        if not _is_number(handshake) or not (0.0 <= float(handshake) < math.inf):
+            raise MachineError(
+                f"{source}: [{table}] handshake must be a number of seconds (0 or more), got {handshake!r}",
+                hint='e.g. handshake = "1.5 us" (about one round trip of a small message)',
+            )
+    if "ranges" in data and "table" in data:
+        raise MachineError(
+            f"{source}: [{table}] has both 'ranges' and 'table'",
+            hint="give the link's costs one way: latency/bandwidth per size range, or measured times",
+        )
+    if "table" in data:
+        if plain:
+            raise MachineError(
+                f"{source}: [{table}] has a 'table' and {' and '.join(sorted(plain))}",
+                hint="a measured table gives the time of every size: remove latency and bandwidth",
+            )
+        pieces = _table_pieces(source, table, data["table"])
+    elif "ranges" in data:
+        pieces = _range_pieces(source, table, data["ranges"], data, default)
+    else:
+        line = _link(source, table, plain, default)
+        return Link(line.latency, line.bandwidth, float(handshake)) if handshake else line
+    first, last = pieces[0], pieces[-1]
+    bandwidth = math.inf if last[2] == 0.0 else 1.0 / last[2]
+    return Link(first[1], bandwidth, float(handshake), pieces)
+
+
+def _range_pieces(
+    source: str, table: str, value: Any, data: dict[str, Any], default: Link
+) -> tuple[tuple[float, float, float], ...]:
+    """``ranges = [{up_to, latency, bandwidth}, ...]``: one line per size range, in order."""
+    where = f"[{table}] ranges"
+    if not isinstance(value, list) or not value:
+        raise MachineError(
+            f"{source}: {where} must be a non-empty list of tables, got {value!r}",
+            hint='e.g. [[network.intra_node.ranges]] up_to = "4 KiB", latency = "0.6 us", '
+            'bandwidth = "2 GB/s"',
+        )
+    pieces: list[tuple[float, float, float]] = []
+    previous = -math.inf
+    for index, entry in enumerate(value):
+        name = f"{table}.ranges[{index + 1}]"
+        at = f"[{name}]"
+        entry = _table(source, name, entry)
+        _check_keys(source, name, entry, _RANGE_KEYS)
+        for key in ("latency", "bandwidth"):
+            if key not in entry:
+                raise MachineError(
+                    f"{source}: {at} needs '{key}'", hint="each range has latency and bandwidth"
+                )
+        line = _link(source, name, {"latency": entry["latency"], "bandwidth": entry["bandwidth"]}, default)
+        if "up_to" in entry:
+            up_to = _with_unit(source, f"{at} up_to", entry["up_to"])
+            if not _is_number(up_to) or not (0.0 <= float(up_to) < math.inf):
+                raise MachineError(
+                    f"{source}: {at} up_to must be a number of bytes (0 or more), got {up_to!r}"
+                )
+            up_to = float(up_to)
+        elif index < len(value) - 1:
+            raise MachineError(
+                f"{source}: {at} has no up_to, but ranges follow it",
+                hint="only the last range may leave up_to out (it then covers every larger size)",
+            )
+        else:
+            up_to = math.inf
+        if up_to <= previous:
+            raise MachineError(
+                f"{source}: {at} up_to = {up_to:g} does not exceed the range before it ({previous:g})",
+                hint="list the ranges by increasing up_to",
+            )
+        previous = up_to
+        beta = 0.0 if line.bandwidth == math.inf else 1.0 / line.bandwidth
+        pieces.append((up_to, line.latency, beta))
+    if previous < math.inf:
+        if "latency" not in data or "bandwidth" not in data:
+            raise MachineError(
+                f"{source}: {where} end at {previous:g} bytes, and [{table}] says nothing of larger messages",
+                hint=f"leave up_to out of the last range, or set latency and bandwidth of [{table}] "
+                "for the messages above it",
+            )
+        line = _link(source, table, {"latency": data["latency"], "bandwidth": data["bandwidth"]}, default)
+        pieces.append((math.inf, line.latency, 0.0 if line.bandwidth == math.inf else 1.0 / line.bandwidth))
+    return tuple(pieces)
+
+
+def _table_pieces(source: str, table: str, value: Any) -> tuple[tuple[float, float, float], ...]:
+    """``table = [[size, seconds], ...]``: piecewise-linear in the size between measured points.
+
+    Below the first size the first time applies; above the last size the last segment goes on.
+    """
+    where = f"[{table}] table"
+    hint = 'e.g. table = [[8, "0.6 us"], [4096, "2.5 us"], [1048576, "95 us"]] (bytes, seconds)'
+    if not isinstance(value, list) or len(value) < 2:
+        raise MachineError(
+            f"{source}: {where} needs at least two [size, seconds] points, got {value!r}", hint=hint
+        )
+    points: list[tuple[float, float]] = []
+    for index, row in enumerate(value):
+        at = f"{where}[{index + 1}]"
+        if not isinstance(row, list) or len(row) != 2:
+            raise MachineError(f"{source}: {at} must be a pair [size, seconds], got {row!r}", hint=hint)
+        size = _with_unit(source, f"{at} size", row[0])
+        seconds = _with_unit(source, f"{at} seconds", row[1])
+        if not _is_number(size) or not (0.0 <= float(size) < math.inf):
+            raise MachineError(f"{source}: {at} size must be a number of bytes, got {row[0]!r}", hint=hint)
+        if not _is_number(seconds) or not (0.0 <= float(seconds) < math.inf):
+            raise MachineError(f"{source}: {at} time must be a number of seconds, got {row[1]!r}", hint=hint)
+        if points and float(size) <= points[-1][0]:
+            raise MachineError(
+                f"{source}: {at} size {float(size):g} does not exceed the size before it",
+                hint="list the points by increasing size",
+            )
+        points.append((float(size), float(seconds)))
+    pieces = [(points[0][0], points[0][1], 0.0)]
+    for (n0, t0), (n1, t1) in zip(points, points[1:], strict=False):
+        beta = (t1 - t0) / (n1 - n0)
+        pieces.append((n1, t0 - n0 * beta, beta))
+    last = pieces[-1]
+    if last[2] < 0:
+        raise MachineError(
+            f"{source}: {where} falls between its last two sizes, so larger messages would get faster",
+            hint="end the table with a size whose time is at least the one before it",
+        )
+    pieces[-1] = (math.inf, last[1], last[2])
+    return tuple(pieces)
 
 
 #: Numeric keys of ``[collectives]`` beside the algorithm choices.

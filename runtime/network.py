@@ -51,6 +51,9 @@ BCAST_SHORT_MSG = 12 * 1024
 BCAST_MIN_PROCS = 8
 ALLREDUCE_SHORT_MSG = 2 * 1024
 ALLGATHER_SHORT_TOTAL = 80 * 1024
+#: The runtime's eager limit when a machine sets none (``machine.DEFAULT_EAGER_LIMIT``, which
+#: this module cannot import: the machine module imports this one).
+DEFAULT_EAGER_LIMIT = 64 * 1024
 
 
 class LinkLike(Protocol):
@@ -400,6 +403,41 @@ def _alpha_beta(lk: LinkLike) -> tuple[float, float]:
     return float(lk.latency), beta
 
 
+def _is_sized(lk: LinkLike) -> bool:
+    """True when the link's cost is more than one line: pieces per size range, or a handshake."""
+    return getattr(lk, "pieces", None) is not None or float(getattr(lk, "handshake", 0.0)) > 0.0
+
+
+def link_time(lk: LinkLike, size: float, eager_limit: float) -> float:
+    """Seconds of one ``size``-byte message on ``lk``: its piece's line, plus the handshake above
+    ``eager_limit`` (the rendezvous protocol); a plain link gives ``transfer_time``."""
+    pieces = getattr(lk, "pieces", None)
+    if pieces is None:
+        alpha, beta = _alpha_beta(lk)
+    else:
+        alpha, beta = lk.piece(size)  # type: ignore[attr-defined]
+    handshake = float(getattr(lk, "handshake", 0.0))
+    return alpha + size * beta + (handshake if size > eager_limit else 0.0)
+
+
+def _link_times(lk: LinkLike, sizes: np.ndarray, eager_limit: float) -> np.ndarray:
+    """:func:`link_time` of many sizes on one link at once."""
+    import numpy as np
+
+    pieces = getattr(lk, "pieces", None)
+    if pieces is None:
+        alpha, beta = _alpha_beta(lk)
+        times = alpha + sizes * beta
+    else:
+        table = np.asarray(pieces, dtype=float)
+        index = np.minimum(np.searchsorted(table[:, 0], sizes, side="left"), len(table) - 1)
+        times = table[index, 1] + sizes * table[index, 2]
+    handshake = float(getattr(lk, "handshake", 0.0))
+    if handshake:
+        times = times + np.where(sizes > eager_limit, handshake, 0.0)
+    return times
+
+
 class _PairCosts:
     """``(alpha, beta)`` of process pairs, asking ``link`` once per node pair.
 
@@ -407,7 +445,9 @@ class _PairCosts:
     node pair.  When the network is known to be two-level (``levels = (intra, inter)``: one
     class inside a node, one between nodes) the lookup is a comparison of nodes, vectorised
     for large schedules, which keeps 4096-process schedules with thousands of rounds (pairwise
-    all-to-all) fast.
+    all-to-all) fast.  When a link is *sized* (pieces per message-size range, or a rendezvous
+    handshake for transfers above ``eager_limit``) the transfers are priced by
+    :func:`link_time` instead of one ``alpha + n * beta`` line.
     """
 
     def __init__(
@@ -415,21 +455,44 @@ class _PairCosts:
         node_of: list[int],
         link: Callable[[int, int], LinkLike],
         levels: tuple[LinkLike, LinkLike] | None = None,
+        eager_limit: float = math.inf,
+        sized: bool | None = None,
+        wakeup: list[float] | None = None,
     ):
         self.node_of = node_of
+        #: per node: seconds a transfer to a process there adds (empty: none)
+        self.wakeup = list(wakeup or [])
         self.link = link
         self.nnodes = max(node_of) + 1 if node_of else 1
         self._cache: dict[int, tuple[float, float]] = {}
+        self._links: dict[int, LinkLike] = {}
         self._nodes_array: Any = None
         self.levels: tuple[tuple[float, float], tuple[float, float]] | None = None
+        self.level_links = levels
+        self.eager_limit = float(eager_limit)
         if levels is not None:
             self.levels = (_alpha_beta(levels[0]), _alpha_beta(levels[1]))
+        if sized is None:  # the two classes, or the links of the first node to itself and to another
+            used = sorted(set(node_of))[:2] or [0]
+            probes = levels or (self.link_of(used[0], used[0]), self.link_of(used[0], used[-1]))
+            sized = any(_is_sized(lk) for lk in probes)
+        self.sized = sized or bool(self.wakeup)
 
     def pair(self, node_a: int, node_b: int) -> tuple[float, float]:
         key = node_a * self.nnodes + node_b
         hit = self._cache.get(key)
         if hit is None:
-            hit = self._cache[key] = _alpha_beta(self.link(node_a, node_b))
+            hit = self._cache[key] = _alpha_beta(self.link_of(node_a, node_b))
+        return hit
+
+    def link_of(self, node_a: int, node_b: int) -> LinkLike:
+        """The link class between two nodes (cached)."""
+        if self.level_links is not None:
+            return self.level_links[0] if node_a == node_b else self.level_links[1]
+        key = node_a * self.nnodes + node_b
+        hit = self._links.get(key)
+        if hit is None:
+            hit = self._links[key] = self.link(node_a, node_b)
         return hit
 
     def between(self, src: int, dst: int) -> tuple[float, float]:
@@ -439,6 +502,31 @@ class _PairCosts:
         if self.levels is not None:
             return self.levels[0] if na == nb else self.levels[1]
         return self.pair(na, nb)
+
+    def time(self, src: int, dst: int, size: float) -> float:
+        """Seconds of one transfer of ``size`` bytes between two processes (any link)."""
+        node_of = self.node_of
+        seconds = link_time(self.link_of(node_of[src], node_of[dst]), size, self.eager_limit)
+        return seconds + self.wakeup[node_of[dst]] if self.wakeup else seconds
+
+    def times(self, src: np.ndarray, dst: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """:meth:`time` of many transfers at once, one numpy evaluation per link class."""
+        import numpy as np
+
+        if self._nodes_array is None:
+            self._nodes_array = np.asarray(self.node_of, dtype=np.int64)
+        na = self._nodes_array[src]
+        nb = self._nodes_array[dst]
+        keys = na * self.nnodes + nb
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        out = np.empty(len(sizes))
+        for j, key in enumerate(uniq.tolist()):
+            chosen = inverse == j
+            lk = self.link_of(key // self.nnodes, key % self.nnodes)
+            out[chosen] = _link_times(lk, sizes[chosen], self.eager_limit)
+        if self.wakeup:
+            out += np.asarray(self.wakeup)[nb]
+        return out
 
     def arrays(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
@@ -479,10 +567,15 @@ def finish_offsets(steps: list[Step], p: int, costs: _PairCosts, gamma: float = 
 def _finish_offsets_plain(steps: list[Step], p: int, costs: _PairCosts, gamma: float) -> list[float]:
     done = [0.0] * p
     between = costs.between
+    sized = costs.sized
+    time = costs.time
     total = 0.0
     for s in steps:
         nbytes = s.nbytes
-        if isinstance(nbytes, list):
+        if sized:
+            sizes = nbytes if isinstance(nbytes, list) else [nbytes] * len(s.src)
+            slowest = max(map(time, s.src, s.dst, sizes))
+        elif isinstance(nbytes, list):
             slowest = max(a + n * b for (a, b), n in zip(map(between, s.src, s.dst), nbytes, strict=True))
         else:
             slowest = max(a + nbytes * b for a, b in map(between, s.src, s.dst))
@@ -518,9 +611,13 @@ def _finish_offsets_numpy(steps: list[Step], p: int, costs: _PairCosts, gamma: f
         nbytes = np.concatenate(
             [np.broadcast_to(np.asarray(s.nbytes, dtype=float), (len(s.src),)) for s in batch]
         )
-        alpha, beta = costs.arrays(src, dst)
+        if costs.sized:
+            seconds = costs.times(src, dst, nbytes)
+        else:
+            alpha, beta = costs.arrays(src, dst)
+            seconds = alpha + nbytes * beta
         firsts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        slowest = np.maximum.reduceat(alpha + nbytes * beta, firsts)
+        slowest = np.maximum.reduceat(seconds, firsts)
         reduce_bytes = np.fromiter((s.reduce_bytes for s in batch), dtype=float, count=len(batch))
         repeats = np.fromiter((s.repeat for s in batch), dtype=float, count=len(batch))
         ends = clock + np.cumsum(repeats * (slowest + gamma * reduce_bytes))
@@ -544,6 +641,12 @@ def _finish_offsets_numpy(steps: list[Step], p: int, costs: _PairCosts, gamma: f
     return done
 
 
+def _eager_limit(machine: Any) -> float:
+    """The machine's eager limit in bytes (the runtime's default when the file sets none)."""
+    limit = getattr(machine, "eager_limit", None)
+    return float(DEFAULT_EAGER_LIMIT if limit is None else limit)
+
+
 class CollectiveModel:
     """Completion times of collectives on one machine and placement, cached per call shape.
 
@@ -551,8 +654,11 @@ class CollectiveModel:
     two nodes, ``algorithms`` the machine's ``[collectives]`` choices (kind -> algorithm name
     or ``auto``), ``gamma`` the reduction time in seconds per byte (0 ignores the arithmetic
     of reductions; a machine's ``[collectives] reduce_cost``), ``overhead`` the seconds every
-    rank spends per call beyond its messages (``[collectives] overhead``).  Simulations call
-    :meth:`offsets` once per collective; identical calls
+    rank spends per call beyond its messages (``[collectives] overhead``), ``eager_limit`` the
+    size above which a transfer pays its link's rendezvous ``handshake`` (default: never; the
+    machine's limit through :meth:`for_machine`), ``wakeup`` per node the seconds a transfer to
+    a process there adds (the machine's ``wakeup`` on nodes running more processes than cores).
+    Simulations call :meth:`offsets` once per collective; identical calls
     (same kind, root and size) hit a cache, so a collective inside a 10,000-iteration loop
     costs one schedule evaluation.
     """
@@ -566,6 +672,8 @@ class CollectiveModel:
         *,
         levels: tuple[LinkLike, LinkLike] | None = None,
         overhead: float = 0.0,
+        eager_limit: float | None = None,
+        wakeup: list[float] | None = None,
     ):
         self.node_of = [int(node) for node in node_of]
         self.p = len(self.node_of)
@@ -575,7 +683,8 @@ class CollectiveModel:
                 resolve_algorithm(kind, choice, max(self.p, 1), 0.0)  # fail early on a typo
         self.gamma = float(gamma)
         self.overhead = float(overhead)
-        self._costs = _PairCosts(self.node_of, link, levels)
+        self.eager_limit = math.inf if eager_limit is None else float(eager_limit)
+        self._costs = _PairCosts(self.node_of, link, levels, self.eager_limit, wakeup=wakeup)
         self._cache: dict[tuple[str, int, float], list[float]] = {}
 
     @classmethod
@@ -596,6 +705,8 @@ class CollectiveModel:
             gamma,
             levels=levels,
             overhead=float(getattr(machine, "collective_overhead", 0.0)),
+            eager_limit=_eager_limit(machine),
+            wakeup=machine.crowded_wakeup(node_of) if hasattr(machine, "crowded_wakeup") else None,
         )
 
     def algorithm(self, kind: str, size: float) -> str:

@@ -50,6 +50,8 @@ def quantity(value: Any, kind: str) -> Any:
     """
     if not isinstance(value, str):
         return value
+    if kind == "bandwidth" and value.strip().lower() in ("inf", "infinite", "infinity"):
+        return math.inf  # a link whose bytes cost nothing (what TOML's inf says, in JSON-safe text)
     match = _PATTERN.match(value)
     if not match:
         raise ValueError(f"{value!r} is not a number with a unit (expected {KINDS[kind]})")

@@ -16,8 +16,18 @@ def _ping_pong(eager: int, alpha: float = 2e-6, beta: float = 1 / 2e9, handshake
     out = {}
     for size in calibrate.PING_PONG_SIZES:
         t = alpha + size * beta + (handshake if size > eager else 0.0)
-        out[size] = [t * 0.99, t, t * 1.02]
+        out[size] = [t, t * 1.01, t * 1.03]
     return out
+
+
+def _allreduce(eager: int, overhead: float = 3e-6, gamma: float = 5e-10):
+    """Allreduce times on 2 ranks of the :func:`_ping_pong` MPI: the model's algorithm plus costs."""
+    from uml2perf_runtime.machine import Link
+    from uml2perf_runtime.network import CollectiveModel
+
+    line = Link(2e-6, 2e9, 6e-6)
+    model = CollectiveModel([0, 0], lambda a, b: line, None, gamma, overhead=overhead, eager_limit=eager)
+    return {size: [model.duration("allreduce", 0, size)] * 3 for size in calibrate.ALLREDUCE_SIZES}
 
 
 @pytest.mark.parametrize("eager", [4096, 16384, 65536])
@@ -27,13 +37,20 @@ def test_knee_of_the_ping_pong_is_the_eager_limit(eager):
     assert got["latency"].median == pytest.approx(2e-6, rel=0.01)
     assert got["bandwidth"].median == pytest.approx(2e9, rel=0.01)
     assert got["rendezvous_latency"].median == pytest.approx(8e-6, rel=0.02)
-    # the spread of the smallest message: (1.02 - 0.99) / 1
+    # the fastest repetition is the time; the spread of the smallest message: (1.03 - 1) / 1
     assert got["latency"].spread == pytest.approx(0.03, rel=1e-6)
+    assert got["handshake"].median == pytest.approx(6e-6, rel=0.02)
 
 
 def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(
         calibrate, "ping_pong", lambda repeats=5, progress=None: calibrate.fit_ping_pong(_ping_pong(4096))
+    )
+    monkeypatch.setattr(calibrate, "allreduce_times", lambda repeats=5: _allreduce(4096))
+    monkeypatch.setattr(
+        calibrate,
+        "crowded_ping_pong",
+        lambda repeats=5: {"wakeup": calibrate.Measured(4e-6, 4e-6, 4e-6, "two ranks per core")},
     )
     monkeypatch.setattr(calibrate, "TRIAD_ELEMENTS", 1 << 16)
     monkeypatch.setattr(calibrate, "MATMUL_N", 64)
@@ -47,7 +64,16 @@ def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
     assert "memory_bandwidth = " in text and "triad" in text
     assert "[2] memory bandwidth" in capsys.readouterr().err  # the progress display
     data = tomllib.loads(text)
-    assert data["network"]["intra_node"]["bandwidth"] == pytest.approx(2e9, rel=0.01)
+    link = machine.intra_node
+    assert link.handshake == pytest.approx(6e-6, rel=0.02)
+    assert "ranges" in data["network"]["intra_node"]
+    for size in calibrate.PING_PONG_SIZES:  # the ranges give back the measured times
+        assert link.message_time(size, 4096) == pytest.approx(_ping_pong(4096)[size][0], rel=0.02)
+    # the allreduce's costs beyond its messages: 3 us per call, 0.5 ns per reduced byte
+    assert machine.collective_overhead == pytest.approx(3e-6, rel=0.05)
+    assert machine.reduce_cost == pytest.approx(5e-10, rel=0.05)
+    assert "overhead = " in text and "fitted as overhead + reduce_cost" in text
+    assert machine.wakeup == pytest.approx(4e-6) and "two ranks per core" in text
 
 
 def test_reference_sort_sets_the_speed(monkeypatch, tmp_path):

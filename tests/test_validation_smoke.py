@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -61,3 +63,35 @@ def test_quiet_probe_sees_other_programs():
     import os
 
     assert loaded.busy >= 0.8 / (os.cpu_count() or 1)
+
+
+def test_validation_smoke_with_mpi(tmp_path):
+    """The MPI group's loop: calibrate's network, fitted kernels, four programs and their models."""
+    pytest.importorskip("mpi4py")
+    from uml2perf.calibrate import mpi_available
+
+    if mpi_available() is None:
+        pytest.skip("no mpiexec")
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "validation" / "run.py"),
+            "--smoke",
+            "--only",
+            "mpi",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "results.json").read_text())
+    names = {row["case"].split()[0] for row in report["rows"]}
+    assert names == {"ping-pong", "allreduce", "halo", "master-worker"}
+    for row in report["rows"]:
+        assert row["measured_median"] > 0 and row["predicted"] > 0
+    machine = report["machine"]
+    assert "ranges = [" in machine and "handshake = " in machine and "[collectives]" in machine
+    assert "memory_bandwidth = " in machine and set(report["kernel_costs"]) == {"stencil", "block sort"}

@@ -12,18 +12,21 @@ on one core and on every core at once.  What is measured:
   on one core and on all cores;
 * thread start and hand-off overhead (``threading.Thread`` start/join, a
   queue round trip between two threads);
-* with mpi4py and an MPI installed: intra-node latency and bandwidth from a
-  ping-pong over message sizes, and the eager limit from the knee where the
-  time per message jumps.
+* with mpi4py and an MPI installed: intra-node latency and bandwidth per
+  message-size range and the rendezvous handshake from a ping-pong over message
+  sizes, the eager limit from the knee where the time per message jumps, the
+  wake-up of a rank that shares its core, and the collectives' per-call overhead
+  and reduction cost from an allreduce over sizes (the fastest repetition each).
 
 ``peak_flops`` (one core), ``memory_bandwidth`` (all cores) and
 ``core_bandwidth`` (one core) are the machine file's roofline keys; the
-measurements the format has no key for (thread overheads, the rendezvous
-intercept) are written as comments with their values.
+measurements the format has no key for (thread overheads) are written as
+comments with their values.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import statistics
@@ -51,6 +54,8 @@ class Measured:
     low: float
     high: float
     how: str
+    #: measured points behind the value, ``(size, seconds, spread)`` (the ping-pong's table)
+    points: tuple[tuple[float, float, float], ...] = ()
 
     @property
     def spread(self) -> float:
@@ -145,6 +150,66 @@ def handoff_seconds(count: int = 2000) -> float:
     return elapsed / count / 2  # one way
 
 
+def memory_bandwidths(
+    repeats: int, cores: int, say: Callable[[str], None] | None = None, fastest: bool = False
+) -> dict[str, Measured]:
+    """``core_bandwidth`` (a triad on one core) and ``memory_bandwidth`` (a triad on every core at once).
+
+    Bytes per second of a STREAM-like triad over arrays far larger than the caches; the median
+    of the repetitions, or with ``fastest`` the fastest one (what a quiet machine gives: on a
+    shared machine, a repetition in which another program held a core is slower).
+    """
+    say = say or (lambda _m: None)
+    pick = "fastest of" if fastest else "median of"
+
+    def timed(fn: Callable[[], float]) -> tuple[float, float, float]:
+        med, lo, hi = _repeat(fn, repeats)
+        return (lo if fastest else med), lo, hi
+
+    out: dict[str, Measured] = {}
+    say("memory bandwidth, one core (triad a = b + s*c)")
+    triad = triad_seconds(TRIAD_ELEMENTS)
+    moved = 5 * 8 * TRIAD_ELEMENTS  # numpy does it in two passes: c read, a written; a and b read, a written
+    triad()  # first touch of the output pages is not bandwidth
+    mid, lo, hi = timed(triad)
+    out["core_bandwidth"] = Measured(
+        moved / mid,
+        moved / hi,
+        moved / lo,
+        f"triad over {TRIAD_ELEMENTS} doubles on one core ({pick} {repeats})",
+    )
+    say(f"memory bandwidth, {cores} cores")
+    small = TRIAD_ELEMENTS // cores
+    per_thread = [triad_seconds(small) for _ in range(cores)]
+    for fn in per_thread:
+        fn()
+
+    def all_cores() -> float:
+        results = [0.0] * cores
+        barrier = threading.Barrier(cores)
+
+        def work(i: int) -> None:
+            barrier.wait()
+            results[i] = per_thread[i]()
+
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(cores)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return max(results)
+
+    mid, lo, hi = timed(all_cores)
+    moved_all = 5 * 8 * small * cores
+    out["memory_bandwidth"] = Measured(
+        moved_all / mid,
+        moved_all / hi,
+        moved_all / lo,
+        f"triad over {small} doubles per core on {cores} cores at once ({pick} {repeats})",
+    )
+    return out
+
+
 def measure(
     repeats: int = 11, progress: Callable[[str], None] | None = None, reference_sort: float | None = None
 ) -> dict[str, Measured]:
@@ -171,46 +236,7 @@ def measure(
             f"numpy sort of {SORT_ELEMENTS} doubles took {med * 1e3:.3f} ms against "
             f"{reference_sort * 1e3:.3f} ms on the reference machine",
         )
-    say("memory bandwidth, one core (triad a = b + s*c)")
-    triad = triad_seconds(TRIAD_ELEMENTS)
-    moved = 5 * 8 * TRIAD_ELEMENTS  # numpy does it in two passes: c read, a written; a and b read, a written
-    triad()  # first touch of the output pages is not bandwidth
-    med, lo, hi = _repeat(triad, repeats)
-    out["core_bandwidth"] = Measured(
-        moved / med, moved / hi, moved / lo, f"triad over {TRIAD_ELEMENTS} doubles on one core"
-    )
-    say(f"memory bandwidth, {cores} cores")
-    small = TRIAD_ELEMENTS // cores
-    per_thread = [triad_seconds(small) for _ in range(cores)]
-    for fn in per_thread:
-        fn()
-    counter = iter(range(10**9))
-
-    def all_cores() -> float:
-        fns = list(per_thread)
-        results = [0.0] * cores
-        barrier = threading.Barrier(cores)
-
-        def work(i: int) -> None:
-            barrier.wait()
-            results[i] = fns[i]()
-
-        ts = [threading.Thread(target=work, args=(i,)) for i in range(cores)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
-        next(counter)
-        return max(results)
-
-    med, lo, hi = _repeat(all_cores, repeats)
-    moved_all = 5 * 8 * small * cores
-    out["memory_bandwidth"] = Measured(
-        moved_all / med,
-        moved_all / hi,
-        moved_all / lo,
-        f"triad over {small} doubles per core on {cores} cores at once",
-    )
+    out.update(memory_bandwidths(repeats, cores, say))
     say("peak floating-point rate (numpy matrix product)")
     mm = matmul_seconds(MATMUL_N)
     flops = 2 * MATMUL_N**3
@@ -231,8 +257,7 @@ def measure(
     out["thread_start"] = Measured(med, lo, hi, "threading.Thread start + join, mean of 200")
     med, lo, hi = _repeat(handoff_seconds, repeats)
     out["thread_handoff"] = Measured(med, lo, hi, "one-way queue hand-off between two threads, mean of 2000")
-    mpi = ping_pong(progress=say)
-    out.update(mpi)
+    out.update(measure_mpi(progress=say))
     return out
 
 
@@ -246,20 +271,21 @@ from mpi4py import MPI
 import numpy as np
 comm = MPI.COMM_WORLD
 sizes = json.loads(sys.argv[1]); repeats = int(sys.argv[2])
+peer = comm.rank ^ 1
 out = {}
 for size in sizes:
     buf = np.zeros(max(size, 1), dtype=np.uint8)
-    rounds = 200 if size <= 65536 else 20
+    rounds = max(4, min(200, (1 << 21) // max(size, 1)))
     times = []
     for _ in range(repeats):
         comm.Barrier()
         start = time.perf_counter()
-        for _ in range(rounds):
-            if comm.rank == 0:
-                comm.Send([buf, size, MPI.BYTE], dest=1); comm.Recv([buf, size, MPI.BYTE], source=1)
-            elif comm.rank == 1:
-                comm.Recv([buf, size, MPI.BYTE], source=0); comm.Send([buf, size, MPI.BYTE], dest=0)
-        times.append((time.perf_counter() - start) / rounds / 2)
+        for _ in range(rounds):  # in pairs: rank 2k with rank 2k + 1
+            if comm.rank % 2 == 0:
+                comm.Send([buf, size, MPI.BYTE], dest=peer); comm.Recv([buf, size, MPI.BYTE], source=peer)
+            else:
+                comm.Recv([buf, size, MPI.BYTE], source=peer); comm.Send([buf, size, MPI.BYTE], dest=peer)
+        times.append(comm.allreduce((time.perf_counter() - start) / rounds / 2, op=MPI.MAX))
     out[size] = sorted(times)
 if comm.rank == 0:
     print(json.dumps(out))
@@ -298,38 +324,33 @@ def _is_openmpi(launcher: str) -> bool:
 
 
 def ping_pong(repeats: int = 5, progress: Callable[[str], None] | None = None) -> dict[str, Measured]:
-    launcher = mpi_available()
-    if launcher is None:
+    """The intra-node link from a 2-rank ping-pong over :data:`PING_PONG_SIZES` (empty without MPI)."""
+    import json
+
+    if mpi_available() is None:
         return {}
     if progress:
         progress("MPI ping-pong, 8 B to 4 MiB")
-    with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "pingpong.py"
-        script.write_text(_PING_PONG)
-        command = mpiexec_command(launcher, 2)
-        if os.geteuid() == 0 and "--allow-run-as-root" not in command and _is_openmpi(launcher):
-            command.append("--allow-run-as-root")
-        import json
+    line = _run_mpi_script(_PING_PONG, 2, [json.dumps(PING_PONG_SIZES), str(repeats)])
+    if line is None:
+        return {}
+    return fit_ping_pong({int(k): v for k, v in json.loads(line).items()})
 
-        try:
-            done = subprocess.run(
-                command + [sys.executable, str(script), json.dumps(PING_PONG_SIZES), str(repeats)],
-                capture_output=True,
-                text=True,
-                timeout=120,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return {}
-        if done.returncode != 0 or not done.stdout.strip():
-            return {}
-        data = {int(k): v for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items()}
-    return fit_ping_pong(data)
+
+def quiet_time(values: list[float]) -> float:
+    """The time of a size as the MPI measurements take it: the fastest repetition.
+
+    Each repetition is a mean over many calls; on a machine others share, a repetition that a
+    preemption hit is slower by whole scheduler slices, and the median of a handful is often
+    one of them.  The fastest repetition is the machine's own cost (what a quiet run sees).
+    """
+    return min(values)
 
 
 def fit_ping_pong(data: dict[int, list[float]]) -> dict[str, Measured]:
     """Latency and bandwidth lines below and above the eager limit (the size where time jumps most)."""
     sizes = sorted(data)
-    med = {s: statistics.median(data[s]) for s in sizes}
+    med = {s: quiet_time(data[s]) for s in sizes}
 
     # the knee: the split into two alpha + n*beta lines (below / above) with the smallest relative error
     def rel_error(chosen: list[int]) -> float:
@@ -382,7 +403,341 @@ def fit_ping_pong(data: dict[int, list[float]]) -> dict[str, Measured]:
         "rendezvous_latency": Measured(lat_l, lat_l, lat_l, "intercept of the line above the eager limit"),
         "eager_bandwidth": Measured(bw, bw, bw, "slope of the line up to the eager limit"),
     }
+    out.update(_handshake_and_table(data, med, eager))
     return out
+
+
+def _handshake_and_table(
+    data: dict[int, list[float]], med: dict[int, float], eager: int
+) -> dict[str, Measured]:
+    """The rendezvous handshake and the link's measured table (handshake taken out above the limit).
+
+    The handshake is what a rendezvous message pays beyond an eager one of no size: the
+    intercept of the line through the first sizes above the eager limit, less the time of the
+    smallest message.  The table is the median one-way time of every size, made non-decreasing
+    on each side of the eager limit (a larger message never takes less time; repetitions on a
+    shared machine sometimes say otherwise), less the handshake above the limit.
+    """
+    sizes = sorted(med)
+    above = [s for s in sizes if s > eager][:3]
+    smallest = med[sizes[0]]
+    if len(above) >= 2:
+        x = np.array(above, float)
+        y = np.array([med[s] for s in above])
+        slope, intercept = np.polyfit(x, y, 1)
+        handshake = max(0.0, float(intercept) - smallest)
+        how_hs = (
+            f"intercept of the ping-pong line over {above[0]}..{above[-1]} B (first rendezvous sizes) "
+            f"less the one-way time of {sizes[0]} B ({smallest * 1e6:.3g} us)"
+        )
+    else:
+        handshake, how_hs = 0.0, "no sizes above the eager limit were measured"
+    spreads = {s: (statistics.median(data[s]) - med[s]) / med[s] if med[s] else 0.0 for s in sizes}
+    points: list[tuple[float, float, float]] = []
+    floor = {False: 0.0, True: 0.0}
+    for s in sizes:
+        rendezvous = s > eager
+        t = max(med[s] - (handshake if rendezvous else 0.0), floor[rendezvous], 1e-12)
+        floor[rendezvous] = t
+        points.append((float(s), t, spreads[s]))
+    worst = max(spreads.values(), default=0.0)
+    return {
+        "handshake": Measured(handshake, handshake, handshake, how_hs),
+        "link_table": Measured(
+            smallest,
+            smallest,
+            smallest,
+            "fastest of the repetitions' mean one-way ping-pong time of each size "
+            f"({len(sizes)} sizes, {sizes[0]}..{sizes[-1]} B; "
+            f"the median is up to {worst * 100:.0f}% slower)",
+            tuple(points),
+        ),
+    }
+
+
+def _line_fit(points: list[tuple[float, float]]) -> tuple[float, float, float]:
+    """``(latency, seconds per byte, sum of squared relative errors)`` of a line through points.
+
+    Least squares on relative errors, latency and slope both at least 0 (one point: its time).
+    """
+    x = np.array([p[0] for p in points])
+    y = np.array([p[1] for p in points])
+    if len(points) == 1:
+        return float(y[0]), 0.0, 0.0
+    w = 1.0 / y
+    a = np.column_stack([np.ones(len(x)), x]) * w[:, None]
+    alpha, beta = (float(v) for v in np.linalg.lstsq(a, y * w, rcond=None)[0])
+    if beta < 0:
+        alpha, beta = float(np.sum(w * w * y) / np.sum(w * w)), 0.0
+    if alpha < 0:
+        alpha, beta = 0.0, float(np.sum(w * w * x * y) / np.sum(w * w * x * x))
+    err = ((alpha + beta * x - y) / y) ** 2
+    return alpha, beta, float(err.sum())
+
+
+def link_ranges(
+    points: tuple[tuple[float, float, float], ...], eager: float, max_ranges: int = 6, target: float = 0.03
+) -> list[tuple[float, float, float]]:
+    """``(up_to, latency, seconds per byte)`` ranges fitted to measured ``(size, seconds, _)`` points.
+
+    A segmented regression: the sizes are cut into consecutive ranges, each priced by its own
+    line (:func:`_line_fit`), never across the eager limit (the protocols are different
+    curves); the cuts minimise the squared relative error (dynamic programming over the
+    measured sizes).  The fewest ranges whose root-mean-square relative error is at most
+    ``target`` are taken, at most ``max_ranges``.  A range covers the sizes up to its last
+    measured size; the sizes between two ranges take the upper one's line; the last range has
+    no bound.
+    """
+    pts = sorted((float(s), float(t)) for s, t, _ in points)
+    n = len(pts)
+    cache: dict[tuple[int, int], tuple[float, float, float]] = {}
+
+    def fit(i: int, j: int) -> tuple[float, float, float]:  # points i..j-1
+        if (i, j) not in cache:
+            crosses = pts[i][0] <= eager < pts[j - 1][0]
+            alone = j - i < 2 and n > 1  # a line through one point says nothing of the sizes around it
+            cache[(i, j)] = (0.0, 0.0, math.inf) if crosses or alone else _line_fit(pts[i:j])
+        return cache[(i, j)]
+
+    best: list[list[tuple[float, list[int]]]] = [[(math.inf, [])] * (n + 1) for _ in range(max_ranges + 1)]
+    best[0][0] = (0.0, [])
+    for k in range(1, max_ranges + 1):
+        for j in range(1, n + 1):
+            options = [
+                (best[k - 1][i][0] + fit(i, j)[2], [*best[k - 1][i][1], j])
+                for i in range(j)
+                if best[k - 1][i][0] < math.inf
+            ]
+            best[k][j] = min(options, default=(math.inf, []), key=lambda o: o[0])
+    chosen: list[int] = []
+    for k in range(1, max_ranges + 1):
+        total, cuts = best[k][n]
+        if total < math.inf:
+            chosen = cuts
+            if math.sqrt(total / n) <= target:
+                break
+    ranges = []
+    start = 0
+    for end in chosen:
+        alpha, beta, _ = fit(start, end)
+        ranges.append((pts[end - 1][0], alpha, beta))
+        start = end
+    ranges[-1] = (math.inf, ranges[-1][1], ranges[-1][2])
+    return ranges
+
+
+# --------------------------------------------------------------------------- MPI allreduce
+
+ALLREDUCE_SIZES = [8, 64, 512, 4096, 32768, 131072, 524288, 1 << 20]
+#: Message size of the crowded ping-pong that measures the wake-up.
+WAKEUP_SIZE = 8
+
+_ALLREDUCE = r"""
+import sys, time, json
+from mpi4py import MPI
+import numpy as np
+comm = MPI.COMM_WORLD
+sizes = json.loads(sys.argv[1]); repeats = int(sys.argv[2])
+out = {}
+for size in sizes:
+    send = np.ones(max(size // 8, 1)); recv = np.empty_like(send)
+    rounds = max(4, min(200, (1 << 21) // max(size, 1)))
+    comm.Allreduce(send, recv)
+    times = []
+    for _ in range(repeats):
+        comm.Barrier()
+        start = time.perf_counter()
+        for _ in range(rounds):
+            comm.Allreduce(send, recv)
+        times.append(comm.allreduce((time.perf_counter() - start) / rounds, op=MPI.MAX))
+    out[size] = sorted(times)
+if comm.rank == 0:
+    print(json.dumps(out))
+"""
+
+
+def _run_mpi_script(source: str, ranks: int, args: list[str], timeout: float = 120) -> str | None:
+    """Run a Python script under mpiexec; its last line of output, or None when it failed."""
+    launcher = mpi_available()
+    if launcher is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "measure.py"
+        script.write_text(source)
+        command = mpiexec_command(launcher, ranks)
+        if os.geteuid() == 0 and "--allow-run-as-root" not in command and _is_openmpi(launcher):
+            command.append("--allow-run-as-root")
+        try:
+            done = subprocess.run(
+                command + [sys.executable, str(script), *args],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+    if done.returncode != 0 or not done.stdout.strip():
+        return None
+    return done.stdout.strip().splitlines()[-1]
+
+
+def allreduce_times(repeats: int = 7) -> dict[int, list[float]]:
+    """Seconds per ``MPI_Allreduce`` (sum of doubles) on 2 ranks, by size: sorted repetitions."""
+    import json
+
+    line = _run_mpi_script(_ALLREDUCE, 2, [json.dumps(ALLREDUCE_SIZES), str(repeats)])
+    if line is None:
+        return {}
+    return {int(k): v for k, v in json.loads(line).items()}
+
+
+def crowded_ping_pong(repeats: int = 5) -> dict[str, Measured]:
+    """``[network] wakeup``: what a message adds when two ranks share every core.
+
+    The ping-pong of :data:`WAKEUP_SIZE` bytes runs in pairs on twice as many ranks as cores, so
+    a rank waiting for its message shares its core with another rank (the MPI then yields the
+    core while it polls); the one-way time less the one-way time of two ranks on their own cores
+    is the wake-up.  Empty without MPI.
+    """
+    import json
+
+    cores = os.cpu_count() or 1
+    sizes = [WAKEUP_SIZE]
+    alone = _run_mpi_script(_PING_PONG, 2, [json.dumps(sizes), str(repeats)])
+    crowded = _run_mpi_script(_PING_PONG, 2 * cores, [json.dumps(sizes), str(repeats)])
+    if alone is None or crowded is None:
+        return {}
+    t_alone = quiet_time(json.loads(alone)[str(WAKEUP_SIZE)])
+    t_crowded = quiet_time(json.loads(crowded)[str(WAKEUP_SIZE)])
+    wakeup = max(0.0, t_crowded - t_alone)
+    how = (
+        f"one-way ping-pong of {WAKEUP_SIZE} B in pairs on {2 * cores} ranks ({t_crowded * 1e6:.3g} us, "
+        f"two ranks per core) less on 2 ranks ({t_alone * 1e6:.3g} us), fastest of {repeats}"
+    )
+    return {"wakeup": Measured(wakeup, wakeup, wakeup, how)}
+
+
+def fit_collective_costs(data: dict[int, list[float]], network: str) -> dict[str, Measured]:
+    """``[collectives] overhead`` and ``reduce_cost`` from allreduce times and the measured links.
+
+    The network model (``network``: the machine-file text of the measured links) prices the
+    algorithm's messages at each size; what the measurement takes beyond that is fitted as
+    ``overhead + reduce_cost * reduced bytes`` (the bytes the algorithm combines on its critical
+    path), by least squares on relative errors with both at least 0.
+    """
+    import tomllib
+
+    from uml2perf_runtime.machine import Machine
+    from uml2perf_runtime.network import CollectiveModel
+
+    table = tomllib.loads('name = "fit"\nnodes = 1\ncores_per_node = 2\n' + network)
+    table.pop("collectives", None)
+    machine = Machine.from_dict(table)
+    sizes = sorted(data)
+    med = np.array([quiet_time(data[s]) for s in sizes])
+    plain = CollectiveModel.for_machine(machine, [0, 0])
+    reducing = CollectiveModel(
+        [0, 0],
+        machine.link,
+        machine.collectives,
+        1.0,
+        levels=machine.link_levels(),
+        eager_limit=plain.eager_limit,
+    )
+    net = np.array([plain.duration("allreduce", 0, s) for s in sizes])
+    reduced = np.array([reducing.duration("allreduce", 0, s) for s in sizes]) - net
+    rest = med - net
+    weights = 1.0 / med
+
+    def solve(columns: list[np.ndarray]) -> np.ndarray:
+        a = np.column_stack(columns) * weights[:, None]
+        return np.linalg.lstsq(a, rest * weights, rcond=None)[0]
+
+    overhead, gamma = (float(x) for x in solve([np.ones(len(sizes)), reduced]))
+    if gamma < 0:
+        overhead, gamma = float(solve([np.ones(len(sizes))])[0]), 0.0
+    if overhead < 0:
+        overhead, gamma = 0.0, max(0.0, float(solve([reduced])[0]))
+    predicted = net + overhead + gamma * reduced
+    errors = np.abs(predicted - med) / med
+    spread = max((statistics.median(data[s]) - min(data[s])) / min(data[s]) for s in sizes)
+    how = (
+        f"2-rank MPI_Allreduce of {sizes[0]}..{sizes[-1]} B ({len(sizes)} sizes, fastest repetition; "
+        f"the median is up to {spread * 100:.0f}% slower): time beyond the messages of the modelled "
+        "algorithm, fitted as "
+        f"overhead + reduce_cost * reduced bytes (fit error mean {errors.mean() * 100:.0f}%, "
+        f"max {errors.max() * 100:.0f}%)"
+    )
+    return {
+        "collective_overhead": Measured(overhead, overhead, overhead, how),
+        "reduce_cost": Measured(gamma, gamma, gamma, "the same fit"),
+    }
+
+
+def measure_mpi(repeats: int = 11, progress: Callable[[str], None] | None = None) -> dict[str, Measured]:
+    """Every MPI measurement: the ping-pong's links, then the allreduce's per-call costs."""
+    out = ping_pong(repeats=repeats, progress=progress)
+    if not out:
+        return out
+    if progress:
+        progress("MPI allreduce, 8 B to 1 MiB")
+    data = allreduce_times(repeats=repeats)
+    if data:
+        out.update(fit_collective_costs(data, network_text(out, collectives=False)))
+    if progress:
+        progress("MPI ping-pong with two ranks per core")
+    out.update(crowded_ping_pong(repeats=repeats))
+    return out
+
+
+def network_text(values: dict[str, Measured], collectives: bool = True) -> str:
+    """The machine file's ``[network]`` (and ``[collectives]``) tables from the MPI measurements."""
+
+    eager = int(values["eager_limit"].median)
+    lines = [
+        "[network]",
+        f"eager_limit = {eager}  # {values['eager_limit'].how}",
+    ]
+    if "wakeup" in values:
+        lines.append(f"wakeup = {values['wakeup'].median:.4g}  # {values['wakeup'].how}")
+    lines += [
+        "",
+        "# one line per message-size range: a message of n bytes up to 'up_to' takes latency + n/bandwidth;",
+        "# each range's line is fitted to the measured one-way ping-pong times in it",
+        "# (" + values["link_table"].how + "),",
+        f"# less the handshake above the eager limit; single line for reference: latency "
+        f"{values['latency'].median:.4g} s, bandwidth {values['bandwidth'].median:.4g} B/s",
+        "[network.intra_node]",
+        f"handshake = {values['handshake'].median:.4g}  # {values['handshake'].how}",
+        "ranges = [",
+    ]
+    table = values["link_table"].points
+    low = 0.0
+    for up_to, alpha, beta in link_ranges(table, eager):
+        inside = [(size, t, spread) for size, t, spread in table if low < size <= up_to]
+        low = up_to
+        bandwidth = "inf" if beta <= 0 else f"{1.0 / beta:.6g}"
+        head = "  { " + ("" if up_to == math.inf else f"up_to = {int(up_to)}, ") + f"latency = {alpha:.6g}, "
+        worst = max((abs(alpha + size * beta - t) / t for size, t, _ in inside), default=0.0)
+        spread = max((sp for _, _, sp in inside), default=0.0)
+        note = (
+            f"  # fitted to {len(inside)} sizes {int(inside[0][0])}..{int(inside[-1][0])} B: "
+            f"error up to {worst * 100:.0f}%, median up to {spread * 100:.0f}% slower"
+        )
+        lines.append(head + f"bandwidth = {bandwidth} }}," + note)
+    lines.append("]")
+    lines.append("# measured one-way times (handshake taken out above the eager limit), bytes: seconds")
+    for k in range(0, len(table), 5):
+        lines.append("#   " + ", ".join(f"{int(size)}: {t:.4g}" for size, t, _ in table[k : k + 5]))
+    if collectives and "collective_overhead" in values:
+        lines += [
+            "",
+            "[collectives]",
+            f"overhead = {values['collective_overhead'].median:.4g}  # {values['collective_overhead'].how}",
+            f"reduce_cost = {values['reduce_cost'].median:.4g}  # seconds per reduced byte; "
+            + values["reduce_cost"].how,
+        ]
+    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------- machine file
@@ -424,17 +779,7 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
         + comment("thread_handoff").replace("  #", " ;"),
     ]
     if "latency" in values:
-        lines += [
-            "",
-            "[network]",
-            f"eager_limit = {int(values['eager_limit'].median)}" + comment("eager_limit"),
-            "",
-            "[network.intra_node]",
-            f"latency = {values['latency'].median:.4g}" + comment("latency"),
-            f"bandwidth = {values['bandwidth'].median:.4g}" + comment("bandwidth"),
-            f"# above the eager limit the line starts at {values['rendezvous_latency'].median:.4g} s "
-            f"(rendezvous handshake); below it the bandwidth is {values['eager_bandwidth'].median:.4g} B/s",
-        ]
+        lines += ["", network_text(values).rstrip("\n")]
     else:
         lines += [
             "",

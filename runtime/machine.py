@@ -27,6 +27,11 @@ A machine file is TOML (the bundled ones are in ``runtime/machines/``)::
     [placement]
     policy = "block"                 # or "round_robin"
 
+    [threads]                        # optional: thread costs of task pools and pipelines
+    start = 40e-6                    # seconds to start one thread
+    handoff = 6e-6                   # seconds per item handed on, under the process's one lock
+    overhead = 0.0                   # seconds per item handed on, in parallel
+
 ``nodes`` and ``cores_per_node`` are required; when a network table is
 missing, the defaults of :data:`DEFAULT_INTRA_NODE` / :data:`DEFAULT_INTER_NODE`
 apply (shared memory; 10 Gb/s Ethernet).  Unknown keys are errors naming the
@@ -101,6 +106,7 @@ _TOP_KEYS = (
     "core_bandwidth",
     "devices",
     "background_load",
+    "threads",
 )
 _DEVICE_KEYS = ("count", "peak_flops", "memory_bandwidth", "link")
 
@@ -130,6 +136,28 @@ class Device(FrozenRecord):
         put(self, "peak_flops", peak_flops)
         put(self, "memory_bandwidth", memory_bandwidth)
         put(self, "link", link)
+
+
+class ThreadCosts(FrozenRecord):
+    """``[threads]``: what starting a thread and handing an item to one cost (seconds).
+
+    Task pools and pipelines without ``startup``, ``handoff`` or ``overhead``
+    tags take these: ``start`` per thread they start, ``handoff`` per item
+    while holding the process's one hand-off lock (serialised, like an
+    interpreter lock or a shared queue's lock), ``overhead`` per item in parallel.
+    """
+
+    start: float
+    handoff: float
+    overhead: float
+
+    __slots__ = _FIELDS = ("start", "handoff", "overhead")
+
+    def __init__(self, start: float = 0.0, handoff: float = 0.0, overhead: float = 0.0) -> None:
+        put = object.__setattr__
+        put(self, "start", start)
+        put(self, "handoff", handoff)
+        put(self, "overhead", overhead)
 
 
 _NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit")
@@ -163,6 +191,8 @@ class Machine(FrozenRecord):
     reduce_cost: float
     #: cores' worth of other programs running on every node (0: the model has the nodes to itself)
     background_load: float
+    #: thread start and hand-off costs (``[threads]``); None: patterns without tags cost nothing extra
+    threads: ThreadCosts | None
 
     _FIELDS = (
         "name",
@@ -182,6 +212,7 @@ class Machine(FrozenRecord):
         "collective_overhead",
         "reduce_cost",
         "background_load",
+        "threads",
     )
 
     def __init__(
@@ -203,6 +234,7 @@ class Machine(FrozenRecord):
         collective_overhead: float = 0.0,
         reduce_cost: float = 0.0,
         background_load: float = 0.0,
+        threads: ThreadCosts | None = None,
     ) -> None:
         put = object.__setattr__
         put(self, "name", name)
@@ -222,6 +254,7 @@ class Machine(FrozenRecord):
         put(self, "collective_overhead", collective_overhead)
         put(self, "reduce_cost", reduce_cost)
         put(self, "background_load", background_load)
+        put(self, "threads", threads)
         self.__post_init__()
 
     def __post_init__(self) -> None:
@@ -331,6 +364,7 @@ class Machine(FrozenRecord):
             background_load=_background_load(
                 source, data.get("background_load", 0.0), data["cores_per_node"]
             ),
+            threads=_threads(source, data.get("threads")),
         )
 
     def with_nodes(self, nodes: int) -> Machine:
@@ -382,6 +416,8 @@ class Machine(FrozenRecord):
                 out[key] = getattr(self, key)
         if self.background_load:
             out["background_load"] = self.background_load
+        if self.threads is not None:
+            out["threads"] = {key: getattr(self.threads, key) for key in ThreadCosts._FIELDS}
         if self.devices:
             out["devices"] = {
                 name: {
@@ -415,6 +451,30 @@ def _background_load(source: str, value: Any, cores: Any) -> float:
     if isinstance(cores, int) and float(value) > cores:
         raise MachineError(f"{source}: background_load {value} is more than the node's {cores} cores")
     return float(value)
+
+
+def _threads(source: str, value: Any) -> ThreadCosts | None:
+    """``[threads]``: start, handoff, overhead in seconds (0 or more; each optional)."""
+    if value is None:
+        return None
+    table = _table(source, "threads", value)
+    _check_keys(source, "threads", table, ThreadCosts._FIELDS)
+    seconds = {}
+    for key, given in table.items():
+        if isinstance(given, str):  # a time with its unit, "40us"
+            from .units import quantity
+
+            try:
+                given = quantity(given, "time")
+            except ValueError as exc:
+                raise MachineError(f"{source}: [threads] {key}: {exc}") from None
+        if not _is_number(given) or not (0.0 <= float(given) < math.inf):
+            raise MachineError(
+                f"{source}: [threads] {key} must be seconds (0 or more), got {given!r}",
+                hint="e.g. start = 40e-6 (a thread start), handoff = 6e-6 (one item handed on)",
+            )
+        seconds[key] = float(given)
+    return ThreadCosts(**seconds)
 
 
 def _devices(source: str, value: Any) -> dict[str, Device]:
@@ -604,4 +664,5 @@ __all__ = [
     "COLLECTIVE_OPERATIONS",
     "DEFAULT_INTRA_NODE",
     "DEFAULT_INTER_NODE",
+    "ThreadCosts",
 ]

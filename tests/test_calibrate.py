@@ -67,3 +67,30 @@ def test_unwritable_output_is_an_error(tmp_path, monkeypatch, capsys):
     code = main(["calibrate", "-o", str(tmp_path / "missing" / "m.toml")])
     assert code == 1
     assert "missing" in capsys.readouterr().err
+
+
+def test_thread_costs_split_serialised_and_parallel_parts():
+    # one worker: 10 µs per item; two workers: 6 µs -> 8 µs in parallel, 2 µs serialised
+    start, handoff, overhead = calibrate.split_thread_costs({1: 50e-6, 2: 100e-6}, {1: 10e-6, 2: 6e-6})
+    assert start == pytest.approx(50e-6)
+    assert overhead == pytest.approx(8e-6)
+    assert handoff == pytest.approx(2e-6)
+    # no speed-up at all: everything is serialised; noise below zero is clamped
+    assert calibrate.split_thread_costs({1: -1e-6, 2: 0.0}, {1: 6e-6, 2: 6.5e-6}) == pytest.approx(
+        (0.0, 6e-6, 0.0)
+    )
+    # a single core cannot tell the parts apart: all of it is hand-off
+    assert calibrate.split_thread_costs({1: 20e-6}, {1: 5e-6}) == pytest.approx((20e-6, 5e-6, 0.0))
+
+
+def test_calibrated_machine_has_threads_keys(monkeypatch, tmp_path):
+    monkeypatch.setattr(calibrate, "ping_pong", lambda repeats=5, progress=None: {})
+    monkeypatch.setattr(calibrate, "TRIAD_ELEMENTS", 1 << 16)
+    monkeypatch.setattr(calibrate, "MATMUL_N", 64)
+    monkeypatch.setattr(calibrate, "POOL_ITEMS", (2, 4, 8))
+    out = tmp_path / "m.toml"
+    assert main(["calibrate", "-o", str(out), "--repeats", "1"]) == 0
+    machine = Machine.load(out)
+    assert machine.threads is not None
+    assert machine.threads.start >= 0.0 and machine.threads.handoff >= 0.0
+    assert "[threads]" in out.read_text()

@@ -36,7 +36,13 @@ def test_validation_smoke(tmp_path):
     # the pool of 2 threads is predicted faster than the pool of 1 (two cores; the model shares them)
     by_name = {row["case"]: row["predicted"] for row in report["rows"]}
     assert by_name["pool T=2 sort n=16384"] < by_name["pool T=1 sort n=16384"]
-    assert set(report["kernel_costs"]) == {"sort", "increment", "noop"}
+    # one fitted cost per kernel and way of running it (results kept or handed on, threads at once)
+    costs = report["kernel_costs"]
+    assert "sort kept, 1 at once" in costs and any(key.startswith("sort handed on") for key in costs)
+    assert {key.split()[0] for key in costs} == {"sort", "increment", "noop"}
+    # the machine's thread costs come from calibrate's no-op pools, as [threads] keys
+    assert "[threads]" in report["machine"] and "handoff = " in report["machine"]
+    assert "pipe(pool T=2 sort, pool T=2 increment) n=16384" in names
 
 
 def test_quiet_probe_sees_other_programs():

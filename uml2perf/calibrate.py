@@ -10,20 +10,23 @@ on one core and on every core at once.  What is measured:
 * peak floating-point rate (a numpy matrix product) and memory bandwidth (a
   STREAM-like triad ``a = b + s*c`` over arrays far larger than the caches),
   on one core and on all cores;
-* thread start and hand-off overhead (``threading.Thread`` start/join, a
-  queue round trip between two threads);
+* thread start and per-item hand-off (no-op pools of the standard thread
+  pool with 1 and all cores' workers over several item counts: the
+  intercepts give the start of a thread, the slopes the per-item cost and
+  how much of it is serialised), written as the ``[threads]`` keys;
 * with mpi4py and an MPI installed: intra-node latency and bandwidth from a
   ping-pong over message sizes, and the eager limit from the knee where the
   time per message jumps.
 
 ``peak_flops`` (one core), ``memory_bandwidth`` (all cores) and
-``core_bandwidth`` (one core) are the machine file's roofline keys; the
-measurements the format has no key for (thread overheads, the rendezvous
-intercept) are written as comments with their values.
+``core_bandwidth`` (one core) are the machine file's roofline keys, the
+thread costs its ``[threads]`` keys; the measurements the format has no key
+for (the rendezvous intercept) are written as comments with their values.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import statistics
@@ -32,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,35 +117,97 @@ def matmul_seconds(n: int = MATMUL_N) -> Callable[[], float]:
     return run
 
 
-def thread_start_seconds(count: int = 200) -> float:
-    start = time.perf_counter()
-    for _ in range(count):
-        t = threading.Thread(target=lambda: None)
-        t.start()
-        t.join()
-    return (time.perf_counter() - start) / count
+#: Items passed through the no-op pools that the thread costs are fitted to.
+POOL_ITEMS = (8, 64, 512)
 
 
-def handoff_seconds(count: int = 2000) -> float:
-    import queue
+def pool_seconds(threads: int, items: int) -> float:
+    """Wall time of a standard thread pool passing ``items`` no-ops through ``threads`` workers.
 
-    to_worker: queue.SimpleQueue[int | None] = queue.SimpleQueue()
-    back: queue.SimpleQueue[int] = queue.SimpleQueue()
+    ``concurrent.futures.ThreadPoolExecutor.map`` with the results kept, timed
+    from the first submission (which starts the workers) to the last result.
+    """
+    from concurrent.futures import ThreadPoolExecutor
 
-    def worker() -> None:
-        while (item := to_worker.get()) is not None:
-            back.put(item)
+    data = [None] * items
+    with ThreadPoolExecutor(max_workers=threads) as executor:
+        start = time.perf_counter()
+        kept = list(executor.map(_no_op, data))
+        elapsed = time.perf_counter() - start
+    del kept
+    return elapsed
 
-    t = threading.Thread(target=worker)
-    t.start()
-    start = time.perf_counter()
-    for i in range(count):
-        to_worker.put(i)
-        back.get()
-    elapsed = time.perf_counter() - start
-    to_worker.put(None)
-    t.join()
-    return elapsed / count / 2  # one way
+
+def _no_op(item: object) -> object:
+    return item
+
+
+def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """Least-squares ``(intercept, slope)`` of ys over xs, in relative errors (the intercept matters)."""
+    y = np.asarray(ys, float)
+    slope, intercept = np.polyfit(np.asarray(xs, float), y, 1, w=1.0 / np.maximum(y, 1e-12))
+    return float(intercept), float(slope)
+
+
+def split_thread_costs(intercepts: dict[int, float], slopes: dict[int, float]) -> tuple[float, float, float]:
+    """``(start, handoff, overhead)`` from no-op pools of 1 and C workers.
+
+    A pool of T workers over n items takes ``T·start + n·max(handoff, (handoff + overhead)/T)``
+    when ``handoff`` is serialised (one lock) and ``overhead`` runs in parallel; so
+    ``start`` is the least-squares fit of the intercepts to ``T·start``, the
+    one-worker slope is ``handoff + overhead`` and the C-worker slope tells
+    how much of it is parallel.  Negative parts (noise) become 0.
+    """
+    counts = sorted(intercepts)
+    start = max(0.0, sum(t * intercepts[t] for t in counts) / sum(t * t for t in counts))
+    one = max(0.0, slopes[1])
+    many = max(counts)
+    overhead = 0.0
+    if many > 1:
+        overhead = min(one, max(0.0, (one - slopes[many]) * many / (many - 1)))
+    return start, one - overhead, overhead
+
+
+def thread_costs(repeats: int, cores: int) -> dict[str, Measured]:
+    """``thread_start``, ``thread_handoff`` and ``thread_overhead``: the machine's ``[threads]`` keys.
+
+    No-op pools of 1 and ``cores`` workers over :data:`POOL_ITEMS` items, each
+    size ``repeats`` times; the medians per size give the values, fits of each
+    repetition alone their spread.
+    """
+    counts = sorted({1, max(1, cores)})
+    times = {t: {n: [pool_seconds(t, n) for _ in range(repeats)] for n in POOL_ITEMS} for t in counts}
+
+    def split(pick: Callable[[list[float]], float]) -> tuple[float, float, float]:
+        lines = {t: _line(POOL_ITEMS, [pick(times[t][n]) for n in POOL_ITEMS]) for t in counts}
+        intercepts = {t: a for t, (a, _) in lines.items()}
+        return split_thread_costs(intercepts, {t: b for t, (_, b) in lines.items()})
+
+    middle = split(statistics.median)
+    each = [split(functools.partial(_nth, r)) for r in range(repeats)]
+    how = (
+        f"no-op thread pools (concurrent.futures) of {' and '.join(map(str, counts))} workers over "
+        f"{', '.join(map(str, POOL_ITEMS))} items, {repeats} runs each"
+    )
+    what = ("per thread started", "per item, serialised", "per item, in parallel")
+    return {
+        key: Measured(middle[i], min(e[i] for e in each), max(e[i] for e in each), f"{how}: {what[i]}")
+        for i, key in enumerate(("thread_start", "thread_handoff", "thread_overhead"))
+    }
+
+
+def _nth(index: int, values: list[float]) -> float:
+    return values[index]
+
+
+def threads_section(values: dict[str, Measured], comments: bool = True) -> str:
+    """The ``[threads]`` table of a machine file from :func:`thread_costs`."""
+    lines = ["[threads]"]
+    for name in ("start", "handoff", "overhead"):
+        m = values[f"thread_{name}"]
+        note = f"  # {m.how}; min..max {m.low:.3g}..{m.high:.3g}" if comments else ""
+        lines.append(f"{name} = {m.median:.4g}{note}")
+    return "\n".join(lines) + "\n"
 
 
 def measure(
@@ -226,11 +291,8 @@ def measure(
         cores * flops / lo,
         f"{cores} matrix products at once, one per core",
     )
-    say("thread start and hand-off")
-    med, lo, hi = _repeat(thread_start_seconds, repeats)
-    out["thread_start"] = Measured(med, lo, hi, "threading.Thread start + join, mean of 200")
-    med, lo, hi = _repeat(handoff_seconds, repeats)
-    out["thread_handoff"] = Measured(med, lo, hi, "one-way queue hand-off between two threads, mean of 2000")
+    say("thread start and hand-off (no-op thread pools)")
+    out.update(thread_costs(repeats, cores))
     mpi = ping_pong(progress=say)
     out.update(mpi)
     return out
@@ -417,11 +479,9 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
         f"core_bandwidth = {values['core_bandwidth'].median:.4g}" + comment("core_bandwidth"),
         f"# all cores at once: {values['peak_flops'].median:.4g} flop/s"
         + comment("peak_flops").replace("  #", ";"),
-        "# Thread overheads (seconds), for the overhead tags of task pools and pipelines:",
-        f"# thread_start = {values['thread_start'].median:.3g}"
-        + comment("thread_start").replace("  #", " ;"),
-        f"# thread_handoff = {values['thread_handoff'].median:.3g}"
-        + comment("thread_handoff").replace("  #", " ;"),
+        "",
+        "# thread costs (seconds) of task pools and pipelines that give no startup/handoff/overhead tags",
+        threads_section(values).rstrip("\n"),
     ]
     if "latency" in values:
         lines += [

@@ -1,16 +1,25 @@
 """The numpy kernels of the thread cases and the real programs that run them.
 
-Every kernel keeps its result (a fresh array per item), as real programs do;
-the micro-measurements that the cost models are fitted to time them the same
-way, inside a worker thread.
+The programs: a task pool (the standard thread pool), a two-stage pipeline
+(one thread per stage, a queue between them), a pipeline whose stages are
+pools of T threads each, and a pool of T workers each running a pipeline
+over its share of the items.  Every program keeps the results of its last
+stage (a fresh array per item), as real programs do; a first stage's
+results are handed on and freed once the next stage made its own.
+
+:func:`micro` times one kernel the way a program runs it: in worker
+threads (as many at once as the program keeps busy, at most one per core),
+results kept or handed on, after an untimed first call per thread.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from queue import SimpleQueue
 from threading import Thread
+from typing import Any
 
 import numpy as np
 
@@ -27,23 +36,40 @@ def inputs(n: int, items: int) -> list[np.ndarray]:
     return [base.copy() for _ in range(items)]
 
 
-def micro(kernel: str, n: int, repeats: int) -> list[float]:
-    """Seconds per call of one kernel on n elements, timed in a worker thread with results kept."""
+def micro(kernel: str, n: int, repeats: int, *, kept: bool = True, concurrency: int = 1) -> list[float]:
+    """Seconds per call of one kernel on n elements, timed the way a program runs it.
+
+    ``concurrency`` worker threads start together and each times ``repeats``
+    calls after one untimed call (the first call of a thread pays for
+    warming its caches and the allocator).  ``kept``: every result is kept
+    until the end, as a pool's caller or a last stage keeps them (fresh
+    memory per call); otherwise each result is freed two calls later, as a
+    stage that hands its results on sees them freed by its consumer.
+    """
     fn = KERNELS[kernel]
-    data = inputs(n, repeats)
-    times: list[float] = []
+    data = [inputs(n, repeats + 1) for _ in range(concurrency)]
+    times: list[list[float]] = [[] for _ in range(concurrency)]
+    barrier = threading.Barrier(concurrency)
 
-    def work() -> None:
-        kept = []
-        for a in data:
+    def work(i: int) -> None:
+        held: list[Any] = []
+        mine = data[i]
+        fn(mine[0])  # untimed: the thread's first call
+        barrier.wait()
+        for a in mine[1:]:
             start = time.perf_counter()
-            kept.append(fn(a))
-            times.append(time.perf_counter() - start)
+            result = fn(a)
+            times[i].append(time.perf_counter() - start)
+            held.append(result)
+            if not kept and len(held) > 2:
+                del held[0]
 
-    t = Thread(target=work)
-    t.start()
-    t.join()
-    return times
+    threads = [Thread(target=work, args=(i,)) for i in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [t for per_thread in times for t in per_thread]
 
 
 def pool(kernel: str, n: int, items: int, threads: int) -> float:
@@ -58,12 +84,12 @@ def pool(kernel: str, n: int, items: int, threads: int) -> float:
     return elapsed
 
 
-def pipeline(first: str, second: str, n: int, items: int) -> float:
-    """Wall time of a two-stage pipeline (one thread per stage, a queue between them)."""
+def _pipeline_threads(
+    first: str, second: str, data: list[np.ndarray], kept: list[np.ndarray]
+) -> list[Thread]:
+    """The two stage threads of a pipeline over ``data``, appending to ``kept`` (not started)."""
     f, g = KERNELS[first], KERNELS[second]
-    data = inputs(n, items)
-    queue: SimpleQueue = SimpleQueue()
-    kept: list[np.ndarray] = []
+    queue: SimpleQueue[np.ndarray | None] = SimpleQueue()
 
     def stage1() -> None:
         for a in data:
@@ -74,10 +100,82 @@ def pipeline(first: str, second: str, n: int, items: int) -> float:
         while (a := queue.get()) is not None:
             kept.append(g(a))
 
-    threads = [Thread(target=stage1), Thread(target=stage2)]
+    return [Thread(target=stage1), Thread(target=stage2)]
+
+
+def pipeline(first: str, second: str, n: int, items: int) -> float:
+    """Wall time of a two-stage pipeline (one thread per stage, a queue between them)."""
+    data = inputs(n, items)
+    kept: list[np.ndarray] = []
+    threads = _pipeline_threads(first, second, data, kept)
     start = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     return time.perf_counter() - start
+
+
+def pipeline_of_pools(first: str, second: str, n: int, items: int, threads: int) -> float:
+    """Wall time of pipe(tpool_T(first), tpool_T(second)): T threads per stage, a queue between.
+
+    The first stage's workers take the arrays from a shared queue and put
+    their results on the second stage's queue, whose workers keep theirs.
+    """
+    f, g = KERNELS[first], KERNELS[second]
+    data = inputs(n, items)
+    todo: SimpleQueue[np.ndarray | None] = SimpleQueue()
+    between: SimpleQueue[np.ndarray | None] = SimpleQueue()
+    kept: list[np.ndarray] = []
+    left = [threads]
+    lock = threading.Lock()
+    for a in data:
+        todo.put(a)
+    for _ in range(threads):
+        todo.put(None)
+
+    def stage1() -> None:
+        while (a := todo.get()) is not None:
+            between.put(f(a))
+        with lock:  # the last worker of the first stage ends the second
+            left[0] -= 1
+            if left[0] == 0:
+                for _ in range(threads):
+                    between.put(None)
+
+    def stage2() -> None:
+        while (a := between.get()) is not None:
+            kept.append(g(a))
+
+    workers = [Thread(target=stage1) for _ in range(threads)] + [
+        Thread(target=stage2) for _ in range(threads)
+    ]
+    start = time.perf_counter()
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    return time.perf_counter() - start
+
+
+def pool_of_pipelines(first: str, second: str, n: int, items: int, threads: int) -> float:
+    """Wall time of tpool_T(pipe(first, second)): T workers, each a pipeline over items/T arrays."""
+    data = inputs(n, items)
+    share = -(-items // threads)
+    chunks = [data[i : i + share] for i in range(0, items, share)]
+
+    def run(chunk: list[np.ndarray]) -> list[np.ndarray]:
+        kept: list[np.ndarray] = []
+        stages = _pipeline_threads(first, second, chunk, kept)
+        for t in stages:
+            t.start()
+        for t in stages:
+            t.join()
+        return kept
+
+    with ThreadPoolExecutor(max_workers=threads) as executor:
+        start = time.perf_counter()
+        results = list(executor.map(run, chunks))
+        elapsed = time.perf_counter() - start
+    del results
+    return elapsed

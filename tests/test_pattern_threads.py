@@ -284,3 +284,51 @@ def test_a_pipeline_of_pools_uses_each_pools_threads(threads, expected):
     assert f"threads=({threads}, {threads},)" in text and "pools=(0, 1,)" in text
     res = simulate(load_module(text).MODEL, machine=_machine(8), procs=1)
     assert res.time == pytest.approx(expected)
+
+
+def test_the_analytic_path_declines_stage_workers():
+    from uml2perf_runtime.analytic import NotAnalytic, evaluate
+
+    a, b, pipe, stages = _two_stages(1.0, 1.0)
+
+    def main(p, v):
+        yield from p.pipeline(pipe, 4, stages, threads=(2, 2), handoff=0.1)
+
+    with pytest.raises(NotAnalytic, match="threads and patterns"):
+        evaluate(spec(main, [a, b, pipe]), _machine(4))
+
+
+def test_an_action_stage_with_a_threads_tag_gets_that_many_workers():
+    from builders import ModelBuilder
+    from stubs import load_module
+
+    from uml2perf.generation import generate
+
+    b = ModelBuilder("pipe-threads")
+    main = b.activity("main", main=True)
+    pipe = main.structured("Pipe", role="pipeline", items=4, handoff="0")
+    a = pipe.action("A", 2.0, threads=2)
+    bb = pipe.action("B", 1.0)
+    pipe.chain(pipe.initial(), a, bb, pipe.final())
+    main.chain(main.initial(), pipe.id, main.final())  # type: ignore[attr-defined]
+    text = generate(b.build()).text
+    assert "threads=(2, 1,)" in text and "pools=" not in text
+    # A (2 s, 2 workers) ends items at 2, 2, 4, 4; B (1 s) runs 2..3, 3..4, 4..5, 5..6
+    res = simulate(load_module(text).MODEL, machine=_machine(8, {"handoff": 0.5}), procs=1)
+    assert res.time == pytest.approx(6.0)  # the tag handoff = 0 wins over the machine's 0.5
+
+
+def test_a_pipeline_of_plain_stages_prints_as_before():
+    from builders import ModelBuilder
+
+    from uml2perf.generation import generate
+
+    b = ModelBuilder("pipe-plain")
+    main = b.activity("main", main=True)
+    pipe = main.structured("Pipe", role="pipeline", items=4)
+    a = pipe.action("A", 2.0)
+    bb = pipe.action("B", 1.0)
+    pipe.chain(pipe.initial(), a, bb, pipe.final())
+    main.chain(main.initial(), pipe.id, main.final())  # type: ignore[attr-defined]
+    text = generate(b.build()).text
+    assert "threads=" not in text and "pools=" not in text and "ordered=" not in text

@@ -332,3 +332,24 @@ def test_a_pipeline_of_plain_stages_prints_as_before():
     main.chain(main.initial(), pipe.id, main.final())  # type: ignore[attr-defined]
     text = generate(b.build()).text
     assert "threads=" not in text and "pools=" not in text and "ordered=" not in text
+
+
+def test_a_stage_calling_an_activity_as_a_task_pool_runs_on_its_workers():
+    from builders import ModelBuilder
+    from stubs import load_module
+
+    from uml2perf.generation import generate
+
+    b = ModelBuilder("pipe-of-called-pools")
+    sort = b.activity("sort")
+    sort.chain(sort.initial(), sort.action("Sort", 1.0), sort.final())
+    main = b.activity("main", main=True)
+    pipe = main.structured("Pipe", role="pipeline", items=4)
+    first = pipe.call("PoolA", sort.id, role="taskpool", threads=4)  # type: ignore[attr-defined]
+    second = pipe.call("PoolB", sort.id, role="taskpool", threads=4)  # type: ignore[attr-defined]
+    pipe.chain(pipe.initial(), first, second, pipe.final())
+    main.chain(main.initial(), pipe.id, main.final())  # type: ignore[attr-defined]
+    text = generate(b.build()).text
+    assert "threads=(4, 4,)" in text
+    res = simulate(load_module(text).MODEL, machine=_machine(8), procs=1)
+    assert res.time == pytest.approx(2.0)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import random
 import statistics
 from collections.abc import Callable
 from typing import NamedTuple
@@ -138,11 +139,19 @@ def prepare(setup: Setup) -> None:
     sizes = [4096, 8192, 16384, 32768] if setup.smoke else [16384, 32768, 65536, 131072, 262144]
     repeats = 3 if setup.smoke else 15
     ways = sorted({way for *_, elements in _plan(setup) for way in elements.values()})
+    rounds = 1 if setup.smoke else 3
     for way in ways:
+        # the sizes in turns, a third of the repetitions each turn: a slow phase of a shared
+        # machine then hits every size alike instead of bending the curve
+        times: dict[int, list[float]] = {n: [] for n in sizes}
+        for round_ in range(rounds):
+            for n in random.Random(round_).sample(sizes, len(sizes)):
+                times[n] += kernels.micro(
+                    way.kernel, n, repeats // rounds, kept=way.kept, concurrency=way.busy
+                )
         points, values = [], []
         for n in sizes:
-            times = kernels.micro(way.kernel, n, repeats, kept=way.kept, concurrency=way.busy)
-            for t in _middle(times):
+            for t in _middle(times[n]):
                 points.append([n])
                 values.append(t)
         model = fit_model(

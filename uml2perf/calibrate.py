@@ -117,8 +117,10 @@ def matmul_seconds(n: int = MATMUL_N) -> Callable[[], float]:
     return run
 
 
-#: Items passed through the no-op pools that the thread costs are fitted to.
-POOL_ITEMS = (8, 64, 512)
+#: Items passed through the no-op pools that the thread costs are fitted to: pools of the sizes
+#: programs use; a long pool is more often stopped by other programs than a short one, which
+#: bends the line on a shared machine.
+POOL_ITEMS = (8, 16, 32, 64, 128)
 
 
 def pool_seconds(threads: int, items: int) -> float:

@@ -70,11 +70,15 @@ def test_unwritable_output_is_an_error(tmp_path, monkeypatch, capsys):
 
 
 def test_thread_costs_split_serialised_and_parallel_parts():
-    # one worker: 10 µs per item; two workers: 6 µs -> 8 µs in parallel, 2 µs serialised
+    # one worker: 10 µs per item; two workers: 6 µs, the pace of the lock -> 6 serialised, 4 parallel
     start, handoff, overhead = calibrate.split_thread_costs({1: 50e-6, 2: 100e-6}, {1: 10e-6, 2: 6e-6})
     assert start == pytest.approx(50e-6)
-    assert overhead == pytest.approx(8e-6)
-    assert handoff == pytest.approx(2e-6)
+    assert handoff == pytest.approx(6e-6)
+    assert overhead == pytest.approx(4e-6)
+    # two workers twice as fast: nothing is serialised
+    assert calibrate.split_thread_costs({1: 0.0, 2: 0.0}, {1: 10e-6, 2: 5e-6}) == pytest.approx(
+        (0.0, 0.0, 10e-6)
+    )
     # no speed-up at all: everything is serialised; noise below zero is clamped
     assert calibrate.split_thread_costs({1: -1e-6, 2: 0.0}, {1: 6e-6, 2: 6.5e-6}) == pytest.approx(
         (0.0, 6e-6, 0.0)
@@ -94,3 +98,22 @@ def test_calibrated_machine_has_threads_keys(monkeypatch, tmp_path):
     assert machine.threads is not None
     assert machine.threads.start >= 0.0 and machine.threads.handoff >= 0.0
     assert "[threads]" in out.read_text()
+
+
+def test_thread_costs_recover_the_costs_of_a_known_pool(monkeypatch):
+    start, handoff, overhead = 30e-6, 4e-6, 2e-6
+
+    def pool(threads, items):
+        # T threads started, then items at the pace of the serial hand-off or of T parallel workers
+        return threads * start + items * max(handoff, (handoff + overhead) / threads)
+
+    monkeypatch.setattr(calibrate, "pool_seconds", pool)
+    got = calibrate.thread_costs(repeats=3, cores=2)
+    assert got["thread_start"].median == pytest.approx(start, rel=1e-6)
+    assert got["thread_handoff"].median == pytest.approx(handoff, rel=1e-6)
+    assert got["thread_overhead"].median == pytest.approx(overhead, rel=1e-6)
+    assert got["thread_handoff"].spread == pytest.approx(0.0, abs=1e-9)
+    section = calibrate.threads_section(got, comments=False)
+    threads = Machine.from_dict({"nodes": 1, "cores_per_node": 2} | tomllib.loads(section)).threads
+    assert threads is not None
+    assert (threads.start, threads.handoff, threads.overhead) == pytest.approx((start, handoff, overhead))

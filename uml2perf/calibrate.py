@@ -155,19 +155,22 @@ def split_thread_costs(intercepts: dict[int, float], slopes: dict[int, float]) -
     """``(start, handoff, overhead)`` from no-op pools of 1 and C workers.
 
     A pool of T workers over n items takes ``T·start + n·max(handoff, (handoff + overhead)/T)``
-    when ``handoff`` is serialised (one lock) and ``overhead`` runs in parallel; so
-    ``start`` is the least-squares fit of the intercepts to ``T·start``, the
-    one-worker slope is ``handoff + overhead`` and the C-worker slope tells
-    how much of it is parallel.  Negative parts (noise) become 0.
+    when ``handoff`` is serialised (one lock) and ``overhead`` runs in parallel.  So
+    ``start`` is the least-squares fit of the intercepts to ``T·start``, and the
+    one-worker slope is ``handoff + overhead``.  A C-worker slope above 1/C of it is
+    the lock's pace, ``handoff``; at or below it the workers' pace, and the items
+    pass in parallel (``handoff`` 0: the lock never limits C workers).  Negative
+    parts (noise) become 0; one core makes it all hand-off.
     """
     counts = sorted(intercepts)
     start = max(0.0, sum(t * intercepts[t] for t in counts) / sum(t * t for t in counts))
     one = max(0.0, slopes[1])
     many = max(counts)
-    overhead = 0.0
-    if many > 1:
-        overhead = min(one, max(0.0, (one - slopes[many]) * many / (many - 1)))
-    return start, one - overhead, overhead
+    if many == 1:
+        return start, one, 0.0
+    paced = max(0.0, slopes[many])
+    handoff = min(paced, one) if paced > one / many else 0.0
+    return start, handoff, one - handoff
 
 
 def thread_costs(repeats: int, cores: int) -> dict[str, Measured]:

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from runtime_helpers import elements, spec
 
 from uml2perf_runtime import Machine, MachineError, ModelRuntimeError, simulate
@@ -353,3 +355,49 @@ def test_a_stage_calling_an_activity_as_a_task_pool_runs_on_its_workers():
     assert "threads=(4, 4,)" in text
     res = simulate(load_module(text).MODEL, machine=_machine(8), procs=1)
     assert res.time == pytest.approx(2.0)
+
+
+# -- properties ----------------------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    costs=st.lists(st.floats(0.0, 3.0), min_size=1, max_size=4),
+    items=st.integers(0, 6),
+    cores=st.integers(1, 4),
+)
+def test_one_worker_per_stage_is_the_pipeline_as_before(costs, items, cores):
+    elems = elements(*[f"S{i}" for i in range(len(costs))], "Pipe")
+    *stage_elems, pipe = elems
+
+    def stage_of(elem, cost):
+        def stage(p, v):
+            yield from p.compute(elem, cost * (1 + p.item % 2))
+
+        return stage
+
+    stages = [stage_of(e, c) for e, c in zip(stage_elems, costs, strict=True)]
+
+    def plain(p, v):
+        yield from p.pipeline(pipe, items, stages)
+
+    def explicit(p, v):
+        yield from p.pipeline(pipe, items, stages, threads=(1,) * len(stages), ordered=True)
+
+    a = _run(plain, elems, cores=cores)
+    b = _run(explicit, elems, cores=cores)
+    assert a.time == b.time
+    assert [a.element(e.name)["inclusive"] for e in elems] == [b.element(e.name)["inclusive"] for e in elems]
+
+
+@settings(max_examples=40, deadline=None)
+@given(cost=st.floats(0.1, 2.0), items=st.integers(1, 9), workers=st.integers(1, 4))
+def test_equal_pool_stages_on_free_cores(cost, items, workers):
+    a, b, pipe, stages = _two_stages(cost, cost)
+
+    def main(p, v):
+        yield from p.pipeline(pipe, items, stages, threads=(workers, workers))
+
+    # each stage passes items in rounds of `workers`; the second stage trails the first by one item
+    rounds = -(-items // workers)
+    assert _run(main, [a, b, pipe], cores=2 * workers).time == pytest.approx((rounds + 1) * cost)

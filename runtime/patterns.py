@@ -191,7 +191,7 @@ def pipeline(
     stages = tuple(stages)
     count = len(stages)
     workers = _stage_threads(ctx, elem, threads, count, n)
-    costs = _costs(ctx, elem, overhead, handoff, startup, sum(workers))
+    costs = _costs(ctx, elem, overhead, handoff, startup, sum(workers) if n else 0)
     overhead_s, handoff_s, _ = costs
     v = ctx.v
     queues = [Store(ctx.env) for _ in range(count - 1)] if n else []

@@ -401,3 +401,12 @@ def test_equal_pool_stages_on_free_cores(cost, items, workers):
     # each stage passes items in rounds of `workers`; the second stage trails the first by one item
     rounds = -(-items // workers)
     assert _run(main, [a, b, pipe], cores=2 * workers).time == pytest.approx((rounds + 1) * cost)
+
+
+def test_a_pipeline_without_items_starts_no_threads():
+    a, b, pipe, stages = _two_stages(1.0, 1.0)
+
+    def main(p, v):
+        yield from p.pipeline(pipe, 0, stages, threads=(2, 2))
+
+    assert _run(main, [a, b, pipe], threads={"start": 0.1, "handoff": 0.1}).time == 0.0

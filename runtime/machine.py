@@ -31,6 +31,7 @@ A machine file is TOML (the bundled ones are in ``runtime/machines/``)::
     start = 40e-6                    # seconds to start one thread
     handoff = 6e-6                   # seconds per item handed on, under the process's one lock
     overhead = 0.0                   # seconds per item handed on, in parallel
+    wakeup = 20e-6                   # seconds a thread that waited for an item takes to resume
 
 ``nodes`` and ``cores_per_node`` are required; when a network table is
 missing, the defaults of :data:`DEFAULT_INTRA_NODE` / :data:`DEFAULT_INTER_NODE`
@@ -144,20 +145,25 @@ class ThreadCosts(FrozenRecord):
     Task pools and pipelines without ``startup``, ``handoff`` or ``overhead``
     tags take these: ``start`` per thread they start, ``handoff`` per item
     while holding the process's one hand-off lock (serialised, like an
-    interpreter lock or a shared queue's lock), ``overhead`` per item in parallel.
+    interpreter lock or a shared queue's lock), ``overhead`` per item in parallel,
+    ``wakeup`` whenever a thread that waited for an item resumes (under the lock).
     """
 
     start: float
     handoff: float
     overhead: float
+    wakeup: float
 
-    __slots__ = _FIELDS = ("start", "handoff", "overhead")
+    __slots__ = _FIELDS = ("start", "handoff", "overhead", "wakeup")
 
-    def __init__(self, start: float = 0.0, handoff: float = 0.0, overhead: float = 0.0) -> None:
+    def __init__(
+        self, start: float = 0.0, handoff: float = 0.0, overhead: float = 0.0, wakeup: float = 0.0
+    ) -> None:
         put = object.__setattr__
         put(self, "start", start)
         put(self, "handoff", handoff)
         put(self, "overhead", overhead)
+        put(self, "wakeup", wakeup)
 
 
 _NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit")
@@ -454,7 +460,7 @@ def _background_load(source: str, value: Any, cores: Any) -> float:
 
 
 def _threads(source: str, value: Any) -> ThreadCosts | None:
-    """``[threads]``: start, handoff, overhead in seconds (0 or more; each optional)."""
+    """``[threads]``: start, handoff, overhead, wakeup in seconds (0 or more; each optional)."""
     if value is None:
         return None
     table = _table(source, "threads", value)

@@ -171,6 +171,7 @@ def pipeline(
     threads: Sequence[Any] | None = None,
     pools: Sequence[int] = (),
     ordered: Any = False,
+    wakeup: float | None = None,
 ) -> Any:
     """A pipeline over ``items``: stage s handles item k after stage s-1 did item k.
 
@@ -182,8 +183,9 @@ def pipeline(
     For every item it takes, a worker spends ``handoff`` seconds holding the
     process's one hand-off lock (serialised: an interpreter or queue lock),
     then ``overhead`` seconds of its own (in parallel); the calling thread
-    spends ``startup`` seconds before the workers start.  Costs not given
-    come from the machine's ``[threads]`` keys (none: nothing).  The stages
+    spends ``startup`` seconds before the workers start.  A worker that had to
+    wait for its item resumes ``wakeup`` seconds later, holding the lock.
+    Costs not given come from the machine's ``[threads]`` keys (none: nothing).  The stages
     numbered in ``pools`` are task pools: their workers are the pool's, so the
     pool's call in such a stage runs its body once, for the worker's item.
     """
@@ -193,6 +195,7 @@ def pipeline(
     workers = _stage_threads(ctx, elem, threads, count, n)
     costs = _costs(ctx, elem, overhead, handoff, startup, sum(workers) if n else 0)
     overhead_s, handoff_s, _ = costs
+    wakeup_s = _wakeup(ctx, elem, wakeup)
     v = ctx.v
     queues = [Store(ctx.env) for _ in range(count - 1)] if n else []
     in_order = bool(ordered)
@@ -215,7 +218,8 @@ def pipeline(
                 if inbox is not None:
                     t0 = env._now
                     get = inbox.get()
-                    if not get.triggered:
+                    slept = not get.triggered
+                    if slept:
                         t.block(elem, lambda s=s: f"an item from stage {s - 1} of pipeline")
                     k = yield get
                     t.blocked_for = None
@@ -223,6 +227,8 @@ def pipeline(
                     if waited > 0.0:
                         t.totals[WAIT] += waited
                         t._note(elem, WAIT, t0, t0 + waited)
+                    if slept and wakeup_s > 0.0:
+                        yield from _handoff(t, elem, wakeup_s)
                 t.item = k
                 if handoff_s > 0.0:
                     yield from _handoff(t, elem, handoff_s)
@@ -324,6 +330,14 @@ def _costs(
     return o, h, s
 
 
+def _wakeup(ctx: Any, elem: Element, wakeup: Any) -> float:
+    """Seconds a thread that waited for an item takes to resume: the argument, else the machine's."""
+    if wakeup is not None:
+        return _pattern_cost(ctx, elem, wakeup, "wakeup")
+    machine = ctx.sim.machine.threads
+    return machine.wakeup if machine is not None else 0.0
+
+
 def _pattern_cost(ctx: Any, elem: Element, value: Any, what: str) -> float:
     """An ``overhead``, ``handoff`` or ``startup`` tag of a pipeline or task pool: seconds, finite, ≥ 0."""
     try:
@@ -386,6 +400,7 @@ def taskpool(
     overhead: float | None = None,
     startup: float | None = None,
     handoff: float | None = None,
+    wakeup: float | None = None,
 ) -> Any:
     """``items`` tasks served by ``threads`` workers from a shared queue, in order.
 
@@ -393,8 +408,11 @@ def taskpool(
     process's hand-off lock (serialised), then ``overhead`` seconds of its own
     (in parallel); the calling thread spends ``startup`` seconds before the
     workers start.  Costs not given come from the machine's ``[threads]``
-    keys.  A pool that is a stage of a pipeline with thread counts is run by
-    that stage's workers: each call runs the body once, for the worker's item.
+    keys.  With a ``wakeup`` cost the calling thread collects the results as
+    they come: whenever one arrives while it sleeps, it spends ``wakeup``
+    seconds holding the lock before it takes all that are there.  A pool that
+    is a stage of a pipeline with thread counts is run by that stage's
+    workers: each call runs the body once, for the worker's item.
     """
     if _POOL_STAGES.pop(id(ctx), False):
         return _pool_stage_item(ctx, elem, threads, body, overhead, handoff)
@@ -413,6 +431,8 @@ def taskpool(
         )
     workers = min(n_threads, n_items)
     overhead_s, handoff_s, startup_s = _costs(ctx, elem, overhead, handoff, startup, workers)
+    wakeup_s = _wakeup(ctx, elem, wakeup)
+    results = Store(ctx.env) if wakeup_s > 0.0 and workers else None
 
     def runner(t: Any) -> Any:
         while next_item[0] < n_items:
@@ -426,10 +446,23 @@ def taskpool(
             gen = _call_body(body, t, v)
             if gen is not None:
                 yield from gen
+            if results is not None:
+                results.put(k)
 
-    region = _run_threads(
-        ctx, elem, [runner] * workers, f"the {workers} workers of task pool {elem.describe()}"
-    )
+    def collector(t: Any) -> Any:
+        assert results is not None
+        for _ in range(n_items):
+            get = results.get()
+            slept = not get.triggered
+            if slept:
+                t.block(elem, "the next result of its task pool")
+            yield get
+            t.blocked_for = None
+            if slept:
+                yield from _handoff(t, elem, wakeup_s)
+
+    runners = [runner] * workers + ([collector] if results is not None else [])
+    region = _run_threads(ctx, elem, runners, f"the {workers} workers of task pool {elem.describe()}")
     return _after_startup(ctx, elem, startup_s, region)
 
 

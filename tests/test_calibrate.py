@@ -101,16 +101,16 @@ def test_calibrated_machine_has_threads_keys(monkeypatch, tmp_path):
 
 
 def test_thread_costs_recover_the_costs_of_a_known_pool(monkeypatch):
-    start, handoff, overhead, task = 30e-6, 6e-6, 1e-6, 2e-6
+    start, handoff, overhead = 30e-6, 4e-6, 2e-6
 
-    def pool(threads, items, work=False):
+    def pool(threads, items):
         # T threads started, then items at the pace of the serial hand-off or of T parallel workers
-        c = task if work else 0.0
-        return threads * start + items * max(handoff, (c + handoff + overhead) / threads)
+        return threads * start + items * max(handoff, (handoff + overhead) / threads)
 
     monkeypatch.setattr(calibrate, "pool_seconds", pool)
-    monkeypatch.setattr(calibrate, "task_seconds", lambda concurrency: task)
+    monkeypatch.setattr(calibrate, "wakeup_seconds", lambda: 25e-6)
     got = calibrate.thread_costs(repeats=3, cores=2)
+    assert got["thread_wakeup"].median == pytest.approx(25e-6)
     assert got["thread_start"].median == pytest.approx(start, rel=1e-6)
     assert got["thread_handoff"].median == pytest.approx(handoff, rel=1e-6)
     assert got["thread_overhead"].median == pytest.approx(overhead, rel=1e-6)
@@ -119,18 +119,8 @@ def test_thread_costs_recover_the_costs_of_a_known_pool(monkeypatch):
     threads = Machine.from_dict({"nodes": 1, "cores_per_node": 2} | tomllib.loads(section)).threads
     assert threads is not None
     assert (threads.start, threads.handoff, threads.overhead) == pytest.approx((start, handoff, overhead))
+    assert threads.wakeup == pytest.approx(25e-6)
 
 
-def test_the_task_of_the_pools_is_taken_out_of_the_per_item_cost():
-    # 1 worker: 80 µs per item of a 60 µs task -> 20 µs per item beyond it; 2 workers: 52 µs,
-    # slower than the workers' pace (62 + 20) / 2 = 41 µs -> the lock: all 20 µs serialised
-    split = calibrate.split_thread_costs({1: 0.0, 2: 0.0}, {1: 80e-6, 2: 52e-6}, {1: 60e-6, 2: 62e-6})
-    assert split == pytest.approx((0.0, 20e-6, 0.0))
-    # 2 workers at the workers' pace: the 20 µs run in parallel
-    split = calibrate.split_thread_costs({1: 0.0, 2: 0.0}, {1: 80e-6, 2: 41e-6}, {1: 60e-6, 2: 62e-6})
-    assert split == pytest.approx((0.0, 0.0, 20e-6))
-
-
-def test_reference_task_and_pools_run_here():
-    assert calibrate.task_seconds(1, calls=3) > 0.0
-    assert calibrate.pool_seconds(2, 4, work=True) > 0.0
+def test_wakeup_is_measured_here():
+    assert 0.0 < calibrate.wakeup_seconds(count=5) < 1.0

@@ -410,3 +410,65 @@ def test_a_pipeline_without_items_starts_no_threads():
         yield from p.pipeline(pipe, 0, stages, threads=(2, 2))
 
     assert _run(main, [a, b, pipe], threads={"start": 0.1, "handoff": 0.1}).time == 0.0
+
+
+# -- wake-ups -------------------------------------------------------------------------------------
+
+
+def test_a_stage_that_waited_for_its_item_wakes_up_first():
+    a, b, pipe, stages = _two_stages(1.0, 0.5)
+
+    def main(p, v):
+        yield from p.pipeline(pipe, 3, stages, wakeup=0.1)
+
+    # B waits for every item: takes it at 1, 2, 3, resumes 0.1 later and works 0.5
+    assert _run(main, [a, b, pipe]).time == pytest.approx(3.6)
+
+
+def test_a_stage_whose_items_are_queued_does_not_wake_up():
+    a, b, pipe, stages = _two_stages(0.5, 1.0)
+
+    def main(p, v):
+        yield from p.pipeline(pipe, 3, stages, wakeup=0.1)
+
+    # B waits only for item 0 (0.5 + 0.1), then items 1 and 2 are queued: 0.6 + 3 × 1
+    assert _run(main, [a, b, pipe]).time == pytest.approx(3.6)
+
+
+def test_a_pool_caller_wakes_up_for_each_result_it_waited_for():
+    work, pool = elements("Work", "Pool")
+
+    def body(p, v):
+        yield from p.compute(work, 1.0)
+
+    def main(p, v):
+        yield from p.taskpool(pool, 1, 3, body, wakeup=0.1)
+
+    # results at 1, 2, 3; the caller wakes for each (0.1 each, while the worker goes on)
+    assert _run(main, [work, pool], cores=2).time == pytest.approx(3.1)
+
+
+def test_a_pool_of_quick_tasks_wakes_its_caller_once_for_many_results():
+    work, pool = elements("Work", "Pool")
+
+    def body(p, v):
+        yield from p.compute(work, 0.01)
+
+    def main(p, v):
+        yield from p.taskpool(pool, 1, 20, body, wakeup=0.1)
+
+    # the first result wakes the caller (0.01 .. 0.11); the results of that time wait for it and
+    # are taken at once; it sleeps again until the 12th (0.12 .. 0.22), by when the worker is done
+    # (0.20): 2 wake-ups for 20 results
+    res = _run(main, [work, pool], cores=2)
+    assert res.time == pytest.approx(0.22)
+
+
+def test_the_machine_wakeup_is_the_default():
+    a, b, pipe, stages = _two_stages(1.0, 0.5)
+
+    def main(p, v):
+        yield from p.pipeline(pipe, 3, stages)
+
+    assert _run(main, [a, b, pipe], threads={"wakeup": 0.1}).time == pytest.approx(3.6)
+    assert _run(main, [a, b, pipe]).time == pytest.approx(3.5)

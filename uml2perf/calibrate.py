@@ -10,10 +10,11 @@ on one core and on every core at once.  What is measured:
 * peak floating-point rate (a numpy matrix product) and memory bandwidth (a
   STREAM-like triad ``a = b + s*c`` over arrays far larger than the caches),
   on one core and on all cores;
-* thread start and per-item hand-off (the standard thread pool with 1 and
-  all cores' workers over several item counts: no-op pools give the start
-  of a thread, pools of a reference numpy sort the per-item cost beyond the
-  task and how much of it is serialised), written as the ``[threads]`` keys;
+* thread start and per-item hand-off (no-op pools of the standard thread
+  pool with 1 and all cores' workers over several item counts: the
+  intercepts give the start of a thread, the slopes the per-item cost and
+  how much of it is serialised) and the wake-up of a thread waiting on an
+  empty queue, written as the ``[threads]`` keys;
 * with mpi4py and an MPI installed: intra-node latency and bandwidth from a
   ping-pong over message sizes, and the eager limit from the knee where the
   time per message jumps.
@@ -38,7 +39,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -118,63 +118,58 @@ def matmul_seconds(n: int = MATMUL_N) -> Callable[[], float]:
     return run
 
 
-#: Items passed through the pools that the thread costs are fitted to: pools of the sizes
+#: Items passed through the no-op pools that the thread costs are fitted to: pools of the sizes
 #: programs use; a long pool is more often stopped by other programs than a short one, which
 #: bends the line on a shared machine.
 POOL_ITEMS = (8, 16, 32, 64, 128)
-#: The task of the pools that time the per-item costs: a numpy sort of this many doubles (the
-#: interpreter lock is free meanwhile), long enough that the caller waits for every result, as
-#: it does in programs with real work; no-ops would pass in batches and hide those wake-ups.
-TASK_ELEMENTS = 1 << 14
 
 
-def pool_seconds(threads: int, items: int, work: bool = False) -> float:
-    """Wall time of a standard thread pool passing ``items`` tasks through ``threads`` workers.
+def pool_seconds(threads: int, items: int) -> float:
+    """Wall time of a standard thread pool passing ``items`` no-ops through ``threads`` workers.
 
     ``concurrent.futures.ThreadPoolExecutor.map`` with the results kept, timed
-    from the first submission (which starts the workers) to the last result;
-    the tasks are no-ops, or with ``work`` the reference task (:data:`TASK_ELEMENTS`).
+    from the first submission (which starts the workers) to the last result.
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    data: list[Any] = _task_inputs(items) if work else [None] * items
+    data = [None] * items
     with ThreadPoolExecutor(max_workers=threads) as executor:
         start = time.perf_counter()
-        kept = list(executor.map(_sort_task if work else _no_op, data))
+        kept = list(executor.map(_no_op, data))
         elapsed = time.perf_counter() - start
     del kept
     return elapsed
 
 
-def task_seconds(concurrency: int, calls: int = 16) -> float:
-    """Seconds per call of the reference task in ``concurrency`` threads at once (the slowest thread)."""
-    per_thread = [_task_inputs(calls) for _ in range(concurrency)]
-    turn = iter(range(concurrency))
-    lock = threading.Lock()
-
-    def run() -> float:
-        with lock:
-            mine = per_thread[next(turn)]
-        _sort_task(mine[0])  # untimed: the thread's first call
-        start = time.perf_counter()
-        for a in mine[1:]:
-            _sort_task(a)
-        return (time.perf_counter() - start) / (calls - 1)
-
-    return _on_all_cores(run, concurrency)
-
-
-def _task_inputs(items: int) -> list[Any]:
-    base = np.random.default_rng(7).random(TASK_ELEMENTS)
-    return [base.copy() for _ in range(items)]
-
-
-def _sort_task(a: Any) -> float:
-    return float(np.sort(a)[0])
-
-
 def _no_op(item: object) -> object:
     return item
+
+
+def wakeup_seconds(count: int = 200) -> float:
+    """Seconds from putting an item in a queue to the waiting thread running with it (median).
+
+    The receiver sleeps on an empty queue each time (the sender waits for its answer before
+    the next item), so every item wakes it, as in a program whose items take longer than that.
+    """
+    import queue
+
+    to_worker: queue.SimpleQueue[float | None] = queue.SimpleQueue()
+    back: queue.SimpleQueue[float] = queue.SimpleQueue()
+
+    def worker() -> None:
+        while (sent := to_worker.get()) is not None:
+            back.put(time.perf_counter() - sent)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    delays = []
+    for _ in range(count):
+        time.sleep(0.0002)  # the worker is asleep on the empty queue when the item comes
+        to_worker.put(time.perf_counter())
+        delays.append(back.get())
+    to_worker.put(None)
+    t.join()
+    return statistics.median(delays)
 
 
 def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
@@ -184,67 +179,63 @@ def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     return float(intercept), float(slope)
 
 
-def split_thread_costs(
-    intercepts: dict[int, float], slopes: dict[int, float], task: dict[int, float] | None = None
-) -> tuple[float, float, float]:
-    """``(start, handoff, overhead)`` from pools of 1 and C workers.
+def split_thread_costs(intercepts: dict[int, float], slopes: dict[int, float]) -> tuple[float, float, float]:
+    """``(start, handoff, overhead)`` from no-op pools of 1 and C workers.
 
-    A pool of T workers over n tasks of ``c`` seconds takes
-    ``T·start + n·max(handoff, (c + handoff + overhead)/T)`` when ``handoff`` is
-    serialised (one lock) and ``overhead`` runs in parallel.  So ``start`` is the
-    least-squares fit of the (no-op) intercepts to ``T·start``; the one-worker
-    slope less ``task[1]`` is ``handoff + overhead``; a C-worker slope above the
-    workers' pace ``(task[C] + handoff + overhead)/C`` is the lock's pace,
-    ``handoff``; at or below it the items pass in parallel (``handoff`` 0).
-    ``task`` (seconds per task alone, by threads at once) is 0 for no-ops.
-    Negative parts (noise) become 0; one core makes it all hand-off.
+    A pool of T workers over n items takes ``T·start + n·max(handoff, (handoff + overhead)/T)``
+    when ``handoff`` is serialised (one lock) and ``overhead`` runs in parallel.  So
+    ``start`` is the least-squares fit of the intercepts to ``T·start``, and the
+    one-worker slope is ``handoff + overhead``.  A C-worker slope above 1/C of it is
+    the lock's pace, ``handoff``; at or below it the workers' pace, and the items
+    pass in parallel (``handoff`` 0: the lock never limits C workers).  Negative
+    parts (noise) become 0; one core makes it all hand-off.
     """
-    task = task or {}
     counts = sorted(intercepts)
     start = max(0.0, sum(t * intercepts[t] for t in counts) / sum(t * t for t in counts))
-    one = max(0.0, slopes[1] - task.get(1, 0.0))
+    one = max(0.0, slopes[1])
     many = max(counts)
     if many == 1:
         return start, one, 0.0
     paced = max(0.0, slopes[many])
-    workers_pace = (task.get(many, task.get(1, 0.0)) + one) / many
-    handoff = min(paced, one) if paced > workers_pace else 0.0
+    handoff = min(paced, one) if paced > one / many else 0.0
     return start, handoff, one - handoff
 
 
 def thread_costs(repeats: int, cores: int) -> dict[str, Measured]:
-    """``thread_start``, ``thread_handoff`` and ``thread_overhead``: the machine's ``[threads]`` keys.
+    """``thread_start``, ``_handoff``, ``_overhead`` and ``_wakeup``: the machine's ``[threads]`` keys.
 
-    Pools of 1 and ``cores`` workers over :data:`POOL_ITEMS` items, each size
-    ``repeats`` times: no-ops for the start (the intercepts), the reference
-    task for the per-item costs (the slopes, less the task's own time in as
-    many threads at once); the medians give the values, fits of each
+    No-op pools of 1 and ``cores`` workers over :data:`POOL_ITEMS` items, each
+    size ``repeats`` times; the medians per size give the values, fits of each
     repetition alone their spread.
     """
     counts = sorted({1, max(1, cores)})
-    empty = {t: {n: [pool_seconds(t, n) for _ in range(repeats)] for n in POOL_ITEMS} for t in counts}
-    work = {
-        t: {n: [pool_seconds(t, n, work=True) for _ in range(repeats)] for n in POOL_ITEMS} for t in counts
-    }
-    alone = {t: [task_seconds(t) for _ in range(repeats)] for t in counts}
+    times = {t: {n: [pool_seconds(t, n) for _ in range(repeats)] for n in POOL_ITEMS} for t in counts}
 
     def split(pick: Callable[[list[float]], float]) -> tuple[float, float, float]:
-        intercepts = {t: _line(POOL_ITEMS, [pick(empty[t][n]) for n in POOL_ITEMS])[0] for t in counts}
-        slopes = {t: _line(POOL_ITEMS, [pick(work[t][n]) for n in POOL_ITEMS])[1] for t in counts}
-        return split_thread_costs(intercepts, slopes, {t: pick(alone[t]) for t in counts})
+        lines = {t: _line(POOL_ITEMS, [pick(times[t][n]) for n in POOL_ITEMS]) for t in counts}
+        intercepts = {t: a for t, (a, _) in lines.items()}
+        return split_thread_costs(intercepts, {t: b for t, (_, b) in lines.items()})
 
     middle = split(statistics.median)
     each = [split(functools.partial(_nth, r)) for r in range(repeats)]
+    wakeups = [wakeup_seconds() for _ in range(repeats)]
     how = (
-        f"thread pools (concurrent.futures) of {' and '.join(map(str, counts))} workers over "
-        f"{', '.join(map(str, POOL_ITEMS))} no-ops and numpy sorts of {TASK_ELEMENTS} doubles, "
-        f"{repeats} runs each"
+        f"no-op thread pools (concurrent.futures) of {' and '.join(map(str, counts))} workers over "
+        f"{', '.join(map(str, POOL_ITEMS))} items, {repeats} runs each"
     )
     what = ("per thread started", "per item, serialised", "per item, in parallel")
-    return {
+    out = {
         key: Measured(middle[i], min(e[i] for e in each), max(e[i] for e in each), f"{how}: {what[i]}")
         for i, key in enumerate(("thread_start", "thread_handoff", "thread_overhead"))
     }
+    out["thread_wakeup"] = Measured(
+        statistics.median(wakeups),
+        min(wakeups),
+        max(wakeups),
+        f"a thread asleep on an empty queue until it runs with the item put there, "
+        f"median of 200, {repeats} runs",
+    )
+    return out
 
 
 def _nth(index: int, values: list[float]) -> float:
@@ -254,7 +245,7 @@ def _nth(index: int, values: list[float]) -> float:
 def threads_section(values: dict[str, Measured], comments: bool = True) -> str:
     """The ``[threads]`` table of a machine file from :func:`thread_costs`."""
     lines = ["[threads]"]
-    for name in ("start", "handoff", "overhead"):
+    for name in ("start", "handoff", "overhead", "wakeup"):
         m = values[f"thread_{name}"]
         note = f"  # {m.how}; min..max {m.low:.3g}..{m.high:.3g}" if comments else ""
         lines.append(f"{name} = {m.median:.4g}{note}")

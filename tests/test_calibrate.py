@@ -108,7 +108,11 @@ def test_thread_costs_recover_the_costs_of_a_known_pool(monkeypatch):
         return threads * start + items * max(handoff, (handoff + overhead) / threads)
 
     monkeypatch.setattr(calibrate, "pool_seconds", pool)
-    monkeypatch.setattr(calibrate, "wakeup_seconds", lambda: 25e-6)
+    # pools of 60 µs tasks: per item the task, the caller's 25 µs wake-up and the hand-off
+    monkeypatch.setattr(calibrate, "task_seconds", lambda: 60e-6)
+    monkeypatch.setattr(
+        calibrate, "task_pool_seconds", lambda items: start + items * (60e-6 + 25e-6 + handoff + overhead)
+    )
     got = calibrate.thread_costs(repeats=3, cores=2)
     assert got["thread_wakeup"].median == pytest.approx(25e-6)
     assert got["thread_start"].median == pytest.approx(start, rel=1e-6)
@@ -122,5 +126,6 @@ def test_thread_costs_recover_the_costs_of_a_known_pool(monkeypatch):
     assert threads.wakeup == pytest.approx(25e-6)
 
 
-def test_wakeup_is_measured_here():
-    assert 0.0 < calibrate.wakeup_seconds(count=5) < 1.0
+def test_reference_task_and_its_pool_run_here():
+    assert calibrate.task_seconds(calls=3) > 0.0
+    assert calibrate.task_pool_seconds(4) > 0.0

@@ -472,3 +472,17 @@ def test_the_machine_wakeup_is_the_default():
 
     assert _run(main, [a, b, pipe], threads={"wakeup": 0.1}).time == pytest.approx(3.6)
     assert _run(main, [a, b, pipe]).time == pytest.approx(3.5)
+
+
+def test_a_woken_caller_takes_the_lock_before_the_workers_next_item():
+    work, pool = elements("Work", "Pool")
+
+    def body(p, v):
+        yield from p.compute(work, 1.0)
+
+    def main(p, v):
+        yield from p.taskpool(pool, 1, 3, body, handoff=0.05, wakeup=0.1)
+
+    # per item: hand-off 0.05, work 1, then the caller's wake-up 0.1 before the next hand-off;
+    # the last wake-up ends the pool: 3 × 1.15
+    assert _run(main, [work, pool], cores=2).time == pytest.approx(3.45)

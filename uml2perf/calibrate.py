@@ -13,8 +13,9 @@ on one core and on every core at once.  What is measured:
 * thread start and per-item hand-off (no-op pools of the standard thread
   pool with 1 and all cores' workers over several item counts: the
   intercepts give the start of a thread, the slopes the per-item cost and
-  how much of it is serialised) and the wake-up of a thread waiting on an
-  empty queue, written as the ``[threads]`` keys;
+  how much of it is serialised; one-worker pools of a reference numpy sort
+  the wake-up of a caller that sleeps before every result), written as the
+  ``[threads]`` keys;
 * with mpi4py and an MPI installed: intra-node latency and bandwidth from a
   ping-pong over message sizes, and the eager limit from the knee where the
   time per message jumps.
@@ -145,31 +146,45 @@ def _no_op(item: object) -> object:
     return item
 
 
-def wakeup_seconds(count: int = 200) -> float:
-    """Seconds from putting an item in a queue to the waiting thread running with it (median).
+#: The task of the pools that time the wake-up: a numpy sort of this many doubles (the interpreter
+#: lock is free meanwhile), long enough that the caller sleeps before every result.
+TASK_ELEMENTS = 1 << 14
 
-    The receiver sleeps on an empty queue each time (the sender waits for its answer before
-    the next item), so every item wakes it, as in a program whose items take longer than that.
-    """
-    import queue
 
-    to_worker: queue.SimpleQueue[float | None] = queue.SimpleQueue()
-    back: queue.SimpleQueue[float] = queue.SimpleQueue()
+def task_pool_seconds(items: int) -> float:
+    """Wall time of a one-worker standard thread pool over ``items`` reference tasks."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    def worker() -> None:
-        while (sent := to_worker.get()) is not None:
-            back.put(time.perf_counter() - sent)
+    data = _task_inputs(items)
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        start = time.perf_counter()
+        kept = list(executor.map(_sort_task, data))
+        elapsed = time.perf_counter() - start
+    del kept
+    return elapsed
 
-    t = threading.Thread(target=worker)
-    t.start()
-    delays = []
-    for _ in range(count):
-        time.sleep(0.0002)  # the worker is asleep on the empty queue when the item comes
-        to_worker.put(time.perf_counter())
-        delays.append(back.get())
-    to_worker.put(None)
-    t.join()
-    return statistics.median(delays)
+
+def task_seconds(calls: int = 16) -> float:
+    """Seconds per call of the reference task, alone in a worker thread (after an untimed call)."""
+    data = _task_inputs(calls)
+
+    def run() -> float:
+        _sort_task(data[0])
+        start = time.perf_counter()
+        for a in data[1:]:
+            _sort_task(a)
+        return (time.perf_counter() - start) / (calls - 1)
+
+    return _on_all_cores(run, 1)
+
+
+def _task_inputs(items: int) -> list[np.ndarray]:
+    base = np.random.default_rng(7).random(TASK_ELEMENTS)
+    return [base.copy() for _ in range(items)]
+
+
+def _sort_task(a: np.ndarray) -> float:
+    return float(np.sort(a)[0])
 
 
 def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
@@ -218,7 +233,15 @@ def thread_costs(repeats: int, cores: int) -> dict[str, Measured]:
 
     middle = split(statistics.median)
     each = [split(functools.partial(_nth, r)) for r in range(repeats)]
-    wakeups = [wakeup_seconds() for _ in range(repeats)]
+    tasks = {n: [task_pool_seconds(n) for _ in range(repeats)] for n in POOL_ITEMS}
+    alone = [task_seconds() for _ in range(repeats)]
+
+    def wakeup(pick: Callable[[list[float]], float], costs: tuple[float, float, float]) -> float:
+        """Per item of a pool of real tasks, beyond the task and the no-op hand-off: the caller's wake-up."""
+        slope = _line(POOL_ITEMS, [pick(tasks[n]) for n in POOL_ITEMS])[1]
+        return max(0.0, slope - pick(alone) - costs[1] - costs[2])
+
+    wakeups = [wakeup(functools.partial(_nth, r), each[r]) for r in range(repeats)]
     how = (
         f"no-op thread pools (concurrent.futures) of {' and '.join(map(str, counts))} workers over "
         f"{', '.join(map(str, POOL_ITEMS))} items, {repeats} runs each"
@@ -229,11 +252,11 @@ def thread_costs(repeats: int, cores: int) -> dict[str, Measured]:
         for i, key in enumerate(("thread_start", "thread_handoff", "thread_overhead"))
     }
     out["thread_wakeup"] = Measured(
-        statistics.median(wakeups),
+        wakeup(statistics.median, middle),
         min(wakeups),
         max(wakeups),
-        f"a thread asleep on an empty queue until it runs with the item put there, "
-        f"median of 200, {repeats} runs",
+        f"one-worker pools of numpy sorts of {TASK_ELEMENTS} doubles over the same items: per item "
+        "beyond the sort alone and the no-op hand-off (the caller wakes for every result)",
     )
     return out
 

@@ -5,15 +5,20 @@ The programs: a task pool (the standard thread pool), a two-stage pipeline
 pools of T threads each, and a pool of T workers each running a pipeline
 over its share of the items.  Every program keeps the results of its last
 stage (a fresh array per item), as real programs do; a first stage's
-results are handed on and freed once the next stage made its own.
+results are handed on and freed once the next stage made its own.  Each
+run starts as a new program would, with the memory earlier runs freed given
+back to the system (:func:`fresh_memory`): otherwise a run's time would
+depend on which runs came before it in this process.
 
 :func:`micro` times one kernel the way a program runs it: in worker
 threads (as many at once as the program keeps busy, at most one per core),
-results kept or handed on, after an untimed first call per thread.
+results kept (inside a fresh thread pool, as the pools run them) or handed on.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +35,20 @@ KERNELS = {
 }
 
 
+def fresh_memory() -> None:
+    """Give the memory freed so far back to the system (glibc's ``malloc_trim``), where there is one.
+
+    What a program keeps then lands on fresh pages, as in a program that allocates its results
+    for the first time, instead of on pages an earlier measurement freed a moment ago.
+    """
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
+
+
 def inputs(n: int, items: int) -> list[np.ndarray]:
     rng = np.random.default_rng(n)
     base = rng.random(n)
@@ -39,21 +58,39 @@ def inputs(n: int, items: int) -> list[np.ndarray]:
 def micro(kernel: str, n: int, repeats: int, *, kept: bool = True, concurrency: int = 1) -> list[float]:
     """Seconds per call of one kernel on n elements, timed the way a program runs it.
 
-    ``concurrency`` worker threads start together and each times ``repeats``
-    calls after one untimed call (the first call of a thread pays for
-    warming its caches and the allocator).  ``kept``: every result is kept
-    until the end, as a pool's caller or a last stage keeps them (fresh
-    memory per call); otherwise each result is freed two calls later, as a
-    stage that hands its results on sees them freed by its consumer.
+    ``kept``: the calls run where a pool's tasks run — in a fresh standard
+    thread pool of ``concurrency`` workers, the caller keeping every result —
+    and each is timed inside its worker.  Results kept land in fresh memory
+    (page faults included), as in the programs; a plain thread run again and
+    again in one process would reuse the memory of the run before and measure
+    2–4 times less.  Otherwise (a stage that hands its results on) each of
+    ``concurrency`` threads times its calls after an untimed first one and
+    frees each result two calls later, as a stage's consumer frees them.
     """
     fn = KERNELS[kernel]
-    data = [inputs(n, repeats + 1) for _ in range(concurrency)]
+    if kept:
+        fresh_memory()
+        data = inputs(n, repeats)
+        inside: list[float] = []
+
+        def timed(a: np.ndarray) -> np.ndarray:
+            start = time.perf_counter()
+            result = fn(a)
+            inside.append(time.perf_counter() - start)
+            return result
+
+        with ThreadPoolExecutor(max_workers=concurrency) as executor:
+            results = list(executor.map(timed, data))
+        del results
+        return inside
+    fresh_memory()
+    per_thread = [inputs(n, repeats + 1) for _ in range(concurrency)]
     times: list[list[float]] = [[] for _ in range(concurrency)]
     barrier = threading.Barrier(concurrency)
 
     def work(i: int) -> None:
         held: list[Any] = []
-        mine = data[i]
+        mine = per_thread[i]
         fn(mine[0])  # untimed: the thread's first call
         barrier.wait()
         for a in mine[1:]:
@@ -61,7 +98,7 @@ def micro(kernel: str, n: int, repeats: int, *, kept: bool = True, concurrency: 
             result = fn(a)
             times[i].append(time.perf_counter() - start)
             held.append(result)
-            if not kept and len(held) > 2:
+            if len(held) > 2:
                 del held[0]
 
     threads = [Thread(target=work, args=(i,)) for i in range(concurrency)]
@@ -69,12 +106,13 @@ def micro(kernel: str, n: int, repeats: int, *, kept: bool = True, concurrency: 
         t.start()
     for t in threads:
         t.join()
-    return [t for per_thread in times for t in per_thread]
+    return [t for per in times for t in per]
 
 
 def pool(kernel: str, n: int, items: int, threads: int) -> float:
     """Wall time of a task pool of ``threads`` workers over ``items`` arrays."""
     fn = KERNELS[kernel]
+    fresh_memory()  # a run starts as a new program would: nothing freed to reuse
     data = inputs(n, items)
     with ThreadPoolExecutor(max_workers=threads) as executor:
         start = time.perf_counter()
@@ -105,6 +143,7 @@ def _pipeline_threads(
 
 def pipeline(first: str, second: str, n: int, items: int) -> float:
     """Wall time of a two-stage pipeline (one thread per stage, a queue between them)."""
+    fresh_memory()  # a run starts as a new program would: nothing freed to reuse
     data = inputs(n, items)
     kept: list[np.ndarray] = []
     threads = _pipeline_threads(first, second, data, kept)
@@ -123,6 +162,7 @@ def pipeline_of_pools(first: str, second: str, n: int, items: int, threads: int)
     their results on the second stage's queue, whose workers keep theirs.
     """
     f, g = KERNELS[first], KERNELS[second]
+    fresh_memory()  # a run starts as a new program would: nothing freed to reuse
     data = inputs(n, items)
     todo: SimpleQueue[np.ndarray | None] = SimpleQueue()
     between: SimpleQueue[np.ndarray | None] = SimpleQueue()
@@ -160,6 +200,7 @@ def pipeline_of_pools(first: str, second: str, n: int, items: int, threads: int)
 
 def pool_of_pipelines(first: str, second: str, n: int, items: int, threads: int) -> float:
     """Wall time of tpool_T(pipe(first, second)): T workers, each a pipeline over items/T arrays."""
+    fresh_memory()  # a run starts as a new program would: nothing freed to reuse
     data = inputs(n, items)
     share = -(-items // threads)
     chunks = [data[i : i + share] for i in range(0, items, share)]

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from simpy.events import AllOf, Timeout
+from simpy.events import AllOf
 from simpy.resources.resource import Resource
 from simpy.resources.store import Store
 
@@ -245,16 +245,13 @@ def pipeline(
                 if outbox is None:
                     continue
                 if not in_order:
-                    put = outbox.put(k)
-                else:
-                    finished.add(k)
-                    put = None
-                    while released[0] in finished:
-                        finished.discard(released[0])
-                        put = outbox.put(released[0])
-                        released[0] += 1
-                if wakeup_s > 0.0 and put is not None:
-                    yield from _let_woken_go_first(t, put)
+                    outbox.put(k)
+                    continue
+                finished.add(k)
+                while released[0] in finished:
+                    finished.discard(released[0])
+                    outbox.put(released[0])
+                    released[0] += 1
 
         return runner
 
@@ -331,17 +328,6 @@ def _costs(
     else:
         s = machine.start * started if machine is not None else 0.0
     return o, h, s
-
-
-def _let_woken_go_first(ctx: Any, put: Any) -> Any:
-    """Let a thread that ``put`` woke take the hand-off lock before this one's next item.
-
-    Once the put is done the woken thread's get is scheduled; a zero wait after it lets
-    that thread ask for the lock first, as a woken thread takes an interpreter lock before
-    the one that woke it runs Python again.  No time passes.
-    """
-    yield put
-    yield Timeout(ctx.env, 0.0)
 
 
 def _wakeup(ctx: Any, elem: Element, wakeup: Any) -> float:
@@ -461,7 +447,7 @@ def taskpool(
             if gen is not None:
                 yield from gen
             if results is not None:
-                yield from _let_woken_go_first(t, results.put(k))
+                results.put(k)
 
     def collector(t: Any) -> Any:
         assert results is not None

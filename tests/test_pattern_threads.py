@@ -474,7 +474,7 @@ def test_the_machine_wakeup_is_the_default():
     assert _run(main, [a, b, pipe]).time == pytest.approx(3.5)
 
 
-def test_a_woken_caller_takes_the_lock_before_the_workers_next_item():
+def test_a_woken_caller_holds_the_lock_after_the_worker_took_its_next_item():
     work, pool = elements("Work", "Pool")
 
     def body(p, v):
@@ -483,6 +483,20 @@ def test_a_woken_caller_takes_the_lock_before_the_workers_next_item():
     def main(p, v):
         yield from p.taskpool(pool, 1, 3, body, handoff=0.05, wakeup=0.1)
 
-    # per item: hand-off 0.05, work 1, then the caller's wake-up 0.1 before the next hand-off;
-    # the last wake-up ends the pool: 3 × 1.15
-    assert _run(main, [work, pool], cores=2).time == pytest.approx(3.45)
+    # the worker asks for the lock first (0.05), then the woken caller holds it (0.1) while the
+    # worker computes: per item 1.05, and the last wake-up ends the pool: 3 × 1.05 + 0.1
+    assert _run(main, [work, pool], cores=2).time == pytest.approx(3.25)
+
+
+def test_a_quick_worker_waits_for_the_callers_wake_up():
+    work, pool = elements("Work", "Pool")
+
+    def body(p, v):
+        yield from p.compute(work, 0.01)
+
+    def main(p, v):
+        yield from p.taskpool(pool, 1, 2, body, handoff=0.05, wakeup=0.1)
+
+    # worker: lock 0..0.05, item 0 to 0.06; lock 0.06..0.11 (before the caller), item 1 to 0.12;
+    # the caller woken at 0.06 holds the lock 0.11..0.21 and then finds item 1 there
+    assert _run(main, [work, pool], cores=2).time == pytest.approx(0.21)

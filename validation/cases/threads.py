@@ -137,7 +137,7 @@ def prepare(setup: Setup) -> None:
     )
     print("  micro-measurements and fitted kernel costs, per way of running a kernel")
     sizes = [4096, 8192, 16384, 32768] if setup.smoke else [16384, 32768, 65536, 131072, 262144]
-    repeats = 3 if setup.smoke else 15
+    repeats = 3 if setup.smoke else 30
     ways = sorted({way for *_, elements in _plan(setup) for way in elements.values()})
     rounds = 1 if setup.smoke else 3
     for way in ways:

@@ -377,9 +377,7 @@ class AnalyticContext:
     def critical(self, elem: Element, name: str, body: Any) -> Any:
         return self._refuse(elem, _THREADS)
 
-    def pipeline(
-        self, elem: Element, items: int, stages: Any, *, overhead: float = 0.0, startup: float = 0.0
-    ) -> Any:
+    def pipeline(self, elem: Element, items: int, stages: Any, **options: Any) -> Any:
         return self._refuse(elem, _THREADS)
 
     def taskpool(
@@ -388,9 +386,7 @@ class AnalyticContext:
         threads: int,
         items: int,
         body: Any,
-        *,
-        overhead: float = 0.0,
-        startup: float = 0.0,
+        **options: Any,
     ) -> Any:
         return self._refuse(elem, _THREADS)
 

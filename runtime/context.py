@@ -947,12 +947,10 @@ class Context:
         elem: Element,
         items: int,
         stages: Sequence[Callable[[Context, Any], Any]],
-        *,
-        overhead: float = 0.0,
-        startup: float = 0.0,
+        **options: Any,
     ) -> Any:
-        """A pipeline over ``items`` (see :func:`uml2perf_runtime.patterns.pipeline`)."""
-        return _patterns.pipeline(self, elem, items, stages, overhead=overhead, startup=startup)
+        """A pipeline over ``items`` (see :func:`uml2perf_runtime.patterns.pipeline` for ``options``)."""
+        return _patterns.pipeline(self, elem, items, stages, **options)
 
     def taskpool(
         self,
@@ -960,12 +958,10 @@ class Context:
         threads: int,
         items: int,
         body: Callable[[Context, Any], Any],
-        *,
-        overhead: float = 0.0,
-        startup: float = 0.0,
+        **options: Any,
     ) -> Any:
         """``items`` tasks served by ``threads`` workers (see :func:`uml2perf_runtime.patterns.taskpool`)."""
-        return _patterns.taskpool(self, elem, threads, items, body, overhead=overhead, startup=startup)
+        return _patterns.taskpool(self, elem, threads, items, body, **options)
 
 
 class GeneralContext(Context):

@@ -32,6 +32,12 @@ A machine file is TOML (the bundled ones are in ``runtime/machines/``)::
     [placement]
     policy = "block"                 # or "round_robin"
 
+    [threads]                        # optional: thread costs of task pools and pipelines
+    start = 40e-6                    # seconds to start one thread
+    handoff = 6e-6                   # seconds per item handed on, under the process's one lock
+    overhead = 0.0                   # seconds per item handed on, in parallel
+    wakeup = 20e-6                   # seconds a thread that waited for an item takes to resume
+
 ``nodes`` and ``cores_per_node`` are required; when a network table is
 missing, the defaults of :data:`DEFAULT_INTRA_NODE` / :data:`DEFAULT_INTER_NODE`
 apply (shared memory; 10 Gb/s Ethernet).  Unknown keys are errors naming the
@@ -145,6 +151,7 @@ _TOP_KEYS = (
     "core_bandwidth",
     "devices",
     "background_load",
+    "threads",
 )
 _DEVICE_KEYS = ("count", "peak_flops", "memory_bandwidth", "link")
 
@@ -174,6 +181,33 @@ class Device(FrozenRecord):
         put(self, "peak_flops", peak_flops)
         put(self, "memory_bandwidth", memory_bandwidth)
         put(self, "link", link)
+
+
+class ThreadCosts(FrozenRecord):
+    """``[threads]``: what starting a thread and handing an item to one cost (seconds).
+
+    Task pools and pipelines without ``startup``, ``handoff`` or ``overhead``
+    tags take these: ``start`` per thread they start, ``handoff`` per item
+    while holding the process's one hand-off lock (serialised, like an
+    interpreter lock or a shared queue's lock), ``overhead`` per item in parallel,
+    ``wakeup`` whenever a thread that waited for an item resumes (under the lock).
+    """
+
+    start: float
+    handoff: float
+    overhead: float
+    wakeup: float
+
+    __slots__ = _FIELDS = ("start", "handoff", "overhead", "wakeup")
+
+    def __init__(
+        self, start: float = 0.0, handoff: float = 0.0, overhead: float = 0.0, wakeup: float = 0.0
+    ) -> None:
+        put = object.__setattr__
+        put(self, "start", start)
+        put(self, "handoff", handoff)
+        put(self, "overhead", overhead)
+        put(self, "wakeup", wakeup)
 
 
 _NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit", "wakeup")
@@ -212,6 +246,8 @@ class Machine(FrozenRecord):
     reduce_cost: float
     #: cores' worth of other programs running on every node (0: the model has the nodes to itself)
     background_load: float
+    #: thread start and hand-off costs (``[threads]``); None: patterns without tags cost nothing extra
+    threads: ThreadCosts | None
 
     _FIELDS = (
         "name",
@@ -232,6 +268,7 @@ class Machine(FrozenRecord):
         "collective_overhead",
         "reduce_cost",
         "background_load",
+        "threads",
     )
 
     def __init__(
@@ -254,6 +291,7 @@ class Machine(FrozenRecord):
         collective_overhead: float = 0.0,
         reduce_cost: float = 0.0,
         background_load: float = 0.0,
+        threads: ThreadCosts | None = None,
     ) -> None:
         put = object.__setattr__
         put(self, "name", name)
@@ -274,6 +312,7 @@ class Machine(FrozenRecord):
         put(self, "collective_overhead", collective_overhead)
         put(self, "reduce_cost", reduce_cost)
         put(self, "background_load", background_load)
+        put(self, "threads", threads)
         self.__post_init__()
 
     def __post_init__(self) -> None:
@@ -393,6 +432,7 @@ class Machine(FrozenRecord):
             background_load=_background_load(
                 source, data.get("background_load", 0.0), data["cores_per_node"]
             ),
+            threads=_threads(source, data.get("threads")),
         )
 
     def with_nodes(self, nodes: int) -> Machine:
@@ -460,6 +500,8 @@ class Machine(FrozenRecord):
                 out[key] = getattr(self, key)
         if self.background_load:
             out["background_load"] = self.background_load
+        if self.threads is not None:
+            out["threads"] = {key: getattr(self.threads, key) for key in ThreadCosts._FIELDS}
         if self.devices:
             out["devices"] = {
                 name: {
@@ -585,6 +627,30 @@ def _background_load(source: str, value: Any, cores: Any) -> float:
     if isinstance(cores, int) and float(value) > cores:
         raise MachineError(f"{source}: background_load {value} is more than the node's {cores} cores")
     return float(value)
+
+
+def _threads(source: str, value: Any) -> ThreadCosts | None:
+    """``[threads]``: start, handoff, overhead, wakeup in seconds (0 or more; each optional)."""
+    if value is None:
+        return None
+    table = _table(source, "threads", value)
+    _check_keys(source, "threads", table, ThreadCosts._FIELDS)
+    seconds = {}
+    for key, given in table.items():
+        if isinstance(given, str):  # a time with its unit, "40us"
+            from .units import quantity
+
+            try:
+                given = quantity(given, "time")
+            except ValueError as exc:
+                raise MachineError(f"{source}: [threads] {key}: {exc}") from None
+        if not _is_number(given) or not (0.0 <= float(given) < math.inf):
+            raise MachineError(
+                f"{source}: [threads] {key} must be seconds (0 or more), got {given!r}",
+                hint="e.g. start = 40e-6 (a thread start), handoff = 6e-6 (one item handed on)",
+            )
+        seconds[key] = float(given)
+    return ThreadCosts(**seconds)
 
 
 def _devices(source: str, value: Any) -> dict[str, Device]:
@@ -939,4 +1005,5 @@ __all__ = [
     "COLLECTIVE_OPERATIONS",
     "DEFAULT_INTRA_NODE",
     "DEFAULT_INTER_NODE",
+    "ThreadCosts",
 ]

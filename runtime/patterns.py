@@ -150,67 +150,196 @@ def critical(ctx: Any, elem: Element, name: str, body: Callable[[Any, Any], Any]
     ctx.leave(elem)
 
 
+#: A pipeline stage's worker about to run a stage that is a task pool: ``id(worker) -> True``.
+#: The pool's first call on that worker runs its body once for the worker's item (the stage's
+#: workers are the pool's workers) instead of starting threads of its own.
+_POOL_STAGES: dict[int, bool] = {}
+
+#: The lock every hand-off of a process holds (an interpreter lock, a shared queue's lock).
+HANDOFF_LOCK = "\0hand-off"
+
+
 def pipeline(
-    ctx,
+    ctx: Any,
     elem: Element,
     items: int,
     stages: Sequence[Callable[[Any, Any], Any]],
     *,
-    overhead: float = 0.0,
-    startup: float = 0.0,
+    overhead: float | None = None,
+    startup: float | None = None,
+    handoff: float | None = None,
+    threads: Sequence[Any] | None = None,
+    pools: Sequence[int] = (),
+    ordered: Any = False,
+    wakeup: float | None = None,
 ) -> Any:
     """A pipeline over ``items``: stage s handles item k after stage s-1 did item k.
 
-    Each stage is a thread (``tid`` = stage index) calling ``stage(t, v)``
-    once per item with ``t.item = k``; stages are connected by unbounded
-    queues, so a stage waits only for its predecessor.  ``overhead`` seconds
-    of CPU are spent by a stage for every item it hands on (queueing,
-    wake-up), ``startup`` once by the calling thread before the stages start.
+    Stage ``s`` has ``threads[s]`` workers (default one each, ``tid`` numbering
+    the workers of all stages in stage order) pulling items from the stage's
+    inbox, an unbounded queue that the previous stage fills; each calls
+    ``stage(t, v)`` once per item with ``t.item = k``.  A stage of several
+    workers hands items on as they finish, or in item order when ``ordered``.
+    For every item it takes, a worker spends ``handoff`` seconds holding the
+    process's one hand-off lock (serialised: an interpreter or queue lock),
+    then ``overhead`` seconds of its own (in parallel); the calling thread
+    spends ``startup`` seconds before the workers start.  A worker that had to
+    wait for its item resumes ``wakeup`` seconds later, holding the lock.
+    Costs not given come from the machine's ``[threads]`` keys (none: nothing).  The stages
+    numbered in ``pools`` are task pools: their workers are the pool's, so the
+    pool's call in such a stage runs its body once, for the worker's item.
     """
     n = _thread_count(ctx, elem, items, "number of items")
-    overhead = _pattern_cost(ctx, elem, overhead, "overhead")
     stages = tuple(stages)
     count = len(stages)
+    workers = _stage_threads(ctx, elem, threads, count, n)
+    costs = _costs(ctx, elem, overhead, handoff, startup, sum(workers) if n else 0)
+    overhead_s, handoff_s, _ = costs
+    wakeup_s = _wakeup(ctx, elem, wakeup)
     v = ctx.v
     queues = [Store(ctx.env) for _ in range(count - 1)] if n else []
+    in_order = bool(ordered)
+    pooled = [s in pools for s in range(count)]
 
     def make_runner(s: int) -> Callable[[Any], Any]:
         stage = stages[s]
         inbox = queues[s - 1] if s > 0 else None
         outbox = queues[s] if s < count - 1 else None
+        taken = [0]
+        finished: set[int] = set()
+        released = [0]
+        pool_stage = pooled[s]
 
         def runner(t: Any) -> Any:
             env = t.env
-            for k in range(n):
+            while taken[0] < n:
+                k = taken[0]
+                taken[0] = k + 1
                 if inbox is not None:
                     t0 = env._now
                     get = inbox.get()
-                    if not get.triggered:
-                        t.block(elem, lambda s=s, k=k: f"item {k} from stage {s - 1} of pipeline")
-                    yield get
+                    slept = not get.triggered
+                    if slept:
+                        t.block(elem, lambda s=s: f"an item from stage {s - 1} of pipeline")
+                    k = yield get
                     t.blocked_for = None
                     waited = env._now - t0
                     if waited > 0.0:
                         t.totals[WAIT] += waited
                         t._note(elem, WAIT, t0, t0 + waited)
+                    if slept and wakeup_s > 0.0:
+                        yield from _handoff(t, elem, wakeup_s)
                 t.item = k
-                if overhead > 0.0:
-                    yield from _overhead(t, elem, overhead)
-                gen = _call_body(stage, t, v)
-                if gen is not None:
-                    yield from gen
-                if outbox is not None:
+                if handoff_s > 0.0:
+                    yield from _handoff(t, elem, handoff_s)
+                if overhead_s > 0.0:
+                    yield from _overhead(t, elem, overhead_s)
+                if pool_stage:
+                    _POOL_STAGES[id(t)] = True
+                try:
+                    gen = _call_body(stage, t, v)
+                    if gen is not None:
+                        yield from gen
+                finally:
+                    _POOL_STAGES.pop(id(t), None)
+                if outbox is None:
+                    continue
+                if not in_order:
                     outbox.put(k)
+                    continue
+                finished.add(k)
+                while released[0] in finished:
+                    finished.discard(released[0])
+                    outbox.put(released[0])
+                    released[0] += 1
 
         return runner
 
-    runners = [make_runner(s) for s in range(count)] if n else []
-    region = _run_threads(ctx, elem, runners, f"the {count} stages of pipeline {elem.describe()}")
-    return _after_startup(ctx, elem, _pattern_cost(ctx, elem, startup, "startup"), region)
+    runners = [runner for s in range(count) for runner in [make_runner(s)] * workers[s]] if n else []
+    total = len(runners)
+    region = _run_threads(
+        ctx, elem, runners, f"the {total} workers of the {count} stages of pipeline {elem.describe()}"
+    )
+    return _after_startup(ctx, elem, costs[2], region)
+
+
+def _stage_threads(
+    ctx: Any, elem: Element, threads: Sequence[Any] | None, count: int, items: int
+) -> list[int]:
+    """Workers of each stage: one each, or the pipeline's ``threads`` (one count per stage)."""
+    if threads is None:
+        return [1] * count
+    threads = tuple(threads)
+    if len(threads) != count:
+        raise ModelRuntimeError(
+            f"pipeline {elem.describe()} has {count} stages but {len(threads)} thread counts on "
+            f"{ctx.describe()}",
+            element_name=elem.name,
+            element_id=elem.xmi_id,
+            line=elem.line,
+            pid=ctx.pid,
+            tid=ctx.tid,
+        )
+    out = [
+        _thread_count(ctx, elem, value, f"number of threads of stage {s + 1}")
+        for s, value in enumerate(threads)
+    ]
+    for s, w in enumerate(out):
+        if items and not w:
+            raise ModelRuntimeError(
+                f"stage {s + 1} of pipeline {elem.describe()} has no threads for its {items} items on "
+                f"{ctx.describe()}",
+                element_name=elem.name,
+                element_id=elem.xmi_id,
+                line=elem.line,
+                pid=ctx.pid,
+                tid=ctx.tid,
+            )
+    bound = current_limits().threads
+    if sum(out) > bound:
+        raise LimitError(
+            f"the stages of pipeline {elem.describe()} have {sum(out):,} threads on {ctx.describe()}, "
+            f"more than the limit of {bound:,} (threads)",
+            kind="threads",
+            hint=f"raise it with --limit threads=N or the environment variable {LIMIT_VARIABLES['threads']}",
+        )
+    return out
+
+
+def _costs(
+    ctx: Any, elem: Element, overhead: Any, handoff: Any, startup: Any, started: int
+) -> tuple[float, float, float]:
+    """``(overhead, handoff, startup)`` seconds of a pattern: its tags, else the machine's ``[threads]``.
+
+    The machine's ``start`` is per thread started, so a pattern without a
+    ``startup`` tag that starts ``started`` threads spends ``started × start``.
+    """
+    machine = ctx.sim.machine.threads
+    if overhead is not None:
+        o = _pattern_cost(ctx, elem, overhead, "overhead")
+    else:
+        o = machine.overhead if machine is not None else 0.0
+    if handoff is not None:
+        h = _pattern_cost(ctx, elem, handoff, "handoff")
+    else:
+        h = machine.handoff if machine is not None else 0.0
+    if startup is not None:
+        s = _pattern_cost(ctx, elem, startup, "startup")
+    else:
+        s = machine.start * started if machine is not None else 0.0
+    return o, h, s
+
+
+def _wakeup(ctx: Any, elem: Element, wakeup: Any) -> float:
+    """Seconds a thread that waited for an item takes to resume: the argument, else the machine's."""
+    if wakeup is not None:
+        return _pattern_cost(ctx, elem, wakeup, "wakeup")
+    machine = ctx.sim.machine.threads
+    return machine.wakeup if machine is not None else 0.0
 
 
 def _pattern_cost(ctx: Any, elem: Element, value: Any, what: str) -> float:
-    """An ``overhead`` or ``startup`` tag of a pipeline or task pool: seconds, finite, at least 0."""
+    """An ``overhead``, ``handoff`` or ``startup`` tag of a pipeline or task pool: seconds, finite, ≥ 0."""
     try:
         seconds = float(value)
     except (TypeError, ValueError):
@@ -227,6 +356,31 @@ def _overhead(ctx: Any, t_elem: Element, seconds: float) -> Any:
     ctx.record_phase(t_elem, "compute", t0, ctx.env._now)
 
 
+def _handoff(ctx: Any, elem: Element, seconds: float) -> Any:
+    """Spend a hand-off holding the process's hand-off lock; waiting for the lock counts as wait."""
+    proc = ctx.process
+    locks = proc._locks
+    if locks is None:
+        locks = proc._locks = {}
+    lock = locks.get(HANDOFF_LOCK)
+    if lock is None:
+        lock = locks[HANDOFF_LOCK] = Resource(ctx.env, capacity=1)
+    env = ctx.env
+    t0 = env._now
+    request = lock.request()
+    if not request.triggered:
+        ctx.block(elem, "the hand-off lock of its process")
+    yield request
+    ctx.blocked_for = None
+    waited = env._now - t0
+    if waited > 0.0:
+        ctx.record_phase(elem, "wait", t0, env._now)
+    try:
+        yield from _overhead(ctx, elem, seconds)
+    finally:
+        lock.release(request)
+
+
 def _after_startup(ctx: Any, elem: Element, seconds: float, region: Any) -> Any:
     """Spend the pattern's start-up cost on the calling thread, then run the region."""
     if seconds > 0.0:
@@ -237,38 +391,35 @@ def _after_startup(ctx: Any, elem: Element, seconds: float, region: Any) -> Any:
 
 
 def taskpool(
-    ctx,
+    ctx: Any,
     elem: Element,
     threads: int,
     items: int,
     body: Callable[[Any, Any], Any],
     *,
-    overhead: float = 0.0,
-    startup: float = 0.0,
+    overhead: float | None = None,
+    startup: float | None = None,
+    handoff: float | None = None,
+    wakeup: float | None = None,
 ) -> Any:
     """``items`` tasks served by ``threads`` workers from a shared queue, in order.
 
-    ``overhead`` seconds of CPU are spent by a worker for every task it
-    takes (dequeueing, dispatch), ``startup`` once by the calling thread
-    before the workers start.
+    For every task it takes a worker spends ``handoff`` seconds holding the
+    process's hand-off lock (serialised), then ``overhead`` seconds of its own
+    (in parallel); the calling thread spends ``startup`` seconds before the
+    workers start.  Costs not given come from the machine's ``[threads]``
+    keys.  With a ``wakeup`` cost the calling thread collects the results as
+    they come: whenever one arrives while it sleeps, it spends ``wakeup``
+    seconds holding the lock before it takes all that are there.  A pool that
+    is a stage of a pipeline with thread counts is run by that stage's
+    workers: each call runs the body once, for the worker's item.
     """
+    if _POOL_STAGES.pop(id(ctx), False):
+        return _pool_stage_item(ctx, elem, threads, body, overhead, handoff)
     n_threads = _thread_count(ctx, elem, threads, "number of threads")
     n_items = _thread_count(ctx, elem, items, "number of items")
-    overhead = _pattern_cost(ctx, elem, overhead, "overhead")
     v = ctx.v
     next_item = [0]
-
-    def runner(t: Any) -> Any:
-        while next_item[0] < n_items:
-            k = next_item[0]
-            next_item[0] = k + 1
-            t.item = k
-            if overhead > 0.0:
-                yield from _overhead(t, elem, overhead)
-            gen = _call_body(body, t, v)
-            if gen is not None:
-                yield from gen
-
     if n_items and not n_threads:
         raise ModelRuntimeError(
             f"task pool {elem.describe()} has {n_items} items but no threads on {ctx.describe()}",
@@ -279,10 +430,60 @@ def taskpool(
             tid=ctx.tid,
         )
     workers = min(n_threads, n_items)
-    region = _run_threads(
-        ctx, elem, [runner] * workers, f"the {workers} workers of task pool {elem.describe()}"
-    )
-    return _after_startup(ctx, elem, _pattern_cost(ctx, elem, startup, "startup"), region)
+    overhead_s, handoff_s, startup_s = _costs(ctx, elem, overhead, handoff, startup, workers)
+    wakeup_s = _wakeup(ctx, elem, wakeup)
+    results = Store(ctx.env) if wakeup_s > 0.0 and workers else None
+
+    def runner(t: Any) -> Any:
+        while next_item[0] < n_items:
+            k = next_item[0]
+            next_item[0] = k + 1
+            t.item = k
+            if handoff_s > 0.0:
+                yield from _handoff(t, elem, handoff_s)
+            if overhead_s > 0.0:
+                yield from _overhead(t, elem, overhead_s)
+            gen = _call_body(body, t, v)
+            if gen is not None:
+                yield from gen
+            if results is not None:
+                results.put(k)
+
+    def collector(t: Any) -> Any:
+        assert results is not None
+        for _ in range(n_items):
+            get = results.get()
+            slept = not get.triggered
+            if slept:
+                t.block(elem, "the next result of its task pool")
+            yield get
+            t.blocked_for = None
+            if slept:
+                yield from _handoff(t, elem, wakeup_s)
+
+    runners = [runner] * workers + ([collector] if results is not None else [])
+    region = _run_threads(ctx, elem, runners, f"the {workers} workers of task pool {elem.describe()}")
+    return _after_startup(ctx, elem, startup_s, region)
+
+
+def _pool_stage_item(
+    ctx: Any, elem: Element, threads: Any, body: Callable[[Any, Any], Any], overhead: Any, handoff: Any
+) -> Any:
+    """One item of a pipeline stage that is this task pool, on the stage's worker ``ctx``.
+
+    The pipeline spent the hand-off and start-up; the pool's own ``overhead``
+    and ``handoff`` tags, when it has them, are spent on top for the item.
+    """
+    _thread_count(ctx, elem, threads, "number of threads")
+    ctx.enter(elem)
+    if handoff is not None and (seconds := _pattern_cost(ctx, elem, handoff, "handoff")) > 0.0:
+        yield from _handoff(ctx, elem, seconds)
+    if overhead is not None and (seconds := _pattern_cost(ctx, elem, overhead, "overhead")) > 0.0:
+        yield from _overhead(ctx, elem, seconds)
+    gen = _call_body(body, ctx, ctx.v)
+    if gen is not None:
+        yield from gen
+    ctx.leave(elem)
 
 
 __all__ = ["parallel", "fork", "critical", "pipeline", "taskpool"]

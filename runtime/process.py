@@ -87,9 +87,7 @@ class ProcessContext(Protocol):
         elem: Element,
         items: int,
         stages: Sequence[Body],
-        *,
-        overhead: float = 0.0,
-        startup: float = 0.0,
+        **options: Any,
     ) -> Any: ...
     def taskpool(
         self,
@@ -97,9 +95,7 @@ class ProcessContext(Protocol):
         threads: int,
         items: int,
         body: Body,
-        *,
-        overhead: float = 0.0,
-        startup: float = 0.0,
+        **options: Any,
     ) -> Any: ...
 
 

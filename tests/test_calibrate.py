@@ -93,3 +93,65 @@ def test_unwritable_output_is_an_error(tmp_path, monkeypatch, capsys):
     code = main(["calibrate", "-o", str(tmp_path / "missing" / "m.toml")])
     assert code == 1
     assert "missing" in capsys.readouterr().err
+
+
+def test_thread_costs_split_serialised_and_parallel_parts():
+    # one worker: 10 µs per item; two workers: 6 µs, the pace of the lock -> 6 serialised, 4 parallel
+    start, handoff, overhead = calibrate.split_thread_costs({1: 50e-6, 2: 100e-6}, {1: 10e-6, 2: 6e-6})
+    assert start == pytest.approx(50e-6)
+    assert handoff == pytest.approx(6e-6)
+    assert overhead == pytest.approx(4e-6)
+    # two workers twice as fast: nothing is serialised
+    assert calibrate.split_thread_costs({1: 0.0, 2: 0.0}, {1: 10e-6, 2: 5e-6}) == pytest.approx(
+        (0.0, 0.0, 10e-6)
+    )
+    # no speed-up at all: everything is serialised; noise below zero is clamped
+    assert calibrate.split_thread_costs({1: -1e-6, 2: 0.0}, {1: 6e-6, 2: 6.5e-6}) == pytest.approx(
+        (0.0, 6e-6, 0.0)
+    )
+    # a single core cannot tell the parts apart: all of it is hand-off
+    assert calibrate.split_thread_costs({1: 20e-6}, {1: 5e-6}) == pytest.approx((20e-6, 5e-6, 0.0))
+
+
+def test_calibrated_machine_has_threads_keys(monkeypatch, tmp_path):
+    monkeypatch.setattr(calibrate, "ping_pong", lambda repeats=5, progress=None: {})
+    monkeypatch.setattr(calibrate, "TRIAD_ELEMENTS", 1 << 16)
+    monkeypatch.setattr(calibrate, "MATMUL_N", 64)
+    monkeypatch.setattr(calibrate, "POOL_ITEMS", (2, 4, 8))
+    out = tmp_path / "m.toml"
+    assert main(["calibrate", "-o", str(out), "--repeats", "1"]) == 0
+    machine = Machine.load(out)
+    assert machine.threads is not None
+    assert machine.threads.start >= 0.0 and machine.threads.handoff >= 0.0
+    assert "[threads]" in out.read_text()
+
+
+def test_thread_costs_recover_the_costs_of_a_known_pool(monkeypatch):
+    start, handoff, overhead = 30e-6, 4e-6, 2e-6
+
+    def pool(threads, items):
+        # T threads started, then items at the pace of the serial hand-off or of T parallel workers
+        return threads * start + items * max(handoff, (handoff + overhead) / threads)
+
+    monkeypatch.setattr(calibrate, "pool_seconds", pool)
+    # pools of 60 µs tasks: per item the task, the caller's 25 µs wake-up and the hand-off
+    monkeypatch.setattr(calibrate, "task_seconds", lambda: 60e-6)
+    monkeypatch.setattr(
+        calibrate, "task_pool_seconds", lambda items: start + items * (60e-6 + 25e-6 + handoff + overhead)
+    )
+    got = calibrate.thread_costs(repeats=3, cores=2)
+    assert got["thread_wakeup"].median == pytest.approx(25e-6)
+    assert got["thread_start"].median == pytest.approx(start, rel=1e-6)
+    assert got["thread_handoff"].median == pytest.approx(handoff, rel=1e-6)
+    assert got["thread_overhead"].median == pytest.approx(overhead, rel=1e-6)
+    assert got["thread_handoff"].spread == pytest.approx(0.0, abs=1e-9)
+    section = calibrate.threads_section(got, comments=False)
+    threads = Machine.from_dict({"nodes": 1, "cores_per_node": 2} | tomllib.loads(section)).threads
+    assert threads is not None
+    assert (threads.start, threads.handoff, threads.overhead) == pytest.approx((start, handoff, overhead))
+    assert threads.wakeup == pytest.approx(25e-6)
+
+
+def test_reference_task_and_its_pool_run_here():
+    assert calibrate.task_seconds(calls=3) > 0.0
+    assert calibrate.task_pool_seconds(4) > 0.0

@@ -7,6 +7,7 @@ the suite itself withholds errors when the load is high.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -35,10 +36,21 @@ def test_validation_smoke(tmp_path):
     # a smoke run never claims accuracy, quiet machine or not
     assert report["quiet"] is False and report["summary"] is None
     assert "NO ACCURACY REPORTED" in done.stdout
-    # the pool of 2 threads is predicted faster than the pool of 1 (two cores; the model shares them)
-    by_name = {row["case"]: row["predicted"] for row in report["rows"]}
-    assert by_name["pool T=2 sort n=16384"] < by_name["pool T=1 sort n=16384"]
-    assert set(report["kernel_costs"]) == {"sort", "increment", "noop"}
+    # (pools of 1 and 2 threads take costs measured in different ways, so their predicted order
+    # depends on this machine's noise: the sharing of cores is tested by hand in the unit tests)
+    # one fitted cost per kernel and way of running it (results kept or handed on, threads at once)
+    costs = report["kernel_costs"]
+    assert (
+        "sort kept, 1 at once" in costs
+        and "sort kept, 2 at once" in costs
+        and any(key.startswith("sort handed on") for key in costs)
+    )
+    assert {key.split()[0] for key in costs} == {"sort", "increment", "noop"}
+    if (os.cpu_count() or 1) >= 2:  # a pool of 2 threads keeps 2 cores computing at once
+        assert "sort kept, 2 at once" in costs
+    # the machine's thread costs come from calibrate's no-op pools, as [threads] keys
+    assert "[threads]" in report["machine"] and "handoff = " in report["machine"]
+    assert "pipe(pool T=2 sort, pool T=2 increment) n=16384" in names
 
 
 def test_quiet_probe_sees_other_programs():

@@ -10,8 +10,12 @@ on one core and on every core at once.  What is measured:
 * peak floating-point rate (a numpy matrix product) and memory bandwidth (a
   STREAM-like triad ``a = b + s*c`` over arrays far larger than the caches),
   on one core and on all cores;
-* thread start and hand-off overhead (``threading.Thread`` start/join, a
-  queue round trip between two threads);
+* thread start and per-item hand-off (no-op pools of the standard thread
+  pool with 1 and all cores' workers over several item counts: the
+  intercepts give the start of a thread, the slopes the per-item cost and
+  how much of it is serialised; one-worker pools of a reference numpy sort
+  the wake-up of a caller that sleeps before every result), written as the
+  ``[threads]`` keys;
 * with mpi4py and an MPI installed: intra-node latency and bandwidth per
   message-size range and the rendezvous handshake from a ping-pong over message
   sizes, the eager limit from the knee where the time per message jumps, the
@@ -19,13 +23,14 @@ on one core and on every core at once.  What is measured:
   and reduction cost from an allreduce over sizes (the fastest repetition each).
 
 ``peak_flops`` (one core), ``memory_bandwidth`` (all cores) and
-``core_bandwidth`` (one core) are the machine file's roofline keys; the
-measurements the format has no key for (thread overheads) are written as
-comments with their values.
+``core_bandwidth`` (one core) are the machine file's roofline keys, the
+thread costs its ``[threads]`` keys, the network's its ``[network]`` and
+``[collectives]`` keys.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import shutil
@@ -35,7 +40,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,35 +124,160 @@ def matmul_seconds(n: int = MATMUL_N) -> Callable[[], float]:
     return run
 
 
-def thread_start_seconds(count: int = 200) -> float:
-    start = time.perf_counter()
-    for _ in range(count):
-        t = threading.Thread(target=lambda: None)
-        t.start()
-        t.join()
-    return (time.perf_counter() - start) / count
+#: Items passed through the no-op pools that the thread costs are fitted to: pools of the sizes
+#: programs use; a long pool is more often stopped by other programs than a short one, which
+#: bends the line on a shared machine.
+POOL_ITEMS = (8, 16, 32, 64, 128)
 
 
-def handoff_seconds(count: int = 2000) -> float:
-    import queue
+def pool_seconds(threads: int, items: int) -> float:
+    """Wall time of a standard thread pool passing ``items`` no-ops through ``threads`` workers.
 
-    to_worker: queue.SimpleQueue[int | None] = queue.SimpleQueue()
-    back: queue.SimpleQueue[int] = queue.SimpleQueue()
+    ``concurrent.futures.ThreadPoolExecutor.map`` with the results kept, timed
+    from the first submission (which starts the workers) to the last result.
+    """
+    from concurrent.futures import ThreadPoolExecutor
 
-    def worker() -> None:
-        while (item := to_worker.get()) is not None:
-            back.put(item)
+    data = [None] * items
+    with ThreadPoolExecutor(max_workers=threads) as executor:
+        start = time.perf_counter()
+        kept = list(executor.map(_no_op, data))
+        elapsed = time.perf_counter() - start
+    del kept
+    return elapsed
 
-    t = threading.Thread(target=worker)
-    t.start()
-    start = time.perf_counter()
-    for i in range(count):
-        to_worker.put(i)
-        back.get()
-    elapsed = time.perf_counter() - start
-    to_worker.put(None)
-    t.join()
-    return elapsed / count / 2  # one way
+
+def _no_op(item: object) -> object:
+    return item
+
+
+#: The task of the pools that time the wake-up: a numpy sort of this many doubles (the interpreter
+#: lock is free meanwhile), long enough that the caller sleeps before every result.
+TASK_ELEMENTS = 1 << 14
+
+
+def task_pool_seconds(items: int) -> float:
+    """Wall time of a one-worker standard thread pool over ``items`` reference tasks."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = _task_inputs(items)
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        start = time.perf_counter()
+        kept = list(executor.map(_sort_task, data))
+        elapsed = time.perf_counter() - start
+    del kept
+    return elapsed
+
+
+def task_seconds(calls: int = 16) -> float:
+    """Seconds per call of the reference task, alone in a worker thread (after an untimed call)."""
+    data = _task_inputs(calls)
+
+    def run() -> float:
+        _sort_task(data[0])
+        start = time.perf_counter()
+        for a in data[1:]:
+            _sort_task(a)
+        return (time.perf_counter() - start) / (calls - 1)
+
+    return _on_all_cores(run, 1)
+
+
+def _task_inputs(items: int) -> list[np.ndarray]:
+    base = np.random.default_rng(7).random(TASK_ELEMENTS)
+    return [base.copy() for _ in range(items)]
+
+
+def _sort_task(a: np.ndarray) -> float:
+    return float(np.sort(a)[0])
+
+
+def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """Least-squares ``(intercept, slope)`` of ys over xs, in relative errors (the intercept matters)."""
+    y = np.asarray(ys, float)
+    slope, intercept = np.polyfit(np.asarray(xs, float), y, 1, w=1.0 / np.maximum(y, 1e-12))
+    return float(intercept), float(slope)
+
+
+def split_thread_costs(intercepts: dict[int, float], slopes: dict[int, float]) -> tuple[float, float, float]:
+    """``(start, handoff, overhead)`` from no-op pools of 1 and C workers.
+
+    A pool of T workers over n items takes ``T·start + n·max(handoff, (handoff + overhead)/T)``
+    when ``handoff`` is serialised (one lock) and ``overhead`` runs in parallel.  So
+    ``start`` is the least-squares fit of the intercepts to ``T·start``, and the
+    one-worker slope is ``handoff + overhead``.  A C-worker slope above 1/C of it is
+    the lock's pace, ``handoff``; at or below it the workers' pace, and the items
+    pass in parallel (``handoff`` 0: the lock never limits C workers).  Negative
+    parts (noise) become 0; one core makes it all hand-off.
+    """
+    counts = sorted(intercepts)
+    start = max(0.0, sum(t * intercepts[t] for t in counts) / sum(t * t for t in counts))
+    one = max(0.0, slopes[1])
+    many = max(counts)
+    if many == 1:
+        return start, one, 0.0
+    paced = max(0.0, slopes[many])
+    handoff = min(paced, one) if paced > one / many else 0.0
+    return start, handoff, one - handoff
+
+
+def thread_costs(repeats: int, cores: int) -> dict[str, Measured]:
+    """``thread_start``, ``_handoff``, ``_overhead`` and ``_wakeup``: the machine's ``[threads]`` keys.
+
+    No-op pools of 1 and ``cores`` workers over :data:`POOL_ITEMS` items, each
+    size ``repeats`` times; the medians per size give the values, fits of each
+    repetition alone their spread.
+    """
+    counts = sorted({1, max(1, cores)})
+    times = {t: {n: [pool_seconds(t, n) for _ in range(repeats)] for n in POOL_ITEMS} for t in counts}
+
+    def split(pick: Callable[[list[float]], float]) -> tuple[float, float, float]:
+        lines = {t: _line(POOL_ITEMS, [pick(times[t][n]) for n in POOL_ITEMS]) for t in counts}
+        intercepts = {t: a for t, (a, _) in lines.items()}
+        return split_thread_costs(intercepts, {t: b for t, (_, b) in lines.items()})
+
+    middle = split(statistics.median)
+    each = [split(functools.partial(_nth, r)) for r in range(repeats)]
+    tasks = {n: [task_pool_seconds(n) for _ in range(repeats)] for n in POOL_ITEMS}
+    alone = [task_seconds() for _ in range(repeats)]
+
+    def wakeup(pick: Callable[[list[float]], float], costs: tuple[float, float, float]) -> float:
+        """Per item of a pool of real tasks, beyond the task and the no-op hand-off: the caller's wake-up."""
+        slope = _line(POOL_ITEMS, [pick(tasks[n]) for n in POOL_ITEMS])[1]
+        return max(0.0, slope - pick(alone) - costs[1] - costs[2])
+
+    wakeups = [wakeup(functools.partial(_nth, r), each[r]) for r in range(repeats)]
+    how = (
+        f"no-op thread pools (concurrent.futures) of {' and '.join(map(str, counts))} workers over "
+        f"{', '.join(map(str, POOL_ITEMS))} items, {repeats} runs each"
+    )
+    what = ("per thread started", "per item, serialised", "per item, in parallel")
+    out = {
+        key: Measured(middle[i], min(e[i] for e in each), max(e[i] for e in each), f"{how}: {what[i]}")
+        for i, key in enumerate(("thread_start", "thread_handoff", "thread_overhead"))
+    }
+    out["thread_wakeup"] = Measured(
+        wakeup(statistics.median, middle),
+        min(wakeups),
+        max(wakeups),
+        f"one-worker pools of numpy sorts of {TASK_ELEMENTS} doubles over the same items: per item "
+        "beyond the sort alone and the no-op hand-off (the caller wakes for every result)",
+    )
+    return out
+
+
+def _nth(index: int, values: list[float]) -> float:
+    return values[index]
+
+
+def threads_section(values: dict[str, Measured], comments: bool = True) -> str:
+    """The ``[threads]`` table of a machine file from :func:`thread_costs`."""
+    lines = ["[threads]"]
+    for name in ("start", "handoff", "overhead", "wakeup"):
+        m = values[f"thread_{name}"]
+        note = f"  # {m.how}; min..max {m.low:.3g}..{m.high:.3g}" if comments else ""
+        lines.append(f"{name} = {m.median:.4g}{note}")
+    return "\n".join(lines) + "\n"
 
 
 def memory_bandwidths(
@@ -252,11 +382,8 @@ def measure(
         cores * flops / lo,
         f"{cores} matrix products at once, one per core",
     )
-    say("thread start and hand-off")
-    med, lo, hi = _repeat(thread_start_seconds, repeats)
-    out["thread_start"] = Measured(med, lo, hi, "threading.Thread start + join, mean of 200")
-    med, lo, hi = _repeat(handoff_seconds, repeats)
-    out["thread_handoff"] = Measured(med, lo, hi, "one-way queue hand-off between two threads, mean of 2000")
+    say("thread start and hand-off (no-op thread pools)")
+    out.update(thread_costs(repeats, cores))
     out.update(measure_mpi(progress=say))
     return out
 
@@ -772,11 +899,9 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
         f"core_bandwidth = {values['core_bandwidth'].median:.4g}" + comment("core_bandwidth"),
         f"# all cores at once: {values['peak_flops'].median:.4g} flop/s"
         + comment("peak_flops").replace("  #", ";"),
-        "# Thread overheads (seconds), for the overhead tags of task pools and pipelines:",
-        f"# thread_start = {values['thread_start'].median:.3g}"
-        + comment("thread_start").replace("  #", " ;"),
-        f"# thread_handoff = {values['thread_handoff'].median:.3g}"
-        + comment("thread_handoff").replace("  #", " ;"),
+        "",
+        "# thread costs (seconds) of task pools and pipelines that give no startup/handoff/overhead tags",
+        threads_section(values).rstrip("\n"),
     ]
     if "latency" in values:
         lines += ["", network_text(values).rstrip("\n")]

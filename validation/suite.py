@@ -114,6 +114,9 @@ def rows_of(cases: list[Case], quiet: bool) -> list[dict[str, Any]]:
                 "error_percent": error if quiet else None,
                 "error_percent_loaded": None if quiet else error,
                 "others_busy_max": max(case.busy),
+                # every run with the share of the CPUs others used just before it
+                "measured_runs": list(case.measured),
+                "others_busy_runs": list(case.busy),
             }
         )
     return rows

@@ -19,7 +19,8 @@ METADATA_TAGS = ("id", "type")
 ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
     "action+": (
         Role.ACTION,
-        ("cost", "repeat", "code", "flops", "bytes", "device", "copyin", "copyout") + METADATA_TAGS,
+        ("cost", "repeat", "code", "flops", "bytes", "device", "copyin", "copyout", "threads")
+        + METADATA_TAGS,
     ),
     "activity+": (Role.ACTIVITY, ("repeat", "cost") + METADATA_TAGS),
     "send+": (Role.SEND, _COMM_P2P_SEND + METADATA_TAGS),
@@ -39,8 +40,8 @@ ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
     "critical+": (Role.CRITICAL, ("name",) + METADATA_TAGS),
     "loop+": (Role.LOOP, ("iterations", "while") + METADATA_TAGS),
     "clause+": (Role.ACTION, ("guard", "probability", "cost", "repeat", "code") + METADATA_TAGS),
-    "pipeline+": (Role.PIPELINE, ("items", "overhead", "startup") + METADATA_TAGS),
-    "taskpool+": (Role.TASKPOOL, ("threads", "items", "overhead", "startup") + METADATA_TAGS),
+    "pipeline+": (Role.PIPELINE, ("items", "overhead", "startup", "handoff", "ordered") + METADATA_TAGS),
+    "taskpool+": (Role.TASKPOOL, ("threads", "items", "overhead", "startup", "handoff") + METADATA_TAGS),
 }
 #: ``clause+`` adds a condition to whatever role the action has (see ``_Interpreter.own_spec``).
 CLAUSE_ENTRY = ROLES["clause+"]

@@ -979,8 +979,34 @@ class PythonHandler(ContentHandler):
         assert isinstance(view, PipelineView)
         view.element = self.element(stmt.node, "pipeline")
         view.items = self.tag(stmt.node, "items", "1")
-        view.options = self._pattern_costs(stmt.node)
+        view.options = self._pattern_costs(stmt.node) + self._stage_threads(stmt)
         self.called()
+
+    def _stage_threads(self, stmt: Pipeline) -> list[Arg]:
+        """``threads`` (workers per stage) and ``pools`` (stages that are task pools), when a stage says.
+
+        A stage that is a ``taskpool+`` runs on that pool's ``threads`` workers; an
+        action stage with a ``threads`` tag on that many; every other stage on one.
+        """
+        counts: list[str] = []
+        pools: list[str] = []
+        out: list[Arg] = []
+        for index, stage in enumerate(stmt.stages):
+            inner = stage.body[0] if len(stage.body) == 1 else None
+            if isinstance(inner, TaskPool):
+                counts.append(self.tag(inner.node, "threads", "p.nthreads"))
+                pools.append(str(index))
+            elif isinstance(inner, Exec) and inner.node.perf is not None and inner.node.perf.get("threads"):
+                counts.append(self.tag(inner.node, "threads", "1"))
+            else:
+                counts.append("1")
+        if pools or any(count != "1" for count in counts):
+            out.append(("threads", f"({', '.join(counts)},)"))
+        if pools:
+            out.append(("pools", f"({', '.join(pools)},)"))
+        if stmt.node.perf is not None and stmt.node.perf.get("ordered"):
+            out.append(("ordered", self.tag(stmt.node, "ordered", None)))
+        return out
 
     def visit_Lane(self, lane: Lane) -> None:
         owner = self.owners[-1]
@@ -1040,7 +1066,7 @@ class PythonHandler(ContentHandler):
         """The overhead and startup tags a pipeline or task pool gives, as keyword arguments."""
         return [
             (name, self.tag(node, name, None))
-            for name in ("overhead", "startup")
+            for name in ("overhead", "startup", "handoff")
             if node.perf is not None and node.perf.get(name)
         ]
 

@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     busiest = max(p.busy for p in probes)
     quiet = busiest <= args.max_busy and not args.smoke  # one tiny run of each case is no accuracy
     rows = suite.rows_of(cases, quiet)
-    suite.print_table(rows, quiet)
+    suite.print_table(rows, quiet, "smoke" if args.smoke else "loaded")
     summary = suite.summary_of(rows, quiet)
     if quiet:
         print(

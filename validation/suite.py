@@ -122,12 +122,13 @@ def rows_of(cases: list[Case], quiet: bool) -> list[dict[str, Any]]:
     return rows
 
 
-def print_table(rows: list[dict[str, Any]], quiet: bool) -> None:
+def print_table(rows: list[dict[str, Any]], quiet: bool, why_not: str = "loaded") -> None:
+    """The table; without ``quiet`` every error is marked with ``why_not`` (it is no accuracy)."""
     width = max(len(r["case"]) for r in rows)
     print(f"\n{'case':<{width}}  {'measured':>10}  {'spread':>7}  {'predicted':>10}  {'error':>8}")
     for r in rows:
         err = r["error_percent"] if quiet else r["error_percent_loaded"]
-        mark = "" if quiet else " (loaded)"
+        mark = "" if quiet else f" ({why_not})"
         print(
             f"{r['case']:<{width}}  {_ms(r['measured_median'])}  {r['spread'] * 100:6.1f}%  "
             f"{_ms(r['predicted'])}  {err:+7.1f}%{mark}"

@@ -258,3 +258,13 @@ def test_loop_node_sources_of_the_iteration_count() -> None:
 )
 def test_split_condition(body: str, expected: tuple[str | None, str] | None) -> None:
     assert split_condition(body) == expected
+
+
+def test_structured_node_with_one_start_needs_no_initial_node():
+    """UML starts the nodes of a structured node that no flow reaches: one such node is no warning."""
+    pool = Path(__file__).resolve().parents[1] / "validation" / "models" / "pool.uml"
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        cli_main(["check", str(pool), "--default-cost", "1e-3"])
+    text = out.getvalue() + err.getvalue()
+    assert "pool" in text and "no initial node" not in text

@@ -96,6 +96,10 @@ def plain_action(node: Node) -> bool:
     return perf is None or (perf.role is Role.ACTION and repeat_text(perf) is None)
 
 
+#: Structured nodes whose one node without incoming flows starts them without an initial node.
+STARTS_WITHOUT_INITIAL = frozenset({"StructuredActivityNode", "ExpansionRegion", "SequenceNode"})
+
+
 class RegionGraph:
     """The graph of one region (activity or structured node) and the facts recovery asks of it."""
 
@@ -147,7 +151,10 @@ class RegionGraph:
             initials = [n.id for n in self.region.nodes if not self.pred[n.id] and n.kind not in FINAL_KINDS]
             if self.region.nodes and not initials:
                 initials = [self.region.nodes[0].id]
-            if self.region.nodes and not self.section:
+            # A structured node starts the one node no flow reaches (UML enables nodes without
+            # incoming flows when the structured node starts): nothing to warn about there.
+            obvious = len(initials) == 1 and self.owner.uml_type in STARTS_WITHOUT_INITIAL
+            if self.region.nodes and not self.section and not obvious:
                 self.shared.warn(
                     "no initial node: the flow starts at "
                     + ", ".join(repr(self.nodes[i].name or i) for i in initials),

@@ -119,9 +119,12 @@ def fork(ctx: Any, elem: Element, branches: Iterable[Callable[[Any, Any], Any]])
     return _run_threads(ctx, elem, runners, f"the {len(runners)} branches of fork {elem.describe()}")
 
 
-def critical(ctx: Any, elem: Element, name: str, body: Callable[[Any, Any], Any]) -> Any:
-    """``body(p, v)`` under this process's lock ``name``; waiting time counts as wait."""
-    ctx.enter(elem)
+def _acquire(ctx: Any, elem: Element, name: str, what: str) -> Any:
+    """Wait for this process's lock ``name`` (made on first use): ``(lock, request, start of the wait)``.
+
+    While it waits the process is blocked on ``what`` (deadlock reports name it); the
+    caller accounts the waiting time as its element needs and releases ``request``.
+    """
     proc = ctx.process
     locks = proc._locks
     if locks is None:
@@ -129,14 +132,20 @@ def critical(ctx: Any, elem: Element, name: str, body: Callable[[Any, Any], Any]
     lock = locks.get(name)
     if lock is None:
         lock = locks[name] = Resource(ctx.env, capacity=1)
-    env = ctx.env
-    t0 = env._now
+    t0 = ctx.env._now
     request = lock.request()
     if not request.triggered:
-        ctx.block(elem, f"lock '{name}'")
+        ctx.block(elem, what)
     yield request
     ctx.blocked_for = None
-    waited = env._now - t0
+    return lock, request, t0
+
+
+def critical(ctx: Any, elem: Element, name: str, body: Callable[[Any, Any], Any]) -> Any:
+    """``body(p, v)`` under this process's lock ``name``; waiting time counts as wait."""
+    ctx.enter(elem)
+    lock, request, t0 = yield from _acquire(ctx, elem, name, f"lock '{name}'")
+    waited = ctx.env._now - t0
     if waited > 0.0:
         ctx.totals[WAIT] += waited
         ctx._wait_list()[elem.index] += waited
@@ -358,23 +367,9 @@ def _overhead(ctx: Any, t_elem: Element, seconds: float) -> Any:
 
 def _handoff(ctx: Any, elem: Element, seconds: float) -> Any:
     """Spend a hand-off holding the process's hand-off lock; waiting for the lock counts as wait."""
-    proc = ctx.process
-    locks = proc._locks
-    if locks is None:
-        locks = proc._locks = {}
-    lock = locks.get(HANDOFF_LOCK)
-    if lock is None:
-        lock = locks[HANDOFF_LOCK] = Resource(ctx.env, capacity=1)
-    env = ctx.env
-    t0 = env._now
-    request = lock.request()
-    if not request.triggered:
-        ctx.block(elem, "the hand-off lock of its process")
-    yield request
-    ctx.blocked_for = None
-    waited = env._now - t0
-    if waited > 0.0:
-        ctx.record_phase(elem, "wait", t0, env._now)
+    lock, request, t0 = yield from _acquire(ctx, elem, HANDOFF_LOCK, "the hand-off lock of its process")
+    if ctx.env._now > t0:
+        ctx.record_phase(elem, "wait", t0, ctx.env._now)
     try:
         yield from _overhead(ctx, elem, seconds)
     finally:

@@ -20,13 +20,14 @@ def _ping_pong(eager: int, alpha: float = 2e-6, beta: float = 1 / 2e9, handshake
     return out
 
 
-def _allreduce(eager: int, overhead: float = 3e-6, gamma: float = 5e-10):
+def _allreduce(eager: int, overhead: float = 3e-6, gamma: float = 5e-10, algorithm: str | None = None):
     """Allreduce times on 2 ranks of the :func:`_ping_pong` MPI: the model's algorithm plus costs."""
     from uml2perf_runtime.machine import Link
     from uml2perf_runtime.network import CollectiveModel
 
     line = Link(2e-6, 2e9, 6e-6)
-    model = CollectiveModel([0, 0], lambda a, b: line, None, gamma, overhead=overhead, eager_limit=eager)
+    choices = {"allreduce": algorithm} if algorithm else None
+    model = CollectiveModel([0, 0], lambda a, b: line, choices, gamma, overhead=overhead, eager_limit=eager)
     return {size: [model.duration("allreduce", 0, size)] * 3 for size in calibrate.ALLREDUCE_SIZES}
 
 
@@ -73,6 +74,7 @@ def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
     assert machine.collective_overhead == pytest.approx(3e-6, rel=0.05)
     assert machine.reduce_cost == pytest.approx(5e-10, rel=0.05)
     assert "overhead = " in text and "fitted as overhead + reduce_cost" in text
+    assert "allreduce = " not in text  # MPICH's rules (auto) made these times: nothing to choose
     assert machine.wakeup == pytest.approx(4e-6) and "two ranks per core" in text
 
 
@@ -155,3 +157,18 @@ def test_thread_costs_recover_the_costs_of_a_known_pool(monkeypatch):
 def test_reference_task_and_its_pool_run_here():
     assert calibrate.task_seconds(calls=3) > 0.0
     assert calibrate.task_pool_seconds(4) > 0.0
+
+
+@pytest.mark.parametrize("algorithm", ["recursive_doubling", "ring"])
+def test_the_allreduce_algorithm_that_fits_best_is_chosen(algorithm):
+    """An MPI whose allreduce follows another algorithm than MPICH's rules: calibrate finds it."""
+    pieces = calibrate.fit_ping_pong(_ping_pong(4096))
+    network = calibrate.network_text(pieces, collectives=False)
+    got = calibrate.fit_collective_algorithm(_allreduce(4096, algorithm=algorithm), network)
+    assert got["collective_overhead"].choice == algorithm
+    assert got["collective_overhead"].median == pytest.approx(3e-6, rel=0.05)
+    assert got["reduce_cost"].median == pytest.approx(5e-10, rel=0.05)
+    text = calibrate.network_text({**pieces, **got})
+    assert f'allreduce = "{algorithm}"' in text and "fit error by algorithm" in text
+    machine = Machine.from_dict(tomllib.loads('name = "m"\nnodes = 1\ncores_per_node = 2\n' + text))
+    assert machine.collectives["allreduce"] == algorithm

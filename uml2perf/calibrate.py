@@ -61,6 +61,8 @@ class Measured:
     how: str
     #: measured points behind the value, ``(size, seconds, spread)`` (the ping-pong's table)
     points: tuple[tuple[float, float, float], ...] = ()
+    #: a choice the measurement made (the allreduce algorithm that fits best), else empty
+    choice: str = ""
 
     @property
     def spread(self) -> float:
@@ -744,14 +746,54 @@ def crowded_ping_pong(repeats: int = 5) -> dict[str, Measured]:
     return {"wakeup": Measured(wakeup, wakeup, wakeup, how)}
 
 
-def fit_collective_costs(data: dict[int, list[float]], network: str) -> dict[str, Measured]:
+def fit_collective_costs(
+    data: dict[int, list[float]], network: str, algorithm: str = "auto"
+) -> dict[str, Measured]:
     """``[collectives] overhead`` and ``reduce_cost`` from allreduce times and the measured links.
 
     The network model (``network``: the machine-file text of the measured links) prices the
-    algorithm's messages at each size; what the measurement takes beyond that is fitted as
-    ``overhead + reduce_cost * reduced bytes`` (the bytes the algorithm combines on its critical
-    path), by least squares on relative errors with both at least 0.
+    messages of the allreduce ``algorithm`` at each size; what the measurement takes beyond that
+    is fitted as ``overhead + reduce_cost * reduced bytes`` (the bytes the algorithm combines on
+    its critical path), by least squares on relative errors with both at least 0.
     """
+    return _collective_fit(data, network, algorithm).measured()
+
+
+def fit_collective_algorithm(data: dict[int, list[float]], network: str) -> dict[str, Measured]:
+    """The allreduce algorithm whose model, fitted as above, follows the measured times best.
+
+    MPIs choose their algorithms by rules of their own; which one this MPI uses shows in how
+    its time grows with the size (a full exchange and a full reduction per round, or halves).
+    Each of the runtime's algorithms is fitted; the lowest root-mean-square relative error wins
+    (``auto``, MPICH's rules, on a tie), and the comment lists every algorithm's error.
+    """
+    from uml2perf_runtime.network import ALGORITHMS
+
+    fits = [_collective_fit(data, network, name) for name in ("auto", *ALGORITHMS["allreduce"])]
+    best = min(fits, key=lambda fit: fit.rms_error)
+    errors = ", ".join(f"{fit.algorithm} {fit.rms_error * 100:.0f}%" for fit in fits)
+    return best.measured(f"; root-mean-square fit error by algorithm: {errors}")
+
+
+@dataclass(frozen=True)
+class _CollectiveFit:
+    """One allreduce algorithm's fitted per-call overhead and reduction cost."""
+
+    algorithm: str
+    overhead: float
+    reduce_cost: float
+    rms_error: float
+    how: str
+
+    def measured(self, more: str = "") -> dict[str, Measured]:
+        o, g = self.overhead, self.reduce_cost
+        return {
+            "collective_overhead": Measured(o, o, o, self.how, choice=self.algorithm),
+            "reduce_cost": Measured(g, g, g, "the same fit" + more),
+        }
+
+
+def _collective_fit(data: dict[int, list[float]], network: str, algorithm: str) -> _CollectiveFit:
     import tomllib
 
     from uml2perf_runtime.machine import Machine
@@ -759,6 +801,8 @@ def fit_collective_costs(data: dict[int, list[float]], network: str) -> dict[str
 
     table = tomllib.loads('name = "fit"\nnodes = 1\ncores_per_node = 2\n' + network)
     table.pop("collectives", None)
+    if algorithm != "auto":
+        table["collectives"] = {"allreduce": algorithm}
     machine = Machine.from_dict(table)
     sizes = sorted(data)
     med = np.array([quiet_time(data[s]) for s in sizes])
@@ -790,15 +834,12 @@ def fit_collective_costs(data: dict[int, list[float]], network: str) -> dict[str
     spread = max((statistics.median(data[s]) - min(data[s])) / min(data[s]) for s in sizes)
     how = (
         f"2-rank MPI_Allreduce of {sizes[0]}..{sizes[-1]} B ({len(sizes)} sizes, fastest repetition; "
-        f"the median is up to {spread * 100:.0f}% slower): time beyond the messages of the modelled "
-        "algorithm, fitted as "
+        f"the median is up to {spread * 100:.0f}% slower): time beyond the messages of the "
+        f"{algorithm} algorithm, fitted as "
         f"overhead + reduce_cost * reduced bytes (fit error mean {errors.mean() * 100:.0f}%, "
         f"max {errors.max() * 100:.0f}%)"
     )
-    return {
-        "collective_overhead": Measured(overhead, overhead, overhead, how),
-        "reduce_cost": Measured(gamma, gamma, gamma, "the same fit"),
-    }
+    return _CollectiveFit(algorithm, overhead, gamma, float(np.sqrt(np.mean(errors**2))), how)
 
 
 def measure_mpi(repeats: int = 11, progress: Callable[[str], None] | None = None) -> dict[str, Measured]:
@@ -810,7 +851,7 @@ def measure_mpi(repeats: int = 11, progress: Callable[[str], None] | None = None
         progress("MPI allreduce, 8 B to 1 MiB")
     data = allreduce_times(repeats=repeats)
     if data:
-        out.update(fit_collective_costs(data, network_text(out, collectives=False)))
+        out.update(fit_collective_algorithm(data, network_text(out, collectives=False)))
     if progress:
         progress("MPI ping-pong with two ranks per core")
     out.update(crowded_ping_pong(repeats=repeats))
@@ -864,6 +905,11 @@ def network_text(values: dict[str, Measured], collectives: bool = True) -> str:
             f"reduce_cost = {values['reduce_cost'].median:.4g}  # seconds per reduced byte; "
             + values["reduce_cost"].how,
         ]
+        algorithm = values["collective_overhead"].choice
+        if algorithm and algorithm != "auto":
+            lines.append(
+                f'allreduce = "{algorithm}"  # the algorithm whose model fits the measured allreduce best'
+            )
     return "\n".join(lines) + "\n"
 
 

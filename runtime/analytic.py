@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import functions as _functions
+from .operations import REDUCING
 from .process import ProcessContext
 from .spec import Element, ModelSpec
 
@@ -453,30 +454,40 @@ def _synchronise(run: _Run, contexts: Sequence[AnalyticContext], tokens: Sequenc
     roots, size_of = _roots_and_sizes(tokens, rows, first.elem)
     clock = _matrix(contexts, "clock", rows)
     offsets = np.empty((rows, run.nprocs))
-    cache: dict[tuple[int, float], list[float]] = {}
+    reduced = np.zeros((rows, run.nprocs))  # the reduction's arithmetic: work on each rank's core
+    cache: dict[tuple[int, float], tuple[list[float], list[float] | None]] = {}
     for g in range(rows):
         root = roots[g]
         if not (root == int(root) and 0 <= root < run.nprocs):
             raise NotAnalytic("a collective has an invalid root; the simulator reports it", first.elem)
         key = (int(root), float(size_of[g]))
         if key not in cache:
-            cache[key] = run.collectives.offsets(first.kind, key[0], key[1])
-        offsets[g] = cache[key]
+            cache[key] = (
+                run.collectives.offsets(first.kind, key[0], key[1]),
+                run.collectives.reductions(first.kind, key[0], key[1]) if first.kind in REDUCING else None,
+            )
+        offsets[g], reductions = cache[key]
+        if reductions is not None:
+            reduced[g] = reductions
     start = clock.max(axis=1, keepdims=True)
     finish = start + offsets
     wait = start - clock
+    comm = offsets - reduced
     if isinstance(contexts[0].clock, float):
-        waits, comms, finishes = wait[0].tolist(), offsets[0].tolist(), finish[0].tolist()
+        waits, comms, finishes = wait[0].tolist(), comm[0].tolist(), finish[0].tolist()
+        works = reduced[0].tolist()
         for j, ctx in enumerate(contexts):
             ctx.wait_time += waits[j]
             ctx.comm_time += comms[j]
+            ctx.compute_time += works[j]
             ctx.clock = finishes[j]
         return
     col = 0
     for ctx in contexts:
         part = slice(col, col + ctx.clock.shape[1])
         ctx.wait_time = ctx.wait_time + wait[:, part]
-        ctx.comm_time = ctx.comm_time + offsets[:, part]
+        ctx.comm_time = ctx.comm_time + comm[:, part]
+        ctx.compute_time = ctx.compute_time + reduced[:, part]
         ctx.clock = finish[:, part].copy()
         col = part.stop
 

@@ -16,6 +16,7 @@ from simpy.events import Event, Timeout
 
 from .comm import ROOTED, CommState, Context, account, call_name, rank, size_of, spend_cost, state, trigger_at
 from .errors import SimulationError
+from .operations import REDUCING
 from .spec import Element
 
 _INF = float("inf")
@@ -34,6 +35,7 @@ class Gathering:
         "arrived",
         "count",
         "events",
+        "reductions",
         "start",
         "offsets",
         "contexts",
@@ -61,6 +63,8 @@ class Gathering:
         self.events: list[Event | None] = [None] * nprocs
         self.start = 0.0
         self.offsets: list[float] = []
+        #: per rank, the part of ``offsets`` that is reduction work on the rank's core (or None)
+        self.reductions: list[float] | None = None
 
     def __call__(self) -> str:
         missing = [q for q, t in enumerate(self.arrived) if t is None]
@@ -125,19 +129,27 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
         ctx.block(elem, g)
         yield ev
         ctx.unblock()
-        mine = g.offsets[me]
     else:
         del st.open[g.index]
         offsets = st.collectives.offsets(kind, root, g.size)
+        reductions = st.collectives.reductions(kind, root, g.size) if kind in REDUCING else None
         g.start = now
         g.offsets = offsets
+        if reductions is not None:
+            # the network part ends before the rank combines what it received on its core
+            g.reductions = reductions
+            offsets = [t - r for t, r in zip(offsets, reductions, strict=True)]
         for q, waiting in enumerate(g.events):
             if waiting is not None:
                 trigger_at(env, waiting, offsets[q])
-        mine = offsets[me]
-        if mine > 0.0:
-            yield Timeout(env, mine)
-    account(ctx, elem, counted, now, g.start, g.start + mine)
+        if offsets[me] > 0.0:
+            yield Timeout(env, offsets[me])
+    reduction = g.reductions[me] if g.reductions is not None else 0.0
+    account(ctx, elem, counted, now, g.start, g.start + g.offsets[me] - reduction)
+    if reduction > 0.0:
+        start = env._now
+        yield from ctx.spend(reduction * ctx.sim.machine.speed)
+        ctx.record_phase(elem, "compute", start, env._now)
 
 
 def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: float) -> Any:

@@ -86,6 +86,7 @@ from . import collectives as _collectives
 from . import comm as _comm
 from . import patterns as _patterns
 from .errors import LimitError, ModelRuntimeError, SimulationError
+from .operations import REDUCING
 from .parameters import coerce_value
 from .process import CATEGORY_INDEX, CATEGORY_NAMES, COMM, COMPUTE, WAIT, ProcessContext
 from .spec import Element
@@ -915,6 +916,7 @@ class Context:
             or not 0 <= size < _INF
             or root.__class__ is not int
             or not 0 <= root < self.nprocs
+            or (kind in REDUCING and self.sim.machine.reduce_cost)
         ):
             return _collectives.collective(self, elem, kind, root, size, cost)
         return _collectives.collective_fast(self, elem, kind, root, size)

@@ -686,6 +686,7 @@ class CollectiveModel:
         self.eager_limit = math.inf if eager_limit is None else float(eager_limit)
         self._costs = _PairCosts(self.node_of, link, levels, self.eager_limit, wakeup=wakeup)
         self._cache: dict[tuple[str, int, float], list[float]] = {}
+        self._reductions: dict[tuple[str, int, float], list[float] | None] = {}
 
     @classmethod
     def for_machine(cls, machine: Any, node_of: list[int], gamma: float = 0.0) -> CollectiveModel:
@@ -723,6 +724,30 @@ class CollectiveModel:
             if self.overhead:
                 hit = [x + self.overhead for x in hit]  # every rank pays the call's software overhead
             self._cache[key] = hit
+        return hit
+
+    def reductions(self, kind: str, root: int, size: float) -> list[float] | None:
+        """Per rank, the seconds of :meth:`offsets` that are the reduction's arithmetic.
+
+        Combining the received bytes is work on the rank's core, not on the network: a
+        simulation spends it there, so ranks that share a core also share that work.  ``None``
+        when the call combines nothing (no ``gamma``, or a collective that does not reduce).
+        """
+        if not self.gamma:
+            return None
+        key = (kind, root, size)
+        if key in self._reductions:
+            return self._reductions[key]
+        steps = schedule(kind, self.algorithm(kind, size), self.p, size, root)
+        hit: list[float] | None = None
+        if any(s.reduce_bytes for s in steps):
+            without = finish_offsets(steps, self.p, self._costs, 0.0)
+            overhead = self.overhead
+            hit = [
+                max(0.0, t - (w + overhead))
+                for t, w in zip(self.offsets(kind, root, size), without, strict=True)
+            ]
+        self._reductions[key] = hit
         return hit
 
     def duration(self, kind: str, root: int, size: float) -> float:

@@ -91,3 +91,7 @@ COLLECTIVES: tuple[str, ...] = tuple(name for name, op in OPERATIONS.items() if 
 
 #: Wildcard source of a receive (MPI_ANY_SOURCE).
 ANY_SOURCE = -1
+
+#: Collectives that combine what they receive: a machine's ``reduce_cost`` is work on each
+#: rank's core for them (simulated and analytic contexts alike).
+REDUCING = frozenset({"reduce", "allreduce"})

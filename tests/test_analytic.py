@@ -150,6 +150,17 @@ def test_allgather_and_nodes_sweep_use_the_network_model() -> None:
     assert_agrees(spec, gescher, {"nodes": [1, 2, 4], "procs": [3, 4], "SIZE": [10.0, 1e5]})
 
 
+def test_reductions_are_compute_in_both_paths() -> None:
+    """A machine's reduce_cost is work on each rank's core: analytic and simulated agree on it."""
+    spec = module(BSP, "(('NAT', 32), ('STEPS', 3))")
+    gescher = Machine.from_toml(REPO / "samples" / "machines" / "gescher.toml")
+    reducing = Machine.from_dict({**gescher.to_dict(), "collectives": {"reduce_cost": 1e-8}})
+    grid = {"nodes": [1, 2], "procs": [4], "NAT": [32, 640]}
+    rows = assert_agrees(spec, reducing, grid)
+    plain = evaluate(spec, gescher, grid).rows
+    assert all(r["compute"] > q["compute"] for r, q in zip(rows, plain, strict=True))
+
+
 def test_while_loop_and_code_fragments() -> None:
     spec = module(
         """

@@ -49,3 +49,44 @@ def test_reduction_arithmetic_costs_per_byte_combined():
 def test_bad_values_are_errors(bad):
     with pytest.raises(MachineError, match=r"\[collectives\] overhead must be a number"):
         _machine(overhead=bad)
+
+
+# -- the reduction's arithmetic is work on the rank's core ------------------------------------------
+
+
+def _simulate_allreduce(procs: int, cores: int, reduce_cost: float, size: float = 1000.0):
+    from uml2perf_runtime import Element, ModelSpec, simulate
+
+    coll = Element(0, "AR", "collective")
+
+    def main(p, v):
+        yield from p.allreduce(coll, size=size)
+
+    mach = Machine.from_dict(
+        {
+            "nodes": 1,
+            "cores_per_node": cores,
+            "network": {"intra_node": {"latency": 1e-6, "bandwidth": 1e9}},
+            "collectives": {"allreduce": "recursive_doubling", "reduce_cost": reduce_cost},
+        }
+    )
+    return simulate(ModelSpec("reduce", "test", (coll,), main=main), mach, procs=procs)
+
+
+def test_reduction_is_compute_with_the_same_time_when_every_rank_has_a_core():
+    # 4 ranks, recursive doubling: 2 rounds of (exchange 1000 B, combine 1000 B)
+    r = _simulate_allreduce(4, 4, 1e-9)
+    assert r.time == pytest.approx(2 * (2e-6 + 1000 * 1e-9))
+    for row in r.per_process:
+        assert row["compute"] == pytest.approx(2 * 1000 * 1e-9)  # combining is work on the core
+        assert row["communication"] == pytest.approx(2 * 2e-6)
+    plain = _simulate_allreduce(4, 4, 0.0)
+    assert plain.time == pytest.approx(2 * 2e-6) and plain.per_process[0]["compute"] == 0.0
+
+
+def test_ranks_that_share_a_core_share_the_reduction():
+    # 4 ranks on 2 cores: the network part is the same, the 2 us of combining per rank take
+    # twice as long, since two ranks combine on each core at once
+    alone = _simulate_allreduce(4, 4, 1e-9)
+    crowded = _simulate_allreduce(4, 2, 1e-9)
+    assert crowded.time == pytest.approx(alone.time + 2 * 1000 * 1e-9)

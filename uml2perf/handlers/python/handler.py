@@ -236,6 +236,8 @@ class PythonHandler(ContentHandler):
         self.owners_threads: list[tuple[ThreadsView, FunctionView]] = []
         self._warned_finals: set[str] = set()
         self.flows: list[tuple[TokenFlowView, dict[int, str]]] = []
+        #: the diagram nodes whose token-flow functions are being written (their comment names them)
+        self.token_nodes: list[Node] = []
         self.token_names: set[str] = set()  # node function names taken in the activity being written
         self.uses_tokens = False
         self.deepest = 0  # the most bodies open at once: bounds the nesting of the module
@@ -738,8 +740,10 @@ class PythonHandler(ContentHandler):
         return f"not ({printed})" if cond.negate else printed
 
     def visit_If(self, stmt: If) -> None:
+        node = stmt.node
+        named = self.token_nodes and self.token_nodes[-1] is node  # its function's comment names it
         comment_ = (
-            describe(stmt.node) if stmt.node is not None and stmt.node.kind is NodeKind.DECISION else None
+            describe(node) if node is not None and node.kind is NodeKind.DECISION and not named else None
         )
         state = _IfState(stmt)
         state.view = IfView(comment_, state.uvar if stmt.is_random else None)
@@ -920,6 +924,7 @@ class PythonHandler(ContentHandler):
         function = FunctionView(names[item.index])
         self.open_function(function)
         node = item.node
+        self.token_nodes.append(node)
         what = _TOKEN_KINDS.get(node.kind, "action")
         if item.inputs > 1:
             what = f"join, waits for a token on each of its {item.inputs} incoming flows"
@@ -932,6 +937,7 @@ class PythonHandler(ContentHandler):
             self.emit(NoteView("", assign="offers = []"))
 
     def leave_TokenNode(self, item: TokenNode) -> None:
+        self.token_nodes.pop()
         function = self.scopes[-2].functions[-1]  # the node's function, in the scope that defines it
         self.close_function(function)
         function.returns = _always_offers(function.body)

@@ -32,6 +32,13 @@ def _call_body(body: Callable[..., Any], ctx: Any, v: Any) -> Any:
     return gen
 
 
+def _model_error(message: str, ctx: Any, elem: Element) -> ModelRuntimeError:
+    """A mistake of the model found while ``ctx`` runs ``elem``, naming both."""
+    return ModelRuntimeError(
+        message, element_name=elem.name, element_id=elem.xmi_id, line=elem.line, pid=ctx.pid, tid=ctx.tid
+    )
+
+
 def _thread_count(ctx: Any, elem: Element, value: Any, what: str) -> int:
     """Validate a thread or item count given by the model, against its limit."""
     try:
@@ -39,14 +46,11 @@ def _thread_count(ctx: Any, elem: Element, value: Any, what: str) -> int:
     except (TypeError, ValueError):
         as_float = math.nan
     if not (0.0 <= as_float < math.inf) or as_float != math.floor(as_float):
-        raise ModelRuntimeError(
+        raise _model_error(
             f"{what} of {elem.describe()} is {value!r} on {ctx.describe()}: "
             "it must be a non-negative whole number",
-            element_name=elem.name,
-            element_id=elem.xmi_id,
-            line=elem.line,
-            pid=ctx.pid,
-            tid=ctx.tid,
+            ctx,
+            elem,
         )
     count = int(as_float)
     name = "threads" if "thread" in what else "iterations"
@@ -280,14 +284,11 @@ def _stage_threads(
         return [1] * count
     threads = tuple(threads)
     if len(threads) != count:
-        raise ModelRuntimeError(
+        raise _model_error(
             f"pipeline {elem.describe()} has {count} stages but {len(threads)} thread counts on "
             f"{ctx.describe()}",
-            element_name=elem.name,
-            element_id=elem.xmi_id,
-            line=elem.line,
-            pid=ctx.pid,
-            tid=ctx.tid,
+            ctx,
+            elem,
         )
     out = [
         _thread_count(ctx, elem, value, f"number of threads of stage {s + 1}")
@@ -295,14 +296,11 @@ def _stage_threads(
     ]
     for s, w in enumerate(out):
         if items and not w:
-            raise ModelRuntimeError(
+            raise _model_error(
                 f"stage {s + 1} of pipeline {elem.describe()} has no threads for its {items} items on "
                 f"{ctx.describe()}",
-                element_name=elem.name,
-                element_id=elem.xmi_id,
-                line=elem.line,
-                pid=ctx.pid,
-                tid=ctx.tid,
+                ctx,
+                elem,
             )
     bound = current_limits().threads
     if sum(out) > bound:
@@ -416,13 +414,10 @@ def taskpool(
     v = ctx.v
     next_item = [0]
     if n_items and not n_threads:
-        raise ModelRuntimeError(
+        raise _model_error(
             f"task pool {elem.describe()} has {n_items} items but no threads on {ctx.describe()}",
-            element_name=elem.name,
-            element_id=elem.xmi_id,
-            line=elem.line,
-            pid=ctx.pid,
-            tid=ctx.tid,
+            ctx,
+            elem,
         )
     workers = min(n_threads, n_items)
     overhead_s, handoff_s, startup_s = _costs(ctx, elem, overhead, handoff, startup, workers)

@@ -354,7 +354,7 @@ def bsp_model(
 
 def write_model(path: str | os.PathLike[str], text: str) -> Path:
     """Write a generated model with the project's safe writer, creating its folder."""
-    from uml2perf_runtime.files import write_output
+    from uml2perf_runtime.output.files import write_output
 
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -12,25 +12,25 @@ from typing import TYPE_CHECKING, Any
 # for SimPy and numpy, and a generated module imports ``.model`` before it
 # knows whether it will be simulated.
 _EXPORTS = {
-    "simulate": "engine",
-    "Simulation": "engine",
-    "DEFAULT_MAX_ITERATIONS": "engine",
+    "simulate": "engine.simulation",
+    "Simulation": "engine.simulation",
+    "DEFAULT_MAX_ITERATIONS": "engine.simulation",
     "DeadlockError": "errors",
     "LimitError": "errors",
     "MachineError": "errors",
     "ModelRuntimeError": "errors",
     "ParameterError": "errors",
     "SimulationError": "errors",
-    "Link": "machine",
-    "Machine": "machine",
+    "Link": "platform.machine",
+    "Machine": "platform.machine",
     "Element": "model",
     "ModelSpec": "model",
     "main": "model",
-    "Results": "results",
+    "Results": "output.results",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from .engine import DEFAULT_MAX_ITERATIONS, Simulation, simulate
+    from .engine.simulation import DEFAULT_MAX_ITERATIONS, Simulation, simulate
     from .errors import (
         DeadlockError,
         LimitError,
@@ -39,9 +39,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         ParameterError,
         SimulationError,
     )
-    from .machine import Link, Machine
     from .model import Element, ModelSpec, main
-    from .results import Results
+    from .output.results import Results
+    from .platform.machine import Link, Machine
 
 
 def __getattr__(name: str) -> Any:

@@ -182,7 +182,7 @@ def count(value: Any) -> Any:
         number = _Int(as_float)
     if number < 0:
         raise ValueError(f"a repeat or loop count is {number}: counts cannot be negative")
-    from .limits import ENVIRONMENT, current
+    from .engine.limits import ENVIRONMENT, current
 
     bound = current().iterations
     if number > bound:

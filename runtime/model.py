@@ -184,9 +184,9 @@ def main(spec: ModelSpec, argv: Sequence[str] | None = None, *, exit: bool = Tru
 
 
 def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
-    from .engine import simulate
+    from .engine.simulation import simulate
     from .errors import SimulationError
-    from .machine import Machine
+    from .platform.machine import Machine
 
     parser = build_parser(spec)
     args = parse_args(parser, argv)

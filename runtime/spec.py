@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .records import FrozenRecord
+from .engine.records import FrozenRecord
 
 
 class Element:

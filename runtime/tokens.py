@@ -31,7 +31,7 @@ from typing import Any
 
 from simpy.events import AllOf
 
-from .patterns import _region_done
+from .engine.patterns import _region_done
 from .spec import Element
 
 __all__ = ["END", "flow"]

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from uml2perf_runtime import Machine, simulate
-from uml2perf_runtime.analytic import (
+from uml2perf_runtime.analysis.analytic import (
     Batch,
     NonUniform,
     NotAnalytic,

@@ -8,7 +8,7 @@ import pytest
 
 from uml2perf import calibrate
 from uml2perf.cli import main
-from uml2perf_runtime.machine import Machine
+from uml2perf_runtime.platform.machine import Machine
 
 
 def _ping_pong(eager: int, alpha: float = 2e-6, beta: float = 1 / 2e9, handshake: float = 6e-6):
@@ -22,8 +22,8 @@ def _ping_pong(eager: int, alpha: float = 2e-6, beta: float = 1 / 2e9, handshake
 
 def _allreduce(eager: int, overhead: float = 3e-6, gamma: float = 5e-10, algorithm: str | None = None):
     """Allreduce times on 2 ranks of the :func:`_ping_pong` MPI: the model's algorithm plus costs."""
-    from uml2perf_runtime.machine import Link
-    from uml2perf_runtime.network import CollectiveModel
+    from uml2perf_runtime.platform.machine import Link
+    from uml2perf_runtime.platform.network import CollectiveModel
 
     line = Link(2e-6, 2e9, 6e-6)
     choices = {"allreduce": algorithm} if algorithm else None

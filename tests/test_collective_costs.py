@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from uml2perf_runtime.errors import MachineError
-from uml2perf_runtime.machine import Machine
-from uml2perf_runtime.network import CollectiveModel
+from uml2perf_runtime.platform.machine import Machine
+from uml2perf_runtime.platform.network import CollectiveModel
 
 
 def _machine(**collectives) -> Machine:

@@ -203,7 +203,7 @@ def test_token_flow_on_the_simulator_runs_branches_as_threads() -> None:
 
 
 def test_the_analytic_fast_path_refuses_a_token_flow() -> None:
-    from uml2perf_runtime.analytic import NotAnalytic, evaluate
+    from uml2perf_runtime.analysis.analytic import NotAnalytic, evaluate
 
     model = read_model(DATA / "md-join-some-branches.mdxml")
     module = load_module(generation.generate(model).text)

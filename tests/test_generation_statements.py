@@ -189,7 +189,7 @@ def test_threads_of_a_process_may_wait_for_the_same_request():
 
 
 def test_requests_never_waited_for_do_not_pile_up():
-    from uml2perf_runtime import comm
+    from uml2perf_runtime.operations import point_to_point as comm
 
     pending: list[Any] = []
     for number in range(1000):

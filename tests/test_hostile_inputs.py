@@ -257,7 +257,7 @@ def test_limits_can_be_raised_and_lowered_by_flag(tmp_path: Path) -> None:
 
 
 def test_the_default_limits_admit_the_large_cases() -> None:
-    from uml2perf_runtime.limits import Limits
+    from uml2perf_runtime.engine.limits import Limits
 
     limits = Limits()
     limits.check("processes", 32_768, "LAPW0 processes")
@@ -301,7 +301,7 @@ def test_a_fifo_with_no_writer_is_refused_not_waited_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from uml2perf.cli import main
-    from uml2perf_runtime import files
+    from uml2perf_runtime.output import files
 
     fifo = tmp_path / "model.uml"
     os.mkfifo(fifo)
@@ -415,7 +415,9 @@ def test_the_event_limit_stops_an_unlimited_run_without_per_event_checks(
     from stubs import load_module
 
     from uml2perf.generation import generate
-    from uml2perf_runtime import engine, limits, simulate
+    from uml2perf_runtime import simulate
+    from uml2perf_runtime.engine import limits
+    from uml2perf_runtime.engine import simulation as engine
     from uml2perf_runtime.errors import LimitError
 
     b = ModelBuilder("long")

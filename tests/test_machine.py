@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from uml2perf_runtime import Link, Machine, MachineError
-from uml2perf_runtime.machine import BUNDLED_DIR, DEFAULT_INTER_NODE, DEFAULT_INTRA_NODE
+from uml2perf_runtime.platform.machine import BUNDLED_DIR, DEFAULT_INTER_NODE, DEFAULT_INTRA_NODE
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "machines"
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uml2perf_runtime.machine import DEFAULT_EAGER_LIMIT
-from uml2perf_runtime.network import (
+from uml2perf_runtime.platform.machine import DEFAULT_EAGER_LIMIT
+from uml2perf_runtime.platform.network import (
     ALGORITHMS,
     COLLECTIVE_KINDS,
     CollectiveModel,
@@ -297,8 +297,8 @@ def test_schedules_only_use_valid_ranks() -> None:
 
 
 def test_two_level_fast_path_agrees_with_the_general_lookup() -> None:
-    from uml2perf_runtime.machine import Link as MachineLink
-    from uml2perf_runtime.machine import Machine
+    from uml2perf_runtime.platform.machine import Link as MachineLink
+    from uml2perf_runtime.platform.machine import Machine
 
     mach = Machine(
         nodes=4,
@@ -319,7 +319,7 @@ def test_two_level_fast_path_agrees_with_the_general_lookup() -> None:
 
 
 def test_machine_with_its_own_link_rule_gets_the_general_lookup() -> None:
-    from uml2perf_runtime.machine import Machine
+    from uml2perf_runtime.platform.machine import Machine
 
     class Torus(Machine):
         def link(self, node_a: int, node_b: int) -> Link:  # type: ignore[override]
@@ -344,8 +344,8 @@ def test_plain_and_numpy_evaluations_of_a_schedule_agree(
     p: int, data: st.DataObject, size: float, gamma: float, two_level: bool
 ) -> None:
     """Small schedules are added up in plain Python, large ones in numpy: to the same bits."""
-    from uml2perf_runtime.machine import Link as MachineLink
-    from uml2perf_runtime.network import _finish_offsets_numpy, _finish_offsets_plain, _PairCosts
+    from uml2perf_runtime.platform.machine import Link as MachineLink
+    from uml2perf_runtime.platform.network import _finish_offsets_numpy, _finish_offsets_plain, _PairCosts
 
     kind = data.draw(st.sampled_from(sorted(ALGORITHMS)))
     algorithm = data.draw(st.sampled_from(sorted(ALGORITHMS[kind])))

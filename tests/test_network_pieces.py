@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from uml2perf_runtime import Element, Link, Machine, MachineError, ModelSpec, simulate
-from uml2perf_runtime.analytic import evaluate
-from uml2perf_runtime.machine import DEFAULT_EAGER_LIMIT
-from uml2perf_runtime.network import DEFAULT_EAGER_LIMIT as NETWORK_DEFAULT_EAGER_LIMIT
-from uml2perf_runtime.network import CollectiveModel, link_time
+from uml2perf_runtime.analysis.analytic import evaluate
+from uml2perf_runtime.platform.machine import DEFAULT_EAGER_LIMIT
+from uml2perf_runtime.platform.network import DEFAULT_EAGER_LIMIT as NETWORK_DEFAULT_EAGER_LIMIT
+from uml2perf_runtime.platform.network import CollectiveModel, link_time
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -178,7 +178,7 @@ def test_collectives_use_the_pieces_and_the_handshake(n: float) -> None:
 
 
 def test_large_schedules_price_pieces_like_small_ones(monkeypatch: pytest.MonkeyPatch) -> None:
-    from uml2perf_runtime import network
+    from uml2perf_runtime.platform import network
 
     m = load(RANGES)
     node_of = [r // 4 for r in range(8)]

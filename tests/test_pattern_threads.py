@@ -289,7 +289,7 @@ def test_a_pipeline_of_pools_uses_each_pools_threads(threads, expected):
 
 
 def test_the_analytic_path_declines_stage_workers():
-    from uml2perf_runtime.analytic import NotAnalytic, evaluate
+    from uml2perf_runtime.analysis.analytic import NotAnalytic, evaluate
 
     a, b, pipe, stages = _two_stages(1.0, 1.0)
 

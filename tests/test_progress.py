@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 import time
 
-from uml2perf_runtime import progress
-from uml2perf_runtime.progress import progress_line
+from uml2perf_runtime.output import progress
+from uml2perf_runtime.output.progress import progress_line
 
 
 def test_quiet_for_short_runs() -> None:
@@ -46,7 +46,7 @@ def test_cli_accepts_progress_flags(capsys) -> None:
 
 
 def test_counted_bar_shows_the_time_left_and_ends_the_line() -> None:
-    from uml2perf_runtime.progress import ProgressBar
+    from uml2perf_runtime.output.progress import ProgressBar
 
     out = io.StringIO()
     bar = ProgressBar(4, out, True, label="points")
@@ -62,7 +62,7 @@ def test_counted_bar_shows_the_time_left_and_ends_the_line() -> None:
 
 
 def test_counted_bar_disabled_or_empty_prints_nothing() -> None:
-    from uml2perf_runtime.progress import ProgressBar
+    from uml2perf_runtime.output.progress import ProgressBar
 
     out = io.StringIO()
     for bar in (ProgressBar(3, out, False), ProgressBar(0, out, True)):

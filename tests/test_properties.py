@@ -14,8 +14,8 @@ import pytest
 from runtime_helpers import elements, machine, spec
 
 from uml2perf_runtime import Element, simulate
-from uml2perf_runtime.properties import compute_properties, load_imbalance
-from uml2perf_runtime.replications import interval
+from uml2perf_runtime.analysis.properties import compute_properties, load_imbalance
+from uml2perf_runtime.analysis.replications import interval
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
@@ -190,7 +190,7 @@ def test_replications_agree_with_the_analytic_mean_of_a_probabilistic_model() ->
         else:
             yield from p.compute(long, 3.0)
 
-    from uml2perf_runtime.replications import summarise
+    from uml2perf_runtime.analysis.replications import summarise
 
     runs = [
         simulate(spec(main, [short, long]), machine=machine(cores=1), procs=1, seed=s) for s in range(400)

@@ -13,8 +13,8 @@ from runtime_helpers import elements, machine, spec
 
 from uml2perf_runtime import Machine, simulate
 from uml2perf_runtime.errors import MachineError, SimulationError
-from uml2perf_runtime.machine import Device, Link
-from uml2perf_runtime.mapping import choose_mapping
+from uml2perf_runtime.platform.machine import Device, Link
+from uml2perf_runtime.platform.mapping import choose_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -167,7 +167,7 @@ def test_the_stepwise_search_with_look_ahead_matches_exhaustive_on_a_separable_m
     def evaluate(mapping: dict[int, str | None]) -> float:
         return sum(costs[(i, d)] for i, d in mapping.items())
 
-    import uml2perf_runtime.mapping as mapping_module
+    import uml2perf_runtime.platform.mapping as mapping_module
 
     exhaustive, alternatives = choose_mapping([0, 1, 2], [None, "gpu"], evaluate)
     original = mapping_module.EXHAUSTIVE_LIMIT

@@ -26,7 +26,7 @@ from uml2perf_runtime import (
     SimulationError,
     simulate,
 )
-from uml2perf_runtime.engine import Simulation
+from uml2perf_runtime.engine.simulation import Simulation
 
 # -- sequential costs and speed ------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from runtime_helpers import elements, machine, spec
 
 from uml2perf_runtime import Link
-from uml2perf_runtime.engine import Simulation
+from uml2perf_runtime.engine.simulation import Simulation
 from uml2perf_runtime.errors import SimulationError
 
 KINDS = ("barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall")

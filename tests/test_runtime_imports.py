@@ -11,16 +11,26 @@ from pathlib import Path
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
 
 
+def _dotted(path: Path) -> str:
+    """The module's dotted name inside the runtime: ``engine.simulation`` for engine/simulation.py."""
+    parts = path.relative_to(RUNTIME).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
 def _imports(path: Path) -> set[str]:
-    """Runtime modules (by file stem) that ``path`` imports anywhere, and ``uml2perf`` if it does."""
+    """Runtime modules (dotted, see :func:`_dotted`) that ``path`` imports, and ``uml2perf`` if it does."""
     found: set[str] = set()
+    package = _dotted(path).split(".")[:-1] if path.stem != "__init__" else _dotted(path).split(".")
+    package = [part for part in package if part]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1:
+            if node.level >= 1:
+                base = package[: len(package) - (node.level - 1)]
                 if node.module:
-                    found.add(node.module.split(".")[0])
+                    found.add(".".join([*base, node.module]))
+                    found.update(".".join([*base, node.module, alias.name]) for alias in node.names)
                 else:
-                    found.update(alias.name for alias in node.names)
+                    found.update(".".join([*base, alias.name]) for alias in node.names)
             elif node.module and node.module.split(".")[0] in ("uml2perf", "uml2perf_runtime"):
                 found.add(node.module)
         elif isinstance(node, ast.Import):
@@ -29,12 +39,12 @@ def _imports(path: Path) -> set[str]:
 
 
 def _graph() -> dict[str, set[str]]:
-    modules = {path.stem: path for path in RUNTIME.glob("*.py") if path.stem != "__init__"}
+    modules = {_dotted(path): path for path in RUNTIME.rglob("*.py") if path.stem != "__init__"}
     return {name: _imports(path) & set(modules) for name, path in modules.items()}
 
 
 def test_runtime_never_imports_uml2perf() -> None:
-    for path in RUNTIME.glob("*.py"):
+    for path in RUNTIME.rglob("*.py"):
         assert not {name for name in _imports(path) if name.startswith("uml2perf")}, path.name
 
 

@@ -1,4 +1,4 @@
-"""Both process contexts take the arguments of the table of operations (runtime/operations.py)."""
+"""Both process contexts take the arguments of the table of operations (runtime/operations/registry.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from uml2perf_runtime.analytic import AnalyticContext
-from uml2perf_runtime.context import Context, GeneralContext, TracingContext
-from uml2perf_runtime.operations import OPERATIONS
-from uml2perf_runtime.process import ProcessContext
+from uml2perf_runtime.analysis.analytic import AnalyticContext
+from uml2perf_runtime.engine.context import Context, GeneralContext, TracingContext
+from uml2perf_runtime.engine.process import ProcessContext
+from uml2perf_runtime.operations.registry import OPERATIONS
 
 CLASSES = (Context, GeneralContext, TracingContext, AnalyticContext, ProcessContext)
 
@@ -33,7 +33,7 @@ def test_keyword_calls_reach_the_direct_route() -> None:
     """Generated code may call ``p.send(E, dest=..., size=..., tag=..., cost=...)``: same result."""
     from runtime_helpers import elements, machine, spec
 
-    from uml2perf_runtime.engine import Simulation
+    from uml2perf_runtime.engine.simulation import Simulation
 
     s, r = elements("S", "R")
 

@@ -6,10 +6,10 @@ import pickle
 
 import pytest
 
-from uml2perf_runtime.limits import Limits
-from uml2perf_runtime.machine import Device, Link, Machine
-from uml2perf_runtime.operations import OPERATIONS
-from uml2perf_runtime.records import FrozenRecord
+from uml2perf_runtime.engine.limits import Limits
+from uml2perf_runtime.engine.records import FrozenRecord
+from uml2perf_runtime.operations.registry import OPERATIONS
+from uml2perf_runtime.platform.machine import Device, Link, Machine
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uml2perf_runtime.summation import argmax, column_sums, table_sum, vector_mean, vector_sum
+from uml2perf_runtime.analysis.summation import argmax, column_sums, table_sum, vector_mean, vector_sum
 
 #: Times as a run produces them: non-negative, of very different magnitudes.
 times = st.builds(

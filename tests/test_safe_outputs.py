@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from uml2perf_runtime.files import OutputError, write_output
+from uml2perf_runtime.output.files import OutputError, write_output
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
@@ -149,7 +149,7 @@ def test_a_signal_during_a_write_removes_the_temporary_file(tmp_path: Path) -> N
     script = textwrap.dedent(
         f"""
         import os, signal
-        from uml2perf_runtime.files import write_output
+        from uml2perf_runtime.output.files import write_output
         def slow(path):
             with open(path, "w") as f:
                 f.write("partial")

@@ -163,7 +163,7 @@ def test_progress_only_when_asked_or_on_a_terminal(bsp: str, capsys: pytest.Capt
 def test_progress_bar_draws_and_finishes() -> None:
     import io
 
-    from uml2perf_runtime.progress import ProgressBar
+    from uml2perf_runtime.output.progress import ProgressBar
 
     stream = io.StringIO()
     bar = ProgressBar(4, stream, True)

@@ -153,7 +153,7 @@ def test_trace_true_keeps_timeline_without_file(tmp_path, monkeypatch):
 
 def test_plots_are_written(tmp_path):
     pytest.importorskip("matplotlib")
-    from uml2perf_runtime.plot import plot_elements, plot_results, plot_timeline
+    from uml2perf_runtime.output.plot import plot_elements, plot_results, plot_timeline
 
     traced = simulate(_model(), machine=machine(nodes=2, cores=4), procs=2, trace=True)
     plain = simulate(_model(), machine=machine(nodes=2, cores=4), procs=2)
@@ -170,7 +170,7 @@ def test_plots_are_written(tmp_path):
 
 def test_timeline_plot_needs_a_timeline(tmp_path):
     from uml2perf_runtime import SimulationError
-    from uml2perf_runtime.plot import plot_timeline
+    from uml2perf_runtime.output.plot import plot_timeline
 
     plain = simulate(_model(), machine=machine(nodes=2, cores=4), procs=2)
     with pytest.raises(SimulationError, match="no timeline"):

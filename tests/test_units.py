@@ -8,7 +8,7 @@ import pytest
 
 from uml2perf_runtime import Machine
 from uml2perf_runtime.errors import MachineError
-from uml2perf_runtime.units import quantity
+from uml2perf_runtime.platform.units import quantity
 
 
 @pytest.mark.parametrize(

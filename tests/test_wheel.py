@@ -44,7 +44,7 @@ def test_wheel_contains_templates_and_runtime(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert any(n.startswith("uml2perf_templates/") and n.endswith(".jinja") for n in names)
     assert "uml2perf_runtime/__init__.py" in names
-    assert "uml2perf_runtime/engine.py" in names
+    assert "uml2perf_runtime/engine/simulation.py" in names
     assert "uml2perf/cli.py" in names
     assert any(n.endswith("entry_points.txt") for n in names)
 

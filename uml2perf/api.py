@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from uml2perf_runtime.records import FrozenRecord
+from uml2perf_runtime.engine.records import FrozenRecord
 
 from .errors import Diagnostic, InputError, Location, ModelError, Severity, UsageError
 
@@ -133,7 +133,7 @@ def convert(
     ``default_cost`` (seconds) is the cost of every action without one, written into the
     generated module.
     """
-    from uml2perf_runtime.collector import collector_paused
+    from uml2perf_runtime.engine.collector import collector_paused
 
     from .generation import generate, write_output
 
@@ -357,8 +357,8 @@ def _generated_for_run(
     The key is a digest of the input's bytes, the sidecar's bytes, the chosen
     activity and uml2perf's own files, so a hit needs neither lxml nor Jinja.
     """
-    from uml2perf_runtime.files import read_input
-    from uml2perf_runtime.limits import current
+    from uml2perf_runtime.engine.limits import current
+    from uml2perf_runtime.output.files import read_input
 
     from .cache import key_of, open_cache, package_fingerprint, sha256
 
@@ -382,7 +382,7 @@ def _generated_for_run(
         hit = _decode_generated(cache.get("module", key), filename)
         if hit is not None:
             return hit
-    from uml2perf_runtime.collector import collector_paused
+    from uml2perf_runtime.engine.collector import collector_paused
 
     from .generation import generate
     from .profile import main_activity, unset_variables
@@ -613,7 +613,7 @@ def predict(
     if replications == 1:
         result = runs[0]
     else:
-        from uml2perf_runtime.replications import summarise
+        from uml2perf_runtime.analysis.replications import summarise
 
         result = summarise(runs)
     if speedups:
@@ -650,7 +650,7 @@ def _more_replications(
     """
     import os
 
-    from uml2perf_runtime.progress import ProgressBar
+    from uml2perf_runtime.output.progress import ProgressBar
 
     remaining = range(1, replications)
     workers = min(os.cpu_count() or 1, len(remaining))

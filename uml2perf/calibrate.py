@@ -767,7 +767,7 @@ def fit_collective_algorithm(data: dict[int, list[float]], network: str) -> dict
     Each of the runtime's algorithms is fitted; the lowest root-mean-square relative error wins
     (``auto``, MPICH's rules, on a tie), and the comment lists every algorithm's error.
     """
-    from uml2perf_runtime.network import ALGORITHMS
+    from uml2perf_runtime.platform.network import ALGORITHMS
 
     fits = [_collective_fit(data, network, name) for name in ("auto", *ALGORITHMS["allreduce"])]
     best = min(fits, key=lambda fit: fit.rms_error)
@@ -796,8 +796,8 @@ class _CollectiveFit:
 def _collective_fit(data: dict[int, list[float]], network: str, algorithm: str) -> _CollectiveFit:
     import tomllib
 
-    from uml2perf_runtime.machine import Machine
-    from uml2perf_runtime.network import CollectiveModel
+    from uml2perf_runtime.platform.machine import Machine
+    from uml2perf_runtime.platform.network import CollectiveModel
 
     table = tomllib.loads('name = "fit"\nnodes = 1\ncores_per_node = 2\n' + network)
     table.pop("collectives", None)

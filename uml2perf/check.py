@@ -327,7 +327,7 @@ def _check_constant(expr: object, location: Location, what: str) -> Iterator[Dia
         if value < 0 or value != int(value):
             yield _error(f"{what} is {value}: it must be a whole number of at least 0", location)
         else:
-            from uml2perf_runtime.limits import LimitExceeded, current
+            from uml2perf_runtime.engine.limits import LimitExceeded, current
 
             name = "threads" if tag == "threads" else "iterations"
             try:

@@ -74,7 +74,7 @@ def _print_diagnostics(diagnostics: Sequence[Any], stream: Any = sys.stderr) -> 
 
 def _refuse_overwriting_inputs(args: argparse.Namespace, outputs: dict[str, Any]) -> None:
     """Stop before any work when an output path names the model, the sidecar or the machine file."""
-    from uml2perf_runtime.files import OutputError, refuse_inputs_as_outputs
+    from uml2perf_runtime.output.files import OutputError, refuse_inputs_as_outputs
 
     machine = getattr(args, "machine", None)
     inputs = [
@@ -166,7 +166,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"\ntrace written to {args.trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
     sys.stdout.flush()
     if args.plot:
-        from uml2perf_runtime.plot import plot_results
+        from uml2perf_runtime.output.plot import plot_results
 
         plot_results(results, args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr if args.json else sys.stdout)
@@ -289,7 +289,7 @@ def cmd_dialects(args: argparse.Namespace) -> int:
 
 def _apply_limits(args: argparse.Namespace) -> None:
     """The limits of this command: defaults, then UML2PERF_MAX_* variables, then --limit flags."""
-    from uml2perf_runtime.limits import LimitExceeded, Limits, parse_limit, set_current
+    from uml2perf_runtime.engine.limits import LimitExceeded, Limits, parse_limit, set_current
 
     limits = Limits.from_environment()
     assignments: dict[str, int] = {}
@@ -470,7 +470,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None and args.func in _ONE_SHOT:
         # convert and check build hundreds of thousands of small objects and then the process ends:
         # no collection while they run, and what is left is frozen so the collection at exit skips it
-        from uml2perf_runtime.collector import collector_paused
+        from uml2perf_runtime.engine.collector import collector_paused
 
         with collector_paused(freeze=True):
             return _run(args)

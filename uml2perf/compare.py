@@ -22,7 +22,7 @@ _REQUIRED = ("time", "model", "elements", "processes")
 
 def load_result(path: str | Path) -> dict[str, Any]:
     """A saved ``run --json`` result, checked for the fields a comparison needs."""
-    from uml2perf_runtime.files import InputFileError, read_text_input
+    from uml2perf_runtime.output.files import InputFileError, read_text_input
 
     shown = str(path)
     try:
@@ -111,7 +111,7 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, a_name: str = "A", b_name: 
 
 def format_comparison(result: dict[str, Any], top: int = 15) -> str:
     """The comparison as a text table."""
-    from uml2perf_runtime.results import format_time
+    from uml2perf_runtime.output.results import format_time
 
     a, b = result["a"], result["b"]
     ratio = f"{result['ratio']:.3f}x" if result["ratio"] is not None else "-"

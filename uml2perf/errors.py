@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from uml2perf_runtime.records import FrozenRecord
+from uml2perf_runtime.engine.records import FrozenRecord
 
 
 class Location(FrozenRecord):

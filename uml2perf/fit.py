@@ -836,7 +836,7 @@ def plot_models(models: Sequence[Model], path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise InputError("--plot needs matplotlib", hint="pip install 'uml2perf[plot]'") from None
-    from uml2perf_runtime.files import write_output
+    from uml2perf_runtime.output.files import write_output
 
     fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 4), squeeze=False)
     for ax, model in zip(axes[0], models, strict=True):

@@ -81,7 +81,7 @@ def generate(
     ``activity`` names the main activity when the model cannot tell;
     ``options["require_main"]`` makes a missing main an error (``run`` needs one).
     """
-    from uml2perf_runtime.collector import collector_paused
+    from uml2perf_runtime.engine.collector import collector_paused
 
     from .handlers.python.limits import NestedTooDeeply
     from .handlers.registry import create_handler
@@ -142,13 +142,13 @@ def _generate(
 def write_output(
     text: str, path: str | os.PathLike[str], *, inputs: Iterable[str | os.PathLike[str] | None] = ()
 ) -> Path:
-    """Write ``text`` to ``path`` with the project's one safe writer (:mod:`uml2perf_runtime.files`).
+    """Write ``text`` to ``path`` with the project's one safe writer (:mod:`uml2perf_runtime.output.files`).
 
     Atomic for regular files, written into devices and FIFOs, never over one
     of ``inputs``; a problem becomes an :class:`InputError` naming the path.
     """
-    from uml2perf_runtime.files import OutputError
-    from uml2perf_runtime.files import write_output as write_safely
+    from uml2perf_runtime.output.files import OutputError
+    from uml2perf_runtime.output.files import write_output as write_safely
 
     try:
         return write_safely(path, text, what="output", inputs=inputs)

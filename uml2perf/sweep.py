@@ -6,7 +6,7 @@ product of every ``--grid NAME=V1,V2,...``; ``procs`` and ``nodes`` are the
 machine's shape, every other name is a model variable.
 
 Points are evaluated by the analytic fast path
-(:mod:`uml2perf_runtime.analytic`) wherever the model allows it (no
+(:mod:`uml2perf_runtime.analysis.analytic`) wherever the model allows it (no
 point-to-point messages, threads or contention: bulk-synchronous models),
 which evaluates a whole batch of points at once; every other point is
 simulated, in parallel on the local cores (:mod:`concurrent.futures`) or on a
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from uml2perf_runtime.analytic import grid_points
-from uml2perf_runtime.progress import ProgressBar
+from uml2perf_runtime.analysis.analytic import grid_points
+from uml2perf_runtime.output.progress import ProgressBar
 
 from .api import ModelSource, load_spec
 from .errors import InputError, Location, ModelError, Uml2PerfError, UsageError
@@ -121,7 +121,7 @@ def typed_grid(
     variables otherwise); values take the type of the variable's default,
     exactly as ``--set`` does.
     """
-    from uml2perf_runtime.engine import coerce_value
+    from uml2perf_runtime.engine.simulation import coerce_value
 
     defaults = dict(spec.parameters)
     names = [name for key in grid for name in axis_names(key)]
@@ -196,7 +196,7 @@ def model_source(
     if not p.exists():
         raise InputError("no such file", Location(file=str(path)), hint="check the path")
     if p.suffix == ".py":
-        from uml2perf_runtime.files import InputFileError, read_text_input
+        from uml2perf_runtime.output.files import InputFileError, read_text_input
 
         from .api import refuse_export_options
 
@@ -274,7 +274,7 @@ def simulate_point(source: ModelSource, machine: Any, job: PointJob) -> dict[str
         "method": "simulation",
     }
     if job.replications > 1:
-        from uml2perf_runtime.replications import interval
+        from uml2perf_runtime.analysis.replications import interval
 
         stats = interval([float(r.time) for r in runs])
         row["time_std"], (row["time_ci95_low"], row["time_ci95_high"]) = stats["std"], stats["ci95"]
@@ -314,7 +314,7 @@ class SweepResult:
         Columns are the swept parameters, then the results with their unit, as in the CSV
         file: ``time_s``, ``compute_s``, ``comm_s``, ``wait_s``, ``speedup``... ``method``.
         """
-        from uml2perf_runtime.results import data_frame
+        from uml2perf_runtime.output.results import data_frame
 
         return data_frame(
             self.rows, [(c if c in self.parameters else csv_header(c), c) for c in self.columns]
@@ -392,8 +392,8 @@ def run_sweep(
     zipped axes as ``{"nodes:procs": [(1, 4), (2, 8)]}``), ``fixed`` names to values.  Names and
     values are checked against the model as ``--grid`` and ``--set`` are.
     """
-    from uml2perf_runtime.engine import validate_overrides
-    from uml2perf_runtime.machine import Machine
+    from uml2perf_runtime.engine.simulation import validate_overrides
+    from uml2perf_runtime.platform.machine import Machine
 
     if not isinstance(source, ModelSource):
         source = model_source(source)
@@ -409,7 +409,7 @@ def run_sweep(
     rows: list[dict[str, Any] | None] = [None] * len(points)
     progress = progress or ProgressBar(len(points), sys.stderr, False)
     if analytic:
-        from uml2perf_runtime.analytic import evaluate_points
+        from uml2perf_runtime.analysis.analytic import evaluate_points
 
         analytic_rows, reasons = evaluate_points(
             spec, machine, points, overrides=fixed_values, procs=procs, nodes=nodes, placement=placement
@@ -643,9 +643,9 @@ def sweep(
     ``workers`` processes.  Every variable the model leaves without a value must be swept or
     fixed; ``warnings`` receives the model's warnings.
     """
-    from uml2perf_runtime.limits import LimitExceeded, current
+    from uml2perf_runtime.engine.limits import LimitExceeded, current
     from uml2perf_runtime.model import require_values
-    from uml2perf_runtime.progress import ProgressBar
+    from uml2perf_runtime.output.progress import ProgressBar
 
     if not isinstance(replications, int) or isinstance(replications, bool) or replications < 1:
         raise InputError(

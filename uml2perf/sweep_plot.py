@@ -23,7 +23,7 @@ _BREAKDOWN = (("compute", "#4c72b0"), ("comm", "#dd8452"), ("wait", "#c44e52"))
 def check_plot_target(path: str) -> None:
     """Refuse an unsupported format or a missing matplotlib before any work is done (usage error)."""
     from uml2perf_runtime.errors import SimulationError
-    from uml2perf_runtime.plot import check_plot_target as check
+    from uml2perf_runtime.output.plot import check_plot_target as check
 
     try:
         check(path)
@@ -38,7 +38,7 @@ def plot_sweep(result: Any, path: str | os.PathLike[str], *, model: str = "") ->
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from uml2perf_runtime.files import write_output
+    from uml2perf_runtime.output.files import write_output
 
     if "procs" not in result.parameters:
         raise UsageError("--plot draws scaling over processes: sweep procs (e.g. --grid procs=1,2,4,8)")

@@ -36,7 +36,7 @@ import suite  # noqa: E402  (found through the sys.path entry just above)
 from cases import GROUPS  # noqa: E402
 from quiet import probe  # noqa: E402
 
-from uml2perf_runtime.files import write_output  # noqa: E402
+from uml2perf_runtime.output.files import write_output  # noqa: E402
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

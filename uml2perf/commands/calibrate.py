@@ -17,8 +17,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     import tomllib
     from pathlib import Path
 
-    from uml2perf_runtime.files import write_output
-    from uml2perf_runtime.machine import Machine
+    from uml2perf_runtime.output.files import write_output
+    from uml2perf_runtime.platform.machine import Machine
 
     from ..calibrate import machine_text, measure
 

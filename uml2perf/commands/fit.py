@@ -12,7 +12,7 @@ from .common import EXIT_OK
 
 def cmd_fit(args: argparse.Namespace) -> int:
     """Fit PMNF models to measurements and print, write or plot them."""
-    from uml2perf_runtime.files import write_output
+    from uml2perf_runtime.output.files import write_output
 
     from ..fit import Model, fit_model, plot_models, read_measurements, report_text, sidecar_text
 

@@ -14,7 +14,7 @@ from .common import EXIT_OK, add_default_cost_option, add_limit_option, override
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run the model over the Cartesian grid and print (or write) one row per point."""
-    from uml2perf_runtime.files import refuse_inputs_as_outputs
+    from uml2perf_runtime.output.files import refuse_inputs_as_outputs
 
     from ..sweep import axis_names, format_table, parse_grid, sweep, to_csv, to_json
 

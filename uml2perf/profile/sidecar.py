@@ -95,7 +95,7 @@ def load_sidecar(path: str | os.PathLike[str]) -> Sidecar:
     """
     import tomllib  # here, not at the top: most runs read no sidecar
 
-    from uml2perf_runtime.files import InputFileError, read_text_input
+    from uml2perf_runtime.output.files import InputFileError, read_text_input
 
     shown = str(path)
     try:

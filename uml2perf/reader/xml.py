@@ -19,7 +19,7 @@ from ..errors import InputError, Location
 
 def max_bytes() -> int:
     """Largest input accepted, in bytes (the ``input_bytes`` limit; UML2PERF_MAX_BYTES or --limit)."""
-    from uml2perf_runtime.limits import current
+    from uml2perf_runtime.engine.limits import current
 
     return current().input_bytes
 
@@ -272,7 +272,7 @@ def _check_doctype(data: bytes, shown: str) -> None:
 
 def load_file(path: str | os.PathLike[str]) -> XmiDocument:
     """Read a file from disk (with the input cap, devices and FIFOs included) and parse it safely."""
-    from uml2perf_runtime.files import InputFileError, read_input
+    from uml2perf_runtime.output.files import InputFileError, read_input
 
     try:
         data = read_input(

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from uml2perf_runtime.operations import OPERATIONS, Operation
+from uml2perf_runtime.operations.registry import OPERATIONS, Operation
 
 from ...check import check_not_recursive, cost_function_name_error, ordered_by_defaults
 from ...controlflow.finals import Endings, mark_endings
@@ -129,14 +129,15 @@ _TYPE_DEFAULTS = {
     "bool": "False",
 }
 
-#: communication roles → their operation in the runtime's table (runtime/operations.py)
+#: communication roles → their operation in the runtime's table (runtime/operations/registry.py)
 _COMM = {role: OPERATIONS[role.value] for role in Role if role.value in OPERATIONS}
 
-#: the cost every runtime call takes last, and its default there (runtime/context.py)
+#: the cost every runtime call takes last, and its default there (runtime/engine/context.py)
 _COST_DEFAULTS = frozenset({"0", "0.0"})
 
-#: the pending requests a wait completes: every request of the process (see runtime/comm.py).  The
-#: runtime's ``wait`` takes no default for them yet, so generated calls always name them.
+#: the pending requests a wait completes: every request of the process (see
+#: runtime/operations/point_to_point.py).  The runtime's ``wait`` takes no default for them yet, so generated
+#: calls always name them.
 _EVERY_REQUEST: Arg = ("requests", "None")
 
 _KIND_OF_NODE = {

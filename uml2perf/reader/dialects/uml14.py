@@ -80,7 +80,7 @@ from typing import NamedTuple, TypeAlias
 
 from lxml import etree
 
-from uml2perf_runtime.collector import collector_paused
+from uml2perf_runtime.engine.collector import collector_paused
 
 from ...errors import Diagnostic, Location, Severity
 from ...model import (

@@ -4,9 +4,9 @@ One :class:`Simulation` evaluates one model on one machine with SimPy.  Each
 process runs ``spec.init`` then ``spec.main`` with its own :class:`Context`;
 threads are extra contexts started by the pattern methods of the context.
 
-The cores of each node are a :class:`~uml2perf_runtime.cpu.NodeCPU`; model parameters are
+The cores of each node are a :class:`~uml2perf_runtime.engine.cpu.NodeCPU`; model parameters are
 checked by :mod:`uml2perf_runtime.parameters`, errors of model code explained by
-:mod:`uml2perf_runtime.diagnosis`.
+:mod:`uml2perf_runtime.engine.diagnosis`.
 
 Limits
 ------
@@ -39,16 +39,16 @@ from simpy.events import (
     _describe_frame,  # SimPy's message for an invalid yield
 )
 
+from ..errors import DeadlockError, LimitError, SimulationError
+from ..output.progress import progress_line
+from ..parameters import coerce_value, validate_overrides
+from ..platform.machine import PLACEMENTS, Machine
+from ..spec import Element, ModelSpec
 from .collector import collector_paused
 from .context import Context, GeneralContext, TracingContext, Variables
 from .cpu import NodeCPU
 from .diagnosis import model_error
-from .errors import DeadlockError, LimitError, SimulationError
 from .limits import current as current_limits
-from .machine import PLACEMENTS, Machine
-from .parameters import coerce_value, validate_overrides
-from .progress import progress_line
-from .spec import Element, ModelSpec
 
 DEFAULT_MAX_ITERATIONS = 10_000_000
 
@@ -192,8 +192,8 @@ class Simulation:
     # -- running ------------------------------------------------------------------------
 
     def run(self) -> Any:
-        """Run to completion; returns :class:`~uml2perf_runtime.results.Results`."""
-        from .results import Results
+        """Run to completion; returns :class:`~uml2perf_runtime.output.results.Results`."""
+        from ..output.results import Results
 
         wall0 = _time.perf_counter()
         for ctx in self.contexts:
@@ -231,13 +231,13 @@ class Simulation:
             raise self._deadlock()
         return Results.from_simulation(self)
 
-    # -- hardware-aware actions (see uml2perf_runtime.roofline) ----------------------------
+    # -- hardware-aware actions (see uml2perf_runtime.platform.roofline) ----------------------------
 
     def memory(self, node: int) -> Any:
         """The shared memory bandwidth of ``node`` (created on first use)."""
         found = self._memories.get(node)
         if found is None:
-            from .roofline import NodeMemory
+            from ..platform.roofline import NodeMemory
 
             machine = self.machine
             bandwidth = machine.memory_bandwidth
@@ -251,7 +251,7 @@ class Simulation:
         """The queue in front of the ``kind`` devices of ``node`` (created on first use)."""
         found = self._devices.get((node, kind))
         if found is None:
-            from .roofline import device_resource
+            from ..platform.roofline import device_resource
 
             found = self._devices[node, kind] = device_resource(self.env, self.machine.devices[kind].count)
         return found
@@ -264,7 +264,7 @@ class Simulation:
             self.auto_elements.setdefault(elem.index, elem)
             return self.mapping.get(elem.index)
         if device not in self.machine.devices:
-            from .errors import MachineError
+            from ..errors import MachineError
 
             known = ", ".join(sorted(self.machine.devices)) or "none"
             raise MachineError(
@@ -595,10 +595,10 @@ def simulate(
     critical_path: bool = False,
     speedups: Mapping[str, float] | None = None,
 ) -> Any:
-    """Evaluate ``spec`` on ``machine`` and return its :class:`~uml2perf_runtime.results.Results`.
+    """Evaluate ``spec`` on ``machine`` and return its :class:`~uml2perf_runtime.output.results.Results`.
 
     ``min_severity`` is the smallest severity of a performance property reported
-    (default :data:`~uml2perf_runtime.properties.DEFAULT_THRESHOLD`).
+    (default :data:`~uml2perf_runtime.analysis.properties.DEFAULT_THRESHOLD`).
     ``critical_path`` keeps the run's timeline in memory and fills
     ``Results.critical_path``; ``speedups`` maps element names or xmi ids to
     factors: those elements (and everything inside them) compute that many
@@ -654,7 +654,7 @@ def simulate(
 
     results, sim = once({}, final=True)
     if sim.auto_elements and machine.devices:
-        from .mapping import choose_mapping
+        from ..platform.mapping import choose_mapping
 
         def evaluate(mapping: dict[int, str | None]) -> float:
             return float(once(mapping, final=False)[0].time)
@@ -670,7 +670,7 @@ def simulate(
         }
         results.alternatives = alternatives
     if isinstance(trace, (str, os.PathLike)):
-        from .trace import write_trace
+        from ..output.trace import write_trace
 
         write_trace(trace, sim)
     return results

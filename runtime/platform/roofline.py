@@ -33,10 +33,10 @@ from typing import Any
 from simpy.events import Event, Timeout
 from simpy.resources.resource import Resource
 
-from .errors import MachineError, ModelRuntimeError
-from .spec import Element
+from ..errors import MachineError, ModelRuntimeError
+from ..spec import Element
 
-#: The simulating context (``uml2perf_runtime.context.Context``, which imports this module).
+#: The simulating context (``uml2perf_runtime.engine.context.Context``, which imports this module).
 Context = Any
 
 __all__ = ["NodeMemory", "roofline"]

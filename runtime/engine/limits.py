@@ -35,7 +35,7 @@ import math
 import os
 from typing import Any
 
-from .errors import SimulationError
+from ..errors import SimulationError
 from .records import FrozenRecord
 
 __all__ = ["ENVIRONMENT", "LimitExceeded", "Limits", "current", "parse_limit", "set_current"]

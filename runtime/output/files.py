@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from .errors import SimulationError
+from ..errors import SimulationError
 
 __all__ = [
     "OutputError",
@@ -380,7 +380,7 @@ def read_text_input(path: str | os.PathLike[str], *, what: str, max_bytes: int |
     byte that is not UTF-8 and what to do, never misread.
     """
     if max_bytes is None:
-        from .limits import current
+        from ..engine.limits import current
 
         max_bytes = current().input_bytes
     data = read_input(

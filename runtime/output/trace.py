@@ -25,10 +25,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..engine.process import CATEGORY_NAMES
 from .files import write_output
-from .process import CATEGORY_NAMES
 
-#: A finished :class:`~uml2perf_runtime.engine.Simulation` (which imports this module).
+#: A finished :class:`~uml2perf_runtime.engine.simulation.Simulation` (which imports this module).
 Simulation = Any
 
 _US = 1e6  # trace timestamps are microseconds

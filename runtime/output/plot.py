@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .errors import SimulationError
+from ..errors import SimulationError
 from .files import write_atomically
 from .results import Results
 

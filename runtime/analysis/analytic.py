@@ -53,10 +53,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import functions as _functions
-from .operations import REDUCING
-from .process import ProcessContext
-from .spec import Element, ModelSpec
+from .. import functions as _functions
+from ..engine.process import ProcessContext
+from ..operations.registry import REDUCING
+from ..spec import Element, ModelSpec
 
 __all__ = [
     "NotAnalytic",
@@ -430,7 +430,7 @@ def _synchronise(run: _Run, contexts: Sequence[AnalyticContext], tokens: Sequenc
     Each process first spends its local ``cost`` (compute time); the algorithm
     starts when the last process has arrived and each rank leaves at that
     instant plus its own completion offset from
-    :class:`~uml2perf_runtime.network.CollectiveModel`.  Time from a process's
+    :class:`~uml2perf_runtime.platform.network.CollectiveModel`.  Time from a process's
     arrival to the start is *wait*, the offset is *comm*.  Kind and root must
     agree on every process (the simulator reports a mismatch); the size used
     is the largest any process gives.
@@ -614,15 +614,15 @@ class _Plan:
 
 
 def _plan(machine: Any, procs: int | None, nodes: int | None, placement: str | None) -> _Plan:
-    """Place the processes exactly as :func:`~uml2perf_runtime.engine.simulate` does.
+    """Place the processes exactly as :func:`~uml2perf_runtime.engine.simulation.simulate` does.
 
     The simulator's own placement method is called (on a stand-in carrying
     the few attributes it reads), so a change of policy there applies here too.
     """
     from types import SimpleNamespace
 
-    from .engine import Simulation
-    from .errors import SimulationError
+    from ..engine.simulation import Simulation
+    from ..errors import SimulationError
 
     if nodes is not None:
         machine = machine.with_nodes(int(nodes))
@@ -655,8 +655,8 @@ def _evaluate_shape(
     again.  A single point with one process per run has plain scalar control
     flow, so the recursion always ends.
     """
-    from .errors import MachineError
-    from .network import CollectiveModel
+    from ..errors import MachineError
+    from ..platform.network import CollectiveModel
 
     node_of = plan.node_of
     nprocs = len(node_of)
@@ -792,10 +792,10 @@ def evaluate_points(
     and the distinct reasons why some points did.  Points that share a machine
     shape (``procs``, ``nodes``) are evaluated together, at the widest level
     their control flow allows.  Values must already have their parameters'
-    types (as :func:`~uml2perf_runtime.engine.validate_overrides` gives them).
+    types (as :func:`~uml2perf_runtime.engine.simulation.validate_overrides` gives them).
     """
-    from .engine import DEFAULT_MAX_ITERATIONS
-    from .machine import Machine
+    from ..engine.simulation import DEFAULT_MAX_ITERATIONS
+    from ..platform.machine import Machine
 
     rows: list[dict[str, Any] | None] = [None] * len(points)
     reason = _static_refusal(spec)
@@ -841,7 +841,7 @@ def evaluate(
     apply where the grid does not sweep them.  Textual values are converted
     to the types of the parameters' defaults, as ``--set`` does.
     """
-    from .engine import validate_overrides
+    from ..engine.simulation import validate_overrides
 
     grid = {k: list(v) for k, v in (grid or {}).items()}
     model_keys = [k for k in grid if k not in SYSTEM_KEYS]

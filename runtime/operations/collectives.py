@@ -3,7 +3,7 @@
 The k-th collective call of every process meets the k-th call of all others
 (``MPI_COMM_WORLD``); kind and root must agree.  When the last process arrives, each process
 finishes at the completion time of its position in the algorithm's schedule
-(:mod:`uml2perf_runtime.network`).  The element's local ``cost`` is ``compute`` time, the time
+(:mod:`uml2perf_runtime.platform.network`).  The element's local ``cost`` is ``compute`` time, the time
 before the last process arrived ``wait``, the algorithm's time ``comm``
 (``docs/runtime-semantics.md``, section 3).
 """
@@ -14,10 +14,21 @@ from typing import Any
 
 from simpy.events import Event, Timeout
 
-from .comm import ROOTED, CommState, Context, account, call_name, rank, size_of, spend_cost, state, trigger_at
-from .errors import SimulationError
-from .operations import REDUCING
-from .spec import Element
+from ..errors import SimulationError
+from ..spec import Element
+from .point_to_point import (
+    ROOTED,
+    CommState,
+    Context,
+    account,
+    call_name,
+    rank,
+    size_of,
+    spend_cost,
+    state,
+    trigger_at,
+)
+from .registry import REDUCING
 
 _INF = float("inf")
 

@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .records import FrozenRecord
+from ..engine.records import FrozenRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -690,7 +690,7 @@ class CollectiveModel:
 
     @classmethod
     def for_machine(cls, machine: Any, node_of: list[int], gamma: float = 0.0) -> CollectiveModel:
-        """The model of a :class:`~uml2perf_runtime.machine.Machine` and a placement.
+        """The model of a :class:`~uml2perf_runtime.platform.machine.Machine` and a placement.
 
         Uses the machine's ``[collectives]`` choices, and the fast two-level lookup when the
         machine's ``link`` is the standard intra-node/inter-node rule (a subclass that

@@ -1,12 +1,12 @@
 """The process context ``p``: what generated model code may ask of the process running it.
 
-Two classes implement it: the simulating :class:`~uml2perf_runtime.context.Context` (SimPy, one
+Two classes implement it: the simulating :class:`~uml2perf_runtime.engine.context.Context` (SimPy, one
 per process and thread) and the analytic
-:class:`~uml2perf_runtime.analytic.AnalyticContext` (closed-form evaluation of models without
+:class:`~uml2perf_runtime.analysis.analytic.AnalyticContext` (closed-form evaluation of models without
 point-to-point messages or threads; it refuses those operations).  :class:`ProcessContext`
 states the contract once; each of the two modules assigns an instance of its class to a
 ``ProcessContext`` variable, so mypy checks that neither drifts from it.  The arguments of the
-communication operations are those of :data:`uml2perf_runtime.operations.OPERATIONS`
+communication operations are those of :data:`uml2perf_runtime.operations.registry.OPERATIONS`
 (``tests/test_runtime_operations.py`` holds both classes to that table).  The contract in prose
 is ``docs/architecture.md`` ("The process context p").
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
-from .spec import Element
+from ..spec import Element
 
 COMPUTE = 0
 COMM = 1

@@ -1,6 +1,6 @@
 """Machine parameters: nodes, cores, relative speed, network, collectives, placement.
 
-A machine file is TOML (the bundled ones are in ``runtime/machines/``)::
+A machine file is TOML (the bundled ones are in ``runtime/platform/machines/``)::
 
     name = "gescher"
     nodes = 16
@@ -53,8 +53,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .errors import MachineError
-from .records import FrozenRecord
+from ..engine.records import FrozenRecord
+from ..errors import MachineError
 
 PLACEMENTS = ("block", "round_robin")
 
@@ -354,7 +354,7 @@ class Machine(FrozenRecord):
     @classmethod
     def from_toml(cls, path: str | Path) -> Machine:
         """Read and validate a machine file; errors name the file and the key."""
-        from .files import InputFileError, read_text_input
+        from ..output.files import InputFileError, read_text_input
 
         file = Path(path)
         try:
@@ -723,7 +723,7 @@ def _positive_int(source: str, key: str, value: Any) -> int:
         raise MachineError(f"{source}: {key} must be a whole number of at least 1, got {value!r}")
     limit = {"nodes": "nodes", "cores_per_node": "cores"}.get(key)
     if limit is not None:
-        from .limits import current
+        from ..engine.limits import current
 
         bound = getattr(current(), limit)
         if value > bound:

@@ -2,7 +2,7 @@
 
 Generated code sees a context as ``p`` (see ``docs/architecture.md``): system
 parameters, ``compute``, ``enter``/``leave``, communication, threads and
-patterns.  The contract is ``uml2perf_runtime.process.ProcessContext``.
+patterns.  The contract is ``uml2perf_runtime.engine.process.ProcessContext``.
 
 Blocking compute, eager send, receive and collectives without a local cost take the *direct
 route* here: they return the event to wait for in a tuple and account their time in the
@@ -12,7 +12,7 @@ general path of ``comm.py`` and ``collectives.py``, which build on these hooks:
 Hooks for the communication layer
 ---------------------------------
 ``ctx.sim``
-    The :class:`~uml2perf_runtime.engine.Simulation`: ``sim.env`` (the
+    The :class:`~uml2perf_runtime.engine.simulation.Simulation`: ``sim.env`` (the
     ``simpy.Environment``), ``sim.machine``, ``sim.nprocs``, ``sim.nnodes``,
     ``sim.node_of(pid) -> int``, ``sim.contexts`` (main contexts by pid),
     ``sim.comm_state`` (``None`` until the communication layer sets it up
@@ -82,14 +82,14 @@ from simpy.core import NORMAL
 from simpy.events import PENDING, Event, Timeout
 from simpy.resources.resource import Resource
 
-from . import collectives as _collectives
-from . import comm as _comm
+from ..errors import LimitError, ModelRuntimeError, SimulationError
+from ..operations import collectives as _collectives
+from ..operations import point_to_point as _comm
+from ..operations.registry import REDUCING
+from ..parameters import coerce_value
+from ..spec import Element
 from . import patterns as _patterns
-from .errors import LimitError, ModelRuntimeError, SimulationError
-from .operations import REDUCING
-from .parameters import coerce_value
 from .process import CATEGORY_INDEX, CATEGORY_NAMES, COMM, COMPUTE, WAIT, ProcessContext
-from .spec import Element
 
 _INF = math.inf
 _new_timeout = _new_event = object.__new__
@@ -524,7 +524,7 @@ class Context:
         copy_out: Any = 0.0,
     ) -> Any:
         """Run a hardware-aware action: roofline time on a core or a device (see ``roofline.py``)."""
-        from .roofline import roofline
+        from ..platform.roofline import roofline
 
         return roofline(self, elem, cost, flops, bytes, device, copy_in, copy_out)
 
@@ -930,7 +930,7 @@ class Context:
         assert elem is not None
         _comm.account(self, elem, False, self.fast_start, g.start, g.start + g.offsets[self.pid])
 
-    # -- threads and patterns (runtime/patterns.py) --------------------------------------------
+    # -- threads and patterns (runtime/engine/patterns.py) --------------------------------------------
 
     def parallel(self, elem: Element, threads: int, body: Callable[[Context, Any], Any]) -> Any:
         """OpenMP-style region: ``body(t, v)`` once per thread ``t.tid`` in 0..threads-1."""
@@ -951,7 +951,7 @@ class Context:
         stages: Sequence[Callable[[Context, Any], Any]],
         **options: Any,
     ) -> Any:
-        """A pipeline over ``items`` (see :func:`uml2perf_runtime.patterns.pipeline` for ``options``)."""
+        """A pipeline over ``items`` (``options``: see :func:`.patterns.pipeline`)."""
         return _patterns.pipeline(self, elem, items, stages, **options)
 
     def taskpool(
@@ -962,7 +962,7 @@ class Context:
         body: Callable[[Context, Any], Any],
         **options: Any,
     ) -> Any:
-        """``items`` tasks served by ``threads`` workers (see :func:`uml2perf_runtime.patterns.taskpool`)."""
+        """``items`` tasks served by ``threads`` workers (see :func:`.patterns.taskpool`)."""
         return _patterns.taskpool(self, elem, threads, items, body, **options)
 
 

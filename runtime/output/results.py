@@ -27,10 +27,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .process import CATEGORY_NAMES
-from .summation import argmax, column_sum, column_sums, table_sum
+from ..analysis.summation import argmax, column_sum, column_sums, table_sum
+from ..engine.process import CATEGORY_NAMES
 
-#: A finished :class:`~uml2perf_runtime.engine.Simulation` (which imports this module).
+#: A finished :class:`~uml2perf_runtime.engine.simulation.Simulation` (which imports this module).
 Simulation = Any
 
 
@@ -57,7 +57,7 @@ class Results:
     parameters: dict[str, Any]
     #: Raw timeline when tracing was on: (pid, track, element name, category, start, end).
     timeline: list[tuple[int, int, str, str, float, float]] | None
-    #: Performance properties that hold, most severe first (see :mod:`uml2perf_runtime.properties`).
+    #: Performance properties that hold, most severe first (see :mod:`uml2perf_runtime.analysis.properties`).
     properties: list[dict[str, Any]]
     #: With ``--replications``: n, seeds, mean/std/ci95 of the time and of each per-process figure.
     replications: dict[str, Any] | None
@@ -187,7 +187,7 @@ class Results:
         parameters = {name: sim.overrides.get(name, default) for name, default in sim.spec.parameters}
         time = max((ctx.finish_time for ctx in contexts), default=0.0)
         if not math.isfinite(time):
-            from .errors import SimulationError
+            from ..errors import SimulationError
 
             raise SimulationError(
                 f"the predicted time of model '{sim.spec.name}' is {time}: the costs add up past the largest "
@@ -417,7 +417,7 @@ class Results:
 
 
 def _critical_path(sim: Simulation) -> list[dict[str, Any]]:
-    from .critical_path import critical_path
+    from ..analysis.critical_path import critical_path
 
     return critical_path(
         sim.trace_events,
@@ -430,7 +430,7 @@ def _critical_path(sim: Simulation) -> list[dict[str, Any]]:
 
 def _properties(sim: Simulation, time: float) -> list[dict[str, Any]]:
     """The performance properties of a finished simulation (flat per-process lists, one pass)."""
-    from .properties import DEFAULT_THRESHOLD, compute_properties
+    from ..analysis.properties import DEFAULT_THRESHOLD, compute_properties
 
     contexts = sim.contexts
     elements = sim.elements

@@ -17,11 +17,11 @@ from simpy.events import AllOf
 from simpy.resources.resource import Resource
 from simpy.resources.store import Store
 
-from .errors import LimitError, ModelRuntimeError
+from ..errors import LimitError, ModelRuntimeError
+from ..spec import Element
 from .limits import ENVIRONMENT as LIMIT_VARIABLES
 from .limits import current as current_limits
 from .process import COMPUTE, WAIT
-from .spec import Element
 
 
 def _call_body(body: Callable[..., Any], ctx: Any, v: Any) -> Any:

@@ -1,7 +1,7 @@
 """Point-to-point messages of simulated MPI processes (SimPy), and the state and helpers
 the communication layer shares with ``collectives.py``.
 
-:class:`~uml2perf_runtime.context.Context` takes the direct route for a blocking send or
+:class:`~uml2perf_runtime.engine.context.Context` takes the direct route for a blocking send or
 receive without local cost (in its own methods, on the state kept here) and delegates
 everything else to the generator functions of this module (``yield from comm.send(ctx, elem,
 dest, size, tag, cost)`` and so on).  The full semantics, with formulas, are in
@@ -39,12 +39,12 @@ from typing import Any, Final
 from simpy.core import NORMAL
 from simpy.events import Event, Timeout
 
-from .errors import MachineError, SimulationError
-from .machine import DEFAULT_EAGER_LIMIT
-from .operations import OPERATIONS
-from .spec import Element
+from ..errors import MachineError, SimulationError
+from ..platform.machine import DEFAULT_EAGER_LIMIT
+from ..spec import Element
+from .registry import OPERATIONS
 
-#: The context of a simulated process or thread (``uml2perf_runtime.context.Context``, which
+#: The context of a simulated process or thread (``uml2perf_runtime.engine.context.Context``, which
 #: imports this module): the hooks this layer uses are listed in that module's docstring.
 Context = Any
 
@@ -208,12 +208,12 @@ class CommState:
     def collectives(self) -> Any:
         """The collective cost model of this machine and placement (built on first use).
 
-        It is a :class:`~uml2perf_runtime.network.CollectiveModel`, imported here because its
+        It is a :class:`~uml2perf_runtime.platform.network.CollectiveModel`, imported here because its
         schedules need numpy and a model without collectives should not pay for importing it.
         """
         model = self._collectives
         if model is None:
-            from .network import CollectiveModel
+            from ..platform.network import CollectiveModel
 
             try:
                 model = CollectiveModel.for_machine(self.machine, self.node_of)

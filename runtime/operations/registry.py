@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .records import FrozenRecord
+from ..engine.records import FrozenRecord
 
 #: What an operation synchronises: one partner, every process, or the process's own requests.
 Scope = Literal["point-to-point", "collective", "local"]

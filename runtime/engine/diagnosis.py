@@ -14,10 +14,10 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
-from .errors import ModelRuntimeError
-from .spec import Element
+from ..errors import ModelRuntimeError
+from ..spec import Element
 
-_RUNTIME_DIR = str(Path(__file__).resolve().parent)
+_RUNTIME_DIR = str(Path(__file__).resolve().parent.parent)
 
 
 _XMI_ID = re.compile(r"xmi:id=([^\s,)]+)")

@@ -1,0 +1,1 @@
+"""The simulation engine: running a model on SimPy, the process and thread contexts, cores, limits."""

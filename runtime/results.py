@@ -66,7 +66,8 @@ class Results:
     #: What-if runs: the unchanged prediction, and the factors applied.
     base_time: float | None
     speedups: dict[str, float] | None
-    #: ``--rank-speedups``: each element of the critical path at 2x, largest gain first.
+    #: ``--rank-speedups``: each element that does work at 2x (actions, communication, critical
+    #: sections; those on the critical path first), largest gain first.
     ranked_speedups: list[dict[str, Any]] | None
     #: ``device = "auto"``: the chosen processor of each such action, and all-CPU / all-device times.
     mapping: dict[str, str] | None
@@ -328,11 +329,13 @@ class Results:
                 f"({change:+.6g} s, {share:+.1f}%)",
             ]
         if self.ranked_speedups:
-            out += ["", "What to speed up first (each element of the critical path 2x faster)"]
+            out += ["", "What to speed up first (each element that does work 2x faster)"]
+            base = self.base_time or self.time
             for row in self.ranked_speedups:
-                gain = (self.base_time or self.time) - row["time"]
+                gain = base - row["time"]
                 shown = format_time(row["time"])
-                out.append(f"  {row['element']:<28} {shown:>12}  (saves {format_time(gain)})")
+                saved = f", {100 * gain / base:.1f}%" if base > 0 and gain > 0 else ""
+                out.append(f"  {row['element']:<28} {shown:>12}  (saves {format_time(gain)}{saved})")
         return out
 
     def _critical_path_lines(self, most: int = 5) -> list[str]:

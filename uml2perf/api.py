@@ -558,9 +558,9 @@ def predict(
     ``critical_path`` fills ``critical_path`` (``"auto"``: only for runs of at
     most :data:`AUTO_CRITICAL_PATH_EVENTS` events); ``speedups`` (element name or id
     -> factor) predicts as if those elements were that much faster, keeping
-    the unchanged prediction in ``base_time``; ``rank_speedups`` tries each
-    element of the critical path at 2x and lists the gains.  ``default_cost`` (seconds) is
-    the cost of every action of an export without one.
+    the unchanged prediction in ``base_time``; ``rank_speedups`` tries the
+    elements that do work at 2x (those on the critical path first) and lists the
+    gains.  ``default_cost`` (seconds) is the cost of every action of an export without one.
 
     ``machine`` is a ``Machine``, a TOML file or the name of a bundled machine (``gescher``,
     ``laptop``, ``cluster-modern``, ``gpu-node``); ``trace`` is a trace file to write, or
@@ -620,6 +620,8 @@ def predict(
         base_runs = [run_once(index, None, False, False) for index in range(replications)]
         result.base_time = sum(r.time for r in base_runs) / len(base_runs)
         result.speedups = dict(speedups)
+        if warnings is not None:
+            warnings += what_if_notes(result, speedups)
     if rank_speedups:
         result.ranked_speedups = _ranked_speedups(
             result,
@@ -693,13 +695,76 @@ def _replication_in_worker(index: int) -> Any:
 
 
 def _ranked_speedups(result: Any, predict_with: Any, most: int = 10) -> list[dict[str, Any]]:
-    """Each element of the critical path (the ``most`` largest) at 2x: the predicted times, best first."""
-    totals: dict[str, float] = {}
+    """The elements that do work, each at 2x: the predicted times, best first.
+
+    Candidates are the work elements (actions, communication, critical sections; containers
+    only through their parts) in the order of their time on the critical path, which follows
+    a container into the thread that ends it, then the other work elements by inclusive time;
+    the ``most`` first are predicted again with that element twice as fast.
+    """
+    from uml2perf_runtime.operations import WORK_KINDS
+
+    on_path: dict[str, float] = {}
     for entry in result.critical_path or ():
-        totals[entry["element"]] = totals.get(entry["element"], 0.0) + entry["time"]
+        on_path[entry["element"]] = on_path.get(entry["element"], 0.0) + entry["time"]
+    work = {row["name"]: row for row in result.elements if row["kind"] in WORK_KINDS and row["inclusive"] > 0}
+    order = sorted(work, key=lambda name: (-on_path.get(name, 0.0), -work[name]["inclusive"], name))
+    base = result.base_time if result.base_time is not None else result.time
     ranked = []
-    for name, _ in sorted(totals.items(), key=lambda item: -item[1])[:most]:
+    for name in order[:most]:
         times = predict_with(name)
-        ranked.append({"element": name, "factor": 2.0, "time": sum(times) / len(times)})
+        time = sum(times) / len(times)
+        ranked.append(
+            {
+                "element": name,
+                "kind": work[name]["kind"],
+                "factor": 2.0,
+                "time": time,
+                "saves": base - time,
+                "on_critical_path": on_path.get(name, 0.0),
+            }
+        )
     ranked.sort(key=lambda row: (row["time"], row["element"]))
     return ranked
+
+
+def what_if_notes(result: Any, speedups: Mapping[str, float]) -> list[str]:
+    """Why a what-if left the predicted time unchanged, one sentence per element named."""
+    from uml2perf_runtime.operations import WORK_KINDS
+
+    if result.base_time is None or abs(result.time - result.base_time) > 1e-12 * max(1.0, result.base_time):
+        return []
+    rows = {row["name"]: row for row in result.elements}
+    rows.update({row["id"]: row for row in result.elements if row.get("id")})
+    on_path = {entry["element"] for entry in result.critical_path or ()}
+    notes = []
+    for name, factor in speedups.items():
+        row = rows.get(name)
+        if row is None or factor == 1.0:
+            continue
+        label = f"--speedup {name}: "
+        if not row["calls"]:
+            notes.append(label + f"'{row['name']}' never runs in this run: its speed cannot change the time")
+        elif row["inclusive"] <= 0:
+            notes.append(label + f"'{row['name']}' takes no time in this run (it has no cost)")
+        elif row["kind"] not in WORK_KINDS:
+            notes.append(
+                label + f"'{row['name']}' is a {row['kind']}: the factor applies to the work inside it, "
+                "and none of that work decides the predicted time"
+            )
+        elif row["kind"] in WORK_KINDS and row["kind"] not in ("action", "critical"):
+            notes.append(
+                label + f"'{row['name']}' is communication ({row['kind']}): a speed-up factor scales "
+                "computation, and its time is the network's and its partners' (try another machine)"
+            )
+        elif result.critical_path is not None and row["name"] not in on_path:
+            notes.append(
+                label + f"'{row['name']}' is not on the critical path: the run waits for other work "
+                "(--critical-path lists it), so making it faster changes nothing"
+            )
+        else:
+            notes.append(
+                label + f"'{row['name']}' overlaps with longer work: other processes or threads still "
+                "finish at the same time"
+            )
+    return notes

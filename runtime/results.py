@@ -368,6 +368,8 @@ class Results:
         out = ["", "Findings (most severe first; severity = share of the run's process time)"]
         for prop in self.properties[:most]:
             where = prop["element"] or "whole run"
+            if prop.get("relative") is not None and prop["element"] is not None:
+                where += f" ({prop['relative']:.2f} of the element)"
             sure = f" (held in {prop['confidence']:.0%} of replications)" if prop["confidence"] < 1 else ""
             out.append(f"  {prop['severity']:5.2f}  {prop['property']:<17} {where}: {prop['hint']}{sure}")
         if len(self.properties) > most:

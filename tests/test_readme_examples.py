@@ -42,7 +42,9 @@ def _normalise(lines: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("command, shown", _examples(), ids=lambda value: str(value)[:60])
-def test_a_readme_example_prints_what_the_readme_shows(command: str, shown: list[str], tmp_path: Path) -> None:
+def test_a_readme_example_prints_what_the_readme_shows(
+    command: str, shown: list[str], tmp_path: Path
+) -> None:
     shutil.copytree(ROOT / "samples", tmp_path / "samples", symlinks=True)
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     done = subprocess.run(

@@ -548,6 +548,7 @@ def predict(
     speedups: Mapping[str, float] | None = None,
     rank_speedups: bool = False,
     default_cost: float | None = None,
+    allow_zero: bool = False,
 ) -> Any:
     """Read (or import) a model and simulate it; returns the runtime's ``Results``.
 
@@ -561,6 +562,8 @@ def predict(
     the unchanged prediction in ``base_time``; ``rank_speedups`` tries the
     elements that do work at 2x (those on the critical path first) and lists the
     gains.  ``default_cost`` (seconds) is the cost of every action of an export without one.
+    A prediction of 0 s from a model in which elements take time is an error
+    (:class:`ModelError`) naming what never ran, unless ``allow_zero`` (then a warning).
 
     ``machine`` is a ``Machine``, a TOML file or the name of a bundled machine (``gescher``,
     ``laptop``, ``cluster-modern``, ``gpu-node``); ``trace`` is a trace file to write, or
@@ -606,6 +609,7 @@ def predict(
         from uml2perf_runtime.model import require_time
 
         require_time(spec, runs[0])  # an export was checked before: a module is checked by its run
+    _refuse_zero_time(path, runs[0], allow_zero, warnings)
     if critical_path == "auto" and not want_path and runs[0].events <= AUTO_CRITICAL_PATH_EVENTS:
         # a small run: one more run with its timeline costs little
         runs[0].critical_path = run_once(0, speedups, True, False).critical_path
@@ -633,6 +637,31 @@ def predict(
             ],
         )
     return result
+
+
+def _refuse_zero_time(path: Any, result: Any, allow_zero: bool, warnings: list[str] | None) -> None:
+    """A prediction of 0 s from a model whose elements take time: nothing timed ran. Say what and why."""
+    if result.time != 0.0:
+        return
+    never = [row["name"] for row in result.elements if not row["calls"]]
+    if never:
+        more = f" and {len(never) - 5} more" if len(never) > 5 else ""
+        what = f"none of the elements that take time ran ({', '.join(map(repr, never[:5]))}{more} never ran)"
+    else:
+        what = "the elements that ran took no time (their costs are 0 with these values)"
+    message = f"the predicted time is 0 s although the model has elements that take time: {what}"
+    name = str(getattr(path, "filename", None) or path)
+    if allow_zero:
+        if warnings is not None:
+            warnings.append(f"{Path(name).name}: warning: {message} (--allow-zero: reported as 0 s)")
+        return
+    raise ModelError(
+        message,
+        Location(file=name),
+        hint="the warnings above say why (a join that never fires, nothing reachable from the initial "
+        "node, a branch never taken); 'uml2perf check' lists them; --allow-zero accepts 0 s when it is "
+        "what you mean",
+    )
 
 
 #: ``critical_path="auto"`` (``run --json``) finds the critical path of runs of at most this many events;

@@ -395,7 +395,15 @@ class _Interpreter:
                     hint=with_suggestion("known: stereotype, " + ", ".join(known), name, known),
                 )
                 continue
+            drawn = base.get(tag)
             base[tag] = expression_text(value, self.car, f"elements.{key}.{name}")
+            if tag in ("cost", "time") and drawn is not None and drawn != base[tag]:
+                self.warn(
+                    f"the sidecar's {tag} {base[tag]!r} ([elements.{key!r}]) replaces the {tag} {drawn!r} "
+                    "drawn in the model",
+                    node.location,
+                    "sidecar-replaces",
+                )
         if key_is_else(base.get("guard")):
             base["guard"] = "True"  # an else clause: always true where it stands
         return PerfSpec(role=role, tags=tuple(base.items()), origin="sidecar")

@@ -544,7 +544,7 @@ def predict(
     warnings: list[str] | None = None,
     replications: int = 1,
     min_severity: float | None = None,
-    critical_path: bool | str = False,
+    critical_path: bool | str = "auto",
     speedups: Mapping[str, float] | None = None,
     rank_speedups: bool = False,
     default_cost: float | None = None,
@@ -555,9 +555,11 @@ def predict(
     ``warnings``, when given, receives the model's warnings (printed by ``run``).
     ``replications`` runs the model with that many seeds (``seed``, ``seed + 1``...)
     and returns the first run with ``time`` the mean and ``replications`` the
-    statistics; ``min_severity`` bounds the performance properties reported.
-    ``critical_path`` fills ``critical_path`` (``"auto"``: only for runs of at
-    most :data:`AUTO_CRITICAL_PATH_EVENTS` events); ``speedups`` (element name or id
+    statistics (a model whose replications all take the same time says so in
+    ``warnings``: it has no random branches); ``min_severity`` bounds the performance
+    properties reported.  ``critical_path`` fills ``critical_path`` (``"auto"``, the default
+    and what ``run --json`` does: only for runs of at most :data:`AUTO_CRITICAL_PATH_EVENTS`
+    events; ``False``: never); ``speedups`` (element name or id
     -> factor) predicts as if those elements were that much faster, keeping
     the unchanged prediction in ``base_time``; ``rank_speedups`` tries the
     elements that do work at 2x (those on the critical path first) and lists the
@@ -584,7 +586,10 @@ def predict(
         warnings=warnings,
         default_cost=default_cost,
     )
+    checked_overrides(spec, dict(overrides or {}))
     machine_obj = machine if isinstance(machine, Machine) else Machine.load(machine) if machine else None
+    if nodes is not None and machine_obj is not None and nodes > machine_obj.nodes and warnings is not None:
+        warnings.append(larger_machine_warning(machine_obj, nodes))
 
     def run_once(index: int, factors: Mapping[str, float] | None, keep_path: bool, first: bool) -> Any:
         return simulate(
@@ -614,6 +619,12 @@ def predict(
         # a small run: one more run with its timeline costs little
         runs[0].critical_path = run_once(0, speedups, True, False).critical_path
     runs += _more_replications(run_once, replications, speedups, runs[0].wall_time, progress)
+    if replications > 1 and warnings is not None and len({r.time for r in runs}) == 1:
+        warnings.append(
+            f"warning: the {replications} replications all predict {runs[0].time:.9g} s: the model has no "
+            "random branches, so one run gives the same answer (--replications is for models that draw "
+            "random numbers)"
+        )
     if replications == 1:
         result = runs[0]
     else:
@@ -637,6 +648,26 @@ def predict(
             ],
         )
     return result
+
+
+def checked_overrides(spec: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Variable values checked against the model: a misspelt name or a bad value is a
+    :class:`ModelError` naming the file (one error type for ``predict`` and ``sweep``)."""
+    from uml2perf_runtime.errors import ParameterError
+    from uml2perf_runtime.parameters import validate_overrides
+
+    try:
+        return validate_overrides(spec, values)
+    except ParameterError as exc:
+        raise ModelError(exc.message, Location(file=spec.source), hint=exc.hint) from None
+
+
+def larger_machine_warning(machine: Any, nodes: int) -> str:
+    """``--nodes`` beyond the machine's own: it runs, on a machine larger than the file describes."""
+    return (
+        f"warning: machine '{machine.name}' has {machine.nodes} node{'s' if machine.nodes != 1 else ''}; "
+        f"--nodes {nodes} predicts a larger machine of the same nodes, which it does not describe"
+    )
 
 
 def _refuse_zero_time(path: Any, result: Any, allow_zero: bool, warnings: list[str] | None) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 from uml2perf_runtime.analytic import grid_points
 from uml2perf_runtime.progress import ProgressBar
 
-from .api import ModelSource, load_spec
+from .api import ModelSource, checked_overrides, load_spec
 from .errors import InputError, Location, ModelError, Uml2PerfError, UsageError
 
 #: Grid names that shape the machine rather than set model variables.
@@ -122,6 +122,7 @@ def typed_grid(
     exactly as ``--set`` does.
     """
     from uml2perf_runtime.engine import coerce_value
+    from uml2perf_runtime.parameters import did_you_mean
 
     defaults = dict(spec.parameters)
     names = [name for key in grid for name in axis_names(key)]
@@ -132,7 +133,8 @@ def typed_grid(
             f"model '{spec.name}' has no parameter {', '.join(repr(n) for n in unknown)}; "
             f"its parameters are: {known} (and the machine's procs, nodes)",
             Location(file=spec.source),
-            hint="sweep a model variable by its name, e.g. --grid NAT=32,64",
+            hint=did_you_mean(unknown, [*defaults, *SYSTEM_PARAMETERS])
+            or "sweep a model variable by its name, e.g. --grid NAT=32,64",
         )
     clash = [name for name in names if name in fixed]
     if clash:
@@ -392,7 +394,6 @@ def run_sweep(
     zipped axes as ``{"nodes:procs": [(1, 4), (2, 8)]}``), ``fixed`` names to values.  Names and
     values are checked against the model as ``--grid`` and ``--set`` are.
     """
-    from uml2perf_runtime.engine import validate_overrides
     from uml2perf_runtime.machine import Machine
 
     if not isinstance(source, ModelSource):
@@ -402,7 +403,7 @@ def run_sweep(
     elif not isinstance(machine, Machine):
         machine = Machine.load(machine)
     spec = load_spec(source)
-    fixed_values: dict[str, Any] = validate_overrides(spec, dict(fixed or {}))
+    fixed_values: dict[str, Any] = checked_overrides(spec, dict(fixed or {}))
     grid = typed_grid(plain_grid(grid), spec, fixed_values)
     points = split_axes(grid_points(grid)) if grid else [{}]
     result = SweepResult(grid_parameters(grid), model=spec.name, machine=machine)

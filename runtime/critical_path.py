@@ -8,8 +8,11 @@ blocked, the path leaves it for the process it waited for:
 * a rendezvous send that waited jumps to the receiver, at the time it came;
 * a collective that waited jumps to the last process to arrive, at its arrival.
 
-Waits with no other process to blame (a lock, a pipeline stage) stay on the
-path.  The result says how much time each element contributes to the path on
+A container whose time passes on other threads of the process (a parallel
+region, a pipeline, a task pool) is followed into the thread whose work ends
+last inside it, and back out at its start; on a thread, a wait for a lock or a
+pipeline item jumps to the thread of the same container whose work ended when
+the wait did.  Waits with no one to blame stay on the path.  The result says how much time each element contributes to the path on
 each process: speeding up an element that is not on it changes nothing.
 
 The walk reads the run's timeline of segments and messages (recorded when
@@ -49,11 +52,13 @@ def critical_path(
         if end > start + _EPS * max(1.0, abs(end)):
             lanes.setdefault((pid, track), []).append((end, start, index, category))
     ends: dict[tuple[int, int], list[float]] = {}
-    tracks: dict[int, list[int]] = {}
+    by_start: dict[int, list[tuple[float, int]]] = {}
     for lane, segments in lanes.items():
         segments.sort()
         ends[lane] = [segment[0] for segment in segments]
-        tracks.setdefault(lane[0], []).append(lane[1])
+        if lane[1]:
+            by_start.setdefault(lane[0], []).append((min(segment[1] for segment in segments), lane[1]))
+    tracks = _Threads(by_start)
     received: dict[int, list[tuple[float, int, float]]] = {}
     posted: dict[int, list[tuple[float, int]]] = {}
     for src, dst, _size, _tag, sent, arrived in messages:
@@ -107,7 +112,7 @@ def critical_path(
                 frames.clear()
                 floor = -math.inf
                 continue
-            thread = _thread_dependency(lane, end, tracks, lanes, ends)
+            thread = _thread_dependency(lane, end, floor, tracks, lanes, ends)
             if thread is not None:  # another thread of this process, inside the same container
                 lane, now = thread, end
                 continue
@@ -129,11 +134,29 @@ def critical_path(
     return out
 
 
+class _Threads:
+    """The thread tracks of each process by the time they start (a track is one thread of one region)."""
+
+    def __init__(self, by_start: dict[int, list[tuple[float, int]]]) -> None:
+        self.tracks: dict[int, list[tuple[float, int]]] = {pid: sorted(t) for pid, t in by_start.items()}
+        self.starts = {pid: [first for first, _ in tracks] for pid, tracks in self.tracks.items()}
+
+    def started(self, pid: int, low: float, high: float) -> list[int]:
+        """Tracks of ``pid`` that start within ``[low, high]`` (with rounding slack)."""
+        slack = _EPS * max(1.0, abs(low), abs(high))
+        starts = self.starts.get(pid)
+        if not starts:
+            return []
+        first = bisect.bisect_left(starts, low - slack)
+        last = bisect.bisect_right(starts, high + slack)
+        return [track for _, track in self.tracks[pid][first:last]]
+
+
 def _busiest_thread(
     lane: tuple[int, int],
     start: float,
     top: float,
-    tracks: dict[int, list[int]],
+    tracks: _Threads,
     lanes: dict[tuple[int, int], list[tuple[float, float, int, int]]],
     ends: dict[tuple[int, int], list[float]],
 ) -> tuple[int, int] | None:
@@ -144,15 +167,15 @@ def _busiest_thread(
     """
     best: tuple[float, int] | None = None
     slack = _EPS * max(1.0, abs(top))
-    for track in tracks.get(lane[0], ()):
-        if track == lane[1] or track == 0:
+    for track in tracks.started(lane[0], start, top):
+        if track == lane[1]:
             continue
         segments = lanes[(lane[0], track)]
         position = bisect.bisect_right(ends[(lane[0], track)], top + slack) - 1
         if position < 0:
             continue
-        end, first = segments[position][0], min(segment[1] for segment in segments)
-        if end <= start + slack or first < start - slack:
+        end = segments[position][0]
+        if end <= start + slack:
             continue
         if best is None or end > best[0] + slack:
             best = (end, track)
@@ -162,14 +185,17 @@ def _busiest_thread(
 def _thread_dependency(
     lane: tuple[int, int],
     end: float,
-    tracks: dict[int, list[int]],
+    floor: float,
+    tracks: _Threads,
     lanes: dict[tuple[int, int], list[tuple[float, float, int, int]]],
     ends: dict[tuple[int, int], list[float]],
 ) -> tuple[int, int] | None:
-    """The other thread of the process whose work ended when a wait did (a lock freed, an item passed)."""
+    """The other thread of the process, started inside the same container (after ``floor``), whose
+    work ended when a wait did (a lock freed, an item passed on)."""
     slack = _EPS * max(1.0, abs(end))
-    for track in tracks.get(lane[0], ()):
-        if track == lane[1] or track == 0:
+    low = floor if math.isfinite(floor) else -math.inf
+    for track in tracks.started(lane[0], low, end):
+        if track == lane[1]:
             continue
         key = (lane[0], track)
         position = bisect.bisect_right(ends[key], end + slack) - 1

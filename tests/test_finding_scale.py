@@ -88,3 +88,21 @@ def test_the_findings_of_the_posidonia_export_are_on_one_scale() -> None:
     small = next(p for p in result.properties if p["element"] == "E_PublishAISEvent")
     whole = next(p for p in result.properties if p["element"] is None and p["property"] == "load_imbalance")
     assert small["relative"] == pytest.approx(1.0) and small["severity"] < whole["severity"]
+
+
+def test_the_findings_of_the_corpus_exports_are_on_one_scale() -> None:
+    """Every export of the chosen corpus that runs (the bundled subset in every run)."""
+    from conftest import find_corpus
+
+    from uml2perf.errors import Uml2PerfError
+    from uml2perf_runtime.errors import SimulationError
+
+    ran = 0
+    for path in sorted(p for p in find_corpus().rglob("*") if p.suffix in (".xmi", ".uml", ".mdxml", ".emx")):
+        try:
+            result = api.predict(path, procs=3, default_cost=1e-3, min_severity=0.0, critical_path=False)
+        except (Uml2PerfError, SimulationError):
+            continue  # no main activity, no activity, values to give: not what this test is about
+        _check_one_scale(result)
+        ran += 1
+    assert ran >= 2

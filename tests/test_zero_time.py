@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import corpus_file
 
+import uml2perf
 from uml2perf import api
 from uml2perf.check import check_file, timing_summary
 from uml2perf.errors import ModelError
@@ -78,3 +79,17 @@ def test_an_export_whose_costed_actions_never_run_fails() -> None:
     path = corpus_file("papyrus/moliz-nfr-ehs-marte-resourceusage.uml")
     with pytest.raises(ModelError, match="predicted time is 0 s"):
         api.predict(path, activity="eHS::main", procs=1)
+
+
+def test_a_sweep_of_a_model_that_predicts_0_s_fails_and_says_why() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "uml2perf", "sweep", str(ZERO / "join-at-start.mdxml"), "--grid", "procs=1,2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "join never fires" in done.stderr and "0 s at 2 of 2 points (procs=1, procs=2)" in done.stderr
+    warnings: list[str] = []
+    result = uml2perf.sweep(ZERO / "join-at-start.mdxml", {"procs": [1]}, allow_zero=True, warnings=warnings)
+    assert [row["time"] for row in result.rows] == [0.0] and any("--allow-zero" in w for w in warnings)

@@ -38,6 +38,8 @@ from uml2perf_runtime.progress import ProgressBar
 from .api import ModelSource, checked_overrides, load_spec
 from .errors import InputError, Location, ModelError, Uml2PerfError, UsageError
 
+#: Diagnostics of the generator that explain a prediction of 0 s (sweep prints them).
+ZERO_TIME_CODES = frozenset({"dead-join", "empty-start"})
 #: Grid names that shape the machine rather than set model variables.
 SYSTEM_PARAMETERS = ("procs", "nodes")
 RESULT_COLUMNS = ("time", "compute", "comm", "wait", "method")
@@ -215,6 +217,8 @@ def model_source(
     model = read(p, sidecar=sidecar, default_cost=default_cost)
     result = generate(model, "python", activity=activity, options={"require_main": True})
     require_timing(p, timing_summary(model), warnings)
+    if warnings is not None:  # what makes a run predict 0 s: said before the table
+        warnings += [str(d) for d in result.diagnostics if getattr(d, "code", None) in ZERO_TIME_CODES]
     return ModelSource(result.text, f"<generated from {p.name}>")
 
 
@@ -633,6 +637,7 @@ def sweep(
     default_cost: float | None = None,
     progress: bool = False,
     warnings: list[str] | None = None,
+    allow_zero: bool = False,
 ) -> Any:
     """Predict ``model`` at every point of ``grid``; returns a ``SweepResult`` (``rows``, ``to_dataframe()``).
 
@@ -642,7 +647,8 @@ def sweep(
     bundled machine's name or None (one node of 4 cores).  Points of bulk-synchronous models are
     evaluated analytically (``analytic=False`` simulates every one), the others simulated in
     ``workers`` processes.  Every variable the model leaves without a value must be swept or
-    fixed; ``warnings`` receives the model's warnings.
+    fixed; ``warnings`` receives the model's warnings.  Points predicted at 0 s are a
+    :class:`ModelError` (the model's elements take time, and none ran), unless ``allow_zero``.
     """
     from uml2perf_runtime.limits import LimitExceeded, current
     from uml2perf_runtime.model import require_values
@@ -668,7 +674,7 @@ def sweep(
         current().check("sweep_points", total, "the number of points of the sweep grid")
     except LimitExceeded as exc:
         raise InputError(exc.message, Location(file=str(model)), hint=exc.hint) from None
-    return run_sweep(
+    result = run_sweep(
         source,
         machine,
         grid_text,
@@ -682,6 +688,32 @@ def sweep(
         dask_address=dask_address,
         progress=ProgressBar(total, sys.stderr, progress),
         replications=replications,
+    )
+    _refuse_zero_points(model, result, allow_zero, warnings)
+    return result
+
+
+def _refuse_zero_points(
+    model: Any, result: SweepResult, allow_zero: bool, warnings: list[str] | None
+) -> None:
+    """Points predicted at 0 s although the model's elements take time: say which (``run`` says why)."""
+    zero = [row for row in result.rows if row["time"] == 0]
+    if not zero:
+        return
+    names = [p for p in result.parameters]
+    shown = ", ".join(" ".join(f"{name}={row[name]}" for name in names) or "the point" for row in zero[:3])
+    message = (
+        f"the predicted time is 0 s at {len(zero)} of {len(result.rows)} points ({shown}"
+        f"{' ...' if len(zero) > 3 else ''}) although the model has elements that take time: none of them ran"
+    )
+    if allow_zero:
+        if warnings is not None:
+            warnings.append(f"{Path(str(model)).name}: warning: {message} (--allow-zero: reported as 0 s)")
+        return
+    raise ModelError(
+        message,
+        Location(file=str(model)),
+        hint="'uml2perf run' on one of these points names what never ran and why; --allow-zero accepts 0 s",
     )
 
 

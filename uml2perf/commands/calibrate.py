@@ -11,7 +11,6 @@ from typing import Any
 from ..errors import InputError, Location
 from .common import EXIT_OK, positive_int
 
-
 #: Measurements printed under the key the machine file gives them: the one-core matrix product is
 #: the file's ``peak_flops``; the all-core rate is only a comment there.
 PRINTED_NAMES = {"core_flops": "peak_flops", "peak_flops": "all-core flops"}

@@ -754,13 +754,18 @@ def _replication_in_worker(index: int) -> Any:
     return result
 
 
-def _ranked_speedups(result: Any, predict_with: Any, most: int = 10) -> list[dict[str, Any]]:
+def _ranked_speedups(
+    result: Any, predict_with: Any, most: int = 10, top: int = 3, limit: int = 30
+) -> list[dict[str, Any]]:
     """The elements that do work, each at 2x: the predicted times, best first.
 
     Candidates are the work elements (actions, communication, critical sections; containers
     only through their parts) in the order of their time on the critical path, which follows
-    a container into the thread that ends it, then the other work elements by inclusive time;
-    the ``most`` first are predicted again with that element twice as fast.
+    a container into the thread that ends it, then the other work elements by inclusive time.
+    The first ``most`` are predicted again with that element twice as fast; after them, any
+    element whose whole time halved (summed over processes and threads: more than it can
+    save) still exceeds the ``top``-th saving so far is tried too (at most ``limit`` in all),
+    so no element left untried could have entered the ``top``.
     """
     from uml2perf_runtime.operations import WORK_KINDS
 
@@ -770,8 +775,20 @@ def _ranked_speedups(result: Any, predict_with: Any, most: int = 10) -> list[dic
     work = {row["name"]: row for row in result.elements if row["kind"] in WORK_KINDS and row["inclusive"] > 0}
     order = sorted(work, key=lambda name: (-on_path.get(name, 0.0), -work[name]["inclusive"], name))
     base = result.base_time if result.base_time is not None else result.time
-    ranked = []
-    for name in order[:most]:
+    ranked: list[dict[str, Any]] = []
+
+    def needed(name: str) -> bool:
+        if len(ranked) < most:
+            return True
+        if len(ranked) >= limit:
+            return False
+        savings = sorted((row["saves"] for row in ranked), reverse=True)
+        bar = savings[top - 1] if len(savings) >= top else 0.0
+        return work[name]["inclusive"] / 2 > bar * (1 + 1e-9)
+
+    for name in order:
+        if not needed(name):
+            continue
         times = predict_with(name)
         time = sum(times) / len(times)
         ranked.append(

@@ -41,6 +41,9 @@ def test_a_model_that_misses_the_smallest_sizes_is_a_warning(tmp_path: Path, cap
     assert main(["fit", str(path)]) == 0
     err = capsys.readouterr().err
     assert "fitted without its smallest point (n=64)" in err and "not to be trusted" in err
+    assert main(["fit", str(path), "--json"]) == 0
+    ends = {end["end"]: end for end in json.loads(capsys.readouterr().out)["ends"]}
+    assert ends["smallest"]["outside"] and ends["largest"]["at"] == {"n": 4096.0}
 
 
 def test_a_model_that_holds_at_both_ends_is_quiet(tmp_path: Path, capsys) -> None:

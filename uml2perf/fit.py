@@ -649,6 +649,7 @@ class Model:
                 "low": float(low[0]),
                 "high": float(high[0]),
             },
+            "ends": self.edge_checks(),
             "warning": self.warning(),
         }
 

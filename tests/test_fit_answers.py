@@ -120,3 +120,15 @@ def test_json_names_the_element_given_with_name(tmp_path: Path, capsys) -> None:
     data = _nlogn(tmp_path / "t.csv", 6, seed=0)
     assert main(["fit", str(data), "--json", "--name", "Load"]) == 0
     assert json.loads(capsys.readouterr().out)["element"] == "Load"
+
+
+def test_a_model_that_misses_the_largest_size_is_a_warning(tmp_path: Path) -> None:
+    """Noise at the small sizes picks the wrong term (n^(5/4) for n log2 n): left out, the largest
+    point, where strong scaling uses the cost, is missed by more than the fit's own interval."""
+    path = _nlogn(tmp_path / "t.csv", 1, seed=1, reps=3)
+    (model,) = [fit_model(data) for data in read_measurements(str(path))]
+    assert "log2" not in model.expression()
+    largest = next(c for c in model.edge_checks() if c["end"] == "largest")
+    assert largest["at"] == {"n": 4096.0} and largest["outside"]
+    assert "fitted without its largest point (n=4096)" in (model.warning() or "")
+    assert "predictions beyond the measured range" in (model.warning() or "")

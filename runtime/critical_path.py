@@ -12,8 +12,9 @@ A container whose time passes on other threads of the process (a parallel
 region, a pipeline, a task pool) is followed into the thread whose work ends
 last inside it, and back out at its start; on a thread, a wait for a lock or a
 pipeline item jumps to the thread of the same container whose work ended when
-the wait did.  Waits with no one to blame stay on the path.  The result says how much time each element contributes to the path on
-each process: speeding up an element that is not on it changes nothing.
+the wait did.  Waits with no one to blame stay on the path.  The result says how
+much time each element contributes to the path on each process: speeding up an
+element that is not on it changes nothing.
 
 The walk reads the run's timeline of segments and messages (recorded when
 the run keeps its timeline); it visits each segment at most once.

@@ -44,6 +44,10 @@ def test_more_nodes_than_the_machine_has_is_a_warning() -> None:
     warnings.clear()
     api.predict(SAMPLES / "lapw0.uml", machine="gescher", nodes=8, procs=4, warnings=warnings)
     assert not any("--nodes" in w for w in warnings)
+    uml2perf.sweep(
+        SAMPLES / "lapw0.uml", {"nodes:procs": [(8, 32), (20, 40)]}, machine="gescher", warnings=warnings
+    )
+    assert any("the grid's nodes=20 predicts a larger machine" in w for w in warnings), warnings
 
 
 def test_replications_of_a_deterministic_model_say_so() -> None:

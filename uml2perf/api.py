@@ -662,11 +662,11 @@ def checked_overrides(spec: Any, values: Mapping[str, Any]) -> dict[str, Any]:
         raise ModelError(exc.message, Location(file=spec.source), hint=exc.hint) from None
 
 
-def larger_machine_warning(machine: Any, nodes: int) -> str:
+def larger_machine_warning(machine: Any, nodes: int, given: str = "--nodes {}") -> str:
     """``--nodes`` beyond the machine's own: it runs, on a machine larger than the file describes."""
     return (
         f"warning: machine '{machine.name}' has {machine.nodes} node{'s' if machine.nodes != 1 else ''}; "
-        f"--nodes {nodes} predicts a larger machine of the same nodes, which it does not describe"
+        f"{given.format(nodes)} predicts a larger machine of the same nodes, which it does not describe"
     )
 
 

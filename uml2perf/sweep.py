@@ -674,6 +674,8 @@ def sweep(
         current().check("sweep_points", total, "the number of points of the sweep grid")
     except LimitExceeded as exc:
         raise InputError(exc.message, Location(file=str(model)), hint=exc.hint) from None
+    if warnings is not None and machine not in (None, ""):
+        warnings += _larger_machine_warnings(machine, grid_text, nodes)
     result = run_sweep(
         source,
         machine,
@@ -691,6 +693,28 @@ def sweep(
     )
     _refuse_zero_points(model, result, allow_zero, warnings)
     return result
+
+
+def _larger_machine_warnings(machine: Any, grid: Mapping[str, list[str]], nodes: int | None) -> list[str]:
+    """Node counts beyond the machine's own (``--nodes``, or swept): it runs, on a larger machine."""
+    from uml2perf_runtime.machine import Machine
+
+    from .api import larger_machine_warning
+
+    machine_obj = machine if isinstance(machine, Machine) else Machine.load(machine)
+    found = []
+    if nodes is not None and nodes > machine_obj.nodes:
+        found.append(larger_machine_warning(machine_obj, nodes))
+    swept = []
+    for key, values in grid.items():
+        names = axis_names(key)
+        if "nodes" in names:
+            at = names.index("nodes")
+            swept += [int(v.split(":")[at]) for v in values if v.split(":")[at].strip().isdigit()]
+    beyond = max((n for n in swept if n > machine_obj.nodes), default=None)
+    if beyond is not None:
+        found.append(larger_machine_warning(machine_obj, beyond, "the grid's nodes={}"))
+    return found
 
 
 def _refuse_zero_points(

@@ -55,6 +55,11 @@ def test_replications_of_a_deterministic_model_say_so() -> None:
     api.predict(SAMPLES / "lapw0.uml", procs=2, replications=3, warnings=warnings)
     assert any("3 replications all predict" in w and "no random branches" in w for w in warnings)
     warnings.clear()
+    uml2perf.sweep(
+        SAMPLES / "lapw0.uml", {"procs": [1, 2]}, replications=2, analytic=False, warnings=warnings
+    )
+    assert any("replications of every point predict the same time" in w for w in warnings), warnings
+    warnings.clear()
     random_branches = ROOT / "tests" / "data" / "guards" / "french.uml"
     api.predict(random_branches, procs=1, replications=3, warnings=warnings, default_cost=1.0)
     assert not any("replications" in w for w in warnings), warnings

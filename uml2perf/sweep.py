@@ -692,6 +692,11 @@ def sweep(
         replications=replications,
     )
     _refuse_zero_points(model, result, allow_zero, warnings)
+    if replications > 1 and warnings is not None and all(row.get("time_std") == 0 for row in result.rows):
+        warnings.append(
+            f"warning: the {replications} replications of every point predict the same time: the model has "
+            "no random branches, so one run per point gives the same answer"
+        )
     return result
 
 

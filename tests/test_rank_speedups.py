@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from runtime_helpers import machine, spec
 
-from uml2perf import api
+from uml2perf import answers, api
 from uml2perf_runtime import Element, simulate
 from uml2perf_runtime.operations import WORK_KINDS
 
@@ -172,7 +172,7 @@ def test_the_ranking_of_random_models_agrees_with_brute_force(seed: int) -> None
     # predicting only 3 again, plus those whose whole time halved could still beat the third: the
     # order along the critical path and the bound must find the same top three as trying them all
     tried: list[str] = []
-    ranked = api._ranked_speedups(result, lambda name: [tried.append(name) or predict(name)], most=3)
+    ranked = answers.ranked_speedups(result, lambda name: [tried.append(name) or predict(name)], most=3)
     mine = [(row["element"], row["saves"]) for row in ranked]
     brute = _brute_force(result, predict)
     assert _top_savings(mine) == _top_savings(brute)

@@ -35,7 +35,8 @@ from typing import Any
 from uml2perf_runtime.analytic import grid_points
 from uml2perf_runtime.progress import ProgressBar
 
-from .api import ModelSource, checked_overrides, load_spec
+from .answers import checked_overrides
+from .api import ModelSource, load_spec
 from .errors import InputError, Location, ModelError, Uml2PerfError, UsageError
 
 #: Diagnostics of the generator that explain a prediction of 0 s (sweep prints them).
@@ -704,7 +705,7 @@ def _larger_machine_warnings(machine: Any, grid: Mapping[str, list[str]], nodes:
     """Node counts beyond the machine's own (``--nodes``, or swept): it runs, on a larger machine."""
     from uml2perf_runtime.machine import Machine
 
-    from .api import larger_machine_warning
+    from .answers import larger_machine_warning
 
     machine_obj = machine if isinstance(machine, Machine) else Machine.load(machine)
     found = []

@@ -143,7 +143,7 @@ def what_if_notes(result: Any, speedups: Mapping[str, float]) -> list[str]:
                 label + f"'{row['name']}' is a {row['kind']}: the factor applies to the work inside it, "
                 "and none of that work decides the predicted time"
             )
-        elif row["kind"] in WORK_KINDS and row["kind"] not in ("action", "critical"):
+        elif row["kind"] not in ("action", "critical"):
             notes.append(
                 label + f"'{row['name']}' is communication ({row['kind']}): a speed-up factor scales "
                 "computation, and its time is the network's and its partners' (try another machine)"

@@ -8,7 +8,7 @@ names it has.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import ParameterError
@@ -60,6 +60,20 @@ def coerce_value(name: str, value: Any, default: Any) -> Any:
         ) from None
 
 
+def did_you_mean(unknown: Sequence[str], known: Iterable[str]) -> str | None:
+    """ "did you mean 'NAT'?" for the first mistyped name that is close to a known one (as --speedup says)."""
+    import difflib
+
+    names = list(known)
+    for name in unknown:
+        close = difflib.get_close_matches(name, names, 3, 0.6)
+        if not close:
+            close = [n for n in names if n.lower() == name.lower() or sorted(n) == sorted(name)][:1]
+        if close:
+            return f"{name!r}: did you mean {', '.join(repr(c) for c in close)}?"
+    return None
+
+
 def validate_overrides(spec: ModelSpec, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """Check override names against the model's parameters and convert their values."""
     defaults = dict(spec.parameters)
@@ -68,7 +82,8 @@ def validate_overrides(spec: ModelSpec, overrides: Mapping[str, Any]) -> dict[st
         known = ", ".join(defaults) if defaults else "(none)"
         raise ParameterError(
             f"model '{spec.name}' has no parameter{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(repr(n) for n in unknown)}; its parameters are: {known}"
+            f"{', '.join(repr(n) for n in unknown)}; its parameters are: {known}",
+            hint=did_you_mean(unknown, defaults),
         )
     values = {name: coerce_value(name, value, defaults[name]) for name, value in overrides.items()}
     for name, value in values.items():
@@ -80,4 +95,4 @@ def validate_overrides(spec: ModelSpec, overrides: Mapping[str, Any]) -> dict[st
     return values
 
 
-__all__ = ["coerce_value", "validate_overrides"]
+__all__ = ["coerce_value", "did_you_mean", "validate_overrides"]

@@ -41,10 +41,14 @@ def test_an_imbalanced_action() -> None:
         yield from p.compute(work, 1.0 + p.pid)
 
     r = simulate(spec(main, [work]), machine=machine(cores=4), procs=4)
-    expected = (1 - 2.5 / 4) / (1 - 1 / 4)
-    assert _find(r, "load_imbalance", "Work")["severity"] == pytest.approx(expected)
+    relative = (1 - 2.5 / 4) / (1 - 1 / 4)
+    # the one scale: time the others wait for the slowest, (4 * 4 - 10) s, over T P = 4 s * 4
+    expected = (4 * 4 - 10) / (4 * 4)
+    entry = _find(r, "load_imbalance", "Work")
+    assert entry["severity"] == pytest.approx(expected) and entry["relative"] == pytest.approx(relative)
     whole = _find(r, "load_imbalance", None)
     assert whole["severity"] == pytest.approx(expected) and whole["confidence"] == 1.0
+    assert whole["relative"] == pytest.approx(relative)
     assert "process 3 takes 4" in _find(r, "load_imbalance", "Work")["hint"]
 
 

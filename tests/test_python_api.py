@@ -3,6 +3,7 @@ objects, and results become pandas DataFrames when pandas is there."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import types
@@ -167,20 +168,39 @@ def test_real_dataframes() -> None:
     assert sweep["time_s"].dtype.kind == "f"
 
 
-def test_the_documented_session_gives_the_documented_output(monkeypatch: pytest.MonkeyPatch) -> None:
-    """docs/python-api.md shows a notebook session: it runs, and prints what the page says."""
-    import doctest
-
-    pytest.importorskip("pandas")
+def _doc_sessions() -> list[str]:
     text = (ROOT / "docs" / "python-api.md").read_text(encoding="utf-8")
-    session = text.split("```pycon\n", 1)[1].split("```", 1)[0]
-    monkeypatch.chdir(ROOT)
+    return [block.split("```", 1)[0] for block in text.split("```pycon\n")[1:]]
+
+
+@pytest.mark.parametrize("index", range(len(_doc_sessions())))
+def test_every_documented_session_gives_the_documented_output(
+    index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/python-api.md shows notebook sessions: each runs, and prints what the page says."""
+    import doctest
+    import shutil
+
+    session = _doc_sessions()[index]
+    if "to_dataframe" in session:
+        pytest.importorskip("pandas")
+    shutil.copytree(ROOT / "samples", tmp_path / "samples", symlinks=True)
+    monkeypatch.chdir(tmp_path)  # the sessions write modules next to the samples, never into the checkout
     test = doctest.DocTestParser().get_doctest(session, {}, "python-api.md", None, 0)
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     report: list[str] = []
     runner.run(test, out=report.append)
     assert runner.failures == 0, "".join(report)
-    assert runner.tries >= 6
+    assert runner.tries == session.count(">>> ")  # every statement shown ran
+
+
+def test_the_sessions_use_every_name_the_page_lists() -> None:
+    text = (ROOT / "docs" / "python-api.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\| `uml2perf\.(\w+)", text, flags=re.M)
+    used = "".join(_doc_sessions())
+    assert len(listed) >= 6
+    for name in listed:
+        assert f"uml2perf.{name}" in used, name
 
 
 def test_long_replications_show_a_bar_with_the_time_left(
@@ -203,3 +223,24 @@ def test_long_replications_show_a_bar_with_the_time_left(
     assert "replications 4/4" in err and err.endswith("\n")
     assert api._more_replications(run_once, 3, None, first_wall=0.001, progress=True) == [1, 2]
     assert capsys.readouterr().err == ""  # quick: no bar
+
+
+def test_a_folder_named_uml2perf_next_to_a_script_is_documented(tmp_path: Path) -> None:
+    """A clone folder named uml2perf beside a script shadows an editable install: the page names the
+    error it gives, and the way out it gives works."""
+    import subprocess
+
+    (tmp_path / "uml2perf" / "docs").mkdir(parents=True)  # a checkout's top folder: no __init__.py
+    script = tmp_path / "script.py"
+    script.write_text(
+        f"import uml2perf\nprint(uml2perf.read({str(SAMPLES / 'prophet.uml')!r}).activities[0].name)\n"
+    )
+    page = (ROOT / "docs" / "python-api.md").read_text(encoding="utf-8")
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    if plain.returncode:  # an editable install: the folder wins
+        assert plain.stderr.strip().splitlines()[-1] in page
+    way_out = subprocess.run(
+        [sys.executable, "-P", str(script)], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert way_out.returncode == 0 and way_out.stdout.strip() == "MainActivity"
+    assert "python -P script.py" in page

@@ -544,29 +544,42 @@ def predict(
     warnings: list[str] | None = None,
     replications: int = 1,
     min_severity: float | None = None,
-    critical_path: bool | str = False,
+    critical_path: bool | str = "auto",
     speedups: Mapping[str, float] | None = None,
     rank_speedups: bool = False,
     default_cost: float | None = None,
+    allow_zero: bool = False,
 ) -> Any:
     """Read (or import) a model and simulate it; returns the runtime's ``Results``.
 
     ``warnings``, when given, receives the model's warnings (printed by ``run``).
     ``replications`` runs the model with that many seeds (``seed``, ``seed + 1``...)
     and returns the first run with ``time`` the mean and ``replications`` the
-    statistics; ``min_severity`` bounds the performance properties reported.
-    ``critical_path`` fills ``critical_path`` (``"auto"``: only for runs of at
-    most :data:`AUTO_CRITICAL_PATH_EVENTS` events); ``speedups`` (element name or id
+    statistics (a model whose replications all take the same time says so in
+    ``warnings``: it has no random branches); ``min_severity`` bounds the performance
+    properties reported.  ``critical_path`` fills ``critical_path`` (``"auto"``, the default
+    and what ``run --json`` does: only for runs of at most :data:`AUTO_CRITICAL_PATH_EVENTS`
+    events; ``False``: never); ``speedups`` (element name or id
     -> factor) predicts as if those elements were that much faster, keeping
-    the unchanged prediction in ``base_time``; ``rank_speedups`` tries each
-    element of the critical path at 2x and lists the gains.  ``default_cost`` (seconds) is
-    the cost of every action of an export without one.
+    the unchanged prediction in ``base_time``; ``rank_speedups`` tries the
+    elements that do work at 2x (those on the critical path first) and lists the
+    gains.  ``default_cost`` (seconds) is the cost of every action of an export without one.
+    A prediction of 0 s from a model in which elements take time is an error
+    (:class:`ModelError`) naming what never ran, unless ``allow_zero`` (then a warning).
 
     ``machine`` is a ``Machine``, a TOML file or the name of a bundled machine (``gescher``,
     ``laptop``, ``cluster-modern``, ``gpu-node``); ``trace`` is a trace file to write, or
     ``True`` to keep the timeline in memory (for plots).
     """
     from uml2perf_runtime import Machine, simulate
+
+    from .answers import (
+        checked_overrides,
+        larger_machine_warning,
+        ranked_speedups,
+        refuse_zero_time,
+        what_if_notes,
+    )
 
     if not isinstance(replications, int) or isinstance(replications, bool) or replications < 1:
         raise InputError(
@@ -581,7 +594,10 @@ def predict(
         warnings=warnings,
         default_cost=default_cost,
     )
+    checked_overrides(spec, dict(overrides or {}))
     machine_obj = machine if isinstance(machine, Machine) else Machine.load(machine) if machine else None
+    if nodes is not None and machine_obj is not None and nodes > machine_obj.nodes and warnings is not None:
+        warnings.append(larger_machine_warning(machine_obj, nodes))
 
     def run_once(index: int, factors: Mapping[str, float] | None, keep_path: bool, first: bool) -> Any:
         return simulate(
@@ -606,10 +622,17 @@ def predict(
         from uml2perf_runtime.model import require_time
 
         require_time(spec, runs[0])  # an export was checked before: a module is checked by its run
+    refuse_zero_time(path, runs[0], allow_zero, warnings)
     if critical_path == "auto" and not want_path and runs[0].events <= AUTO_CRITICAL_PATH_EVENTS:
         # a small run: one more run with its timeline costs little
         runs[0].critical_path = run_once(0, speedups, True, False).critical_path
     runs += _more_replications(run_once, replications, speedups, runs[0].wall_time, progress)
+    if replications > 1 and warnings is not None and len({r.time for r in runs}) == 1:
+        warnings.append(
+            f"warning: the {replications} replications all predict {runs[0].time:.9g} s: the model has no "
+            "random branches, so one run gives the same answer (--replications is for models that draw "
+            "random numbers)"
+        )
     if replications == 1:
         result = runs[0]
     else:
@@ -620,8 +643,10 @@ def predict(
         base_runs = [run_once(index, None, False, False) for index in range(replications)]
         result.base_time = sum(r.time for r in base_runs) / len(base_runs)
         result.speedups = dict(speedups)
+        if warnings is not None:
+            warnings += what_if_notes(result, speedups)
     if rank_speedups:
-        result.ranked_speedups = _ranked_speedups(
+        result.ranked_speedups = ranked_speedups(
             result,
             lambda name: [
                 run_once(
@@ -690,16 +715,3 @@ def _replication_in_worker(index: int) -> Any:
     result = run_once(index, speedups, False, False)
     result.timeline = None
     return result
-
-
-def _ranked_speedups(result: Any, predict_with: Any, most: int = 10) -> list[dict[str, Any]]:
-    """Each element of the critical path (the ``most`` largest) at 2x: the predicted times, best first."""
-    totals: dict[str, float] = {}
-    for entry in result.critical_path or ():
-        totals[entry["element"]] = totals.get(entry["element"], 0.0) + entry["time"]
-    ranked = []
-    for name, _ in sorted(totals.items(), key=lambda item: -item[1])[:most]:
-        times = predict_with(name)
-        ranked.append({"element": name, "factor": 2.0, "time": sum(times) / len(times)})
-    ranked.sort(key=lambda row: (row["time"], row["element"]))
-    return ranked

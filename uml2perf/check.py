@@ -29,6 +29,7 @@ from .model import (
     PerfSpec,
     Role,
     Variable,
+    runs_as_action,
 )
 
 #: Tags whose values are expressions (the rest, like ``name`` of critical+, are plain text).
@@ -126,11 +127,12 @@ def check_model(
     known = _known_names(model)
     functions = {f.name: f for f in model.functions}
     findings.extend(_check_functions(model))
+    activity_ids = frozenset(a.id for a in model.activities)
     for act in model.activities:
         findings.extend(_check_variables(act))
         for node in act.walk():
             findings.extend(_check_node(node, known, functions))
-            if report is not None and node.kind == NodeKind.ACTION and _is_plain_action(node):
+            if report is not None and runs_as_action(node, activity_ids) and _is_plain_action(node):
                 report.actions += 1
                 if _cost_of(node.perf) is None:
                     report.actions_without_cost += 1
@@ -158,6 +160,7 @@ def timing_summary(model: Model) -> tuple[int, int, bool]:
     """
     actions = untimed = 0
     timed = False
+    activity_ids = frozenset(a.id for a in model.activities)
     for act in model.activities:
         if act.perf is not None and _cost_of(act.perf) is not None:
             timed = True
@@ -165,7 +168,7 @@ def timing_summary(model: Model) -> tuple[int, int, bool]:
             perf = node.perf
             if perf is not None and (perf.role in COMMUNICATION_ROLES or _cost_of(perf) is not None):
                 timed = True
-            if node.kind == NodeKind.ACTION and _is_plain_action(node):
+            if runs_as_action(node, activity_ids) and _is_plain_action(node):
                 actions += 1
                 if _cost_of(perf) is None:
                     untimed += 1

@@ -129,27 +129,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         check_plot_target(args.plot)
     warnings: list[str] = []
-    results = predict(
-        args.model,
-        machine=args.machine,
-        procs=args.procs,
-        nodes=args.nodes,
-        overrides=overrides(args.set),
-        seed=args.seed,
-        placement=args.placement,
-        trace=args.trace or (True if args.plot else None),
-        activity=args.activity,
-        sidecar=args.sidecar,
-        max_time=args.max_time,
-        progress=args.progress if args.progress is not None else sys.stderr.isatty(),
-        warnings=warnings,
-        replications=args.replications,
-        min_severity=args.min_severity,
-        critical_path=True if args.critical_path else ("auto" if args.json else False),
-        speedups=_speedups(args.speedup),
-        rank_speedups=args.rank_speedups,
-        default_cost=args.default_cost,
-    )
+    try:
+        results = _predict_for_run(predict, args, warnings)
+    except Uml2PerfError:
+        print_warnings(warnings, args)  # what the model's warnings say comes before the error they explain
+        raise
     print_warnings(warnings, args)
     note = default_processes_note(results, args.procs)
     if note:
@@ -171,6 +155,32 @@ def cmd_run(args: argparse.Namespace) -> int:
         plot_results(results, args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr if args.json else sys.stdout)
     return EXIT_OK
+
+
+def _predict_for_run(predict: Any, args: argparse.Namespace, warnings: list[str]) -> Any:
+    """``predict`` with the options of ``run``."""
+    return predict(
+        args.model,
+        machine=args.machine,
+        procs=args.procs,
+        nodes=args.nodes,
+        overrides=overrides(args.set),
+        seed=args.seed,
+        placement=args.placement,
+        trace=args.trace or (True if args.plot else None),
+        activity=args.activity,
+        sidecar=args.sidecar,
+        max_time=args.max_time,
+        progress=args.progress if args.progress is not None else sys.stderr.isatty(),
+        warnings=warnings,
+        replications=args.replications,
+        min_severity=args.min_severity,
+        critical_path=True if args.critical_path else ("auto" if args.json else False),
+        speedups=_speedups(args.speedup),
+        rank_speedups=args.rank_speedups,
+        default_cost=args.default_cost,
+        allow_zero=args.allow_zero,
+    )
 
 
 def _handlers_from_current_directory(handler: str) -> None:
@@ -381,7 +391,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--rank-speedups",
         action="store_true",
-        help="try each element of the critical path 2x faster and list the gains",
+        help="try each element that does work (actions, communication, critical sections) 2x faster, "
+        "those on the critical path first, and list the gains",
+    )
+    run.add_argument(
+        "--allow-zero",
+        action="store_true",
+        help="accept a prediction of 0 s from a model whose elements take time (an error otherwise)",
     )
     run.add_argument(
         "--critical-path",

@@ -137,3 +137,12 @@ class GenerationError(Uml2PerfError):
 
 class UsageError(Uml2PerfError):
     """The command line was used wrongly (exit status 2)."""
+
+
+def option_text(option: str, value: str) -> str:
+    """``--option VALUE`` as a user can type it back: ``--option=VALUE`` when the value starts with
+    ``-`` (argparse would take ``-84-16-...`` for an option), quoted for the shell where needed."""
+    import shlex
+
+    quoted = shlex.quote(value)
+    return f"{option}={quoted}" if value.startswith("-") else f"{option} {quoted}"

@@ -26,7 +26,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -577,8 +577,9 @@ class Model:
     def parameters(self) -> list[str]:
         return self.data.parameters
 
-    def expression(self, digits: int = 6) -> str:
-        names = self.parameters
+    def expression(self, digits: int = 6, names: Sequence[str] | None = None) -> str:
+        """The model in the expression language; ``names`` renames the parameters (``fit --as``)."""
+        names = self.parameters if names is None else names
         parts = [_number_text(self.fit.coefficients[0], digits)]
         for coefficient, term in zip(self.fit.coefficients[1:], self.fit.terms, strict=True):
             sign = "-" if coefficient < 0 else "+"
@@ -648,16 +649,104 @@ class Model:
                 "low": float(low[0]),
                 "high": float(high[0]),
             },
+            "ends": self.edge_checks(),
             "warning": self.warning(),
         }
 
+    def edge_checks(self) -> list[dict[str, Any]]:
+        """The model refitted without its smallest and without its largest point, predicting it.
+
+        Where strong scaling lives, a cost is used at the ends of the measured range and beyond;
+        the average cross-validated error hides a model that misses there.  For each end: the
+        point, the mean measured there, the prediction of the model fitted without it, and the
+        half-width of the fit's own 95% interval for a measurement there (relative).
+        """
+        return edge_checks(self)
+
     def warning(self) -> str | None:
-        if not self.poor:
-            return None
-        return (
-            f"poor fit (adjusted R² {self.fit.r2_adj:.3f}, SMAPE {self.fit.smape:.1f}%): the measurements "
-            "are noisy or follow no PMNF model; measure more repetitions or more points"
+        notes = []
+        if self.poor:
+            notes.append(
+                f"poor fit (adjusted R² {self.fit.r2_adj:.3f}, SMAPE {self.fit.smape:.1f}%): the "
+                "measurements are noisy or follow no PMNF model; measure more repetitions or more points"
+            )
+        for check in self.edge_checks():
+            if check["outside"]:
+                where = ", ".join(f"{k}={v:g}" for k, v in check["at"].items())
+                side = "below" if check["end"] == "smallest" else "beyond"
+                notes.append(
+                    f"fitted without its {check['end']} point ({where}) the model predicts "
+                    f"{check['predicted']:.4g}, {100 * check['error']:+.0f}% from the "
+                    f"{check['measured']:.4g} measured, more than its own 95% interval there "
+                    f"(±{100 * check['interval']:.0f}%): predictions {side} the measured range are not "
+                    "to be trusted; measure further points there"
+                )
+        return "; ".join(notes) or None
+
+
+def edge_checks(model: Model) -> list[dict[str, Any]]:
+    """Leave-one-out at the smallest and the largest point (by the product of the parameters)."""
+    data = model.data
+    groups = _groups(data.points)
+    distinct, first = np.unique(data.points, axis=0, return_index=True)
+    if len(distinct) < len(model.fit.terms) + 3:
+        return []  # too few points to leave one out and still determine the model
+    size = np.prod(np.abs(distinct), axis=1)
+    ends = (("smallest", int(np.argmin(size))), ("largest", int(np.argmax(size))))
+    spread = _relative_interval(model, groups)
+    checks = []
+    X = _design(model.fit.terms, data.points)
+    scale = np.max(np.abs(X), axis=0)
+    scale[scale == 0] = 1.0
+    for end, index in ends:
+        group = groups[first[index]]
+        keep = groups != group
+        coef, _res, rank, _sv = np.linalg.lstsq(X[keep] / scale, data.values[keep], rcond=None)
+        if rank < X.shape[1]:
+            continue
+        point = distinct[index][None, :]
+        predicted = float((_design(model.fit.terms, point) / scale @ coef)[0])
+        measured = float(np.mean(data.values[~keep]))
+        if measured == 0:
+            continue
+        half = spread * abs(measured)
+        error = (predicted - measured) / abs(measured)
+        checks.append(
+            {
+                "end": end,
+                "at": {name: float(v) for name, v in zip(data.parameters, distinct[index], strict=True)},
+                "measured": measured,
+                "predicted": predicted,
+                "error": error,
+                "interval": half / abs(measured),
+                "outside": abs(predicted - measured) > half,
+            }
         )
+    return checks
+
+
+def _relative_interval(model: Model, groups: np.ndarray) -> float:
+    """The half-width of the fit's 95% interval for one measurement, relative to the time.
+
+    Timings scatter in proportion to their size, so the interval is relative: from the
+    scatter of repeated measurements at one point where there are repetitions (the noise
+    the model cannot explain, whatever it is), else from the residuals relative to the model.
+    """
+    from scipy import stats
+
+    values = model.data.values
+    squares, freedom = 0.0, 0
+    for group in np.unique(groups):
+        repeated = values[groups == group]
+        mean = float(np.mean(repeated))
+        if len(repeated) > 1 and mean != 0:
+            squares += float(np.sum(((repeated - mean) / mean) ** 2))
+            freedom += len(repeated) - 1
+    if freedom > 0:
+        return float(stats.t.ppf(0.975, freedom)) * math.sqrt(squares / freedom)
+    if model.fit.dof <= 0:
+        return 0.0
+    return float(stats.t.ppf(0.975, model.fit.dof)) * model.fit.sigma_rel
 
 
 def _number_text(value: float, digits: int) -> str:
@@ -794,18 +883,41 @@ def _element_text(data: Measurements) -> str:
 # --------------------------------------------------------------------------- output
 
 
-def sidecar_text(models: Sequence[tuple[str, Model]]) -> str:
-    """``[elements."NAME"] cost = "..."`` entries for ``run --sidecar``."""
+def sidecar_text(models: Sequence[tuple[str, Model]], mapping: Mapping[str, str] | None = None) -> str:
+    """``[elements."NAME"] cost = "..."`` entries for ``run --sidecar``, ready to run.
+
+    ``mapping`` (``fit --as n=NAT``) writes a parameter as the model variable it stands for;
+    every parameter not mapped is declared under ``[variables]`` (at its largest measured value,
+    with a comment saying so), so the cost has a value to work with in any model.
+    """
+    mapping = dict(mapping or {})
     lines = ["# Cost functions fitted by 'uml2perf fit' from measurements (PMNF model search).", ""]
+    declared: dict[str, float] = {}
     for name, model in models:
         m = model.fit
+        names = [mapping.get(parameter, parameter) for parameter in model.parameters]
+        for index, parameter in enumerate(model.parameters):
+            if parameter not in mapping:
+                declared[parameter] = max(
+                    declared.get(parameter, -math.inf), float(model.data.points[:, index].max())
+                )
         lines.append(
             f"# {name}: {len(model.data.values)} measurements at {len(model.data.distinct_points())} "
             f"points of {model.data.source}; adjusted R² {m.r2_adj:.4f}, SMAPE {m.smape:.2f}%, "
             f"cross-validated SMAPE {m.cv_smape:.2f}%"
         )
         lines.append(f"[elements.{json.dumps(name)}]")
-        lines.append(f"cost = {json.dumps(model.expression())}")
+        lines.append(f"cost = {json.dumps(model.expression(names=names))}")
+        lines.append("")
+    if declared:
+        lines.append("[variables]")
+        for parameter, value in declared.items():
+            lines.append(
+                f"# {parameter}: a parameter of the measurements, here at its largest measured value; set it "
+                f"with --set {parameter}=VALUE, or write the costs in a model variable with 'fit --as "
+                f"{parameter}=VARIABLE'"
+            )
+            lines.append(f"{parameter} = {json.dumps(f'{value:g}')}")
         lines.append("")
     return "\n".join(lines)
 
@@ -827,6 +939,28 @@ def report_text(model: Model) -> str:
     return "\n".join(lines) + "\n"
 
 
+def log_axes(x: np.ndarray, y: np.ndarray) -> tuple[bool, bool]:
+    """Whether to draw x and y on log scales: positive values spanning at least a factor of 10.
+
+    Sizes measured for scaling studies grow geometrically; on linear axes the small sizes, where
+    a model's constant and low-order terms show, are squashed into one corner.
+    """
+    return _spans_decade(x), _spans_decade(y)
+
+
+def _spans_decade(values: np.ndarray) -> bool:
+    return (
+        bool(len(values))
+        and float(np.min(values)) > 0
+        and float(np.max(values)) >= 10 * float(np.min(values))
+    )
+
+
+def _powers_of_two(values: np.ndarray) -> bool:
+    exponents = np.log2(np.unique(values))
+    return bool(np.allclose(exponents, np.round(exponents)))
+
+
 def plot_models(models: Sequence[Model], path: str) -> None:
     """Measurements, model and 95% prediction interval over the first parameter, one panel per model."""
     try:
@@ -845,12 +979,19 @@ def plot_models(models: Sequence[Model], path: str) -> None:
         ax.plot(x, data.values, "o", ms=3, label="measured")
         # the other parameters at their most frequent values (a slice through the space)
         base = np.array([np.median(data.points[:, i]) for i in range(len(data.parameters))])
-        grid = np.linspace(x.min(), x.max(), 200)
+        log_x, log_y = log_axes(x, data.values)
+        grid = np.geomspace(x.min(), x.max(), 200) if log_x else np.linspace(x.min(), x.max(), 200)
         pts = np.tile(base, (len(grid), 1))
         pts[:, 0] = grid
         low, high = model.interval(pts)
         ax.plot(grid, model.predict(pts), "-", label="model")
+        if log_y:  # a band below zero has no place on a log axis: clip it to the smallest measured value
+            low = np.maximum(low, float(np.min(data.values)) / 10)
         ax.fill_between(grid, low, high, alpha=0.2, label="95% prediction interval")
+        if log_x:
+            ax.set_xscale("log", base=2 if _powers_of_two(x) else 10)
+        if log_y:
+            ax.set_yscale("log")
         ax.set_xlabel(data.parameters[0])
         ax.set_ylabel(data.metric)
         ax.set_title(data.element or model.expression(3), fontsize=9)

@@ -473,6 +473,18 @@ def walk_region(region: Region) -> Iterator[Node]:
             yield from walk_region(node.region)
 
 
+def runs_as_action(node: Node, activity_ids: frozenset[str] | set[str]) -> bool:
+    """Whether ``node`` runs as an action: actions, and calls of behaviours the file does not hold.
+
+    The one definition of what counts as an action, shared by the profile (which gives such
+    nodes the default cost), ``check`` (which counts them and their costs) and ``run`` (which
+    refuses a model where none has a cost).  ``activity_ids`` are the ids of the file's activities.
+    """
+    if node.kind is NodeKind.ACTION:
+        return True
+    return node.kind is NodeKind.CALL and node.behavior not in activity_ids
+
+
 @dataclass(frozen=True, slots=True)
 class ElementAnnotations:
     """Stereotype applications on an element that is neither an activity, a node nor a flow.

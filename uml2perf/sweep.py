@@ -35,9 +35,12 @@ from typing import Any
 from uml2perf_runtime.analysis.analytic import grid_points
 from uml2perf_runtime.output.progress import ProgressBar
 
+from .answers import checked_overrides
 from .api import ModelSource, load_spec
 from .errors import InputError, Location, ModelError, Uml2PerfError, UsageError
 
+#: Diagnostics of the generator that explain a prediction of 0 s (sweep prints them).
+ZERO_TIME_CODES = frozenset({"dead-join", "empty-start"})
 #: Grid names that shape the machine rather than set model variables.
 SYSTEM_PARAMETERS = ("procs", "nodes")
 RESULT_COLUMNS = ("time", "compute", "comm", "wait", "method")
@@ -122,6 +125,7 @@ def typed_grid(
     exactly as ``--set`` does.
     """
     from uml2perf_runtime.engine.simulation import coerce_value
+    from uml2perf_runtime.parameters import did_you_mean
 
     defaults = dict(spec.parameters)
     names = [name for key in grid for name in axis_names(key)]
@@ -132,7 +136,8 @@ def typed_grid(
             f"model '{spec.name}' has no parameter {', '.join(repr(n) for n in unknown)}; "
             f"its parameters are: {known} (and the machine's procs, nodes)",
             Location(file=spec.source),
-            hint="sweep a model variable by its name, e.g. --grid NAT=32,64",
+            hint=did_you_mean(unknown, [*defaults, *SYSTEM_PARAMETERS])
+            or "sweep a model variable by its name, e.g. --grid NAT=32,64",
         )
     clash = [name for name in names if name in fixed]
     if clash:
@@ -213,6 +218,8 @@ def model_source(
     model = read(p, sidecar=sidecar, default_cost=default_cost)
     result = generate(model, "python", activity=activity, options={"require_main": True})
     require_timing(p, timing_summary(model), warnings)
+    if warnings is not None:  # what makes a run predict 0 s: said before the table
+        warnings += [str(d) for d in result.diagnostics if getattr(d, "code", None) in ZERO_TIME_CODES]
     return ModelSource(result.text, f"<generated from {p.name}>")
 
 
@@ -392,7 +399,6 @@ def run_sweep(
     zipped axes as ``{"nodes:procs": [(1, 4), (2, 8)]}``), ``fixed`` names to values.  Names and
     values are checked against the model as ``--grid`` and ``--set`` are.
     """
-    from uml2perf_runtime.engine.simulation import validate_overrides
     from uml2perf_runtime.platform.machine import Machine
 
     if not isinstance(source, ModelSource):
@@ -402,7 +408,7 @@ def run_sweep(
     elif not isinstance(machine, Machine):
         machine = Machine.load(machine)
     spec = load_spec(source)
-    fixed_values: dict[str, Any] = validate_overrides(spec, dict(fixed or {}))
+    fixed_values: dict[str, Any] = checked_overrides(spec, dict(fixed or {}))
     grid = typed_grid(plain_grid(grid), spec, fixed_values)
     points = split_axes(grid_points(grid)) if grid else [{}]
     result = SweepResult(grid_parameters(grid), model=spec.name, machine=machine)
@@ -632,6 +638,7 @@ def sweep(
     default_cost: float | None = None,
     progress: bool = False,
     warnings: list[str] | None = None,
+    allow_zero: bool = False,
 ) -> Any:
     """Predict ``model`` at every point of ``grid``; returns a ``SweepResult`` (``rows``, ``to_dataframe()``).
 
@@ -641,7 +648,8 @@ def sweep(
     bundled machine's name or None (one node of 4 cores).  Points of bulk-synchronous models are
     evaluated analytically (``analytic=False`` simulates every one), the others simulated in
     ``workers`` processes.  Every variable the model leaves without a value must be swept or
-    fixed; ``warnings`` receives the model's warnings.
+    fixed; ``warnings`` receives the model's warnings.  Points predicted at 0 s are a
+    :class:`ModelError` (the model's elements take time, and none ran), unless ``allow_zero``.
     """
     from uml2perf_runtime.engine.limits import LimitExceeded, current
     from uml2perf_runtime.model import require_values
@@ -667,7 +675,9 @@ def sweep(
         current().check("sweep_points", total, "the number of points of the sweep grid")
     except LimitExceeded as exc:
         raise InputError(exc.message, Location(file=str(model)), hint=exc.hint) from None
-    return run_sweep(
+    if warnings is not None and machine not in (None, ""):
+        warnings += _larger_machine_warnings(machine, grid_text, nodes)
+    result = run_sweep(
         source,
         machine,
         grid_text,
@@ -681,6 +691,59 @@ def sweep(
         dask_address=dask_address,
         progress=ProgressBar(total, sys.stderr, progress),
         replications=replications,
+    )
+    _refuse_zero_points(model, result, allow_zero, warnings)
+    if replications > 1 and warnings is not None and all(row.get("time_std") == 0 for row in result.rows):
+        warnings.append(
+            f"warning: the {replications} replications of every point predict the same time: the model has "
+            "no random branches, so one run per point gives the same answer"
+        )
+    return result
+
+
+def _larger_machine_warnings(machine: Any, grid: Mapping[str, list[str]], nodes: int | None) -> list[str]:
+    """Node counts beyond the machine's own (``--nodes``, or swept): it runs, on a larger machine."""
+    from uml2perf_runtime.platform.machine import Machine
+
+    from .answers import larger_machine_warning
+
+    machine_obj = machine if isinstance(machine, Machine) else Machine.load(machine)
+    found = []
+    if nodes is not None and nodes > machine_obj.nodes:
+        found.append(larger_machine_warning(machine_obj, nodes))
+    swept = []
+    for key, values in grid.items():
+        names = axis_names(key)
+        if "nodes" in names:
+            at = names.index("nodes")
+            swept += [int(v.split(":")[at]) for v in values if v.split(":")[at].strip().isdigit()]
+    beyond = max((n for n in swept if n > machine_obj.nodes), default=None)
+    if beyond is not None:
+        found.append(larger_machine_warning(machine_obj, beyond, "the grid's nodes={}"))
+    return found
+
+
+def _refuse_zero_points(
+    model: Any, result: SweepResult, allow_zero: bool, warnings: list[str] | None
+) -> None:
+    """Points predicted at 0 s although the model's elements take time: say which (``run`` says why)."""
+    zero = [row for row in result.rows if row["time"] == 0]
+    if not zero:
+        return
+    names = [p for p in result.parameters]
+    shown = ", ".join(" ".join(f"{name}={row[name]}" for name in names) or "the point" for row in zero[:3])
+    message = (
+        f"the predicted time is 0 s at {len(zero)} of {len(result.rows)} points ({shown}"
+        f"{' ...' if len(zero) > 3 else ''}) although the model has elements that take time: none of them ran"
+    )
+    if allow_zero:
+        if warnings is not None:
+            warnings.append(f"{Path(str(model)).name}: warning: {message} (--allow-zero: reported as 0 s)")
+        return
+    raise ModelError(
+        message,
+        Location(file=str(model)),
+        hint="'uml2perf run' on one of these points names what never ran and why; --allow-zero accepts 0 s",
     )
 
 

@@ -9,8 +9,10 @@ of processes:
 
 ``load_imbalance``
     Over the per-process times ``X`` of an element (or the per-process compute
-    time, for the whole run): ``(1 - mean(X) / max(X)) / (1 - 1 / |X|)``; 0 for
-    perfectly balanced work, 1 when one process does all of it.
+    time, for the whole run): the time the other processes would wait for the
+    slowest, ``(max(X) |X| - sum(X)) / (T P)``.  Beside it, ``relative`` is
+    JavaPSL's figure relative to the element, ``(1 - mean(X) / max(X)) / (1 - 1 / |X|)``:
+    0 for perfectly balanced work, 1 when one process does all of it.
 ``synchronization``
     Time blocked in collectives and barriers, summed over processes, ``/ (T P)``.
 ``communication``
@@ -25,6 +27,11 @@ of processes:
     Time computations were runnable but had no core (more runnable processes
     and threads than cores on a node), ``/ (T P)``; threads count in
     thread-seconds, so the severity is capped at 1.
+
+All severities are on this one scale (the share of ``T P``), so findings of
+every kind are ordered against each other; ``relative`` (where an element is
+named) is the figure relative to that element: its imbalance, or the share of
+its own time spent waiting.
 
 Everything is computed from flat per-process arrays the runtime keeps anyway
 (per-element inclusive and blocked time, per-process totals): no per-event
@@ -108,7 +115,8 @@ def compute_properties(
     value per process.  Each entry: ``property``, ``element`` (a name or None
     for the whole run), ``severity``, ``confidence``, ``seconds`` (the time it
     costs, summed over processes, where that applies), ``process`` (the worst
-    one) and ``hint`` (one sentence).
+    one), ``relative`` (the figure relative to the element, or None) and
+    ``hint`` (one sentence).
     """
     incl, waits = _values(incl), _values(waits)
     compute, communication, oversubscribed = _values(compute), _values(communication), _values(oversubscribed)
@@ -119,7 +127,14 @@ def compute_properties(
     if processes == 0 or time <= 0.0:
         return found
 
-    def add(prop: str, element: str | None, severity: float, hint: str, **extra: Any) -> None:
+    def add(
+        prop: str,
+        element: str | None,
+        severity: float,
+        hint: str,
+        relative: float | None = None,
+        **extra: Any,
+    ) -> None:
         severity = min(1.0, float(severity))  # thread-seconds can exceed process-seconds
         if severity >= threshold:
             found.append(
@@ -127,6 +142,7 @@ def compute_properties(
                     "property": prop,
                     "element": element,
                     "severity": round(severity, 6),
+                    "relative": None if relative is None else round(min(1.0, float(relative)), 6),
                     "confidence": 1.0,
                     "hint": hint,
                     **extra,
@@ -137,13 +153,16 @@ def compute_properties(
     whole = load_imbalance(compute)
     if whole > 0.0:
         worst = argmax(compute)
+        idle = max(compute) * processes - vector_sum(compute)
         add(
             "load_imbalance",
             None,
-            whole,
+            idle / budget,
             f"Compute is imbalanced: process {worst} computes {_seconds(float(compute[worst]))}, "
             f"the average {_seconds(vector_mean(compute))}",
+            relative=whole,
             process=worst,
+            seconds=idle,
         )
     total_incl = table_sum(incl) if width else 0.0
     incl_columns = list(zip(*incl, strict=True)) if width else []
@@ -153,17 +172,19 @@ def compute_properties(
         column = incl_columns[index]
         if total_incl <= 0 or vector_sum(column) < 0.01 * total_incl:
             continue  # a negligible element cannot be worth balancing
-        severity = load_imbalance(column)
-        if severity > 0.0:
+        imbalance = load_imbalance(column)
+        if imbalance > 0.0:
             worst = argmax(column)
+            idle = max(column) * processes - vector_sum(column)
             add(
                 "load_imbalance",
                 name,
-                severity,
+                idle / budget,
                 f"{name} is imbalanced: process {worst} takes {_seconds(float(column[worst]))}, "
                 f"the average {_seconds(vector_mean(column))}",
+                relative=imbalance,
                 process=worst,
-                seconds=max(column) * processes - vector_sum(column),
+                seconds=idle,
             )
 
     # blocked time by kind, per element and for the whole run
@@ -180,11 +201,13 @@ def compute_properties(
                 continue
             by_property[prop] = by_property.get(prop, 0.0) + blocked
             worst = argmax(column)
+            own = vector_sum(incl_columns[index]) if width else 0.0
             add(
                 prop,
                 name,
                 blocked / budget,
                 _wait_hint(prop, name, blocked, worst, float(column[worst])),
+                relative=blocked / own if own > 0 else None,
                 seconds=blocked,
                 process=worst,
             )

@@ -88,6 +88,8 @@ class Simulation:
         self._events_exceeded = False
         self.property_threshold: float = 0.01
         self.cost_scale: list[float] | None = None
+        #: what-if runs: the factor a thread inherits from the containers that started it
+        self.thread_scale: dict[Any, float] = {}
         self._memories: dict[int, Any] = {}
         self._devices: dict[tuple[int, str], Any] = {}
         #: ``device = "auto"`` actions met in this run, and the mapping chosen for them (index -> device)
@@ -492,12 +494,27 @@ def _scaled_context_class(base: type[Context]) -> type[Context]:
     if found is not None:
         return found
 
-    def factor(ctx: Any, elem: Element | None) -> float:
+    def enclosing(ctx: Any) -> float:
+        """The factor of the containers ``ctx`` is inside: its own stack and, for a thread, its starter's."""
         scale = ctx.sim.cost_scale
-        value = scale[elem.index] if elem is not None else 1.0
+        value = ctx.sim.thread_scale.get(ctx, 1.0)
         for entered, *_ in ctx.stack:
             value *= scale[entered.index]
         return value
+
+    def factor(ctx: Any, elem: Element | None) -> float:
+        return (ctx.sim.cost_scale[elem.index] if elem is not None else 1.0) * enclosing(ctx)
+
+    def new_thread(self: Any, tid: int, nthreads: int) -> Any:
+        # a thread starts with an empty stack: it inherits the factor of the container that started it
+        thread = base._new_thread(self, tid, nthreads)
+        inherited = enclosing(self)
+        region = self.cur  # a thread region is current but not entered on the stack
+        if region is not None and not (self.stack and self.stack[-1][0] is region):
+            inherited *= self.sim.cost_scale[region.index]
+        if inherited != 1.0:
+            self.sim.thread_scale[thread] = inherited
+        return thread
 
     def compute(self: Any, elem: Element, cost: float) -> Any:
         return base.compute(self, elem, cost * factor(self, elem) if cost > 0.0 else cost)
@@ -506,7 +523,9 @@ def _scaled_context_class(base: type[Context]) -> type[Context]:
         return base.spend(self, seconds * factor(self, self.cur) if seconds > 0.0 else seconds)
 
     scaled: type[Context] = type(
-        f"Scaled{base.__name__}", (base,), {"__slots__": (), "compute": compute, "spend": spend}
+        f"Scaled{base.__name__}",
+        (base,),
+        {"__slots__": (), "compute": compute, "spend": spend, "_new_thread": new_thread},
     )
     _SCALED_CLASSES[base] = scaled
     return scaled

@@ -89,6 +89,11 @@ OPERATIONS: dict[str, Operation] = {
 #: The collective operations, in table order.
 COLLECTIVES: tuple[str, ...] = tuple(name for name, op in OPERATIONS.items() if op.scope == "collective")
 
+#: Kinds of elements that do work of their own: actions, critical sections and every operation.
+#: Any other kind (loops, calls, thread regions, pipelines, task pools) is a container whose time is
+#: the time of its parts.
+WORK_KINDS: frozenset[str] = frozenset({"action", "critical", *OPERATIONS})
+
 #: Wildcard source of a receive (MPI_ANY_SOURCE).
 ANY_SOURCE = -1
 

@@ -1,8 +1,9 @@
 """Pictures of a prediction (optional; needs matplotlib: ``pip install uml2perf[plot]``).
 
-* :func:`plot_timeline` — a Gantt chart, one row per process (and thread
-  track), coloured by category (compute, communication, wait); needs the
-  timeline recorded by ``simulate(..., trace=path_or_True)``.
+* :func:`plot_timeline` — a Gantt chart, one row per process and one per
+  thread of it that runs at once (:func:`timeline_rows`), coloured by
+  category (compute, communication, wait); needs the timeline recorded by
+  ``simulate(..., trace=path_or_True)``.
 * :func:`plot_elements` — horizontal bars of exclusive time per element, the
   picture of "where the time goes".
 * :func:`plot_results` — both in one PNG (without a timeline: per-process
@@ -73,17 +74,52 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
     return write_atomically(path, "plot", render)
 
 
+def timeline_rows(
+    timeline: list[tuple[int, int, str, str, float, float]],
+) -> dict[tuple[int, int], tuple[int, int]]:
+    """``(pid, track) -> (pid, row)``: the threads of a rank packed into as few rows as run at once.
+
+    Every thread a parallel region, pipeline or task pool starts is a track of its own; drawn one
+    row per track, a rank with 4 threads and 7 regions needs 28 rows.  A track goes to the first
+    row of its rank that is free when it starts, so a rank has one row per thread that runs at once
+    (row 0 is the main thread).
+    """
+    spans: dict[tuple[int, int], list[float]] = {}
+    for pid, track, _name, _category, start, end in timeline:
+        span = spans.setdefault((pid, track), [start, end])
+        span[0], span[1] = min(span[0], start), max(span[1], end)
+    rows: dict[tuple[int, int], tuple[int, int]] = {}
+    free_at: dict[int, list[float]] = {}  # per rank: when each thread row is free again
+    for (pid, track), (start, end) in sorted(
+        spans.items(), key=lambda item: (item[0][0], item[1][0], item[0][1])
+    ):
+        if track == 0:
+            rows[(pid, track)] = (pid, 0)
+            continue
+        slots = free_at.setdefault(pid, [])
+        slot = next(
+            (i for i, free in enumerate(slots) if free <= start + 1e-12 * max(1.0, abs(start))), len(slots)
+        )
+        if slot == len(slots):
+            slots.append(end)
+        else:
+            slots[slot] = end
+        rows[(pid, track)] = (pid, slot + 1)
+    return rows
+
+
 def _draw_timeline(ax: Any, results: Results) -> None:
     timeline = results.timeline or []
-    tracks = sorted({(pid, track) for pid, track, *_ in timeline})[:_MAX_ROWS]
+    packed = timeline_rows(timeline)
+    tracks = sorted(set(packed.values()))[:_MAX_ROWS]
     row = {key: i for i, key in enumerate(tracks)}
     for pid, track, _name, category, start, end in timeline:
-        key = (pid, track)
+        key = packed[(pid, track)]
         if key not in row or category == "composite" or end <= start:
             continue
         ax.broken_barh([(start, end - start)], (row[key] - 0.4, 0.8), facecolors=_COLOURS[category])
     ax.set_yticks(range(len(tracks)))
-    ax.set_yticklabels([f"rank {pid}" + (f" t{track}" if track else "") for pid, track in tracks], fontsize=7)
+    ax.set_yticklabels([f"rank {pid}" + (f" t{slot}" if slot else "") for pid, slot in tracks], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("simulated time (s)")
     ax.set_title(f"Timeline of '{results.model}' ({results.processes} processes)")
@@ -127,7 +163,7 @@ def plot_timeline(results: Results, path: str | os.PathLike[str]) -> Path:
             hint="simulate with trace=PATH (or trace=True) to record one",
         )
     plt = _pyplot()
-    tracks = len({(pid, track) for pid, track, *_ in results.timeline})
+    tracks = len(set(timeline_rows(results.timeline).values()))
     fig, ax = plt.subplots(figsize=(10, 1.5 + 0.25 * min(tracks, _MAX_ROWS)))
     try:
         _draw_timeline(ax, results)
@@ -152,7 +188,7 @@ def plot_results(results: Results, path: str | os.PathLike[str], top: int = 20) 
     plt = _pyplot()
     rows = min(
         _MAX_ROWS,
-        results.processes if results.timeline is None else len({(p, t) for p, t, *_ in results.timeline}),
+        results.processes if results.timeline is None else len(set(timeline_rows(results.timeline).values())),
     )
     fig, (upper, lower) = plt.subplots(
         2,
@@ -172,4 +208,4 @@ def plot_results(results: Results, path: str | os.PathLike[str], top: int = 20) 
         plt.close(fig)
 
 
-__all__ = ["check_plot_target", "plot_results", "plot_timeline", "plot_elements"]
+__all__ = ["check_plot_target", "plot_results", "plot_timeline", "plot_elements", "timeline_rows"]

@@ -4,6 +4,9 @@ Definitions (also what ``to_dict()`` means):
 
 ``time``
     The predicted run time: the latest finish time over all processes.
+``nodes``
+    The nodes the processes ran on (``Results.nodes`` and ``machine.nodes``: the nodes the
+    machine of the run has; the text report says both, "16 nodes x 4 cores: 32 processes on 8 nodes").
 ``per_process``
     For each process: ``pid``, ``node``, ``time`` (its finish time),
     ``compute``, ``communication``, ``wait`` (seconds of its main thread; the
@@ -66,7 +69,8 @@ class Results:
     #: What-if runs: the unchanged prediction, and the factors applied.
     base_time: float | None
     speedups: dict[str, float] | None
-    #: ``--rank-speedups``: each element of the critical path at 2x, largest gain first.
+    #: ``--rank-speedups``: each element that does work at 2x (actions, communication, critical
+    #: sections; those on the critical path first), largest gain first.
     ranked_speedups: list[dict[str, Any]] | None
     #: ``device = "auto"``: the chosen processor of each such action, and all-CPU / all-device times.
     mapping: dict[str, str] | None
@@ -221,6 +225,11 @@ class Results:
 
     # -- queries -------------------------------------------------------------------------
 
+    @property
+    def nodes_used(self) -> int:
+        """How many nodes the processes ran on (``nodes`` is how many the machine has)."""
+        return len({row["node"] for row in self.per_process}) if self.per_process else 0
+
     def element(self, name: str) -> dict[str, Any]:
         """The profile row of the element called ``name`` (KeyError if none)."""
         for row in self.elements:
@@ -233,7 +242,7 @@ class Results:
         return {
             "time": self.time,
             "processes": self.processes,
-            "nodes": self.nodes,
+            "nodes": self.nodes_used,
             "per_process": self.per_process,
             "elements": self.elements,
             "model": self.model,
@@ -284,7 +293,7 @@ class Results:
         shows min/mean/max instead of one row per process.  Ends with a newline.
         """
         m = self.machine
-        used = len({row["node"] for row in self.per_process})
+        used = self.nodes_used
         lines = [
             f"Model '{self.model}' ({self.source}) on machine '{m.get('name')}' "
             f"({self.nodes} node{'s' if self.nodes != 1 else ''} x {m.get('cores_per_node')} cores): "
@@ -328,11 +337,13 @@ class Results:
                 f"({change:+.6g} s, {share:+.1f}%)",
             ]
         if self.ranked_speedups:
-            out += ["", "What to speed up first (each element of the critical path 2x faster)"]
+            out += ["", "What to speed up first (each element that does work 2x faster)"]
+            base = self.base_time or self.time
             for row in self.ranked_speedups:
-                gain = (self.base_time or self.time) - row["time"]
+                gain = base - row["time"]
                 shown = format_time(row["time"])
-                out.append(f"  {row['element']:<28} {shown:>12}  (saves {format_time(gain)})")
+                saved = f", {100 * gain / base:.1f}%" if base > 0 and gain > 0 else ""
+                out.append(f"  {row['element']:<28} {shown:>12}  (saves {format_time(gain)}{saved})")
         return out
 
     def _critical_path_lines(self, most: int = 5) -> list[str]:
@@ -365,6 +376,8 @@ class Results:
         out = ["", "Findings (most severe first; severity = share of the run's process time)"]
         for prop in self.properties[:most]:
             where = prop["element"] or "whole run"
+            if prop.get("relative") is not None and prop["element"] is not None:
+                where += f" ({prop['relative']:.2f} of the element)"
             sure = f" (held in {prop['confidence']:.0%} of replications)" if prop["confidence"] < 1 else ""
             out.append(f"  {prop['severity']:5.2f}  {prop['property']:<17} {where}: {prop['hint']}{sure}")
         if len(self.properties) > most:
@@ -403,8 +416,11 @@ class Results:
             f"  {'element':<{width}} {'kind':<10}{'calls':>10}{'inclusive':>12}{'exclusive':>12}"
             f"{'%excl':>7}{'per call':>12}{'mean/proc':>12}{'min':>12}{'max':>12}{'std':>12}",
         ]
+        overlapping = []
         for r in rows[:max_elements]:
             per_call = r["inclusive"] / r["calls"] if r["calls"] else 0.0
+            if r["max"] > self.time * (1 + 1e-9):
+                overlapping.append(r["name"])
             out.append(
                 f"  {r['name']:<{width}} {r['kind'][:10]:<10}{r['calls']:>10,}"
                 f"{format_time(r['inclusive']):>12}{format_time(r['exclusive']):>12}"
@@ -413,6 +429,12 @@ class Results:
             )
         if len(rows) > max_elements:
             out.append(f"  ... {len(rows) - max_elements} more elements (see --json)")
+        if overlapping:
+            names = ", ".join(overlapping[:3]) + (" ..." if len(overlapping) > 3 else "")
+            out.append(
+                f"  ({names}: called on several threads of a process at once, so a process spends more "
+                f"thread-seconds in {'them' if len(overlapping) > 1 else 'it'} than the predicted time)"
+            )
         return out
 
 

@@ -62,6 +62,8 @@ PLACEMENTS = ("block", "round_robin")
 DEFAULT_EAGER_LIMIT = 64 * 1024
 #: Machine files installed with the runtime (copies of ``samples/machines``).
 BUNDLED_DIR = Path(__file__).resolve().parent / "machines"
+#: The name of the built-in machine (``Machine.default()``), which ``Machine.load`` also accepts.
+DEFAULT_NAME = "default"
 #: Collective operations whose algorithm a machine file may choose.
 COLLECTIVE_OPERATIONS = (
     "barrier",
@@ -339,16 +341,22 @@ class Machine(FrozenRecord):
 
     @classmethod
     def load(cls, name_or_path: str | Path) -> Machine:
-        """A machine file by path, or a bundled machine by name (``Machine.load("gescher")``)."""
+        """A machine file by path, or a bundled machine by name (``Machine.load("gescher")``).
+
+        ``"default"`` is the built-in machine a run without ``--machine`` uses (and names 'default'),
+        unless a file of that name is in the current directory.
+        """
         path = Path(name_or_path)
         if path.exists() or path.suffix or len(path.parts) > 1:
             return cls.from_toml(path)
         candidate = BUNDLED_DIR / f"{name_or_path}.toml"
         if candidate.is_file():
             return cls.from_toml(candidate)
+        if str(name_or_path) == DEFAULT_NAME:
+            return cls.default()
         raise MachineError(
             f"no machine file '{name_or_path}' and no bundled machine of that name",
-            hint=f"bundled machines: {', '.join(cls.bundled()) or '(none)'}",
+            hint=f"bundled machines: {', '.join([DEFAULT_NAME, *cls.bundled()])}",
         )
 
     @classmethod

@@ -30,16 +30,19 @@ def cmd_fit(args: argparse.Namespace) -> int:
             f"no element named {', '.join(args.element)} in the measurements",
             Location(file=args.measurements),
         )
+    mapping = _parameter_mapping(args.as_variable or (), models)
     named: list[tuple[str, Model]] = []
     for model in models:
-        name = model.data.element or args.name
+        if model.data.element is None and args.name:
+            model.data.element = args.name  # the element the data is about, in every output
+        name = model.data.element
         if args.sidecar and not name:
             raise UsageError(
                 "--sidecar needs the element's name: add an 'element' column or pass --name NAME"
             )
         named.append((name or "", model))
     if args.sidecar:
-        write_output(args.sidecar, sidecar_text(named), what="sidecar", inputs=(args.measurements,))
+        write_output(args.sidecar, sidecar_text(named, mapping), what="sidecar", inputs=(args.measurements,))
     if args.json:
         import json
 
@@ -63,6 +66,30 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _parameter_mapping(pairs: Any, models: list[Any]) -> dict[str, str]:
+    """``--as PARAMETER=VARIABLE`` pairs, checked against the parameters of the measurements."""
+    known = sorted({p for model in models for p in model.parameters})
+    mapping: dict[str, str] = {}
+    for pair in pairs:
+        parameter, sep, variable = pair.partition("=")
+        parameter, variable = parameter.strip(), variable.strip()
+        if not sep or not parameter or not variable.isidentifier():
+            raise UsageError(
+                f"--as {pair}: write PARAMETER=VARIABLE, e.g. --as n=NAT (the variable a model name)"
+            )
+        if parameter not in known:
+            import difflib
+
+            close = difflib.get_close_matches(parameter, known, 1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(
+                f"--as {pair}: the measurements have no parameter {parameter!r}{hint}; they have "
+                + ", ".join(known)
+            )
+        mapping[parameter] = variable
+    return mapping
+
+
 def register_command(sub: Any) -> None:
     """Add ``fit`` to the subcommands of the ``uml2perf`` parser."""
     fit = sub.add_parser(
@@ -84,6 +111,14 @@ def register_command(sub: Any) -> None:
     )
     fit.add_argument(
         "--sidecar", metavar="OUT.toml", help='write [elements."NAME"] cost entries for run --sidecar'
+    )
+    fit.add_argument(
+        "--as",
+        dest="as_variable",
+        action="append",
+        metavar="PARAM=VAR",
+        help="write parameter PARAM of the measurements as model variable VAR in --sidecar costs "
+        "(repeatable; parameters not mapped are declared under [variables])",
     )
     fit.add_argument("--plot", metavar="FILE.png", help="draw measurements, model and prediction interval")
     fit.add_argument(

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import Uml2PerfError, UsageError
 from .common import EXIT_OK, add_default_cost_option, add_limit_option, overrides, positive_int, printable
 
 
@@ -36,25 +36,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
     warnings: list[str] = []
-    result = sweep(
-        args.model,
-        grid_text,
-        machine=args.machine,
-        fixed=overrides(args.set),
-        procs=args.procs,
-        nodes=args.nodes,
-        seed=args.seed,
-        placement=args.placement,
-        analytic=not args.no_analytic,
-        workers=args.workers,
-        dask_address=args.dask,
-        replications=args.replications,
-        activity=args.activity,
-        sidecar=args.sidecar,
-        default_cost=args.default_cost,
-        progress=args.progress or sys.stderr.isatty(),
-        warnings=warnings,
-    )
+    try:
+        result = _sweep_for_command(sweep, args, grid_text, warnings)
+    except Uml2PerfError:
+        for warning in warnings:  # what the model's warnings say comes before the error they explain
+            print(printable(warning), file=sys.stderr)
+        raise
     for warning in warnings:
         print(printable(warning), file=sys.stderr)
     machine = result.machine
@@ -79,6 +66,30 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         plot_sweep(result, args.plot, model=result.model)
         print(f"plot written to {args.plot}", file=sys.stderr)
     return EXIT_OK
+
+
+def _sweep_for_command(sweep: Any, args: argparse.Namespace, grid_text: Any, warnings: list[str]) -> Any:
+    """``sweep`` with the options of the command."""
+    return sweep(
+        args.model,
+        grid_text,
+        machine=args.machine,
+        fixed=overrides(args.set),
+        procs=args.procs,
+        nodes=args.nodes,
+        seed=args.seed,
+        placement=args.placement,
+        analytic=not args.no_analytic,
+        workers=args.workers,
+        dask_address=args.dask,
+        replications=args.replications,
+        activity=args.activity,
+        sidecar=args.sidecar,
+        default_cost=args.default_cost,
+        progress=args.progress or sys.stderr.isatty(),
+        warnings=warnings,
+        allow_zero=args.allow_zero,
+    )
 
 
 def _write(text: str, target: str, inputs: tuple[str | None, ...] = ()) -> None:
@@ -130,6 +141,11 @@ def register_command(sub: Any) -> None:
         default=1,
         metavar="N",
         help="simulate each point with N seeds: mean time, std and 95%% interval columns",
+    )
+    sweep.add_argument(
+        "--allow-zero",
+        action="store_true",
+        help="accept points predicted at 0 s from a model whose elements take time (an error otherwise)",
     )
     sweep.add_argument(
         "--plot",

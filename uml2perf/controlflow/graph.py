@@ -171,8 +171,10 @@ class RegionGraph:
                 outs.append((None, EXIT))
                 self.pred[EXIT].append(node_id)
         reachable = self._reachable(ENTRY)
+        self._warn_joins_that_never_fire(reachable)
         # flows from nodes that never run do not make anything a merge or a loop entry
         self.pred = {n: [p for p in preds if p in reachable] for n, preds in self.pred.items()}
+        self._warn_empty_start(initials, reachable)
         for node in self.region.nodes:
             if node.id not in reachable:
                 self.shared.warn(
@@ -181,6 +183,60 @@ class RegionGraph:
                     "unreachable",
                     hint="connect it with a control flow or delete it",
                 )
+
+    def _warn_empty_start(self, initials: list[str], reachable: set[str]) -> None:
+        """One warning at the start when nothing but the initial nodes is reachable from it."""
+        others = [n for n in self.region.nodes if n.id not in initials]
+        if not others or any(n.id in reachable for n in others):
+            return
+        start = self.nodes[initials[0]]
+        self.shared.warn(
+            f"nothing is reachable from the initial node {start.name or start.id!r}: no flow leaves it, so "
+            f"none of the {len(others)} other elements of {self.owner.name or 'this region'!r} ever runs",
+            start.location,
+            "empty-start",
+            hint="draw a control flow from the initial node to the first action",
+        )
+
+    def _warn_joins_that_never_fire(self, reachable: set[str]) -> None:
+        """Warn about each join that waits for a token no flow can bring.
+
+        A join fires when every incoming flow carries a token.  Tokens are followed from the
+        start, a join passing them on only once all its flows have one: a join fed from after
+        itself (a cycle back into it) or from nodes that never run stays closed, and nothing
+        after it runs.  Flows out of a decision count as all taken, so a join is never
+        reported for a combination of branches that could happen.
+        """
+        joins = {n.id for n in self.region.nodes if n.kind is NodeKind.JOIN and n.id in reachable}
+        if not joins:
+            return
+        arrived = dict.fromkeys(joins, 0)
+        reached = {ENTRY}
+        stack = [ENTRY]
+        while stack:
+            for _, target in self.succ[stack.pop()]:
+                if target in reached:
+                    continue
+                if target in joins:
+                    arrived[target] += 1
+                    if arrived[target] < len(self.pred[target]):
+                        continue
+                reached.add(target)
+                stack.append(target)
+        for node in self.region.nodes:
+            if node.id not in joins or node.id in reached:
+                continue
+            silent = sorted({p for p in self.pred[node.id] if p not in reached}, key=self.order.__getitem__)
+            names = ", ".join(repr(self.nodes[p].name or p) for p in silent if p in self.nodes)
+            self.shared.warn(
+                f"join never fires: it waits for a token on each of its {len(self.pred[node.id])} incoming "
+                f"flows, and the flows from {names or 'the start'} never bring one (they come after the "
+                "join or from elements that never run); nothing after the join runs",
+                node.location,
+                "dead-join",
+                hint="join only flows that run at the same time (the branches of one fork); where one "
+                "token should pass, use a merge node",
+            )
 
     def _reachable(self, start: str) -> set[str]:
         seen = {start}

@@ -23,6 +23,7 @@ from ..model import (
     Variable,
     normalise_name,
     plain_assignments,
+    runs_as_action,
 )
 from .guards import (
     GuardReading,
@@ -394,20 +395,24 @@ class _Interpreter:
                     hint=with_suggestion("known: stereotype, " + ", ".join(known), name, known),
                 )
                 continue
+            drawn = base.get(tag)
             base[tag] = expression_text(value, self.car, f"elements.{key}.{name}")
+            if tag in ("cost", "time") and drawn is not None and drawn != base[tag]:
+                self.warn(
+                    f"the sidecar's {tag} {base[tag]!r} ([elements.{key!r}]) replaces the {tag} {drawn!r} "
+                    "drawn in the model",
+                    node.location,
+                    "sidecar-replaces",
+                )
         if key_is_else(base.get("guard")):
             base["guard"] = "True"  # an else clause: always true where it stands
         return PerfSpec(role=role, tags=tuple(base.items()), origin="sidecar")
 
     def runs_as_action(self, node: Node) -> bool:
         """Actions, and calls of behaviours this file does not hold (they run as plain actions)."""
-        if node.kind is NodeKind.ACTION:
-            return True
-        if node.kind is NodeKind.CALL:
-            if self.activity_ids is None:
-                self.activity_ids = frozenset(a.id for a in self.model.activities)
-            return node.behavior not in self.activity_ids
-        return False
+        if node.kind is NodeKind.CALL and self.activity_ids is None:
+            self.activity_ids = frozenset(a.id for a in self.model.activities)
+        return runs_as_action(node, self.activity_ids or frozenset())
 
     def apply_sidecar_edge(self, edge: Edge) -> Edge:
         found = self.sidecar_entry("flow", edge.id, edge.name)

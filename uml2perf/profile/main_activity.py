@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..errors import Location, ModelError
+from ..errors import Location, ModelError, option_text
 from ..model import (
     Activity,
     Model,
@@ -56,7 +56,7 @@ def main_activity(model: Model, name: str | None = None) -> Activity:
             raise ModelError(
                 f"{len(same)} activities are named {name!r}: {_describe(same)}",
                 where,
-                hint="choose one by its id: --activity " + same[0].id,
+                hint="choose one by its id: " + option_text("--activity", same[0].id),
             )
         found = model.activity(name)
         if found is None:

@@ -620,6 +620,14 @@ def predict(
         base_runs = [run_once(index, None, False, False) for index in range(replications)]
         result.base_time = sum(r.time for r in base_runs) / len(base_runs)
         result.speedups = dict(speedups)
+    if not isinstance(path, ModelSource):
+        # where the run came from, so that its report can draw the diagram as drawn (uml2perf.report)
+        result.model_origin = {
+            "path": str(path),
+            "activity": activity,
+            "sidecar": sidecar,
+            "provider": "uml2perf.report",
+        }
     if rank_speedups:
         result.ranked_speedups = _ranked_speedups(
             result,

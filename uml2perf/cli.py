@@ -175,7 +175,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if report:
         from uml2perf_runtime.output.report import command_line
 
-        results.write_report(report, command=command_line())
+        results.write_report(report, command=command_line(args.argv))
         print(f"report written to {report}", file=sys.stderr if args.json else sys.stdout)
     return EXIT_OK
 
@@ -476,6 +476,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parse_args(parser, argv)  # "did you mean" for mistyped subcommands, options and choices
+    # what a report shows as the command: as typed, or as given to main() by a program
+    args.argv = ["uml2perf", *(sys.argv[1:] if argv is None else [str(a) for a in argv])]
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE

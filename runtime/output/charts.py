@@ -307,9 +307,16 @@ def line_chart(
 
 
 def stacked_bars(
-    groups: Sequence[Mapping[str, Any]], parts: Sequence[tuple[str, str]], *, y_label: str
+    groups: Sequence[Mapping[str, Any]],
+    parts: Sequence[tuple[str, str]],
+    *,
+    x_label: str,
+    y_label: str,
 ) -> dict[str, Any]:
-    """Stacked bars (``groups``: ``{"label", "values": {part: seconds}}``) of the ``parts`` keys."""
+    """Stacked bars of the ``parts`` keys, one per ``groups`` entry ``{"label", "group", "values"}``.
+
+    ``group`` (the other swept values) is written once under the first bar of each group.
+    """
     c = CHART
     plot_w = c["width"] - c["left"] - c["right"]
     plot_h = c["height"] - c["top"] - c["bottom"]
@@ -330,12 +337,18 @@ def stacked_bars(
                     "w": bar_w,
                     "h": h,
                     "colour": CATEGORY_COLOURS[key],
-                    "title": f"{g['label']}: {label} {format_time(value)}",
+                    "title": f"{x_label} {g['label']}{' ' + g['group'] if g.get('group') else ''}: "
+                    f"{label} {format_time(value)}",
                 }
             )
             bottom += h
     labels = [{"x": i * slot + slot / 2, "text": g["label"]} for i, g in enumerate(groups)]
-    step = max(1, math.ceil(len(labels) / 12))
+    step = max(1, math.ceil(len(labels) / 16))
+    group_labels = [
+        {"x": i * slot + 2, "text": g["group"]}
+        for i, g in enumerate(groups)
+        if g.get("group") and (i == 0 or groups[i - 1].get("group") != g["group"])
+    ]
     return {
         **c,
         "plot_w": plot_w,
@@ -343,6 +356,8 @@ def stacked_bars(
         "y_label": y_label,
         "bars": bars,
         "x_labels": labels[::step],
+        "group_labels": group_labels,
+        "x_label": x_label,
         "y_ticks": [
             {"y": plot_h * (1 - t / highest), "label": format_time(t)} for t in nice_ticks(0.0, highest, 5)
         ],

@@ -43,6 +43,8 @@ CONTROL_SHAPES = {
 }
 #: Longest node label (characters); longer names are cut with an ellipsis (the tooltip has all).
 LABEL_CHARS = 28
+#: Longest flow label (a guard) drawn (characters).
+EDGE_LABEL_CHARS = 32
 
 
 def _size(kind: str, label: str) -> tuple[float, float]:
@@ -132,22 +134,40 @@ def _order(
 
 
 def layout_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
-    """Positions of a panel's nodes (centre x, y, width, height) and the paths of its flows."""
+    """Positions of a panel's nodes (centre x, y, width, height) and the paths of its flows.
+
+    A flow that spans several layers passes through a small placeholder in each layer between
+    (as in every Sugiyama layout), so it bends around the nodes in those layers instead of
+    running through them.
+    """
     nodes = list(panel["nodes"])
     ids = [n["id"] for n in nodes]
     known = set(ids)
-    edges = [
-        (e["source"], e["target"]) for e in panel["edges"] if e["source"] in known and e["target"] in known
-    ]
-    labels = [e.get("label") or "" for e in panel["edges"] if e["source"] in known and e["target"] in known]
+    kept = [e for e in panel["edges"] if e["source"] in known and e["target"] in known]
+    edges = [(e["source"], e["target"]) for e in kept]
+    labels = [_short(e.get("label") or "", EDGE_LABEL_CHARS) for e in kept]
     targets = {v for _, v in edges}
     starts = [n["id"] for n in nodes if n["kind"] == "initial"] + [i for i in ids if i not in targets]
     back = _back_edges(ids, edges, starts)
     forward = [e for i, e in enumerate(edges) if i not in back and e[0] != e[1]]
     layer = _layers(ids, forward)
-    rows = _order(ids, layer, forward)
-    by_id = {n["id"]: n for n in nodes}
     sizes = {n["id"]: _size(n["kind"], n.get("label") or n["name"]) for n in nodes}
+    # placeholders of long flows, so that ordering and placing see them
+    chains: dict[int, list[str]] = {}
+    order = list(ids)
+    segments: list[tuple[str, str]] = []
+    for i, (u, v) in enumerate(edges):
+        if i in back or u == v:
+            continue
+        chain = [f"\0{i}.{k}" for k in range(1, layer[v] - layer[u])]
+        for k, dummy in enumerate(chain, start=1):
+            layer[dummy] = layer[u] + k
+            sizes[dummy] = (12.0, 0.0)
+            order.append(dummy)
+        chains[i] = chain
+        hops = [u, *chain, v]
+        segments.extend(zip(hops, hops[1:], strict=False))
+    rows = _order(order, layer, segments)
     widths = [sum(sizes[n][0] for n in row) + NODE_GAP * max(0, len(row) - 1) for row in rows]
     total_w = max(widths, default=100.0) + 2 * MARGIN
     place: dict[str, tuple[float, float]] = {}
@@ -159,30 +179,41 @@ def layout_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
             x += w + NODE_GAP
     height = MARGIN * 2 + max(0, len(rows) - 1) * LAYER_GAP + NODE_HEIGHT
     drawn_edges = []
-    extra_w = 0.0
+    right = total_w
     for i, (u, v) in enumerate(edges):
         (x1, y1), (x2, y2) = place[u], place[v]
-        h1, h2 = sizes[u][1] / 2, sizes[v][1] / 2
         if i in back or u == v:
             side = max(x1 + sizes[u][0] / 2, x2 + sizes[v][0] / 2) + 30.0
-            extra_w = max(extra_w, side + 10 - total_w)
             path = f"M{x1 + sizes[u][0] / 2:.1f},{y1:.1f} C{side:.1f},{y1:.1f} {side:.1f},{y2:.1f} "
             path += f"{x2 + sizes[v][0] / 2:.1f},{y2:.1f}"
-            label_at = (side, (y1 + y2) / 2)
+            label_at = (side + 3, (y1 + y2) / 2)
+            right = max(right, side + 10)
         else:
-            path = f"M{x1:.1f},{y1 + h1:.1f} L{x2:.1f},{y2 - h2:.1f}"
-            label_at = ((x1 + x2) / 2 + 4, (y1 + h1 + y2 - h2) / 2)
+            points = [(x1, y1 + sizes[u][1] / 2)]
+            points += [place[d] for d in chains.get(i, [])]
+            points.append((x2, y2 - sizes[v][1] / 2))
+            path = "M" + " L".join(f"{x:.1f},{y:.1f}" for x, y in points)
+            (ax, ay), (bx, by) = points[0], points[1]
+            label_at = ((ax + bx) / 2 + 5, (ay + by) / 2)
+        right = max(right, label_at[0] + 6.0 * len(labels[i]) + MARGIN / 2)
         drawn_edges.append(
             {"path": path, "label": labels[i], "lx": label_at[0], "ly": label_at[1], "back": i in back}
         )
     placed = []
+    by_id = {n["id"]: n for n in nodes}
     for n in ids:
         x, y = place[n]
         w, h = sizes[n]
-        placed.append(
-            {**by_id[n], "x": x, "y": y, "w": w, "h": h, "shape": CONTROL_SHAPES.get(by_id[n]["kind"], "box")}
-        )
-    return {"width": total_w + max(0.0, extra_w), "height": height, "nodes": placed, "edges": drawn_edges}
+        shape = CONTROL_SHAPES.get(by_id[n]["kind"], "box")
+        if shape == "diamond" and by_id[n].get("name"):
+            right = max(right, x + 20 + 6.0 * len(_short(by_id[n]["name"], LABEL_CHARS)))
+        placed.append({**by_id[n], "x": x, "y": y, "w": w, "h": h, "shape": shape})
+    return {"width": right, "height": height, "nodes": placed, "edges": drawn_edges}
+
+
+def _short(text: str, most: int) -> str:
+    """``text`` cut to ``most`` characters with an ellipsis (tooltips and tables keep it whole)."""
+    return text if len(text) <= most else text[: most - 1] + "\u2026"
 
 
 def diagram_panels(
@@ -211,7 +242,7 @@ def diagram_panels(
             node.update(
                 fill=fill,
                 ink=ink,
-                text=name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "\u2026",
+                text=_short(name, LABEL_CHARS),
                 time=f"{format_time(row['mean'])} \u00b7 {100 * share:.1f}%" if row and row["calls"] else "",
                 anchor=_anchor(row) if row else None,
                 title=_node_title(node, row, share),

@@ -167,7 +167,11 @@ PROCESS_TABLE = (
 
 
 def interval_of(data: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The prediction's interval when the results carry one (``interval``: low/high, or a pair)."""
+    """The prediction's interval when the results carry one, for the summary card.
+
+    ``interval`` may be a mapping or an object with ``low`` and ``high`` (and ``level``, a share
+    or a percentage), or a ``(low, high)`` pair; anything else shows no interval.
+    """
     found = data.get("interval")
     if found is None:
         return None
@@ -176,11 +180,16 @@ def interval_of(data: Mapping[str, Any]) -> dict[str, Any] | None:
         level = found.get("level") or found.get("confidence")
     elif isinstance(found, Sequence) and len(found) >= 2:
         low, high, level = found[0], found[1], None
+    elif hasattr(found, "low") and hasattr(found, "high"):
+        low, high = found.low, found.high
+        level = getattr(found, "level", None) or getattr(found, "confidence", None)
     else:
         return None
     if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
         return None
-    label = f"{100 * level:.0f}% interval" if isinstance(level, float) and level <= 1 else "interval"
+    label = "interval"
+    if isinstance(level, (int, float)) and 0 < level <= 100:
+        label = f"{100 * level if level <= 1 else level:.0f}% interval"
     return {"low": format_time(float(low)), "high": format_time(float(high)), "label": label}
 
 
@@ -207,7 +216,9 @@ def run_context(
         "seed": data.get("seed"),
         "time": format_time(time),
         "time_exact": f"{time:.9g} s",
-        "interval": interval_of(data),
+        "interval": interval_of(
+            data if "interval" in data else {"interval": getattr(results, "interval", None)}
+        ),
         "replications": (
             {
                 "n": replications["n"],
@@ -436,10 +447,9 @@ def sweep_context(data: Mapping[str, Any], *, command: str | None = None) -> dic
         bars = []
         for label, members in series:
             for r in members:
-                tag = f"{x_axis}={r[x_axis]}" + (f" {label}" if len(series) > 1 else "")
-                bars.append(
-                    {"label": tag, "values": {k: float(r.get(k, 0.0)) for k in ("compute", "comm", "wait")}}
-                )
+                values = {k: float(r.get(k, 0.0)) for k in ("compute", "comm", "wait")}
+                group = label if len(series) > 1 else ""
+                bars.append({"label": f"{r[x_axis]}", "group": group, "values": values})
         charts_out.append(
             _chart(
                 "breakdown",
@@ -447,6 +457,7 @@ def sweep_context(data: Mapping[str, Any], *, command: str | None = None) -> dic
                 charts.stacked_bars(
                     bars,
                     (("compute", "compute"), ("comm", "communication"), ("wait", "wait")),
+                    x_label=x_axis,
                     y_label="seconds per process",
                 ),
             )

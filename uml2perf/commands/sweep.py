@@ -78,7 +78,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.report:
         from uml2perf_runtime.output.report import command_line
 
-        _write(result, "report", args.report, inputs, command=command_line())
+        _write(result, "report", args.report, inputs, command=command_line(getattr(args, "argv", None)))
         print(f"report written to {args.report}", file=sys.stderr)
     if args.plot:  # last: the table and the files are written whatever happens to the picture
         _write(result, "plot", args.plot, inputs)

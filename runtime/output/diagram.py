@@ -245,10 +245,24 @@ def diagram_panels(
                 text=_short(name, LABEL_CHARS),
                 time=f"{format_time(row['mean'])} \u00b7 {100 * share:.1f}%" if row and row["calls"] else "",
                 anchor=_anchor(row) if row else None,
+                tag=_tag(node, row),
                 title=_node_title(node, row, share),
             )
         panels.append({"title": panel["title"], **laid})
     return panels
+
+
+#: Node kinds whose box says what it is (a plain action needs no word).
+TAGGED_KINDS = ("call", "loop", "structured", "conditional")
+
+
+def _tag(node: Mapping[str, Any], row: Mapping[str, Any] | None) -> str:
+    """The word over a box that is not a plain action: its role (``send``, ``parallel``) or its kind."""
+    if node["kind"] in CONTROL_SHAPES:
+        return ""
+    if row is not None and row.get("kind") not in (None, "action"):
+        return f"\u00ab{row['kind']}\u00bb"
+    return f"\u00ab{node['kind']}\u00bb" if node["kind"] in TAGGED_KINDS else ""
 
 
 def _node_title(node: Mapping[str, Any], row: Mapping[str, Any] | None, share: float) -> str:

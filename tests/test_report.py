@@ -367,3 +367,12 @@ def test_timeline_is_binned_for_large_runs() -> None:
     few = timeline(slices[:30], 30.0)
     assert few is not None and not few["binned"] and len(few["bars"]) == 30
     assert "E (wait), rank 0: starts 0, takes 900 ms" == few["bars"][0]["title"]
+
+
+def test_sweep_result_writes_its_report_from_python(tmp_path: Path) -> None:
+    import uml2perf
+
+    table = uml2perf.sweep(SAMPLES / "prophet.uml", {"procs": [1, 2, 4]})
+    html = table.write_report(tmp_path / "sweep.html").read_text(encoding="utf-8")
+    assert set(SWEEP_SECTIONS) <= sections(html) and 'id="chart-speedup"' in html
+    assert table.write("csv", tmp_path / "rows.csv").read_text().startswith("procs,time_s,")

@@ -376,3 +376,34 @@ def test_sweep_result_writes_its_report_from_python(tmp_path: Path) -> None:
     html = table.write_report(tmp_path / "sweep.html").read_text(encoding="utf-8")
     assert set(SWEEP_SECTIONS) <= sections(html) and 'id="chart-speedup"' in html
     assert table.write("csv", tmp_path / "rows.csv").read_text().startswith("procs,time_s,")
+
+
+def test_binned_timeline_adds_up_each_category_per_bin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The binned cells against a plain overlap count, slice by slice and bin by bin."""
+    import random
+
+    from uml2perf_runtime.output import charts
+
+    monkeypatch.setattr(charts, "DETAIL_SLICES", 0)
+    monkeypatch.setattr(charts, "BINS", 7)
+    chooser = random.Random(3)
+    slices = []
+    for pid in range(5):
+        at = 0.0
+        for _ in range(9):
+            length = chooser.uniform(0.0, 2.0)
+            slices.append((pid, 0, "E", chooser.choice(["compute", "comm", "wait"]), at, at + length))
+            at += length + chooser.uniform(0.0, 0.5)
+    span = max(row[5] for row in slices)
+    chart = timeline(slices, span)
+    assert chart is not None and chart["binned"] and chart["group"] == 1
+    width = span / 7
+    for bar in chart["bars"]:
+        band, b = int(bar["y"] // chart["row_height"]), round(bar["x"] / (width * chart["width"] / span))
+        expected = {c: 0.0 for c in ("compute", "comm", "wait")}
+        for pid, _, _, category, start, stop in slices:
+            if pid == band:
+                expected[category] += max(0.0, min(stop, (b + 1) * width) - max(start, b * width))
+        shares = dict(re.findall(r"(compute|communication|wait) (\d+)%", bar["title"]))
+        assert int(shares["compute"]) == round(100 * expected["compute"] / width)
+        assert int(shares["wait"]) == round(100 * expected["wait"] / width)

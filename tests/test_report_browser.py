@@ -73,6 +73,11 @@ CONTROLS_PROBE = """<script>
       document.querySelector("[data-zoom=right]").click();
       out.zoomed = [before, plot.getAttribute("viewBox")];
     }
+    var tip = document.querySelector(".tip");
+    if (tip) {
+      tip.focus();
+      out.told = document.getElementById("chart-details").textContent;
+    }
     document.querySelectorAll("button.csv").forEach(function (b) { b.click(); });
     out.csv_sizes = made;
   } catch (e) {
@@ -188,7 +193,8 @@ def test_sweep_report_renders_without_script_errors(
         main(["sweep", str(SAMPLES / "lapw0.uml"), "--machine", "gescher", *grid, "--report", str(report)])
         == 0
     )
-    _open(report, tmp_path, SWEEP_SECTIONS)
+    record = _open(report, tmp_path, SWEEP_SECTIONS)
+    assert record["told"].startswith("NAT=32: procs 4, predicted time")  # a focused point says its value
 
 
 def test_generated_module_report_renders_without_script_errors(tmp_path: Path) -> None:

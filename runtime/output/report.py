@@ -66,6 +66,8 @@ def command_line(argv: Sequence[str] | None = None) -> str:
     args = list(sys.argv if argv is None else argv)
     if args and args[0].endswith(("__main__.py", "/uml2perf", "uml2perf")):
         args[0] = "uml2perf"
+    elif args and args[0].endswith(".py"):  # a generated module run on its own
+        args.insert(0, "python")
     return " ".join(shlex.quote(a) for a in args)
 
 

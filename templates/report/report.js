@@ -89,6 +89,17 @@
     });
   });
 
+  /* A chart's point or bar, hovered or focused, says its value in words. */
+  var chartDetails = document.getElementById("chart-details");
+  document.querySelectorAll(".tip").forEach(function (shape) {
+    function tell() {
+      var title = shape.querySelector("title");
+      if (chartDetails && title) { chartDetails.textContent = title.textContent; }
+    }
+    shape.addEventListener("focus", tell);
+    shape.addEventListener("mouseover", tell);
+  });
+
   /* Timeline: zoom and pan change the horizontal part of the view box. */
   var plot = document.getElementById("timeline-svg");
   if (plot) {

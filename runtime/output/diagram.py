@@ -180,10 +180,15 @@ def layout_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
     height = MARGIN * 2 + max(0, len(rows) - 1) * LAYER_GAP + NODE_HEIGHT
     drawn_edges = []
     right = total_w
+    extent = [max((place[n][0] + sizes[n][0] / 2 for n in row), default=0.0) for row in rows]
+    loops = 0
     for i, (u, v) in enumerate(edges):
         (x1, y1), (x2, y2) = place[u], place[v]
         if i in back or u == v:
-            side = max(x1 + sizes[u][0] / 2, x2 + sizes[v][0] / 2) + 30.0
+            # around the right of every node in the layers it passes, each loop a little further out
+            low, high = sorted((layer[u], layer[v]))
+            side = max(extent[r] for r in range(low, high + 1)) + 18.0 + 8.0 * loops
+            loops += 1
             path = f"M{x1 + sizes[u][0] / 2:.1f},{y1:.1f} C{side:.1f},{y1:.1f} {side:.1f},{y2:.1f} "
             path += f"{x2 + sizes[v][0] / 2:.1f},{y2:.1f}"
             label_at = (side + 3, (y1 + y2) / 2)

@@ -407,3 +407,15 @@ def test_binned_timeline_adds_up_each_category_per_bin(monkeypatch: pytest.Monke
         shares = dict(re.findall(r"(compute|communication|wait) (\d+)%", bar["title"]))
         assert int(shares["compute"]) == round(100 * expected["compute"] / width)
         assert int(shares["wait"]) == round(100 * expected["wait"] / width)
+
+
+def test_figures_a_newer_result_carries_are_listed_not_lost() -> None:
+    class Newer(Results):
+        def to_dict(self) -> dict:
+            return {**super().to_dict(), "links": [{"link": "node0-switch", "busy": 0.25}]}
+
+    plain = small_results()
+    newer = Newer(**{name: getattr(plain, name) for name in Results._FIELDS})
+    html = render_run_report(newer, command="c")
+    assert "more" in sections(html) and "node0-switch" in html
+    assert "more" not in sections(render_run_report(plain, command="c"))

@@ -326,7 +326,55 @@ def run_context(
         "diagram": shown_diagram,
         "diagram_source": (diagram or {}).get("source"),
         "element_bars": None if shown_diagram else element_bars(elements, process_seconds),
+        "more": _more(data),
     }
+
+
+#: Keys of ``Results.to_dict()`` the run report shows in its own sections; any other key a newer
+#: result carries is listed, as JSON, under "More figures", so that nothing a run computed is lost.
+SHOWN_KEYS = frozenset(
+    {
+        "time",
+        "processes",
+        "nodes",
+        "per_process",
+        "elements",
+        "model",
+        "source",
+        "machine",
+        "placement",
+        "seed",
+        "parameters",
+        "events",
+        "wall_time",
+        "properties",
+        "critical_path",
+        "critical_path_note",
+        "replications",
+        "base_time",
+        "what_if",
+        "speedups",
+        "mapping",
+        "alternatives",
+        "interval",
+    }
+)
+#: Characters of one further figure's JSON shown in the page (the JSON output has all of it).
+MORE_CHARS = 20_000
+
+
+def _more(data: Mapping[str, Any]) -> list[dict[str, str]]:
+    import json
+
+    out = []
+    for key, value in data.items():
+        if key in SHOWN_KEYS or value is None:
+            continue
+        text = json.dumps(value, indent=1, default=str)
+        if len(text) > MORE_CHARS:
+            text = text[:MORE_CHARS] + "\n... (the rest is in the JSON output: run --json)"
+        out.append({"key": str(key), "json": text})
+    return out
 
 
 def _level(severity: Any) -> str:

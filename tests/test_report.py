@@ -203,7 +203,7 @@ def test_a_generated_module_report_shows_its_elements_instead_of_the_diagram(tmp
     html = report.read_text(encoding="utf-8")
     assert_self_contained(html)
     assert set(RUN_SECTIONS) <= sections(html)
-    assert "known only for a run of the XMI export" in html
+    assert "drawn for a run of an XMI export that can still be read" in html
     assert '<a href="#el-_sft" class="node-link"' in html
 
 
@@ -419,3 +419,16 @@ def test_figures_a_newer_result_carries_are_listed_not_lost() -> None:
     html = render_run_report(newer, command="c")
     assert "more" in sections(html) and "node0-switch" in html
     assert "more" not in sections(render_run_report(plain, command="c"))
+
+
+def test_report_without_the_export_any_more_shows_the_elements(tmp_path: Path) -> None:
+    import uml2perf
+
+    model = tmp_path / "prophet.uml"
+    model.write_bytes((SAMPLES / "prophet.uml").read_bytes())
+    results = uml2perf.predict(model, procs=2, trace=True)
+    model.write_text("<not xmi", encoding="utf-8")  # changed since the run
+    html = results.write_report(tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "drawn for a run of an XMI export that can still be read" in html
+    model.unlink()
+    assert "can still be read" in results.write_report(tmp_path / "r.html").read_text(encoding="utf-8")

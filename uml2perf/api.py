@@ -626,6 +626,7 @@ def predict(
             "path": str(path),
             "activity": activity,
             "sidecar": sidecar,
+            "default_cost": default_cost,
             "provider": "uml2perf.report",
         }
     if rank_speedups:

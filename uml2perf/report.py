@@ -96,13 +96,16 @@ def diagram_of_results(results: Any) -> dict[str, Any] | None:
     path = origin.get("path")
     if path is None or Path(str(path)).suffix in (".py", ".pyw") or not Path(str(path)).is_file():
         return None
-    from .api import read_model_checked
+    from uml2perf_runtime.errors import SimulationError
+
+    from .api import default_cost_text, read_model_checked
     from .errors import Uml2PerfError
 
     try:
-        model = read_model_checked(Path(str(path)), origin.get("sidecar"), None)
+        cost = default_cost_text(origin.get("default_cost"))
+        model = read_model_checked(Path(str(path)), origin.get("sidecar"), cost)
         return diagram_of_model(model, origin.get("activity"))
-    except Uml2PerfError:
+    except (Uml2PerfError, SimulationError):  # changed or unreadable since the run: no diagram
         return None
 
 

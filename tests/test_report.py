@@ -432,3 +432,16 @@ def test_report_without_the_export_any_more_shows_the_elements(tmp_path: Path) -
     assert "drawn for a run of an XMI export that can still be read" in html
     model.unlink()
     assert "can still be read" in results.write_report(tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_a_diagram_too_large_to_draw_is_named_and_its_elements_shown(tmp_path: Path) -> None:
+    import synthetic
+
+    import uml2perf
+    from uml2perf.report import MAX_PANEL_NODES
+
+    model = synthetic.write_model(tmp_path / "chain.uml", synthetic.chain_model(MAX_PANEL_NODES + 10))
+    results = uml2perf.predict(model, procs=1)
+    html = results.write_report(tmp_path / "chain.html").read_text(encoding="utf-8")
+    assert "too large to draw here" in html and f"({MAX_PANEL_NODES + 12} nodes)" in html
+    assert '<svg role="img" aria-label="Elements by share of the run"' in html

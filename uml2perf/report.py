@@ -77,6 +77,8 @@ def diagram_of_model(model: Model, activity: str | None = None) -> dict[str, Any
                 skipped.append(f"{title} ({len(region.nodes)} nodes)")
             elif region.nodes and len(panels) < MAX_PANELS:
                 panels.append(_panel(title, region, model))
+            elif region.nodes:
+                skipped.append(f"{title} (past the first {MAX_PANELS} panels)")
     return {
         "source": Path(model.source).name if model.source else "the model",
         "panels": panels,

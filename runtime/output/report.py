@@ -325,6 +325,7 @@ def run_context(
         "mapping": data.get("mapping"),
         "diagram": shown_diagram,
         "diagram_source": (diagram or {}).get("source"),
+        "diagram_skipped": list((diagram or {}).get("skipped") or ()),
         "element_bars": None if shown_diagram else element_bars(elements, process_seconds),
         "more": _more(data),
     }

@@ -445,3 +445,23 @@ def test_a_diagram_too_large_to_draw_is_named_and_its_elements_shown(tmp_path: P
     html = results.write_report(tmp_path / "chain.html").read_text(encoding="utf-8")
     assert "too large to draw here" in html and f"({MAX_PANEL_NODES + 12} nodes)" in html
     assert '<svg role="img" aria-label="Elements by share of the run"' in html
+
+
+def test_sweep_points_with_an_interval_get_error_bars() -> None:
+    from uml2perf_runtime.output.report import render_sweep_report
+
+    rows = [
+        {"procs": p, "time": 8.0 / p, "time_low": 7.0 / p, "time_high": 9.5 / p, "compute": 1.0, "comm": 0.1}
+        | {"wait": 0.0, "speedup": float(p), "efficiency": 1.0, "method": "simulation"}
+        for p in (1, 2, 4)
+    ]
+    data = {
+        "model": "m",
+        "parameters": ["procs"],
+        "columns": ["procs", "time", "time_low", "time_high", "compute", "comm", "wait"]
+        + ["speedup", "efficiency", "method"],
+        "rows": rows,
+    }
+    html = render_sweep_report(data, command="c")
+    assert html.count('class="range"') == 3
+    assert "procs 2, predicted time 4 s (3.5 s to 4.75 s)" in html

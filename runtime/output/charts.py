@@ -277,6 +277,8 @@ def line_chart(
 ) -> dict[str, Any]:
     """Lines with markers (``series``: ``{"label", "points": [(x, y), ...]}``) and axes.
 
+    A series may give ``ranges`` (``{x: (low, high)}``, an interval of its value), drawn as error bars.
+
     Logarithmic axes need positive values; points that are not are left out of such a chart.
     """
     c = CHART
@@ -289,6 +291,13 @@ def line_chart(
         if math.isfinite(x) and math.isfinite(y) and (x > 0 or not log_x) and (y > 0 or not log_y)
     ]
     extra = list(ideal or ())
+    extra += [
+        (float(x), float(bound))
+        for s in series
+        for x, pair in (s.get("ranges") or {}).items()
+        for bound in pair
+        if math.isfinite(bound) and (bound > 0 or not log_y)
+    ]
     xs = [x for x, _ in usable] or [1.0]
     ys = [y for _, y in usable + [(x, y) for x, y in extra if y > 0 or not log_y]] or [1.0]
     x_low, x_high = min(xs), max(xs)
@@ -310,6 +319,11 @@ def line_chart(
     show = format_time if seconds else _number
     drawn = []
     for i, s in enumerate(series):
+        ranges = {
+            float(x): (float(low), float(high))
+            for x, (low, high) in (s.get("ranges") or {}).items()
+            if math.isfinite(low) and math.isfinite(high) and (low > 0 or not log_y)
+        }
         points = [
             (float(x), float(y))
             for x, y in s["points"]
@@ -325,7 +339,10 @@ def line_chart(
                     {
                         "x": fx(x),
                         "y": fy(y),
-                        "title": f"{s['label']}: {x_label} {_number(x)}, {y_label} {show(y)}",
+                        "title": f"{s['label']}: {x_label} {_number(x)}, {y_label} {show(y)}"
+                        + (f" ({show(ranges[x][0])} to {show(ranges[x][1])})" if x in ranges else ""),
+                        "low": fy(ranges[x][0]) if x in ranges else None,
+                        "high": fy(ranges[x][1]) if x in ranges else None,
                     }
                     for x, y in points
                 ],
@@ -340,7 +357,7 @@ def line_chart(
         "x_label": x_label,
         "y_label": y_label,
         "series": drawn,
-        "ideal": " ".join(f"{fx(x):.2f},{fy(y):.2f}" for x, y in extra if (y > 0 or not log_y)),
+        "ideal": " ".join(f"{fx(x):.2f},{fy(y):.2f}" for x, y in (ideal or ()) if (y > 0 or not log_y)),
         "x_ticks": [{"x": fx(t), "label": _number(t)} for t in x_ticks if x_low <= t <= x_high],
         "y_ticks": [{"y": fy(t), "label": show(t)} for t in y_ticks if y_low <= t <= y_high * (1 + 1e-9)],
     }

@@ -453,7 +453,14 @@ def sweep_context(data: Mapping[str, Any], *, command: str | None = None) -> dic
                 "time",
                 "Predicted time",
                 charts.line_chart(
-                    [{"label": s, "points": [(r[x_axis], r["time"]) for r in m]} for s, m in series],
+                    [
+                        {
+                            "label": s,
+                            "points": [(r[x_axis], r["time"]) for r in m],
+                            "ranges": {r[x_axis]: bounds for r in m if (bounds := _time_range(r))},
+                        }
+                        for s, m in series
+                    ],
                     x_label=x_axis,
                     y_label="predicted time",
                     log_x=log_x,
@@ -559,8 +566,30 @@ def sweep_context(data: Mapping[str, Any], *, command: str | None = None) -> dic
     }
 
 
+#: Columns of a sweep row that bound its predicted time: an interval, else the replications' 95% interval.
+RANGE_COLUMNS = (("time_low", "time_high"), ("time_ci95_low", "time_ci95_high"))
+
+
+def _time_range(row: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The interval of a point's predicted time, when its row has one (drawn as an error bar)."""
+    for low, high in RANGE_COLUMNS:
+        if isinstance(row.get(low), (int, float)) and isinstance(row.get(high), (int, float)):
+            return float(row[low]), float(row[high])
+    return None
+
+
 #: Sweep columns in seconds (as ``uml2perf.sweep.TIME_COLUMNS``).
-SWEEP_SECONDS = ("time", "compute", "comm", "wait", "time_std", "time_ci95_low", "time_ci95_high")
+SWEEP_SECONDS = (
+    "time",
+    "compute",
+    "comm",
+    "wait",
+    "time_std",
+    "time_ci95_low",
+    "time_ci95_high",
+    "time_low",
+    "time_high",
+)
 
 
 def _best(rows: Sequence[Mapping[str, Any]]) -> str | None:

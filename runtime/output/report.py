@@ -316,7 +316,7 @@ def run_context(
                 "confidence": prop.get("confidence"),
                 "level": _level(prop.get("severity")),
             }
-            for prop in data.get("properties") or []
+            for prop in _most_severe_first(data.get("properties") or [])
         ],
         "critical": critical,
         "critical_note": data.get("critical_path_note"),
@@ -378,7 +378,20 @@ def _more(data: Mapping[str, Any]) -> list[dict[str, str]]:
     return out
 
 
+def _most_severe_first(properties: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The findings, most severe first (ties keep the order the analysis gave them)."""
+
+    def severity(prop: Mapping[str, Any]) -> float:
+        value = prop.get("severity")
+        return -float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
+
+    return sorted(properties, key=severity)
+
+
 def _level(severity: Any) -> str:
+    """``high``, ``medium`` or ``low`` for a severity (a share of the run, or already a word)."""
+    if isinstance(severity, str):
+        return severity.lower() if severity.lower() in ("high", "medium", "low") else "low"
     if not isinstance(severity, (int, float)) or not math.isfinite(severity):
         return "low"
     return "high" if severity >= 0.2 else "medium" if severity >= 0.05 else "low"
@@ -559,7 +572,7 @@ def sweep_context(data: Mapping[str, Any], *, command: str | None = None) -> dic
                 "confidence": p.get("confidence"),
                 "level": _level(p.get("severity")),
             }
-            for p in data.get("properties") or []
+            for p in _most_severe_first(data.get("properties") or [])
         ],
         "notes": list(dict.fromkeys(data.get("notes") or [])),
         "table": table("sweep", "One row per point of the grid", [(c, c, kinds[c]) for c in columns], rows),

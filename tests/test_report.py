@@ -164,6 +164,9 @@ def test_summary_card_shows_an_interval_when_the_results_carry_one() -> None:
     shown = render_run_report(results, command="c")
     assert "90% interval 2.5 s to 3.5 s" in shown
     assert interval_of({"interval": (1.0, 2.0)}) == {"low": "1 s", "high": "2 s", "label": "interval"}
+    named = small_results()
+    named.prediction_interval = {"value": 3.0, "low": 2.0, "high": 4.0, "level": 95}  # type: ignore[attr-defined]
+    assert "95% interval 2 s to 4 s" in render_run_report(named, command="c")
     assert interval_of({"interval": "nonsense"}) is None
 
 

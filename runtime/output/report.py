@@ -195,6 +195,20 @@ def interval_of(data: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"low": format_time(float(low)), "high": format_time(float(high)), "label": label}
 
 
+#: Names a prediction interval goes by in the results (the first one present is shown).
+INTERVAL_KEYS = ("interval", "prediction_interval", "time_interval")
+
+
+def _interval_field(results: Any, data: Mapping[str, Any]) -> Any:
+    for key in INTERVAL_KEYS:
+        if data.get(key) is not None:
+            return data[key]
+    for key in INTERVAL_KEYS:
+        if getattr(results, key, None) is not None:
+            return getattr(results, key)
+    return None
+
+
 def run_context(
     results: Any, *, diagram: Mapping[str, Any] | None = None, command: str | None = None
 ) -> dict[str, Any]:
@@ -218,9 +232,7 @@ def run_context(
         "seed": data.get("seed"),
         "time": format_time(time),
         "time_exact": f"{time:.9g} s",
-        "interval": interval_of(
-            data if "interval" in data else {"interval": getattr(results, "interval", None)}
-        ),
+        "interval": interval_of({"interval": _interval_field(results, data)}),
         "replications": (
             {
                 "n": replications["n"],
@@ -357,7 +369,7 @@ SHOWN_KEYS = frozenset(
         "speedups",
         "mapping",
         "alternatives",
-        "interval",
+        *INTERVAL_KEYS,
     }
 )
 #: Characters of one further figure's JSON shown in the page (the JSON output has all of it).

@@ -48,7 +48,6 @@ def _environment() -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["num"] = lambda v, digits=4: f"{v:.{digits}g}" if isinstance(v, float) else v
     return env
 
 
@@ -400,6 +399,11 @@ def _most_severe_first(properties: Sequence[Mapping[str, Any]]) -> list[Mapping[
     return sorted(properties, key=severity)
 
 
+def _shape(nodes: Any, cores: Any) -> str:
+    """``8 nodes x 4 cores``: the machine's size as the text report says it."""
+    return f"{nodes} node{'s' if nodes != 1 else ''} x {cores} cores"
+
+
 def _level(severity: Any) -> str:
     """``high``, ``medium`` or ``low`` for a severity (a share of the run, or already a word)."""
     if isinstance(severity, str):
@@ -648,7 +652,3 @@ __all__ = [
     "run_context",
     "sweep_context",
 ]
-
-
-def _shape(nodes: Any, cores: Any) -> str:
-    return f"{nodes} node{'s' if nodes != 1 else ''} x {cores} cores"

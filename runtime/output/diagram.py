@@ -252,7 +252,7 @@ def diagram_panels(
                 ink=ink,
                 text=_short(name, LABEL_CHARS),
                 time=f"{format_time(row['mean'])} \u00b7 {100 * share:.1f}%" if row and row["calls"] else "",
-                anchor=_anchor(row) if row else None,
+                anchor=row_anchor(row) if row else None,
                 tag=_tag(node, row),
                 title=_node_title(node, row, share),
             )
@@ -283,7 +283,7 @@ def _node_title(node: Mapping[str, Any], row: Mapping[str, Any] | None, share: f
     )
 
 
-def _anchor(row: Mapping[str, Any]) -> str:
+def row_anchor(row: Mapping[str, Any]) -> str:
     """The id of the element's row in the report's table (its xmi id, else its name)."""
     key = str(row.get("id") or row["name"])
     return "el-" + "".join(ch if ch.isalnum() or ch in "-_" else f"_{ord(ch):x}" for ch in key)
@@ -305,7 +305,7 @@ def element_bars(
                 "fill": fill,
                 "label": f"{row['name']} ({row['kind']})",
                 "time": f"{format_time(row['mean'])} \u00b7 {100 * share:.1f}%",
-                "anchor": _anchor(row),
+                "anchor": row_anchor(row),
                 "title": f"{row['name']} ({row['kind']}): {100 * share:.1f}% of the run",
             }
         )
@@ -316,4 +316,4 @@ def element_bars(
     }
 
 
-__all__ = ["diagram_panels", "element_bars", "layout_panel"]
+__all__ = ["diagram_panels", "element_bars", "layout_panel", "row_anchor"]

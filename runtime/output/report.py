@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import charts
-from .diagram import _anchor, diagram_panels, element_bars
+from .diagram import diagram_panels, element_bars, row_anchor
 from .results import critical_path_totals, format_time
 
 #: Rows of the per-process table shown in the page (all of them go into its CSV download).
@@ -309,7 +309,7 @@ def run_context(
             "Where the time goes, per element (summed over processes; threads in thread-seconds)",
             ELEMENT_TABLE,
             element_rows,
-            row_ids=[_anchor(r) for r in element_rows],
+            row_ids=[row_anchor(r) for r in element_rows],
         ),
         "processes": table(
             "processes",

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -168,6 +167,9 @@ def build_parser(spec: ModelSpec) -> argparse.ArgumentParser:
         help="stop a loop after N iterations per process (default 10,000,000)",
     )
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    parser.add_argument(
+        "--report", metavar="FILE.html", help="also write one self-contained HTML report of the run"
+    )
     return parser
 
 
@@ -198,6 +200,8 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
         spec = choose_activity(spec, args.activity)
         require_values(spec, overrides)
         machine = Machine.load(args.machine) if args.machine else None
+        # a report draws the timeline: keep it in memory (True) when no trace file is asked for
+        trace: Any = args.trace or (True if args.report else None)
         results = simulate(
             spec,
             machine=machine,
@@ -206,7 +210,7 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
             overrides=overrides,
             seed=args.seed,
             placement=args.placement,
-            trace=args.trace,
+            trace=trace,
             max_time=args.max_time,
             max_iterations=args.max_iterations,
         )
@@ -214,17 +218,25 @@ def _run(spec: ModelSpec, argv: Sequence[str] | None) -> int:
     except SimulationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    from .output.writers import render
+
     try:
-        if args.json:
-            print(json.dumps(results.to_dict(), indent=2, allow_nan=False))
-        else:
-            sys.stdout.write(results.report())
+        sys.stdout.write(str(render("run", "json" if args.json else "text", results)))
         sys.stdout.flush()
     except BrokenPipeError:
         # the reader (``| head``) has gone: end quietly, and keep Python from reporting the
         # failed flush of standard output at exit
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    if args.report:
+        from .output.report import command_line
+
+        try:
+            results.write_report(args.report, command=command_line())
+        except SimulationError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"report written to {args.report}", file=sys.stderr)
     return 0
 
 

@@ -43,6 +43,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_contains_templates_and_runtime(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert any(n.startswith("uml2perf_templates/") and n.endswith(".jinja") for n in names)
+    for part in ("run.html.jinja", "sweep.html.jinja", "report.css", "report.js"):  # the HTML report
+        assert f"uml2perf_templates/report/{part}" in names
     assert "uml2perf_runtime/__init__.py" in names
     assert "uml2perf_runtime/engine/simulation.py" in names
     assert "uml2perf/cli.py" in names
@@ -74,7 +76,8 @@ def test_wheel_installs_and_runs_a_sample(wheel: Path, tmp_path: Path) -> None:
             str(python),
             "-c",
             "import sys, uml2perf, uml2perf_runtime; print(uml2perf.__file__);"
-            "from uml2perf.cli import main; sys.exit(main(['run', sys.argv[1], '--procs', '1', '--json']))",
+            "from uml2perf.cli import main; "
+            "sys.exit(main(['run', sys.argv[1], '--procs', '1', '--json', '--report', 'r.html']))",
             str(sample),
         ],
         capture_output=True,
@@ -89,3 +92,4 @@ def test_wheel_installs_and_runs_a_sample(wheel: Path, tmp_path: Path) -> None:
 
     result = json.loads(payload)
     assert result["time"] == pytest.approx(121 / 3.14 + 112 + 32 + 3.14 + 2.71 * 3.14)
+    assert "activity MainActivity" in (tmp_path / "r.html").read_text(encoding="utf-8")

@@ -645,6 +645,15 @@ def predict(
         result.speedups = dict(speedups)
         if warnings is not None:
             warnings += what_if_notes(result, speedups)
+    if not isinstance(path, ModelSource):
+        # where the run came from, so that its report can draw the diagram as drawn (uml2perf.report)
+        result.model_origin = {
+            "path": str(path),
+            "activity": activity,
+            "sidecar": sidecar,
+            "default_cost": default_cost,
+            "provider": "uml2perf.report",
+        }
     if rank_speedups:
         result.ranked_speedups = ranked_speedups(
             result,

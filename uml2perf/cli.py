@@ -123,11 +123,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Simulate the model and print the prediction."""
     from .api import predict
 
-    _refuse_overwriting_inputs(args, {"trace file": args.trace, "plot": args.plot})
+    _refuse_overwriting_inputs(
+        args, {"trace file": args.trace, "plot": args.plot, "report": getattr(args, "report", None)}
+    )
     if args.plot:  # a missing matplotlib or an unknown picture format stops the command before the run
         from .sweep_plot import check_plot_target
 
         check_plot_target(args.plot)
+    report = getattr(args, "report", None)
     warnings: list[str] = []
     try:
         results = _predict_for_run(predict, args, warnings)
@@ -140,20 +143,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(note, file=sys.stderr)
     # the prediction is printed first: a picture that cannot be written never loses it
     if args.json:
-        import json
+        from uml2perf_runtime.output.writers import render
 
-        json.dump(results.to_dict(), sys.stdout, indent=2, sort_keys=False, allow_nan=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(str(render("run", "json", results)))
     else:
-        sys.stdout.write(printable(results.report(top=args.top)))
+        from uml2perf_runtime.output.writers import render
+
+        sys.stdout.write(printable(str(render("run", "text", results, top=args.top))))
         if args.trace:
             print(f"\ntrace written to {args.trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
     sys.stdout.flush()
     if args.plot:
-        from uml2perf_runtime.output.plot import plot_results
-
-        plot_results(results, args.plot)
+        results.write("plot", args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr if args.json else sys.stdout)
+    if report:
+        from uml2perf_runtime.output.report import command_line
+
+        results.write_report(report, command=command_line(args.argv))
+        print(f"report written to {report}", file=sys.stderr if args.json else sys.stdout)
     return EXIT_OK
 
 
@@ -167,7 +174,7 @@ def _predict_for_run(predict: Any, args: argparse.Namespace, warnings: list[str]
         overrides=overrides(args.set),
         seed=args.seed,
         placement=args.placement,
-        trace=args.trace or (True if args.plot else None),
+        trace=args.trace or (True if args.plot or getattr(args, "report", None) else None),
         activity=args.activity,
         sidecar=args.sidecar,
         max_time=args.max_time,
@@ -372,6 +379,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--json", action="store_true", help="print the results as one JSON object")
     run.add_argument(
+        "--report",
+        metavar="FILE.html",
+        help="also write one self-contained HTML report: summary, diagram shaded by time, tables, "
+        "findings, critical path, timeline",
+    )
+    run.add_argument(
         "--top", type=positive_int, default=15, metavar="N", help="elements shown in the profile"
     )
     run.add_argument("--max-time", type=float, metavar="SECONDS", help="stop at this simulated time")
@@ -479,6 +492,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parse_args(parser, argv)  # "did you mean" for mistyped subcommands, options and choices
+    # what a report shows as the command: as typed, or as given to main() by a program
+    args.argv = ["uml2perf", *(sys.argv[1:] if argv is None else [str(a) for a in argv])]
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE

@@ -337,6 +337,19 @@ class SweepResult:
             "properties": self.properties,
         }
 
+    def write(self, format: str, path: str | Path, **options: Any) -> Path:
+        """Write the sweep as ``format`` (``text``, ``csv``, ``json``, ``plot``, ``report``) to ``path``.
+
+        Through the registry of result writers and the one atomic writer, as ``uml2perf sweep`` does.
+        """
+        from uml2perf_runtime.output import writers
+
+        return writers.write("sweep", format, self, path, **options)
+
+    def write_report(self, path: str | Path, **options: Any) -> Path:
+        """Write the self-contained HTML report of the sweep to ``path`` (see docs/report.md)."""
+        return self.write("report", path, **options)
+
     @property
     def columns(self) -> tuple[str, ...]:
         scaling = SCALING_COLUMNS if self.rows and "speedup" in self.rows[0] else ()

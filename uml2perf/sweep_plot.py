@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
 
-__all__ = ["check_plot_target", "log_ticks", "plot_sweep", "readable_log_ticks"]
+__all__ = ["check_plot_target", "log_ticks", "plot_sweep", "readable_log_ticks", "sweep_figure_content"]
 
 _BREAKDOWN = (("compute", "#4c72b0"), ("comm", "#dd8452"), ("wait", "#c44e52"))
 #: the bars: the mean process's parts, then the time it is done before the slowest process ends
@@ -39,12 +40,23 @@ def check_plot_target(path: str) -> None:
 
 def plot_sweep(result: Any, path: str | os.PathLike[str], *, model: str = "") -> Path:
     """Draw the sweep's scaling picture to ``path`` (atomically); needs ``procs`` among the swept axes."""
+    from uml2perf_runtime.output.files import write_output
+
+    return write_output(path, sweep_figure_content(result, path, model=model), what="plot")
+
+
+def sweep_figure_content(
+    result: Any, path: str | os.PathLike[str], *, model: str = ""
+) -> Callable[[str], None]:
+    """The scaling picture as a result writer's content: a function that saves it at a temporary path.
+
+    The figure is drawn at once (so a sweep without ``procs`` is refused before any file is
+    touched) and closed once saved.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from uml2perf_runtime.output.files import write_output
 
     if "procs" not in result.parameters:
         raise UsageError("--plot draws scaling over processes: sweep procs (e.g. --grid procs=1,2,4,8)")
@@ -93,12 +105,12 @@ def plot_sweep(result: Any, path: str | os.PathLike[str], *, model: str = "") ->
     suffix = Path(path).suffix.lstrip(".") or "png"
 
     def render(tmp: str) -> None:
-        fig.savefig(tmp, dpi=110, format=suffix)
+        try:
+            fig.savefig(tmp, dpi=110, format=suffix)
+        finally:
+            plt.close(fig)
 
-    try:
-        return write_output(path, render, what="plot")
-    finally:
-        plt.close(fig)
+    return render
 
 
 def log_ticks(values: list[float]) -> list[float]:

@@ -16,6 +16,7 @@ non-interactive Agg backend, so the runtime itself never depends on it.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +59,8 @@ def check_plot_target(path: str | os.PathLike[str]) -> None:
         )
 
 
-def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
-    """Save atomically: render to a temporary file, then rename it into place."""
-    suffix = Path(path).suffix or ".png"
+def _render(fig: Any, suffix: str) -> Callable[[str], None]:
+    """A function saving ``fig`` in the format ``suffix`` names at the temporary path it is given."""
 
     def render(tmp: str) -> None:
         fig.savefig(
@@ -71,7 +71,12 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
             metadata={"Software": None} if suffix == ".png" else None,
         )
 
-    return write_atomically(path, "plot", render)
+    return render
+
+
+def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
+    """Save atomically: render to a temporary file, then rename it into place."""
+    return write_atomically(path, "plot", _render(fig, Path(path).suffix or ".png"))
 
 
 def timeline_rows(
@@ -185,27 +190,45 @@ def plot_elements(results: Results, path: str | os.PathLike[str], top: int = 20)
 
 def plot_results(results: Results, path: str | os.PathLike[str], top: int = 20) -> Path:
     """One PNG: the timeline (or per-process bars) above the per-element bars."""
-    plt = _pyplot()
-    rows = min(
-        _MAX_ROWS,
-        results.processes if results.timeline is None else len(set(timeline_rows(results.timeline).values())),
-    )
-    fig, (upper, lower) = plt.subplots(
-        2,
-        1,
-        figsize=(10, 3 + 0.25 * rows + 0.3 * min(top, len(results.elements))),
-        gridspec_kw={"height_ratios": [max(rows, 2), max(min(top, len(results.elements)), 2)]},
-    )
-    try:
-        if results.timeline is not None:
-            _draw_timeline(upper, results)
-        else:
-            _draw_processes(upper, results)
-        _draw_elements(lower, results, top)
-        fig.tight_layout()
-        return _save(fig, path)
-    finally:
-        plt.close(fig)
+    return write_atomically(path, "plot", results_content(results, Path(path).suffix or ".png", top))
 
 
-__all__ = ["check_plot_target", "plot_results", "plot_timeline", "plot_elements", "timeline_rows"]
+def results_content(results: Results, suffix: str = ".png", top: int = 20) -> Callable[[str], None]:
+    """The picture of :func:`plot_results` as a result writer's content: drawn when the file is written."""
+
+    def draw(tmp: str) -> None:
+        plt = _pyplot()
+        rows = min(
+            _MAX_ROWS,
+            results.processes
+            if results.timeline is None
+            else len(set(timeline_rows(results.timeline).values())),
+        )
+        fig, (upper, lower) = plt.subplots(
+            2,
+            1,
+            figsize=(10, 3 + 0.25 * rows + 0.3 * min(top, len(results.elements))),
+            gridspec_kw={"height_ratios": [max(rows, 2), max(min(top, len(results.elements)), 2)]},
+        )
+        try:
+            if results.timeline is not None:
+                _draw_timeline(upper, results)
+            else:
+                _draw_processes(upper, results)
+            _draw_elements(lower, results, top)
+            fig.tight_layout()
+            _render(fig, suffix)(tmp)
+        finally:
+            plt.close(fig)
+
+    return draw
+
+
+__all__ = [
+    "check_plot_target",
+    "plot_results",
+    "plot_timeline",
+    "plot_elements",
+    "results_content",
+    "timeline_rows",
+]

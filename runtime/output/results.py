@@ -27,11 +27,15 @@ Definitions (also what ``to_dict()`` means):
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.summation import argmax, column_sum, column_sums, table_sum
 from ..engine.process import CATEGORY_NAMES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
 
 #: A finished :class:`~uml2perf_runtime.engine.simulation.Simulation` (which imports this module).
 Simulation = Any
@@ -283,6 +287,27 @@ class Results:
             return data_frame(self.per_process, PROCESS_COLUMNS)
         raise ValueError(f"no table {table!r}: choose 'elements' or 'processes'")
 
+    # -- files ------------------------------------------------------------------------------
+
+    def write(self, format: str, path: str | os.PathLike[str], **options: Any) -> Path:
+        """Write the results as ``format`` (``"text"``, ``"json"``, ``"plot"``, ``"report"``) to ``path``.
+
+        Through the one registry of result writers (:mod:`uml2perf_runtime.output.writers`) and the
+        one atomic writer, as ``uml2perf run`` writes them; ``options`` go to the writer
+        (``top=`` for text and plot).
+        """
+        from .writers import write
+
+        return write("run", format, self, path, **options)
+
+    def write_report(self, path: str | os.PathLike[str], **options: Any) -> Path:
+        """Write the self-contained HTML report of this run to ``path`` (see ``docs/report.md``).
+
+        The diagram as drawn appears for a run of an XMI export made by :func:`uml2perf.predict`;
+        ``command=`` sets the command line the summary shows.
+        """
+        return self.write("report", path, **options)
+
     # -- text report ----------------------------------------------------------------------
 
     def report(self, top: int = 25, max_processes: int = 16) -> str:
@@ -349,10 +374,7 @@ class Results:
     def _critical_path_lines(self, most: int = 5) -> list[str]:
         if not self.critical_path:
             return []
-        total: dict[str, float] = {}
-        for entry in self.critical_path:
-            total[entry["element"]] = total.get(entry["element"], 0.0) + entry["time"]
-        ranked = sorted(total.items(), key=lambda item: -item[1])
+        ranked = critical_path_totals(self.critical_path)
         out = ["", "Critical path (what determines the predicted time)"]
         for name, seconds in ranked[:most]:
             share = 100 * seconds / self.time if self.time > 0 else 0.0
@@ -581,6 +603,14 @@ def data_frame(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, s
     )
 
 
+def critical_path_totals(path: Sequence[Mapping[str, Any]]) -> list[tuple[str, float]]:
+    """Seconds each element spends on the critical path, the most first (text and HTML reports list these)."""
+    total: dict[str, float] = {}
+    for entry in path:
+        total[entry["element"]] = total.get(entry["element"], 0.0) + entry["time"]
+    return sorted(total.items(), key=lambda item: -item[1])
+
+
 def format_time(seconds: float) -> str:
     """A duration with a readable unit: ``1.5 ms``, ``2.25 s``, ``0``."""
     if seconds == 0:
@@ -594,4 +624,4 @@ def format_time(seconds: float) -> str:
     return f"{seconds:.4g} s"  # pragma: no cover
 
 
-__all__ = ["Results", "data_frame", "format_time"]
+__all__ = ["Results", "critical_path_totals", "data_frame", "format_time"]

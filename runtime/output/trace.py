@@ -20,13 +20,11 @@ deterministic and timestamps are monotonic on every track.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from ..engine.process import CATEGORY_NAMES
-from .files import write_output
 
 #: A finished :class:`~uml2perf_runtime.engine.simulation.Simulation` (which imports this module).
 Simulation = Any
@@ -114,9 +112,10 @@ def build_trace(sim: Simulation) -> dict[str, Any]:
 
 
 def write_trace(path: str | os.PathLike[str], sim: Simulation) -> Path:
-    """Write the trace atomically (a temporary file renamed into place)."""
-    text = json.dumps(build_trace(sim), separators=(",", ":"), allow_nan=False) + "\n"
-    return write_output(path, text, what="trace file")
+    """Write the trace atomically (a temporary file renamed into place), by the trace's result writer."""
+    from .writers import write
+
+    return write("simulation", "trace", sim, path)
 
 
 __all__ = ["build_trace", "write_trace"]

@@ -14,16 +14,19 @@ from .common import EXIT_OK, add_default_cost_option, add_limit_option, override
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run the model over the Cartesian grid and print (or write) one row per point."""
+    from uml2perf_runtime.output import writers
     from uml2perf_runtime.output.files import refuse_inputs_as_outputs
 
-    from ..sweep import axis_names, format_table, parse_grid, sweep, to_csv, to_json
+    from ..sweep import axis_names, parse_grid, sweep
 
     inputs = (
         args.model,
         args.sidecar,
         args.machine if args.machine and os.path.exists(args.machine) else None,
     )
-    refuse_inputs_as_outputs({"CSV file": args.csv, "JSON file": args.json, "plot": args.plot}, inputs)
+    refuse_inputs_as_outputs(
+        {"CSV file": args.csv, "JSON file": args.json, "plot": args.plot, "report": args.report}, inputs
+    )
     if args.plot:
         from ..sweep_plot import check_plot_target
 
@@ -44,13 +47,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise
     for warning in warnings:
         print(printable(warning), file=sys.stderr)
-    machine = result.machine
     if args.csv:
-        _write(to_csv(result), args.csv, inputs)
+        _write(result, "csv", args.csv, inputs)
     if args.json:
-        _write(to_json(result, str(args.model), machine), args.json, inputs)
+        _write(result, "json", args.json, inputs, model=str(args.model))
     if args.csv != "-" and args.json != "-":
-        sys.stdout.write(printable(format_table(result)))
+        sys.stdout.write(printable(str(writers.render("sweep", "text", result))))
     sys.stdout.flush()
     for prop in result.properties:
         if prop["severity"] >= 0.01:
@@ -60,10 +62,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             )
     for note in dict.fromkeys(result.notes):
         print(f"note: {printable(note)}", file=sys.stderr)
-    if args.plot:  # last: the table and the files are written whatever happens to the picture
-        from ..sweep_plot import plot_sweep
+    if args.report:
+        from uml2perf_runtime.output.report import command_line
 
-        plot_sweep(result, args.plot, model=result.model)
+        _write(result, "report", args.report, inputs, command=command_line(getattr(args, "argv", None)))
+        print(f"report written to {args.report}", file=sys.stderr)
+    if args.plot:  # last: the table and the files are written whatever happens to the picture
+        _write(result, "plot", args.plot, inputs)
         print(f"plot written to {args.plot}", file=sys.stderr)
     return EXIT_OK
 
@@ -92,14 +97,23 @@ def _sweep_for_command(sweep: Any, args: argparse.Namespace, grid_text: Any, war
     )
 
 
-def _write(text: str, target: str, inputs: tuple[str | None, ...] = ()) -> None:
-    """Rows to standard output (``-``) or through the one safe writer into ``target``."""
-    if target == "-":
-        sys.stdout.write(text)
-        return
-    from ..generation import write_output
+def _write(
+    result: Any, format: str, target: str, inputs: tuple[str | None, ...] = (), **options: Any
+) -> None:
+    """The sweep in ``format`` to standard output (``-``) or, by its result writer, into ``target``."""
+    from uml2perf_runtime.output import writers
 
-    write_output(text, Path(target), inputs=inputs)
+    if target == "-":
+        sys.stdout.write(str(writers.render("sweep", format, result, **options)))
+        return
+    from uml2perf_runtime.output.files import OutputError
+
+    from ..errors import InputError, Location
+
+    try:
+        writers.write("sweep", format, result, Path(target), inputs=inputs, **options)
+    except OutputError as exc:
+        raise InputError(exc.message, Location(file=str(target)), hint=exc.hint) from None
 
 
 def register_command(sub: Any) -> None:
@@ -152,6 +166,12 @@ def register_command(sub: Any) -> None:
         metavar="FILE.png",
         help="draw time, speedup, efficiency and the breakdown "
         "over the swept process counts (needs matplotlib)",
+    )
+    sweep.add_argument(
+        "--report",
+        metavar="FILE.html",
+        help="also write one self-contained HTML report: time, speedup, efficiency and the "
+        "breakdown over the grid, findings and the table",
     )
     sweep.add_argument(
         "--progress", action="store_true", help="show progress even when stderr is not a terminal"

@@ -567,6 +567,7 @@ def predict(
     ``True`` to keep the timeline in memory (for plots).
     """
     from uml2perf_runtime import Machine, simulate
+    from uml2perf_runtime.engine.collector import release_cycles
 
     if not isinstance(replications, int) or isinstance(replications, bool) or replications < 1:
         raise InputError(
@@ -584,6 +585,8 @@ def predict(
     machine_obj = machine if isinstance(machine, Machine) else Machine.load(machine) if machine else None
 
     def run_once(index: int, factors: Mapping[str, float] | None, keep_path: bool, first: bool) -> Any:
+        if not first:
+            release_cycles()  # `run` pauses the collector for the whole command (see cli.main)
         return simulate(
             spec,
             machine=machine_obj,

@@ -44,7 +44,7 @@ from ..output.progress import progress_line
 from ..parameters import coerce_value, validate_overrides
 from ..platform.machine import PLACEMENTS, Machine
 from ..spec import Element, ModelSpec
-from .collector import collector_paused
+from .collector import collector_paused, release_cycles
 from .context import Context, GeneralContext, TracingContext, Variables
 from .cpu import NodeCPU
 from .diagnosis import model_error
@@ -631,7 +631,19 @@ def simulate(
     if min_severity is not None and not (0.0 <= min_severity <= 1.0):
         raise SimulationError(f"the minimum severity must be between 0 and 1, got {min_severity!r}")
 
+    runs = 0
+
     def once(mapping: dict[int, str | None], final: bool) -> tuple[Any, Simulation]:
+        nonlocal runs
+        if runs:
+            release_cycles()
+        runs += 1
+        # Building the processes and collecting the statistics allocate as much as the run itself
+        # and create no cycle worth collecting: the collector stays paused from start to results.
+        with collector_paused():
+            return _build_and_run(mapping, final)
+
+    def _build_and_run(mapping: dict[int, str | None], final: bool) -> tuple[Any, Simulation]:
         sim = Simulation(
             spec,
             machine,

@@ -264,6 +264,47 @@ def ring_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 1024, name
     return b.document()
 
 
+def rendezvous_ring_model(
+    rounds: int = 2000, *, work: float = 1e-3, size: int = 131072, name: str = "ring_rendezvous"
+) -> str:
+    """The ring of :func:`ring_model` with messages for the rendezvous protocol (above the eager
+    limit): even ranks send before they receive, odd ranks receive first, so no send waits forever.
+
+    A decision on ``pid % 2`` inside the loop chooses the order, as an MPI program would.
+    """
+    b = XmiBuilder(name)
+    main = Region("_main")
+    main.node("_init", "InitialNode", "start")
+    body = main.structured("_rounds", "rounds")
+    b.apply("LoopPlus", "StructuredActivityNode", "_rounds", iterations="R")
+    _action(b, body, "_compute", "compute", "ActionPlus", cost="WORK")
+    body.node("_order", "DecisionNode", "even?")
+    right = {"dest": "(pid + 1) % nprocs", "size": "SIZE", "tag": "0"}
+    left = {"source": "(pid - 1 + nprocs) % nprocs", "size": "SIZE", "tag": "0"}
+    for parity, guard in (("even", "pid % 2 = 0"), ("odd", "else")):
+        first, second = ("send", "recv") if parity == "even" else ("recv", "send")
+        previous = "_order"
+        for step in (first, second):
+            node_id = f"_{step}_{parity}"
+            body.node(node_id, "OpaqueAction", f"{step}_{parity}", follow=False)
+            body.flow(previous, node_id, guard=guard if previous == "_order" else None)
+            stereotype, tags = ("SendPlus", right) if step == "send" else ("RecvPlus", left)
+            b.apply(stereotype, "Action", node_id, **tags)
+            previous = node_id
+        body.flow(previous, "_joined")
+    body.nodes.append(_Node("_joined", "MergeNode", "joined"))
+    body.last = "_joined"
+    main.node("_final", "ActivityFinalNode", "end")
+    b.activity(
+        "_main",
+        "main",
+        main,
+        [("R", "Integer", int(rounds)), ("WORK", "Real", float(work)), ("SIZE", "Integer", int(size))],
+    )
+    b.apply("ModelPlus", "Activity", "_main")
+    return b.document()
+
+
 def allreduce_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 8, name: str = "allreduce") -> str:
     """An all-reduce loop: each process computes ``WORK`` seconds and joins an all-reduce of
     ``SIZE`` bytes, ``R`` times in a ``loop+`` structured node (globals as in :func:`ring_model`).

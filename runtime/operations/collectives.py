@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simpy.events import Event, Timeout
+from simpy.events import PENDING, Event, Timeout
 
 from ..errors import SimulationError
 from ..spec import Element
@@ -180,8 +180,15 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
     me = ctx.pid
     ctx.fast_start = now
     if g.count < nprocs:
-        g.events[me] = ev = Event(env)
-        ev.callbacks.append(ctx.gathered)  # type: ignore[union-attr]
+        # park on the context's event of its last parked operation, used again once SimPy has
+        # processed it (a process waits in one operation at a time): what Event(env) makes, with
+        # the accounting callback in place, without a new object per call (as Context.recv does)
+        ev = ctx.park_ev
+        if ev is None or ev.callbacks is not None:
+            ev = ctx.park_ev = Event(env)
+        ev.callbacks = [ctx.gathered]
+        ev._value = PENDING
+        g.events[me] = ev
         ctx.fast_g = g
         ctx.blocked_elem = elem
         ctx.blocked_for = g

@@ -20,6 +20,10 @@ Rows:
     S-byte messages against ``lean_simpy_ring.py`` (eager, S up to the 64 KiB eager limit) or
     ``lean_simpy_rendezvous.py`` (above it): plain SimPy with exactly the events uml2perf spends;
     both must predict the same time.  Target 1.3×.
+``allreduce``
+    ``uml2perf run`` of 64 processes × 2,000 rounds of compute and an 8-byte all-reduce against
+    ``lean_simpy_allreduce.py`` (each rank's finish offset computed once with uml2perf's
+    collective model and passed in a file).  Target 1.5×.
 ``lapw0 32768``
     ``uml2perf run samples/lapw0.uml --machine cluster-modern --procs 32768 --set NAT=32768``,
     whole-process seconds.  Target under 5 s.
@@ -65,15 +69,18 @@ from run import (  # noqa: E402
     warm,
     write_machine,
 )
-from synthetic import chain_model, rendezvous_ring_model, ring_model, write_model  # noqa: E402
+from synthetic import allreduce_model, chain_model, rendezvous_ring_model, ring_model, write_model  # noqa: E402
 
 CONVERT_TARGET = 2.5
 SAMPLE_TARGET_S = 0.15
 RING_TARGET = 1.3
+COLLECTIVE_TARGET = 1.5
 LAPW0_TARGET_S = 5.0
 #: The benchmark machine's eager limit (the runtime's default): larger messages use rendezvous.
 EAGER_LIMIT = 65536
-PARTS = ("convert", "sample", "ring", "lapw0")
+PARTS = ("convert", "sample", "ring", "allreduce", "lapw0")
+#: Bytes of each all-reduce (recursive doubling on the benchmark machine).
+ALLREDUCE_SIZE = 8
 
 
 def _lxml_floor(model: Path) -> Measurement:
@@ -215,6 +222,54 @@ def bench_ring(work: Path, procs: int, rounds: int, sizes: list[int], repeat: in
     return rows
 
 
+def _allreduce_offsets(machine: Path, procs: int, size: float, out: Path) -> Path:
+    """Each rank's finish offset of one all-reduce, from uml2perf's collective model (computed here,
+    once, so the floor's process runs only its event loop)."""
+    from uml2perf_runtime.platform.machine import Machine
+    from uml2perf_runtime.platform.network import CollectiveModel
+
+    loaded = Machine.load(str(machine))
+    model = CollectiveModel.for_machine(loaded, [pid // CORES_PER_NODE for pid in range(procs)])
+    out.write_text(json.dumps(model.offsets("allreduce", 0, size)), encoding="utf-8")
+    return out
+
+
+def bench_allreduce(work: Path, procs: int, rounds: int, repeat: int) -> dict[str, Any]:
+    machine = write_machine(work / "ring_machine.toml", nodes_for(procs))
+    model = write_model(work / "allreduce.uml", allreduce_model(rounds, work=RING_WORK, size=ALLREDUCE_SIZE))
+    offsets = _allreduce_offsets(machine, procs, ALLREDUCE_SIZE, work / "allreduce_offsets.json")
+    tool = Measurement("uml2perf run (all-reduce loop)", run_command(model, machine, procs))
+    tool.env = private_cache(work)
+    floor = Measurement(
+        "lean SimPy all-reduce loop",
+        [
+            sys.executable,
+            str(HERE / "lean_simpy_allreduce.py"),
+            *("--procs", str(procs), "--rounds", str(rounds), "--work", repr(RING_WORK)),
+            *("--offsets", str(offsets)),
+        ],
+    )
+    warm(tool, work)
+    interleave([tool, floor], repeat, work)
+    t, f = tool.output(), floor.output()
+    ratio = ratios(tool, floor)
+    sim_s, loop_s = t.get("wall_time"), f.get("loop")
+    return {
+        "label": f"run {procs}-process compute + {ALLREDUCE_SIZE} B all-reduce × {rounds:,} vs lean SimPy",
+        "uml2perf": tool.summary(),
+        "floor": floor.summary(),
+        "ratio": ratio,
+        "in_process": {"uml2perf": sim_s, "floor": loop_s, "ratio": sim_s / loop_s}
+        if sim_s and loop_s
+        else None,
+        "simulated": {"uml2perf": t.get("time"), "floor": f.get("time")},
+        "events": {"uml2perf": t.get("events"), "floor": f.get("events")},
+        "same_time": same_time(t.get("time"), f.get("time")),
+        "target": COLLECTIVE_TARGET,
+        "met": ratio is not None and ratio["cpu"] <= COLLECTIVE_TARGET,
+    }
+
+
 def bench_lapw0(work: Path, procs: int, repeat: int) -> dict[str, Any]:
     command = [
         *uml2perf_command(),
@@ -285,7 +340,7 @@ def render(report: dict[str, Any]) -> str:
             f"| {_x(row['ratio'])} | {_sample_inner(inner)} "
             f"| ≤ {row['target']} s | {'met' if row['met'] else 'missed'} |"
         )
-    for row in report.get("ring", []):
+    for row in [*report.get("ring", []), *([report["allreduce"]] if "allreduce" in report else [])]:
         inner = row["in_process"]
         same = "same time" if row["same_time"] else "TIMES DIFFER"
         lines.append(
@@ -338,13 +393,15 @@ def main(argv: list[str] | None = None) -> int:
         report["sample"] = bench_sample(work, args.repeat)
     if "ring" in parts:
         report["ring"] = bench_ring(work, procs, rounds, sizes, args.repeat)
+    if "allreduce" in parts:
+        report["allreduce"] = bench_allreduce(work, procs, rounds, args.repeat)
     if "lapw0" in parts:
         report["lapw0"] = bench_lapw0(work, lapw0_procs, args.repeat)
     sys.stdout.write(render(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     rows = [*report.get("convert", []), *report.get("ring", [])]
-    rows += [report[p] for p in ("sample", "lapw0") if p in report]
+    rows += [report[p] for p in ("sample", "allreduce", "lapw0") if p in report]
     failed = any(row["uml2perf"]["returncode"] != 0 for row in rows)
     return 1 if failed else 0
 

@@ -233,7 +233,9 @@ def chain_model(actions: int, *, name: str = "chain") -> str:
     return b.document()
 
 
-def ring_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 1024, name: str = "ring") -> str:
+def ring_model(
+    rounds: int = 2000, *, work: float = 1e-3, size: int = 1024, name: str = "ring", local: float = 0.0
+) -> str:
     """A ring: each process computes ``WORK`` seconds, sends ``SIZE`` bytes to ``pid+1`` and
     receives from ``pid-1``, ``R`` times in a ``loop+`` structured node.
 
@@ -241,7 +243,8 @@ def ring_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 1024, name
     and sweeps can change them without regenerating the file.  Every process
     sends before it receives, so ``SIZE`` must stay within the machine's eager
     limit (64 KiB by default): larger messages use the rendezvous protocol and
-    the ring deadlocks, as it would in MPI.
+    the ring deadlocks, as it would in MPI.  ``local`` > 0 gives the send and the receive a
+    local cost (``cost`` tag, ``LOCAL`` seconds of CPU before the message goes or is taken).
     """
     b = XmiBuilder(name)
     main = Region("_main")
@@ -249,17 +252,26 @@ def ring_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 1024, name
     body = main.structured("_rounds", "rounds")
     b.apply("LoopPlus", "StructuredActivityNode", "_rounds", iterations="R")
     _action(b, body, "_compute", "compute", "ActionPlus", cost="WORK")
-    _action(b, body, "_send", "send_right", "SendPlus", dest="(pid + 1) % nprocs", size="SIZE", tag="0")
+    costs = {"cost": "LOCAL"} if local else {}
     _action(
-        b, body, "_recv", "recv_left", "RecvPlus", source="(pid - 1 + nprocs) % nprocs", size="SIZE", tag="0"
+        b, body, "_send", "send_right", "SendPlus", dest="(pid + 1) % nprocs", size="SIZE", tag="0", **costs
+    )
+    _action(
+        b,
+        body,
+        "_recv",
+        "recv_left",
+        "RecvPlus",
+        source="(pid - 1 + nprocs) % nprocs",
+        size="SIZE",
+        tag="0",
+        **costs,
     )
     main.node("_final", "ActivityFinalNode", "end")
-    b.activity(
-        "_main",
-        "main",
-        main,
-        [("R", "Integer", int(rounds)), ("WORK", "Real", float(work)), ("SIZE", "Integer", int(size))],
-    )
+    globals_ = [("R", "Integer", int(rounds)), ("WORK", "Real", float(work)), ("SIZE", "Integer", int(size))]
+    if local:
+        globals_.append(("LOCAL", "Real", float(local)))
+    b.activity("_main", "main", main, globals_)
     b.apply("ModelPlus", "Activity", "_main")
     return b.document()
 

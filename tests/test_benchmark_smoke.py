@@ -173,7 +173,8 @@ def test_quick_shapes_benchmark_compares_whole_commands_with_their_floors(tmp_pa
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(out.read_text())
-    assert [row["protocol"] for row in report["ring"]] == ["eager", "rendezvous"]
+    assert [row["protocol"] for row in report["ring"]] == ["eager", "rendezvous", "eager"]
+    assert report["ring"][-1]["local"] > 0
     for row in [*report["ring"], report["allreduce"]]:
         # the lean floors simulate exactly what uml2perf simulates: same time, same events
         assert row["same_time"] is True, row["simulated"]

@@ -339,6 +339,28 @@ def allreduce_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 8, na
     return b.document()
 
 
+def threads_model(rounds: int = 2000, *, threads: int = 4, work: float = 1e-3, name: str = "threads") -> str:
+    """Each process runs ``R`` OpenMP-style parallel regions (``parallel+``) of ``T`` threads, each
+    thread computing ``WORK`` seconds; globals as in :func:`ring_model`."""
+    b = XmiBuilder(name)
+    main = Region("_main")
+    main.node("_init", "InitialNode", "start")
+    body = main.structured("_rounds", "rounds")
+    b.apply("LoopPlus", "StructuredActivityNode", "_rounds", iterations="R")
+    team = body.structured("_team", "team")
+    b.apply("ParallelPlus", "StructuredActivityNode", "_team", threads="T")
+    _action(b, team, "_work", "work", "ActionPlus", cost="WORK")
+    main.node("_final", "ActivityFinalNode", "end")
+    b.activity(
+        "_main",
+        "main",
+        main,
+        [("R", "Integer", int(rounds)), ("T", "Integer", int(threads)), ("WORK", "Real", float(work))],
+    )
+    b.apply("ModelPlus", "Activity", "_main")
+    return b.document()
+
+
 #: Stereotype and tags of each collective in :func:`bsp_model`.
 _COLLECTIVES: dict[str, tuple[str, dict[str, str]]] = {
     "barrier": ("BarrierPlus", {}),

@@ -135,16 +135,13 @@ class Simulation:
 
     # -- processes and threads ------------------------------------------------------------
 
-    def _start(self, ctx: Context, generator: Any) -> simpy.Process:
-        self.live[ctx] = None
-        ctx.cpu.members[ctx] = None
-        return self.env.process(generator)
-
     def start_thread(self, ctx: Context, runner: Callable[[Context], Any]) -> simpy.Process:
         """Start thread context ``ctx`` running ``runner(ctx)``; returns its SimPy process."""
         if self.tracing:
             self.track_labels[(ctx.pid, ctx.track)] = f"thread {ctx.tid} of {ctx.nthreads}"
-        return self._start(ctx, self._run_thread(ctx, runner))
+        self.live[ctx] = None
+        ctx.cpu.members[ctx] = None
+        return _ThreadProcess(self, ctx, runner)
 
     def _start_process(self, ctx: Context) -> simpy.Process:
         """Start the main context ``ctx``: a :class:`_ModelProcess` running the model's code."""
@@ -153,7 +150,7 @@ class Simulation:
         return _ModelProcess(self, ctx)
 
     def _ended(self, ctx: Context, exc: Exception | None) -> None:
-        """The model code of ``ctx`` returned (``exc`` None) or raised ``exc``."""
+        """The model code of ``ctx`` (a process or a thread) returned (``exc`` None) or raised ``exc``."""
         if exc is None:
             ctx.finished = True
             ctx.finish_time = self.env._now
@@ -161,20 +158,6 @@ class Simulation:
             self._fail(exc)
         else:
             self._fail(model_error(exc, ctx, self.elements))
-        self._retire(ctx)
-
-    def _run_thread(self, ctx: Context, runner: Callable[[Context], Any]) -> Any:
-        try:
-            gen = runner(ctx)
-            if gen is not None:
-                yield from gen
-        except SimulationError as exc:
-            self._fail(exc)
-        except Exception as exc:  # noqa: BLE001
-            self._fail(model_error(exc, ctx, self.elements))
-        else:
-            ctx.finished = True
-            ctx.finish_time = self.env._now
         self._retire(ctx)
 
     def _retire(self, ctx: Context) -> None:
@@ -442,6 +425,32 @@ class _ModelProcess(simpy.Process):
         env.schedule(self)
         self._target = None  # type: ignore[assignment]
         env._active_proc = None
+
+
+class _ThreadProcess(_ModelProcess):
+    """The SimPy process of a thread: ``runner(ctx)``'s generator, resumed directly.
+
+    Like a process's own model code (:class:`_ModelProcess`), the thread's body is entered
+    without a wrapper generator, and its end or its error goes through ``Simulation._ended``.
+    """
+
+    def __init__(self, sim: Simulation, ctx: Context, runner: Callable[[Context], Any]) -> None:
+        self.runner = runner
+        super().__init__(sim, ctx)
+
+    def _begin(self) -> Any:
+        """Start the thread's body, then let it run as the process."""
+        gen = self.runner(self.ctx)
+        if not isinstance(gen, GeneratorType):  # None, or events in a tuple
+            if gen is not None:
+                yield from gen
+            return
+        try:
+            first = gen.send(None)
+        except StopIteration:
+            return
+        self._generator = gen  # resumed directly from now on; this generator is done with
+        yield first
 
 
 def _describe_dict(elem: Mapping[str, Any]) -> str:

@@ -25,6 +25,9 @@ Rows:
     ``uml2perf run`` of 64 processes × 2,000 rounds of compute and an 8-byte all-reduce against
     ``lean_simpy_allreduce.py`` (each rank's finish offset computed once with uml2perf's
     collective model and passed in a file).  Target 1.5×.
+``threads``
+    ``uml2perf run`` of 16 processes (one per node of 4 cores) × 2,000 parallel regions of 4
+    threads computing 1 ms each against ``lean_simpy_threads.py``.  Target 1.5×.
 ``lapw0 32768``
     ``uml2perf run samples/lapw0.uml --machine cluster-modern --procs 32768 --set NAT=32768``,
     whole-process seconds.  Target under 5 s.
@@ -70,7 +73,14 @@ from run import (  # noqa: E402
     warm,
     write_machine,
 )
-from synthetic import allreduce_model, chain_model, rendezvous_ring_model, ring_model, write_model  # noqa: E402
+from synthetic import (  # noqa: E402
+    allreduce_model,
+    chain_model,
+    rendezvous_ring_model,
+    ring_model,
+    threads_model,
+    write_model,
+)
 
 CONVERT_TARGET = 2.5
 SAMPLE_TARGET_S = 0.15
@@ -81,7 +91,9 @@ LOCAL_COST = 2e-5
 LAPW0_TARGET_S = 5.0
 #: The benchmark machine's eager limit (the runtime's default): larger messages use rendezvous.
 EAGER_LIMIT = 65536
-PARTS = ("convert", "sample", "ring", "allreduce", "lapw0")
+PARTS = ("convert", "sample", "ring", "allreduce", "threads", "lapw0")
+#: Threads of each parallel region (one process per node of 4 cores: no thread waits for a core).
+THREADS = 4
 #: Bytes of each all-reduce (recursive doubling on the benchmark machine).
 ALLREDUCE_SIZE = 8
 
@@ -285,6 +297,49 @@ def bench_allreduce(work: Path, procs: int, rounds: int, repeat: int) -> dict[st
     }
 
 
+def bench_threads(work: Path, procs: int, rounds: int, repeat: int) -> dict[str, Any]:
+    """Parallel regions of :data:`THREADS` threads, one process per node, against the lean floor."""
+    nodes = max(1, procs)
+    machine = write_machine(work / "threads_machine.toml", nodes)
+    model = write_model(work / "threads.uml", threads_model(rounds, threads=THREADS, work=RING_WORK))
+    command = [
+        *uml2perf_command(),
+        "run",
+        str(model),
+        *("--machine", str(machine), "--procs", str(procs), "--nodes", str(nodes)),
+        *("--placement", "round_robin", "--json"),
+    ]
+    tool = Measurement("uml2perf run (parallel regions)", command, env=private_cache(work))
+    floor = Measurement(
+        "lean SimPy parallel regions",
+        [
+            sys.executable,
+            str(HERE / "lean_simpy_threads.py"),
+            *("--procs", str(procs), "--rounds", str(rounds), "--threads", str(THREADS)),
+            *("--work", repr(RING_WORK)),
+        ],
+    )
+    warm(tool, work)
+    interleave([tool, floor], repeat, work)
+    t, f = tool.output(), floor.output()
+    ratio = ratios(tool, floor)
+    sim_s, loop_s = t.get("wall_time"), f.get("loop")
+    return {
+        "label": f"run {procs} processes × {rounds:,} parallel regions of {THREADS} threads vs lean SimPy",
+        "uml2perf": tool.summary(),
+        "floor": floor.summary(),
+        "ratio": ratio,
+        "in_process": {"uml2perf": sim_s, "floor": loop_s, "ratio": sim_s / loop_s}
+        if sim_s and loop_s
+        else None,
+        "simulated": {"uml2perf": t.get("time"), "floor": f.get("time")},
+        "events": {"uml2perf": t.get("events"), "floor": f.get("events")},
+        "same_time": same_time(t.get("time"), f.get("time")),
+        "target": COLLECTIVE_TARGET,
+        "met": ratio is not None and ratio["cpu"] <= COLLECTIVE_TARGET,
+    }
+
+
 def bench_lapw0(work: Path, procs: int, repeat: int) -> dict[str, Any]:
     command = [
         *uml2perf_command(),
@@ -355,7 +410,8 @@ def render(report: dict[str, Any]) -> str:
             f"| {_x(row['ratio'])} | {_sample_inner(inner)} "
             f"| ≤ {row['target']} s | {'met' if row['met'] else 'missed'} |"
         )
-    for row in [*report.get("ring", []), *([report["allreduce"]] if "allreduce" in report else [])]:
+    simulated = [*report.get("ring", []), *(report[p] for p in ("allreduce", "threads") if p in report)]
+    for row in simulated:
         inner = row["in_process"]
         same = "same time" if row["same_time"] else "TIMES DIFFER"
         lines.append(
@@ -410,13 +466,15 @@ def main(argv: list[str] | None = None) -> int:
         report["ring"] = bench_ring(work, procs, rounds, sizes, args.repeat)
     if "allreduce" in parts:
         report["allreduce"] = bench_allreduce(work, procs, rounds, args.repeat)
+    if "threads" in parts:
+        report["threads"] = bench_threads(work, 4 if args.quick else 16, rounds, args.repeat)
     if "lapw0" in parts:
         report["lapw0"] = bench_lapw0(work, lapw0_procs, args.repeat)
     sys.stdout.write(render(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     rows = [*report.get("convert", []), *report.get("ring", [])]
-    rows += [report[p] for p in ("sample", "allreduce", "lapw0") if p in report]
+    rows += [report[p] for p in ("sample", "allreduce", "threads", "lapw0") if p in report]
     failed = any(row["uml2perf"]["returncode"] != 0 for row in rows)
     return 1 if failed else 0
 

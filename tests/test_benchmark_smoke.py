@@ -175,7 +175,7 @@ def test_quick_shapes_benchmark_compares_whole_commands_with_their_floors(tmp_pa
     report = json.loads(out.read_text())
     assert [row["protocol"] for row in report["ring"]] == ["eager", "rendezvous", "eager"]
     assert report["ring"][-1]["local"] > 0
-    for row in [*report["ring"], report["allreduce"]]:
+    for row in [*report["ring"], report["allreduce"], report["threads"]]:
         # the lean floors simulate exactly what uml2perf simulates: same time, same events
         assert row["same_time"] is True, row["simulated"]
         assert row["events"]["uml2perf"] == row["events"]["floor"]

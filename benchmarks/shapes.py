@@ -4,8 +4,9 @@ Every figure of the main table is a whole child process on both sides (interpret
 imports, work, exit), measured in CPU time of that child (``os.wait4`` through ``peakmem.py``),
 the commands of one row run interleaved, ``-k`` rounds; a ratio is the median of the per-round
 ratios with their range.  Beside each ratio stands the in-process figure, labelled as such: the
-same work without interpreter start and imports (``inprocess.py`` for convert; the simulation's
-own seconds against the floor's event loop for run, both wall clock inside their processes).
+same work without interpreter start and imports, both sides in one process, best-of CPU seconds
+(``inprocess.py``: ``uml2perf.api.convert`` against the parse; ``uml2perf.api.predict`` of the cached
+module, results and findings included, against the floor's ``run``).
 
 Rows:
 
@@ -126,7 +127,7 @@ def _templates_env(work: Path) -> dict[str, str]:
 def _in_process(model: Path, out: Path, rounds: int, env: dict[str, str]) -> dict[str, Any] | None:
     """Best-of CPU seconds of convert and of the parse inside one process (``inprocess.py``)."""
     proc = subprocess.run(
-        [sys.executable, str(HERE / "inprocess.py"), str(model), str(out), "-k", str(rounds)],
+        [sys.executable, str(HERE / "inprocess.py"), "convert", str(model), str(out), "-k", str(rounds)],
         env={**os.environ, **env},
         capture_output=True,
         text=True,
@@ -137,6 +138,40 @@ def _in_process(model: Path, out: Path, rounds: int, env: dict[str, str]) -> dic
     data = json.loads(proc.stdout)
     parse, convert = min(data["parse"]), min(data["convert"])
     return {"parse": parse, "convert": convert, "ratio": convert / parse if parse > 0 else None}
+
+
+def _in_process_run(
+    work: Path, command: list[str], floor: str, args: list[Any], kwargs: dict[str, Any], rounds: int
+) -> dict[str, Any] | None:
+    """Best-of CPU seconds of ``predict`` and of the floor's ``run`` inside one process.
+
+    ``command`` is the whole-process ``uml2perf run`` command: its model and options are reused.
+    """
+    model = command[command.index("run") + 1]
+    options = []
+    for flag in ("--machine", "--procs", "--nodes", "--placement"):
+        if flag in command:
+            options += [flag, command[command.index(flag) + 1]]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "inprocess.py"),
+            "run",
+            model,
+            *options,
+            *("--floor", floor, "--floor-args", json.dumps(args), "--floor-kwargs", json.dumps(kwargs)),
+            *("-k", str(rounds)),
+        ],
+        env={**os.environ, **private_cache(work)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return None
+    data = json.loads(proc.stdout)
+    tool, base = min(data["uml2perf"]), min(data["floor"])
+    return {"uml2perf": tool, "floor": base, "ratio": tool / base if base > 0 else None}
 
 
 def bench_convert(work: Path, actions: list[int], repeat: int) -> list[dict[str, Any]]:
@@ -224,7 +259,15 @@ def bench_ring(work: Path, procs: int, rounds: int, sizes: list[int], repeat: in
         interleave([tool, floor], repeat, work)
         t, f = tool.output(), floor.output()
         ratio = ratios(tool, floor)
-        sim_s, loop_s = t.get("wall_time"), f.get("loop")
+        floor_args = [procs, rounds, RING_WORK, size, CORES_PER_NODE, list(INTRA), list(INTER)]
+        inner = _in_process_run(
+            work,
+            tool.command,
+            script.removesuffix(".py"),
+            floor_args,
+            {"local": local} if local else {},
+            max(3, repeat),
+        )
         costs = f", local cost {local * 1e6:g} µs per send and receive" if local else ""
         target = COLLECTIVE_TARGET if local else RING_TARGET  # local costs: the 1.5× of "other models"
         rows.append(
@@ -236,9 +279,7 @@ def bench_ring(work: Path, procs: int, rounds: int, sizes: list[int], repeat: in
                 "uml2perf": tool.summary(),
                 "floor": floor.summary(),
                 "ratio": ratio,
-                "in_process": {"uml2perf": sim_s, "floor": loop_s, "ratio": sim_s / loop_s}
-                if sim_s and loop_s
-                else None,
+                "in_process": inner,
                 "simulated": {"uml2perf": t.get("time"), "floor": f.get("time")},
                 "events": {"uml2perf": t.get("events"), "floor": f.get("events")},
                 "same_time": same_time(t.get("time"), f.get("time")),
@@ -280,15 +321,21 @@ def bench_allreduce(work: Path, procs: int, rounds: int, repeat: int) -> dict[st
     interleave([tool, floor], repeat, work)
     t, f = tool.output(), floor.output()
     ratio = ratios(tool, floor)
-    sim_s, loop_s = t.get("wall_time"), f.get("loop")
+    offsets_list = json.loads(offsets.read_text(encoding="utf-8"))
+    inner = _in_process_run(
+        work,
+        tool.command,
+        "lean_simpy_allreduce",
+        [procs, rounds, RING_WORK, offsets_list],
+        {},
+        max(3, repeat),
+    )
     return {
         "label": f"run {procs}-process compute + {ALLREDUCE_SIZE} B all-reduce × {rounds:,} vs lean SimPy",
         "uml2perf": tool.summary(),
         "floor": floor.summary(),
         "ratio": ratio,
-        "in_process": {"uml2perf": sim_s, "floor": loop_s, "ratio": sim_s / loop_s}
-        if sim_s and loop_s
-        else None,
+        "in_process": inner,
         "simulated": {"uml2perf": t.get("time"), "floor": f.get("time")},
         "events": {"uml2perf": t.get("events"), "floor": f.get("events")},
         "same_time": same_time(t.get("time"), f.get("time")),
@@ -323,15 +370,15 @@ def bench_threads(work: Path, procs: int, rounds: int, repeat: int) -> dict[str,
     interleave([tool, floor], repeat, work)
     t, f = tool.output(), floor.output()
     ratio = ratios(tool, floor)
-    sim_s, loop_s = t.get("wall_time"), f.get("loop")
+    inner = _in_process_run(
+        work, tool.command, "lean_simpy_threads", [procs, rounds, THREADS, RING_WORK], {}, max(3, repeat)
+    )
     return {
         "label": f"run {procs} processes × {rounds:,} parallel regions of {THREADS} threads vs lean SimPy",
         "uml2perf": tool.summary(),
         "floor": floor.summary(),
         "ratio": ratio,
-        "in_process": {"uml2perf": sim_s, "floor": loop_s, "ratio": sim_s / loop_s}
-        if sim_s and loop_s
-        else None,
+        "in_process": inner,
         "simulated": {"uml2perf": t.get("time"), "floor": f.get("time")},
         "events": {"uml2perf": t.get("events"), "floor": f.get("events")},
         "same_time": same_time(t.get("time"), f.get("time")),
@@ -379,7 +426,7 @@ def _sample_inner(inner: dict[str, Any] | None) -> str:
 def _ring_inner(inner: dict[str, Any] | None) -> str:
     if not inner:
         return "n/a"
-    return f"{inner['ratio']:.2f}× ({inner['uml2perf']:.3f} s / {inner['floor']:.3f} s, wall)"
+    return f"{inner['ratio']:.2f}× ({inner['uml2perf']:.3f} s / {inner['floor']:.3f} s)"
 
 
 def render(report: dict[str, Any]) -> str:

@@ -14,8 +14,9 @@ Every id is derived from the element's position, so the same arguments always
 produce the same bytes.
 
 These are fixtures of the benchmarks and the tests, not part of the installed
-package: ``python benchmarks/synthetic.py chain|ring|bsp OUT`` writes one, and
-the tests import this file through the path entry in ``tests/conftest.py``.
+package: ``python benchmarks/synthetic.py KIND OUT`` writes one (KIND: chain, ring,
+ring_rendezvous, allreduce, threads, bsp), and the tests import this file through the path entry
+in ``tests/conftest.py``.
 """
 
 from __future__ import annotations
@@ -441,18 +442,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python benchmarks/synthetic.py", description=main.__doc__)
-    parser.add_argument("kind", choices=("chain", "ring", "allreduce", "bsp"))
+    parser.add_argument("kind", choices=("chain", "ring", "ring_rendezvous", "allreduce", "threads", "bsp"))
     parser.add_argument("output")
     parser.add_argument("--actions", type=int, default=20000, help="chain: number of actions")
-    parser.add_argument("--rounds", type=int, default=2000, help="ring, allreduce: rounds")
+    parser.add_argument("--rounds", type=int, default=2000, help="rings, allreduce, threads: rounds")
     parser.add_argument("--steps", type=int, default=3, help="bsp: supersteps")
     args = parser.parse_args(argv)
     if args.kind == "chain":
         text = chain_model(args.actions)
     elif args.kind == "ring":
         text = ring_model(args.rounds)
+    elif args.kind == "ring_rendezvous":
+        text = rendezvous_ring_model(args.rounds)
     elif args.kind == "allreduce":
         text = allreduce_model(args.rounds)
+    elif args.kind == "threads":
+        text = threads_model(args.rounds)
     else:
         text = bsp_model(steps=args.steps)
     write_model(args.output, text)

@@ -159,6 +159,11 @@ class Simulation:
         else:
             self._fail(model_error(exc, ctx, self.elements))
         self._retire(ctx)
+        if ctx.process is not ctx:
+            # A thread's context refers to itself through its bound callbacks; without them the
+            # finished context is freed at once instead of waiting for the garbage collector
+            # (which a run of many short threads would otherwise keep busy).
+            del ctx.on_computed, ctx.on_received
 
     def _retire(self, ctx: Context) -> None:
         del self.live[ctx]

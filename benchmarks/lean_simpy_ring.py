@@ -53,8 +53,13 @@ def run(
     ppn: int,
     intra: tuple[float, float],
     inter: tuple[float, float],
+    local: float = 0.0,
 ) -> tuple[float, int, float]:
-    """Simulate the ring; return (simulated time, events scheduled, seconds in the event loop)."""
+    """Simulate the ring; return (simulated time, events scheduled, seconds in the event loop).
+
+    ``local`` > 0: the send and the receive each first spend that many seconds of CPU (one
+    ``timeout`` each), as a send or receive with a ``cost`` tag does in uml2perf.
+    """
     env = simpy.Environment()
     boxes: list[deque[float]] = [deque() for _ in range(procs)]
     parked: list[simpy.Event | None] = [None] * procs
@@ -69,6 +74,8 @@ def run(
         event = env.event
         for _ in range(rounds):
             yield timeout(work)
+            if local:  # the send's local cost (a model without one never takes this branch)
+                yield timeout(local)
             # eager send: no event, unless the receiver waits for exactly this message
             now = env.now
             arrival = now + latency + size * beta  # summed as uml2perf sums it: same bits
@@ -80,6 +87,8 @@ def run(
                 waiter._ok = True  # what succeed() sets, but fired at the arrival time
                 waiter._value = None
                 schedule(waiter, NORMAL, arrival - now)
+            if local:  # the receive's local cost
+                yield timeout(local)
             # receive: one timeout while the message travels, or one parked event
             if in_box:
                 arrival = in_box.popleft()

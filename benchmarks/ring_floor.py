@@ -32,9 +32,13 @@ def ring_main(run: RingRun, description: str | None, argv: list[str] | None = No
     parser.add_argument(
         "--inter", type=float, nargs=2, default=(5e-5, 1.25e7), metavar=("LATENCY", "BANDWIDTH")
     )
+    parser.add_argument(
+        "--local", type=float, default=0.0, help="local CPU seconds of each send and receive (lean ring only)"
+    )
     args = parser.parse_args(argv)
+    extra = {"local": args.local} if args.local else {}
     now, events, loop_s = run(
-        args.procs, args.rounds, args.work, args.size, args.ppn, tuple(args.intra), tuple(args.inter)
+        args.procs, args.rounds, args.work, args.size, args.ppn, tuple(args.intra), tuple(args.inter), **extra
     )
     json.dump({"time": now, "events": events, "loop": loop_s}, sys.stdout)
     sys.stdout.write("\n")

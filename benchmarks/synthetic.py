@@ -14,8 +14,9 @@ Every id is derived from the element's position, so the same arguments always
 produce the same bytes.
 
 These are fixtures of the benchmarks and the tests, not part of the installed
-package: ``python benchmarks/synthetic.py chain|ring|bsp OUT`` writes one, and
-the tests import this file through the path entry in ``tests/conftest.py``.
+package: ``python benchmarks/synthetic.py KIND OUT`` writes one (KIND: chain, ring,
+ring_rendezvous, allreduce, threads, bsp), and the tests import this file through the path entry
+in ``tests/conftest.py``.
 """
 
 from __future__ import annotations
@@ -233,7 +234,9 @@ def chain_model(actions: int, *, name: str = "chain") -> str:
     return b.document()
 
 
-def ring_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 1024, name: str = "ring") -> str:
+def ring_model(
+    rounds: int = 2000, *, work: float = 1e-3, size: int = 1024, name: str = "ring", local: float = 0.0
+) -> str:
     """A ring: each process computes ``WORK`` seconds, sends ``SIZE`` bytes to ``pid+1`` and
     receives from ``pid-1``, ``R`` times in a ``loop+`` structured node.
 
@@ -241,7 +244,8 @@ def ring_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 1024, name
     and sweeps can change them without regenerating the file.  Every process
     sends before it receives, so ``SIZE`` must stay within the machine's eager
     limit (64 KiB by default): larger messages use the rendezvous protocol and
-    the ring deadlocks, as it would in MPI.
+    the ring deadlocks, as it would in MPI.  ``local`` > 0 gives the send and the receive a
+    local cost (``cost`` tag, ``LOCAL`` seconds of CPU before the message goes or is taken).
     """
     b = XmiBuilder(name)
     main = Region("_main")
@@ -249,10 +253,60 @@ def ring_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 1024, name
     body = main.structured("_rounds", "rounds")
     b.apply("LoopPlus", "StructuredActivityNode", "_rounds", iterations="R")
     _action(b, body, "_compute", "compute", "ActionPlus", cost="WORK")
-    _action(b, body, "_send", "send_right", "SendPlus", dest="(pid + 1) % nprocs", size="SIZE", tag="0")
+    costs = {"cost": "LOCAL"} if local else {}
     _action(
-        b, body, "_recv", "recv_left", "RecvPlus", source="(pid - 1 + nprocs) % nprocs", size="SIZE", tag="0"
+        b, body, "_send", "send_right", "SendPlus", dest="(pid + 1) % nprocs", size="SIZE", tag="0", **costs
     )
+    _action(
+        b,
+        body,
+        "_recv",
+        "recv_left",
+        "RecvPlus",
+        source="(pid - 1 + nprocs) % nprocs",
+        size="SIZE",
+        tag="0",
+        **costs,
+    )
+    main.node("_final", "ActivityFinalNode", "end")
+    globals_ = [("R", "Integer", int(rounds)), ("WORK", "Real", float(work)), ("SIZE", "Integer", int(size))]
+    if local:
+        globals_.append(("LOCAL", "Real", float(local)))
+    b.activity("_main", "main", main, globals_)
+    b.apply("ModelPlus", "Activity", "_main")
+    return b.document()
+
+
+def rendezvous_ring_model(
+    rounds: int = 2000, *, work: float = 1e-3, size: int = 131072, name: str = "ring_rendezvous"
+) -> str:
+    """The ring of :func:`ring_model` with messages for the rendezvous protocol (above the eager
+    limit): even ranks send before they receive, odd ranks receive first, so no send waits forever.
+
+    A decision on ``pid % 2`` inside the loop chooses the order, as an MPI program would.
+    """
+    b = XmiBuilder(name)
+    main = Region("_main")
+    main.node("_init", "InitialNode", "start")
+    body = main.structured("_rounds", "rounds")
+    b.apply("LoopPlus", "StructuredActivityNode", "_rounds", iterations="R")
+    _action(b, body, "_compute", "compute", "ActionPlus", cost="WORK")
+    body.node("_order", "DecisionNode", "even?")
+    right = {"dest": "(pid + 1) % nprocs", "size": "SIZE", "tag": "0"}
+    left = {"source": "(pid - 1 + nprocs) % nprocs", "size": "SIZE", "tag": "0"}
+    for parity, guard in (("even", "pid % 2 = 0"), ("odd", "else")):
+        first, second = ("send", "recv") if parity == "even" else ("recv", "send")
+        previous = "_order"
+        for step in (first, second):
+            node_id = f"_{step}_{parity}"
+            body.node(node_id, "OpaqueAction", f"{step}_{parity}", follow=False)
+            body.flow(previous, node_id, guard=guard if previous == "_order" else None)
+            stereotype, tags = ("SendPlus", right) if step == "send" else ("RecvPlus", left)
+            b.apply(stereotype, "Action", node_id, **tags)
+            previous = node_id
+        body.flow(previous, "_joined")
+    body.nodes.append(_Node("_joined", "MergeNode", "joined"))
+    body.last = "_joined"
     main.node("_final", "ActivityFinalNode", "end")
     b.activity(
         "_main",
@@ -281,6 +335,28 @@ def allreduce_model(rounds: int = 2000, *, work: float = 1e-3, size: int = 8, na
         "main",
         main,
         [("R", "Integer", int(rounds)), ("WORK", "Real", float(work)), ("SIZE", "Integer", int(size))],
+    )
+    b.apply("ModelPlus", "Activity", "_main")
+    return b.document()
+
+
+def threads_model(rounds: int = 2000, *, threads: int = 4, work: float = 1e-3, name: str = "threads") -> str:
+    """Each process runs ``R`` OpenMP-style parallel regions (``parallel+``) of ``T`` threads, each
+    thread computing ``WORK`` seconds; globals as in :func:`ring_model`."""
+    b = XmiBuilder(name)
+    main = Region("_main")
+    main.node("_init", "InitialNode", "start")
+    body = main.structured("_rounds", "rounds")
+    b.apply("LoopPlus", "StructuredActivityNode", "_rounds", iterations="R")
+    team = body.structured("_team", "team")
+    b.apply("ParallelPlus", "StructuredActivityNode", "_team", threads="T")
+    _action(b, team, "_work", "work", "ActionPlus", cost="WORK")
+    main.node("_final", "ActivityFinalNode", "end")
+    b.activity(
+        "_main",
+        "main",
+        main,
+        [("R", "Integer", int(rounds)), ("T", "Integer", int(threads)), ("WORK", "Real", float(work))],
     )
     b.apply("ModelPlus", "Activity", "_main")
     return b.document()
@@ -366,18 +442,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python benchmarks/synthetic.py", description=main.__doc__)
-    parser.add_argument("kind", choices=("chain", "ring", "allreduce", "bsp"))
+    parser.add_argument("kind", choices=("chain", "ring", "ring_rendezvous", "allreduce", "threads", "bsp"))
     parser.add_argument("output")
     parser.add_argument("--actions", type=int, default=20000, help="chain: number of actions")
-    parser.add_argument("--rounds", type=int, default=2000, help="ring, allreduce: rounds")
+    parser.add_argument("--rounds", type=int, default=2000, help="rings, allreduce, threads: rounds")
     parser.add_argument("--steps", type=int, default=3, help="bsp: supersteps")
     args = parser.parse_args(argv)
     if args.kind == "chain":
         text = chain_model(args.actions)
     elif args.kind == "ring":
         text = ring_model(args.rounds)
+    elif args.kind == "ring_rendezvous":
+        text = rendezvous_ring_model(args.rounds)
     elif args.kind == "allreduce":
         text = allreduce_model(args.rounds)
+    elif args.kind == "threads":
+        text = threads_model(args.rounds)
     else:
         text = bsp_model(steps=args.steps)
     write_model(args.output, text)

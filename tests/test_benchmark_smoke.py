@@ -147,3 +147,40 @@ def test_peer_comparison_says_so_when_simgrid_is_absent(tmp_path: Path, monkeypa
     assert part == {"available": False, "note": part["note"]} and "python3-simgrid" in part["note"]
     text = run.render({"machine": run.machine_info(), "repeat": 1, "quick": True, "peer": part})
     assert "Peer comparison: SimGrid's Python bindings are not installed" in text
+
+
+def test_quick_shapes_benchmark_compares_whole_commands_with_their_floors(tmp_path: Path) -> None:
+    out = tmp_path / "shapes.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "shapes.py"),
+            "--quick",
+            "-k",
+            "1",
+            "--actions",
+            "20",
+            "--sizes",
+            "1024,131072",
+            "--json",
+            str(out),
+            "--workdir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(out.read_text())
+    assert [row["protocol"] for row in report["ring"]] == ["eager", "rendezvous", "eager"]
+    assert report["ring"][-1]["local"] > 0
+    for row in [*report["ring"], report["allreduce"], report["threads"]]:
+        # the lean floors simulate exactly what uml2perf simulates: same time, same events
+        assert row["same_time"] is True, row["simulated"]
+        assert row["events"]["uml2perf"] == row["events"]["floor"]
+        assert row["ratio"]["cpu"] > 0 and row["in_process"]["ratio"] > 0
+    convert = report["convert"][0]
+    assert convert["uml2perf"]["returncode"] == 0 and convert["in_process"]["convert"] > 0
+    assert report["sample"]["uml2perf"]["returncode"] == 0 and report["lapw0"]["uml2perf"]["returncode"] == 0
+    assert "| row |" in proc.stdout and "in-process ratio" in proc.stdout

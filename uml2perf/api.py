@@ -572,6 +572,7 @@ def predict(
     ``True`` to keep the timeline in memory (for plots).
     """
     from uml2perf_runtime import Machine, simulate
+    from uml2perf_runtime.engine.collector import release_cycles
 
     from .answers import (
         checked_overrides,
@@ -600,6 +601,8 @@ def predict(
         warnings.append(larger_machine_warning(machine_obj, nodes))
 
     def run_once(index: int, factors: Mapping[str, float] | None, keep_path: bool, first: bool) -> Any:
+        if not first:
+            release_cycles()  # `run` pauses the collector for the whole command (see cli.main)
         return simulate(
             spec,
             machine=machine_obj,

@@ -499,7 +499,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     # the console script and `python -m uml2perf` call main() without arguments: the process is this command
     if argv is None and args.func in _ONE_SHOT:
-        # convert and check build hundreds of thousands of small objects and then the process ends:
+        # convert, check and run build hundreds of thousands of small objects and then the process ends:
         # no collection while they run, and what is left is frozen so the collection at exit skips it
         from uml2perf_runtime.engine.collector import collector_paused
 
@@ -555,8 +555,11 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_PROBLEM
 
 
-#: Subcommands that read a model, write or print the result and end (see :func:`main`).
-_ONE_SHOT = (cmd_convert, cmd_check)
+#: Subcommands that read a model, write or print the result and end (see :func:`main`).  ``run``
+#: builds a simulation of up to millions of objects and then its results and report: a collection
+#: pass over them frees nothing and cost a third of a 32,768-process run's time after the loop.
+#: Several simulations in one command free their predecessors' cycles themselves (``release_cycles``).
+_ONE_SHOT = (cmd_convert, cmd_check, cmd_run)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -101,9 +101,8 @@ def parallel(ctx: Any, elem: Element, threads: int, body: Callable[[Any, Any], A
     v = ctx.v
 
     def runner(t: Any) -> Any:
-        gen = _call_body(body, t, v)
-        if gen is not None:
-            yield from gen
+        # the body's generator (or None), which the thread's process runs itself: no generator here
+        return _call_body(body, t, v)
 
     return _run_threads(ctx, elem, [runner] * n, f"the {n} threads of parallel region {elem.describe()}")
 
@@ -115,9 +114,7 @@ def fork(ctx: Any, elem: Element, branches: Iterable[Callable[[Any, Any], Any]])
     for branch in branches:
 
         def runner(t: Any, branch: Callable[[Any, Any], Any] = branch) -> Any:
-            gen = _call_body(branch, t, v)
-            if gen is not None:
-                yield from gen
+            return _call_body(branch, t, v)  # run by the thread's process itself, as in parallel()
 
         runners.append(runner)
     return _run_threads(ctx, elem, runners, f"the {len(runners)} branches of fork {elem.describe()}")

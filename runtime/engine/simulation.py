@@ -44,7 +44,7 @@ from ..output.progress import progress_line
 from ..parameters import coerce_value, validate_overrides
 from ..platform.machine import PLACEMENTS, Machine
 from ..spec import Element, ModelSpec
-from .collector import collector_paused
+from .collector import collector_paused, release_cycles
 from .context import Context, GeneralContext, TracingContext, Variables
 from .cpu import NodeCPU
 from .diagnosis import model_error
@@ -137,16 +137,13 @@ class Simulation:
 
     # -- processes and threads ------------------------------------------------------------
 
-    def _start(self, ctx: Context, generator: Any) -> simpy.Process:
-        self.live[ctx] = None
-        ctx.cpu.members[ctx] = None
-        return self.env.process(generator)
-
     def start_thread(self, ctx: Context, runner: Callable[[Context], Any]) -> simpy.Process:
         """Start thread context ``ctx`` running ``runner(ctx)``; returns its SimPy process."""
         if self.tracing:
             self.track_labels[(ctx.pid, ctx.track)] = f"thread {ctx.tid} of {ctx.nthreads}"
-        return self._start(ctx, self._run_thread(ctx, runner))
+        self.live[ctx] = None
+        ctx.cpu.members[ctx] = None
+        return _ThreadProcess(self, ctx, runner)
 
     def _start_process(self, ctx: Context) -> simpy.Process:
         """Start the main context ``ctx``: a :class:`_ModelProcess` running the model's code."""
@@ -155,7 +152,7 @@ class Simulation:
         return _ModelProcess(self, ctx)
 
     def _ended(self, ctx: Context, exc: Exception | None) -> None:
-        """The model code of ``ctx`` returned (``exc`` None) or raised ``exc``."""
+        """The model code of ``ctx`` (a process or a thread) returned (``exc`` None) or raised ``exc``."""
         if exc is None:
             ctx.finished = True
             ctx.finish_time = self.env._now
@@ -164,20 +161,11 @@ class Simulation:
         else:
             self._fail(model_error(exc, ctx, self.elements))
         self._retire(ctx)
-
-    def _run_thread(self, ctx: Context, runner: Callable[[Context], Any]) -> Any:
-        try:
-            gen = runner(ctx)
-            if gen is not None:
-                yield from gen
-        except SimulationError as exc:
-            self._fail(exc)
-        except Exception as exc:  # noqa: BLE001
-            self._fail(model_error(exc, ctx, self.elements))
-        else:
-            ctx.finished = True
-            ctx.finish_time = self.env._now
-        self._retire(ctx)
+        if ctx.process is not ctx:
+            # A thread's context refers to itself through its bound callbacks; without them the
+            # finished context is freed at once instead of waiting for the garbage collector
+            # (which a run of many short threads would otherwise keep busy).
+            del ctx.on_computed, ctx.on_received
 
     def _retire(self, ctx: Context) -> None:
         del self.live[ctx]
@@ -446,6 +434,32 @@ class _ModelProcess(simpy.Process):
         env._active_proc = None
 
 
+class _ThreadProcess(_ModelProcess):
+    """The SimPy process of a thread: ``runner(ctx)``'s generator, resumed directly.
+
+    Like a process's own model code (:class:`_ModelProcess`), the thread's body is entered
+    without a wrapper generator, and its end or its error goes through ``Simulation._ended``.
+    """
+
+    def __init__(self, sim: Simulation, ctx: Context, runner: Callable[[Context], Any]) -> None:
+        self.runner = runner
+        super().__init__(sim, ctx)
+
+    def _begin(self) -> Any:
+        """Start the thread's body, then let it run as the process."""
+        gen = self.runner(self.ctx)
+        if not isinstance(gen, GeneratorType):  # None, or events in a tuple
+            if gen is not None:
+                yield from gen
+            return
+        try:
+            first = gen.send(None)
+        except StopIteration:
+            return
+        self._generator = gen  # resumed directly from now on; this generator is done with
+        yield first
+
+
 def _describe_dict(elem: Mapping[str, Any]) -> str:
     where = []
     if elem.get("id"):
@@ -650,7 +664,19 @@ def simulate(
     if min_severity is not None and not (0.0 <= min_severity <= 1.0):
         raise SimulationError(f"the minimum severity must be between 0 and 1, got {min_severity!r}")
 
+    runs = 0
+
     def once(mapping: dict[int, str | None], final: bool) -> tuple[Any, Simulation]:
+        nonlocal runs
+        if runs:
+            release_cycles()
+        runs += 1
+        # Building the processes and collecting the statistics allocate as much as the run itself
+        # and create no cycle worth collecting: the collector stays paused from start to results.
+        with collector_paused():
+            return _build_and_run(mapping, final)
+
+    def _build_and_run(mapping: dict[int, str | None], final: bool) -> tuple[Any, Simulation]:
         sim = Simulation(
             spec,
             machine,

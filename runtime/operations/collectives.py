@@ -10,9 +10,10 @@ before the last process arrived ``wait``, the algorithm's time ``comm``
 
 from __future__ import annotations
 
+from heapq import heappush as _push
 from typing import Any
 
-from simpy.events import Event, Timeout
+from simpy.events import NORMAL, PENDING, Event, Timeout
 
 from ..errors import SimulationError
 from ..spec import Element
@@ -180,8 +181,15 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
     me = ctx.pid
     ctx.fast_start = now
     if g.count < nprocs:
-        g.events[me] = ev = Event(env)
-        ev.callbacks.append(ctx.gathered)  # type: ignore[union-attr]
+        # park on the context's event of its last parked operation, used again once SimPy has
+        # processed it (a process waits in one operation at a time): what Event(env) makes, with
+        # the accounting callback in place, without a new object per call (as Context.recv does)
+        ev = ctx.park_ev
+        if ev is None or ev.callbacks is not None:
+            ev = ctx.park_ev = Event(env)
+        ev.callbacks = [ctx.gathered]
+        ev._value = PENDING
+        g.events[me] = ev
         ctx.fast_g = g
         ctx.blocked_elem = elem
         ctx.blocked_for = g
@@ -190,9 +198,14 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
     offsets = st.collectives.offsets(kind, root, g.size)
     g.start = now
     g.offsets = offsets
+    queue, eid = env._queue, env._eid
     for q, waiting in enumerate(g.events):
         if waiting is not None:
-            trigger_at(env, waiting, offsets[q])
+            # what trigger_at(env, waiting, offsets[q]) does (SimPy's schedule), inline: this loop
+            # wakes every other rank at each collective call
+            waiting._ok = True
+            waiting._value = None
+            _push(queue, (now + offsets[q], NORMAL, next(eid), waiting))
     mine = offsets[me]
     if mine > 0.0:
         timeout = Timeout(env, mine)

@@ -2,8 +2,8 @@
 
 :class:`RegionGraph` holds what every recovery step asks of a region's graph
 (``ENTRY`` and ``EXIT`` are virtual nodes before the start and after every end);
-networkx is imported only when a region has cycles or branches, so plain chains
-never pay for it.  :class:`Shared` carries the model-wide lookups and the
+dominators are computed in :mod:`.dominators`; networkx is imported only for a region with a
+cycle that never ends.  :class:`Shared` carries the model-wide lookups and the
 diagnostics of one recovery run.
 """
 
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ..errors import Diagnostic, Location, ModelError, Severity
 from ..expressions import means_else
 from ..model import Activity, CostFunction, Edge, Model, Node, NodeKind, PerfSpec, Region, Role
+from .dominators import immediate_dominators, reaching
 from .ir import FINAL_KINDS, Cond, CondKind, Statement
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -258,41 +259,59 @@ class RegionGraph:
                 graph.add_edge(source, target)
         return graph
 
+    def _successors(self) -> dict[str, list[str]]:
+        """Node -> its targets, every flow of the region (the graph both dominator trees walk)."""
+        return {source: [target for _, target in outs] for source, outs in self.succ.items()}
+
     @property
     def ipdom(self) -> dict[str, str]:
         """Immediate post-dominators (towards EXIT); cycles with no way out get a virtual exit."""
         if self._ipdom is None:
-            import networkx as nx
-
-            graph = self._graph()
-            reach_exit = nx.ancestors(graph, EXIT) | {EXIT}
-            stuck = [n for n in graph if n not in reach_exit]
-            while stuck:
-                # a cycle with no exit: give its sink component an exit so post-dominance is defined
-                sub = graph.subgraph(stuck)
-                cond = nx.condensation(sub)
-                for comp in cond:
-                    if cond.out_degree(comp) == 0:
-                        members = sorted(cond.nodes[comp]["members"], key=self.order.__getitem__)
-                        graph.add_edge(members[0], EXIT)
-                        self.shared.warn(
-                            "this cycle has no exit: the loop never ends"
-                            " (the run stops at the iteration limit)",
-                            self._location(members[0]),
-                            "endless-loop",
-                            hint="add a decision with a guard that leaves the loop",
-                        )
-                reach_exit = nx.ancestors(graph, EXIT) | {EXIT}
-                stuck = [n for n in graph if n not in reach_exit]
-            self._ipdom = nx.immediate_dominators(graph.reverse(copy=False), EXIT)
+            successors = self._successors()
+            backwards: dict[str, list[str]] = {node: [] for node in successors}
+            for source, targets in successors.items():
+                for target in targets:
+                    backwards.setdefault(target, []).append(source)
+            reach_exit = reaching(backwards, EXIT)
+            if len(reach_exit) < len(backwards):
+                self._exits_for_endless_cycles(reach_exit, successors, backwards)
+            self._ipdom = immediate_dominators(backwards, EXIT)
         return self._ipdom
+
+    def _exits_for_endless_cycles(
+        self, reach_exit: set[str], successors: dict[str, list[str]], backwards: dict[str, list[str]]
+    ) -> None:
+        """Give every cycle with no way out a flow to EXIT (and warn), so post-dominance is defined.
+
+        Rare (a model that never ends), so networkx finds the cycles' sink components here.
+        """
+        import networkx as nx
+
+        graph = self._graph()
+        stuck = [n for n in graph if n not in reach_exit]
+        while stuck:
+            sub = graph.subgraph(stuck)
+            cond = nx.condensation(sub)
+            for comp in cond:
+                if cond.out_degree(comp) == 0:
+                    members = sorted(cond.nodes[comp]["members"], key=self.order.__getitem__)
+                    graph.add_edge(members[0], EXIT)
+                    if EXIT not in successors[members[0]]:
+                        successors[members[0]].append(EXIT)
+                        backwards[EXIT].append(members[0])
+                    self.shared.warn(
+                        "this cycle has no exit: the loop never ends (the run stops at the iteration limit)",
+                        self._location(members[0]),
+                        "endless-loop",
+                        hint="add a decision with a guard that leaves the loop",
+                    )
+            reach_exit = reaching(backwards, EXIT)
+            stuck = [n for n in graph if n not in reach_exit]
 
     @property
     def idom(self) -> dict[str, str]:
         if self._idom is None:
-            import networkx as nx
-
-            self._idom = nx.immediate_dominators(self._graph(), ENTRY)
+            self._idom = immediate_dominators(self._successors(), ENTRY)
         return self._idom
 
     def dominates(self, a: str, b: str) -> bool:

@@ -1,0 +1,530 @@
+"""Whole commands against whole floors, over models of several shapes and sizes.
+
+Every figure of the main table is a whole child process on both sides (interpreter start,
+imports, work, exit), measured in CPU time of that child (``os.wait4`` through ``peakmem.py``),
+the commands of one row run interleaved, ``-k`` rounds; a ratio is the median of the per-round
+ratios with their range.  Beside each ratio stands the in-process figure, labelled as such: the
+same work without interpreter start and imports, both sides in one process, best-of CPU seconds
+(``inprocess.py``: ``uml2perf.api.convert`` against the parse; ``uml2perf.api.predict`` of the cached
+module, results and findings included, against the floor's ``run``).
+
+Rows:
+
+``convert N``
+    ``uml2perf convert`` of an N-action chain (2,000, 20,000, 200,000; templates compiled once,
+    as uml2perf's modules are) against a hardened ``lxml`` parse of the same bytes.  Target 2.5×.
+``convert sample``
+    ``uml2perf convert samples/prophet.uml`` (the 145-line sample with decisions and loops),
+    CPU seconds, beside ``python -c "import simpy"``.  Target 0.15 s.
+``ring S``
+    ``uml2perf run`` of the 64-process × 2,000-round ring (cached module, 16 nodes × 4 cores) with
+    S-byte messages against ``lean_simpy_ring.py`` (eager, S up to the 64 KiB eager limit) or
+    ``lean_simpy_rendezvous.py`` (above it): plain SimPy with exactly the events uml2perf spends;
+    both must predict the same time.  Target 1.3×.  Then the 1 KiB ring whose sends and receives
+    each spend 20 µs of local CPU (``cost`` tags; the lean ring's ``--local``).  Target 1.5×.
+``allreduce``
+    ``uml2perf run`` of 64 processes × 2,000 rounds of compute and an 8-byte all-reduce against
+    ``lean_simpy_allreduce.py`` (each rank's finish offset computed once with uml2perf's
+    collective model and passed in a file).  Target 1.5×.
+``threads``
+    ``uml2perf run`` of 16 processes (one per node of 4 cores) × 2,000 parallel regions of 4
+    threads computing 1 ms each against ``lean_simpy_threads.py``.  Target 1.5×.
+``lapw0 32768``
+    ``uml2perf run samples/lapw0.uml --machine cluster-modern --procs 32768 --set NAT=32768``,
+    whole-process seconds.  Target under 5 s.
+
+Usage::
+
+    python benchmarks/shapes.py -k 5                   # full sizes (about 10 minutes here)
+    python benchmarks/shapes.py --quick -k 2           # tiny sizes, a smoke run
+    python benchmarks/shapes.py --only ring --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from run import (  # noqa: E402
+    CORES_PER_NODE,
+    INTER,
+    INTRA,
+    REPO,
+    RING_WORK,
+    Measurement,
+    compile_packages,
+    interleave,
+    machine_info,
+    nodes_for,
+    private_cache,
+    ratios,
+    run_command,
+    same_time,
+    uml2perf_command,
+    warm,
+    write_machine,
+)
+from synthetic import (  # noqa: E402
+    allreduce_model,
+    chain_model,
+    rendezvous_ring_model,
+    ring_model,
+    threads_model,
+    write_model,
+)
+
+CONVERT_TARGET = 2.5
+SAMPLE_TARGET_S = 0.15
+RING_TARGET = 1.3
+COLLECTIVE_TARGET = 1.5
+#: Local CPU seconds of each send and receive in the ring with local costs.
+LOCAL_COST = 2e-5
+LAPW0_TARGET_S = 5.0
+#: The benchmark machine's eager limit (the runtime's default): larger messages use rendezvous.
+EAGER_LIMIT = 65536
+PARTS = ("convert", "sample", "ring", "allreduce", "threads", "lapw0")
+#: Threads of each parallel region (one process per node of 4 cores: no thread waits for a core).
+THREADS = 4
+#: Bytes of each all-reduce (recursive doubling on the benchmark machine).
+ALLREDUCE_SIZE = 8
+
+
+def _lxml_floor(model: Path) -> Measurement:
+    code = (
+        "import sys\nfrom lxml import etree\n"
+        "etree.fromstring(open(sys.argv[1],'rb').read(), etree.XMLParser(resolve_entities=False))"
+    )
+    return Measurement("lxml parse", [sys.executable, "-c", code, str(model)])
+
+
+def _templates_env(work: Path) -> dict[str, str]:
+    """A cache folder holding only uml2perf's compiled templates (a convert never caches its module)."""
+    folder = work / "template-cache"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)
+    env = {"UML2PERF_CACHE_DIR": str(folder), "XDG_CACHE_HOME": str(folder)}
+    warm_up = [
+        *uml2perf_command(),
+        "convert",
+        str(REPO / "samples" / "kernels.uml"),
+        "-o",
+        str(work / "w.py"),
+    ]
+    subprocess.run(warm_up, env={**os.environ, **env}, capture_output=True, check=False)
+    return env
+
+
+def _in_process(model: Path, out: Path, rounds: int, env: dict[str, str]) -> dict[str, Any] | None:
+    """Best-of CPU seconds of convert and of the parse inside one process (``inprocess.py``)."""
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "inprocess.py"), "convert", str(model), str(out), "-k", str(rounds)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return None
+    data = json.loads(proc.stdout)
+    parse, convert = min(data["parse"]), min(data["convert"])
+    return {"parse": parse, "convert": convert, "ratio": convert / parse if parse > 0 else None}
+
+
+def _in_process_run(
+    work: Path, command: list[str], floor: str, args: list[Any], kwargs: dict[str, Any], rounds: int
+) -> dict[str, Any] | None:
+    """Best-of CPU seconds of ``predict`` and of the floor's ``run`` inside one process.
+
+    ``command`` is the whole-process ``uml2perf run`` command: its model and options are reused.
+    """
+    model = command[command.index("run") + 1]
+    options = []
+    for flag in ("--machine", "--procs", "--nodes", "--placement"):
+        if flag in command:
+            options += [flag, command[command.index(flag) + 1]]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "inprocess.py"),
+            "run",
+            model,
+            *options,
+            *("--floor", floor, "--floor-args", json.dumps(args), "--floor-kwargs", json.dumps(kwargs)),
+            *("-k", str(rounds)),
+        ],
+        env={**os.environ, **private_cache(work)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return None
+    data = json.loads(proc.stdout)
+    tool, base = min(data["uml2perf"]), min(data["floor"])
+    return {"uml2perf": tool, "floor": base, "ratio": tool / base if base > 0 else None}
+
+
+def bench_convert(work: Path, actions: list[int], repeat: int) -> list[dict[str, Any]]:
+    env = _templates_env(work)
+    rows = []
+    for n in actions:
+        model = write_model(work / f"chain{n}.uml", chain_model(n))
+        out = work / f"chain{n}.py"
+        tool = Measurement(
+            f"uml2perf convert ({n:,} actions)",
+            [*uml2perf_command(), "convert", str(model), "-o", str(out)],
+            env=env,
+        )
+        floor = _lxml_floor(model)
+        interleave([tool, floor], repeat, work)
+        ratio = ratios(tool, floor)
+        rows.append(
+            {
+                "label": f"convert {n:,}-action chain ({model.stat().st_size / 2**20:.1f} MiB) vs lxml parse",
+                "uml2perf": tool.summary(),
+                "floor": floor.summary(),
+                "ratio": ratio,
+                "in_process": _in_process(model, out, max(3, repeat), env),
+                "target": CONVERT_TARGET,
+                "met": ratio is not None and ratio["cpu"] <= CONVERT_TARGET,
+            }
+        )
+    return rows
+
+
+def bench_sample(work: Path, repeat: int) -> dict[str, Any]:
+    env = _templates_env(work)
+    model = REPO / "samples" / "prophet.uml"
+    out = work / "prophet.py"
+    tool = Measurement(
+        "uml2perf convert samples/prophet.uml",
+        [*uml2perf_command(), "convert", str(model), "-o", str(out)],
+        env=env,
+    )
+    floor = Measurement('python -c "import simpy"', [sys.executable, "-c", "import simpy"])
+    interleave([tool, floor], repeat, work)
+    return {
+        "label": "convert samples/prophet.uml, CPU seconds",
+        "uml2perf": tool.summary(),
+        "floor": floor.summary(),
+        "ratio": ratios(tool, floor),
+        "in_process": _in_process(model, out, max(3, repeat), env),
+        "target": SAMPLE_TARGET_S,
+        "met": tool.ok and tool.cpu <= SAMPLE_TARGET_S,
+    }
+
+
+def _ring_floor(script: str, procs: int, rounds: int, size: int) -> list[str]:
+    return [
+        sys.executable,
+        str(HERE / script),
+        *("--procs", str(procs), "--rounds", str(rounds), "--work", repr(RING_WORK), "--size", str(size)),
+        *("--ppn", str(CORES_PER_NODE), "--intra", repr(INTRA[0]), repr(INTRA[1])),
+        *("--inter", repr(INTER[0]), repr(INTER[1])),
+    ]
+
+
+def bench_ring(work: Path, procs: int, rounds: int, sizes: list[int], repeat: int) -> list[dict[str, Any]]:
+    """The ring at each message size (eager up to the limit, rendezvous above), then the 1 KiB
+    ring whose sends and receives have a local cost of :data:`LOCAL_COST` seconds."""
+    machine = write_machine(work / "ring_machine.toml", nodes_for(procs))
+    cases = [(size, 0.0) for size in sizes] + [(1024, LOCAL_COST)]
+    rows = []
+    for size, local in cases:
+        eager = size <= EAGER_LIMIT
+        protocol = "eager" if eager else "rendezvous"
+        if local:
+            model = write_model(
+                work / "ring_local.uml", ring_model(rounds, work=RING_WORK, size=size, local=local)
+            )
+        else:
+            build = ring_model if eager else rendezvous_ring_model
+            model = write_model(work / f"ring_{size}.uml", build(rounds, work=RING_WORK, size=size))
+        tool = Measurement(f"uml2perf run (ring, {size:,} B)", run_command(model, machine, procs))
+        tool.env = private_cache(work)
+        script = "lean_simpy_ring.py" if eager else "lean_simpy_rendezvous.py"
+        command = _ring_floor(script, procs, rounds, size) + (["--local", repr(local)] if local else [])
+        floor = Measurement(f"lean SimPy ring, {protocol}", command)
+        warm(tool, work)  # one untimed run fills the module cache
+        interleave([tool, floor], repeat, work)
+        t, f = tool.output(), floor.output()
+        ratio = ratios(tool, floor)
+        floor_args = [procs, rounds, RING_WORK, size, CORES_PER_NODE, list(INTRA), list(INTER)]
+        inner = _in_process_run(
+            work,
+            tool.command,
+            script.removesuffix(".py"),
+            floor_args,
+            {"local": local} if local else {},
+            max(3, repeat),
+        )
+        costs = f", local cost {local * 1e6:g} µs per send and receive" if local else ""
+        target = COLLECTIVE_TARGET if local else RING_TARGET  # local costs: the 1.5× of "other models"
+        rows.append(
+            {
+                "label": f"run {procs}-process ring × {rounds:,}, {size:,} B {protocol}{costs} vs lean SimPy",
+                "size": size,
+                "protocol": protocol,
+                "local": local,
+                "uml2perf": tool.summary(),
+                "floor": floor.summary(),
+                "ratio": ratio,
+                "in_process": inner,
+                "simulated": {"uml2perf": t.get("time"), "floor": f.get("time")},
+                "events": {"uml2perf": t.get("events"), "floor": f.get("events")},
+                "same_time": same_time(t.get("time"), f.get("time")),
+                "target": target,
+                "met": ratio is not None and ratio["cpu"] <= target,
+            }
+        )
+    return rows
+
+
+def _allreduce_offsets(machine: Path, procs: int, size: float, out: Path) -> Path:
+    """Each rank's finish offset of one all-reduce, from uml2perf's collective model (computed here,
+    once, so the floor's process runs only its event loop)."""
+    from uml2perf_runtime.platform.machine import Machine
+    from uml2perf_runtime.platform.network import CollectiveModel
+
+    loaded = Machine.load(str(machine))
+    model = CollectiveModel.for_machine(loaded, [pid // CORES_PER_NODE for pid in range(procs)])
+    out.write_text(json.dumps(model.offsets("allreduce", 0, size)), encoding="utf-8")
+    return out
+
+
+def bench_allreduce(work: Path, procs: int, rounds: int, repeat: int) -> dict[str, Any]:
+    machine = write_machine(work / "ring_machine.toml", nodes_for(procs))
+    model = write_model(work / "allreduce.uml", allreduce_model(rounds, work=RING_WORK, size=ALLREDUCE_SIZE))
+    offsets = _allreduce_offsets(machine, procs, ALLREDUCE_SIZE, work / "allreduce_offsets.json")
+    tool = Measurement("uml2perf run (all-reduce loop)", run_command(model, machine, procs))
+    tool.env = private_cache(work)
+    floor = Measurement(
+        "lean SimPy all-reduce loop",
+        [
+            sys.executable,
+            str(HERE / "lean_simpy_allreduce.py"),
+            *("--procs", str(procs), "--rounds", str(rounds), "--work", repr(RING_WORK)),
+            *("--offsets", str(offsets)),
+        ],
+    )
+    warm(tool, work)
+    interleave([tool, floor], repeat, work)
+    t, f = tool.output(), floor.output()
+    ratio = ratios(tool, floor)
+    offsets_list = json.loads(offsets.read_text(encoding="utf-8"))
+    inner = _in_process_run(
+        work,
+        tool.command,
+        "lean_simpy_allreduce",
+        [procs, rounds, RING_WORK, offsets_list],
+        {},
+        max(3, repeat),
+    )
+    return {
+        "label": f"run {procs}-process compute + {ALLREDUCE_SIZE} B all-reduce × {rounds:,} vs lean SimPy",
+        "uml2perf": tool.summary(),
+        "floor": floor.summary(),
+        "ratio": ratio,
+        "in_process": inner,
+        "simulated": {"uml2perf": t.get("time"), "floor": f.get("time")},
+        "events": {"uml2perf": t.get("events"), "floor": f.get("events")},
+        "same_time": same_time(t.get("time"), f.get("time")),
+        "target": COLLECTIVE_TARGET,
+        "met": ratio is not None and ratio["cpu"] <= COLLECTIVE_TARGET,
+    }
+
+
+def bench_threads(work: Path, procs: int, rounds: int, repeat: int) -> dict[str, Any]:
+    """Parallel regions of :data:`THREADS` threads, one process per node, against the lean floor."""
+    nodes = max(1, procs)
+    machine = write_machine(work / "threads_machine.toml", nodes)
+    model = write_model(work / "threads.uml", threads_model(rounds, threads=THREADS, work=RING_WORK))
+    command = [
+        *uml2perf_command(),
+        "run",
+        str(model),
+        *("--machine", str(machine), "--procs", str(procs), "--nodes", str(nodes)),
+        *("--placement", "round_robin", "--json"),
+    ]
+    tool = Measurement("uml2perf run (parallel regions)", command, env=private_cache(work))
+    floor = Measurement(
+        "lean SimPy parallel regions",
+        [
+            sys.executable,
+            str(HERE / "lean_simpy_threads.py"),
+            *("--procs", str(procs), "--rounds", str(rounds), "--threads", str(THREADS)),
+            *("--work", repr(RING_WORK)),
+        ],
+    )
+    warm(tool, work)
+    interleave([tool, floor], repeat, work)
+    t, f = tool.output(), floor.output()
+    ratio = ratios(tool, floor)
+    inner = _in_process_run(
+        work, tool.command, "lean_simpy_threads", [procs, rounds, THREADS, RING_WORK], {}, max(3, repeat)
+    )
+    return {
+        "label": f"run {procs} processes × {rounds:,} parallel regions of {THREADS} threads vs lean SimPy",
+        "uml2perf": tool.summary(),
+        "floor": floor.summary(),
+        "ratio": ratio,
+        "in_process": inner,
+        "simulated": {"uml2perf": t.get("time"), "floor": f.get("time")},
+        "events": {"uml2perf": t.get("events"), "floor": f.get("events")},
+        "same_time": same_time(t.get("time"), f.get("time")),
+        "target": COLLECTIVE_TARGET,
+        "met": ratio is not None and ratio["cpu"] <= COLLECTIVE_TARGET,
+    }
+
+
+def bench_lapw0(work: Path, procs: int, repeat: int) -> dict[str, Any]:
+    command = [
+        *uml2perf_command(),
+        "run",
+        str(REPO / "samples" / "lapw0.uml"),
+        *("--machine", "cluster-modern", "--procs", str(procs), "--set", f"NAT={procs}"),
+    ]
+    tool = Measurement(f"uml2perf run samples/lapw0.uml --procs {procs}", command, env=private_cache(work))
+    warm(tool, work)
+    interleave([tool], repeat, work)
+    return {
+        "label": f"run samples/lapw0.uml, cluster-modern, {procs:,} processes, whole process",
+        "uml2perf": tool.summary(),
+        "target": LAPW0_TARGET_S,
+        "met": tool.ok and tool.wall < LAPW0_TARGET_S,
+    }
+
+
+def _x(ratio: dict[str, Any] | None) -> str:
+    if not ratio:
+        return "n/a"
+    low, high = ratio["cpu_spread"]
+    return f"{ratio['cpu']:.2f}× ({low:.2f}–{high:.2f})"
+
+
+def _s(m: dict[str, Any], key: str = "cpu") -> str:
+    spread = m.get(f"{key}_spread")
+    if not spread:
+        return "failed"
+    return f"{m[key]:.3f} ({spread[0]:.3f}–{spread[1]:.3f})"
+
+
+def _sample_inner(inner: dict[str, Any] | None) -> str:
+    return f"{inner['convert']:.3f} s convert, {inner['parse']:.4f} s parse" if inner else "n/a"
+
+
+def _ring_inner(inner: dict[str, Any] | None) -> str:
+    if not inner:
+        return "n/a"
+    return f"{inner['ratio']:.2f}× ({inner['uml2perf']:.3f} s / {inner['floor']:.3f} s)"
+
+
+def render(report: dict[str, Any]) -> str:
+    """The Markdown tables: whole processes (CPU) beside the in-process figures."""
+    info = report["machine"]
+    lines = [
+        f"Machine: {info['cpu']}, {info['cores']} cores; Python {info['python']}; "
+        f"{report['repeat']} interleaved rounds, median (range){' (quick sizes)' if report['quick'] else ''}",
+        "",
+        "| row | uml2perf CPU [s] | floor CPU [s] | whole process, CPU ratio | in-process ratio "
+        "| target | status |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in report.get("convert", []):
+        inner = row["in_process"]
+        lines.append(
+            f"| {row['label']} | {_s(row['uml2perf'])} | {_s(row['floor'])} | {_x(row['ratio'])} "
+            f"| {inner['ratio']:.2f}× ({inner['convert']:.3f} s / {inner['parse']:.3f} s) "
+            if inner
+            else "| n/a "
+        )
+        lines[-1] += f"| ≤ {row['target']}× | {'met' if row['met'] else 'missed'} |"
+    if "sample" in report:
+        row = report["sample"]
+        inner = row["in_process"]
+        lines.append(
+            f"| {row['label']} (floor: `import simpy`) | {_s(row['uml2perf'])} | {_s(row['floor'])} "
+            f"| {_x(row['ratio'])} | {_sample_inner(inner)} "
+            f"| ≤ {row['target']} s | {'met' if row['met'] else 'missed'} |"
+        )
+    simulated = [*report.get("ring", []), *(report[p] for p in ("allreduce", "threads") if p in report)]
+    for row in simulated:
+        inner = row["in_process"]
+        same = "same time" if row["same_time"] else "TIMES DIFFER"
+        lines.append(
+            f"| {row['label']} ({same}) | {_s(row['uml2perf'])} | {_s(row['floor'])} | {_x(row['ratio'])} "
+            f"| {_ring_inner(inner)} "
+            f"| ≤ {row['target']}× | {'met' if row['met'] else 'missed'} |"
+        )
+    if "lapw0" in report:
+        row = report["lapw0"]
+        lines.append(
+            f"| {row['label']} | {_s(row['uml2perf'])} (wall {_s(row['uml2perf'], 'wall')}) | | | "
+            f"| < {row['target']} s wall | {'met' if row['met'] else 'missed'} |"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _counts(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("-k", "--repeat", type=int, default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke run")
+    parser.add_argument("--only", default=",".join(PARTS), help=f"some of {','.join(PARTS)}")
+    parser.add_argument("--actions", help="chain sizes of convert, comma-separated")
+    parser.add_argument("--sizes", help="message sizes of the ring in bytes, comma-separated")
+    parser.add_argument("--json", help="also write the raw numbers here")
+    parser.add_argument("--workdir", help="keep the models and caches here")
+    args = parser.parse_args(argv)
+    parts = [p.strip() for p in args.only.split(",") if p.strip()]
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        print(
+            f"error: unknown part(s) {', '.join(sorted(unknown))}; known: {', '.join(PARTS)}", file=sys.stderr
+        )
+        return 2
+    actions = _counts(args.actions) if args.actions else ([40, 400] if args.quick else [2000, 20000, 200000])
+    sizes = _counts(args.sizes) if args.sizes else [1024, 8192, 32768, 131072]
+    procs, rounds = (8, 10) if args.quick else (64, 2000)
+    lapw0_procs = 64 if args.quick else 32768
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="uml2perf-shapes-")).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    compile_packages()
+    report: dict[str, Any] = {"machine": machine_info(), "quick": args.quick, "repeat": args.repeat}
+    if "convert" in parts:
+        report["convert"] = bench_convert(work, actions, args.repeat)
+    if "sample" in parts:
+        report["sample"] = bench_sample(work, args.repeat)
+    if "ring" in parts:
+        report["ring"] = bench_ring(work, procs, rounds, sizes, args.repeat)
+    if "allreduce" in parts:
+        report["allreduce"] = bench_allreduce(work, procs, rounds, args.repeat)
+    if "threads" in parts:
+        report["threads"] = bench_threads(work, 4 if args.quick else 16, rounds, args.repeat)
+    if "lapw0" in parts:
+        report["lapw0"] = bench_lapw0(work, lapw0_procs, args.repeat)
+    sys.stdout.write(render(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    rows = [*report.get("convert", []), *report.get("ring", [])]
+    rows += [report[p] for p in ("sample", "allreduce", "threads", "lapw0") if p in report]
+    failed = any(row["uml2perf"]["returncode"] != 0 for row in rows)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

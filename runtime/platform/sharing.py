@@ -1,0 +1,238 @@
+"""Shared links: max-min fair rates of the flows that cross them, kept up to date incrementally.
+
+A *flow* is one message's data crossing a route of link directions (:mod:`.topology`).  Its
+rate is set by max-min fairness: no flow can go faster without slowing one that is no faster
+than it.  Progressive filling computes it: the link with the smallest fair share (remaining
+capacity over the weight of its unfixed flows) fixes the rates of its flows, which leave the
+other links with less capacity; repeat.  A flow's weight is ``1 / penalty``; the penalty is the
+route's latency (SimGrid's CM02 model: a flow with a longer round trip gets a smaller share),
+or 1 when the route has no latency, so flows of equal routes share a link equally.
+
+Rates change only when a flow starts or ends, and then only for the flows connected to it
+through shared links: :meth:`LinkSharing.solve` recomputes that connected part alone.  Pure
+arithmetic, no SimPy; the simulation drives it (``operations/over_links.py``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterable, Sequence
+
+__all__ = ["Flow", "LinkSharing", "LinkStats"]
+
+#: Bytes below which a flow counts as done (what rounding leaves of a finished flow).
+_EPSILON_BYTES = 1e-6
+
+
+class Flow:
+    """One message's data on its route: bytes left, rate, and when it last changed."""
+
+    __slots__ = (
+        "links",
+        "weight",
+        "size",
+        "remaining",
+        "rate",
+        "since",
+        "version",
+        "start",
+        "alone",
+        "payload",
+    )
+
+    def __init__(
+        self, links: tuple[int, ...], size: float, weight: float, start: float, alone: float
+    ) -> None:
+        self.links = links
+        self.weight = weight
+        self.size = size
+        self.remaining = size
+        self.rate = 0.0
+        self.since = start
+        #: bumped whenever the rate changes: end times computed with an older rate are stale
+        self.version = 0
+        self.start = start
+        #: seconds the data would take on the route with no other flow (its slowest link)
+        self.alone = alone
+        #: what the simulation attaches (what to do when the flow ends)
+        self.payload: object = None
+
+    def end_time(self) -> float:
+        """When the flow ends at its current rate."""
+        if self.remaining <= _EPSILON_BYTES:
+            return self.since
+        return self.since + self.remaining / self.rate if self.rate > 0.0 else math.inf
+
+
+class LinkStats:
+    """What each link direction carried: seconds with at least one flow, most flows at once, bytes."""
+
+    __slots__ = ("busy", "max_flows", "bytes", "_since")
+
+    def __init__(self, n: int) -> None:
+        self.busy = [0.0] * n
+        self.max_flows = [0] * n
+        self.bytes = [0.0] * n
+        self._since = [0.0] * n
+
+
+class LinkSharing:
+    """The flows on a set of links and their max-min fair rates."""
+
+    def __init__(self, bandwidth: Sequence[float]) -> None:
+        #: bytes per second of each link direction; a list that may grow (links made on first use)
+        self.capacity = bandwidth
+        self.on: list[dict[Flow, None]] = [{} for _ in self.capacity]
+        self.stats = LinkStats(len(self.capacity))
+        #: (end time, version, tie-breaker, flow): the next ends, stale entries skipped when popped
+        self.ends: list[tuple[float, int, int, Flow]] = []
+        self._count = 0
+        self.solves = 0
+
+    # -- flows starting and ending ----------------------------------------------------------
+
+    def add(self, flow: Flow, now: float) -> None:
+        """A flow starts sharing its links now (its rate is set by the next :meth:`solve`)."""
+        stats = self.stats
+        if len(self.on) < len(self.capacity):
+            self._grow()
+        for link in flow.links:
+            flows = self.on[link]
+            if not flows:
+                stats._since[link] = now
+            flows[flow] = None
+            if len(flows) > stats.max_flows[link]:
+                stats.max_flows[link] = len(flows)
+            stats.bytes[link] += flow.size
+        flow.since = now
+
+    def _grow(self) -> None:
+        """Make room for links made since (a topology makes a link when a route first crosses it)."""
+        more = len(self.capacity) - len(self.on)
+        self.on.extend({} for _ in range(more))
+        stats = self.stats
+        for column in (stats.busy, stats.bytes, stats._since):
+            column.extend([0.0] * more)
+        stats.max_flows.extend([0] * more)
+
+    def remove(self, flow: Flow, now: float) -> None:
+        """A flow leaves its links now."""
+        stats = self.stats
+        for link in flow.links:
+            flows = self.on[link]
+            del flows[flow]
+            if not flows:
+                stats.busy[link] += now - stats._since[link]
+
+    def close(self, now: float) -> None:
+        """Count the busy time of links still carrying flows at the end of the run."""
+        stats = self.stats
+        for link, flows in enumerate(self.on):
+            if flows:
+                stats.busy[link] += now - stats._since[link]
+                stats._since[link] = now
+
+    # -- rates ---------------------------------------------------------------------------
+
+    def solve(self, links: Iterable[int], now: float) -> None:
+        """Recompute the rates of every flow connected to ``links`` (a flow started or ended there).
+
+        Flows whose rate changes are brought up to ``now`` at their old rate first, and get a
+        new end time in :attr:`ends`.
+        """
+        self.solves += 1
+        on = self.on
+        seen_links: set[int] = set()
+        flows: dict[Flow, None] = {}
+        stack = [link for link in links if on[link]]
+        seen_links.update(stack)
+        while stack:
+            link = stack.pop()
+            for flow in on[link]:
+                if flow not in flows:
+                    flows[flow] = None
+                    for other in flow.links:
+                        if other not in seen_links:
+                            seen_links.add(other)
+                            stack.append(other)
+        if not flows:
+            return
+        rates = _max_min(flows, seen_links, self.capacity, on)
+        ends = self.ends
+        for flow, rate in rates.items():
+            if rate != flow.rate or flow.rate == 0.0:
+                if flow.rate > 0.0:
+                    flow.remaining -= flow.rate * (now - flow.since)
+                    if flow.remaining < 0.0:
+                        flow.remaining = 0.0
+                flow.since = now
+                flow.rate = rate
+                flow.version += 1
+                self._count += 1
+                heapq.heappush(ends, (flow.end_time(), flow.version, self._count, flow))
+
+    def next_end(self) -> float:
+        """The earliest end time of a flow (infinite without flows); drops stale entries."""
+        ends = self.ends
+        while ends:
+            when, version, _, flow = ends[0]
+            if version == flow.version and flow.remaining > -1.0:
+                return when
+            heapq.heappop(ends)
+        return math.inf
+
+    def pop_ended(self, now: float) -> list[Flow]:
+        """Remove and return the flows that end at ``now`` (their end time is not after it)."""
+        done: list[Flow] = []
+        ends = self.ends
+        while ends:
+            when, version, _, flow = ends[0]
+            if version != flow.version or flow.remaining < 0.0:
+                heapq.heappop(ends)
+                continue
+            if when > now:
+                break
+            heapq.heappop(ends)
+            flow.remaining = -2.0  # marks the flow finished
+            flow.version += 1
+            done.append(flow)
+        return done
+
+
+def _max_min(
+    flows: dict[Flow, None], links: set[int], capacity: Sequence[float], on: list[dict[Flow, None]]
+) -> dict[Flow, float]:
+    """Weighted max-min fair rates of ``flows`` on ``links`` by progressive filling."""
+    left = {link: capacity[link] for link in links}
+    weight = {link: sum(f.weight for f in on[link]) for link in links}
+    heap = [(left[link] / weight[link], link) for link in links if weight[link] > 0.0]
+    heapq.heapify(heap)
+    rates: dict[Flow, float] = {}
+    while heap and len(rates) < len(flows):
+        share, link = heapq.heappop(heap)
+        w = weight[link]
+        if w <= 0.0:
+            continue
+        current = left[link] / w
+        if current > share * (1 + 1e-12) and current != share:
+            heapq.heappush(heap, (current, link))  # stale: the link lost flows since it was pushed
+            continue
+        touched: set[int] = set()
+        for flow in on[link]:
+            if flow in rates:
+                continue
+            rate = current * flow.weight
+            rates[flow] = rate
+            for other in flow.links:
+                if other != link:
+                    left[other] = max(0.0, left[other] - rate)
+                    weight[other] -= flow.weight
+                    touched.add(other)
+        weight[link] = 0.0
+        for other in touched:
+            if weight[other] > 1e-300:
+                heapq.heappush(heap, (left[other] / weight[other], other))
+            else:
+                weight[other] = 0.0
+    return rates

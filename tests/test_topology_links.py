@@ -1,0 +1,197 @@
+"""Messages sharing the links of a machine's topology: hand-computed cases.
+
+Every link below has no latency and 1 GB/s, every message is 1 GB (``GB``), so a message alone
+takes 1 s and two sharing one link direction take 2 s each (max-min fair halves).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from uml2perf_runtime import Element, Link, Machine, MachineError, ModelSpec, simulate
+from uml2perf_runtime.platform.topology import Topology, TopologyLink, fabric
+
+GB = 1e9
+S = Element(0, "S", "send")
+R = Element(1, "R", "recv")
+COLL = Element(2, "COLL", "collective")
+ELEMENTS = (S, R, COLL)
+
+
+def machine(nodes: int, topology: Topology | None, **kw: Any) -> Machine:
+    return Machine(
+        nodes=nodes,
+        cores_per_node=1,
+        intra_node=Link(0.0, 10 * GB),
+        inter_node=Link(0.0, GB),
+        eager_limit=kw.pop("eager_limit", 2 * 10**9),
+        topology=topology,
+        **kw,
+    )
+
+
+def run(main: Callable[[Any, Any], Any], procs: int, mach: Machine) -> Any:
+    return simulate(ModelSpec("links", "test", ELEMENTS, main=main), mach, procs=procs)
+
+
+def pairs(plan: dict[int, int]) -> Callable[[Any, Any], Any]:
+    """Each key sends 1 GB to its value; each value receives from its key."""
+    receives = {dst: src for src, dst in plan.items()}
+
+    def main(p: Any, v: Any) -> Any:
+        if p.pid in plan:
+            yield from p.send(S, plan[p.pid], GB, 0)
+        if p.pid in receives:
+            yield from p.recv(R, receives[p.pid], GB, 0)
+
+    return main
+
+
+def star(**kw: Any) -> Topology:
+    return Topology("star", "", TopologyLink(0.0, GB), **kw)
+
+
+def test_two_flows_into_one_node_of_a_star_take_2s() -> None:
+    result = run(_two_into_one, 3, machine(3, star()))
+    assert result.time == pytest.approx(2.0, rel=1e-12)
+
+
+def _two_into_one(p: Any, v: Any) -> Any:
+    if p.pid in (0, 1):
+        yield from p.send(S, 2, GB, 0)
+    else:
+        yield from p.recv(R, 0, GB, 0)
+        yield from p.recv(R, 1, GB, 0)
+
+
+def test_without_a_topology_the_same_flows_take_1s_as_before() -> None:
+    result = run(_two_into_one, 3, machine(3, None))
+    assert result.time == pytest.approx(1.0, rel=1e-12)
+
+
+def test_two_pairs_across_a_fat_tree_with_one_top_switch_take_2s() -> None:
+    tree = Topology("fat_tree", "2;2,2;1,1;1,1", TopologyLink(0.0, GB))
+    result = run(pairs({0: 2, 1: 3}), 4, machine(4, tree))
+    assert result.time == pytest.approx(2.0, rel=1e-12)
+
+
+def test_two_pairs_across_a_fat_tree_with_two_top_switches_take_1s() -> None:
+    tree = Topology("fat_tree", "2;2,2;1,2;1,1", TopologyLink(0.0, GB))
+    result = run(pairs({0: 2, 1: 3}), 4, machine(4, tree))
+    assert result.time == pytest.approx(1.0, rel=1e-12)
+
+
+def test_full_duplex_links_carry_both_directions_at_full_rate() -> None:
+    result = run(pairs({0: 1, 1: 0}), 2, machine(2, star()))
+    assert result.time == pytest.approx(1.0, rel=1e-12)
+
+
+def test_a_shared_link_carries_both_directions_together() -> None:
+    result = run(pairs({0: 1, 1: 0}), 2, machine(2, star(sharing="shared")))
+    assert result.time == pytest.approx(2.0, rel=1e-12)
+
+
+def test_a_limiter_is_shared_by_a_node_sending_and_receiving() -> None:
+    # node 1 receives from 0 and sends to 2: its limiter of 1 GB/s carries both, 2 s
+    result = run(pairs({0: 1, 1: 2}), 3, machine(3, star(limiter=GB)))
+    assert result.time == pytest.approx(2.0, rel=1e-12)
+
+
+def test_a_flow_that_ends_gives_its_share_to_the_one_still_running() -> None:
+    # 0.5 GB and 1 GB into node 2: both at 0.5 GB/s until 1 s, then the rest of 1 GB alone: 1.5 s
+    def main(p: Any, v: Any) -> Any:
+        if p.pid == 0:
+            yield from p.send(S, 2, GB / 2, 0)
+        elif p.pid == 1:
+            yield from p.send(S, 2, GB, 0)
+        else:
+            yield from p.recv(R, 1, GB, 0)
+            yield from p.recv(R, 0, GB, 0)
+
+    assert run(main, 3, machine(3, star())).time == pytest.approx(1.5, rel=1e-12)
+
+
+def test_latency_is_summed_over_the_hops() -> None:
+    tree = Topology("fat_tree", "2;2,2;1,1;1,1", TopologyLink(1e-3, GB))
+    result = run(pairs({0: 2}), 4, machine(4, tree))  # 4 hops of 1 ms, then 1 s of data
+    assert result.time == pytest.approx(1.004, rel=1e-12)
+
+
+def test_rendezvous_starts_the_flow_when_both_sides_are_there() -> None:
+    def main(p: Any, v: Any) -> Any:
+        if p.pid == 0:
+            yield from p.send(S, 1, GB, 0)
+        else:
+            yield from p.compute(R, 0.5)
+            yield from p.recv(R, 0, GB, 0)
+
+    result = run(main, 2, machine(2, star(), eager_limit=1024))
+    assert result.time == pytest.approx(1.5, rel=1e-12)
+
+
+def test_alltoall_on_a_star_equals_its_rounds_alone() -> None:
+    # pairwise all-to-all on 4 nodes: 3 rounds, each a permutation (no two flows share a direction)
+    def main(p: Any, v: Any) -> Any:
+        yield from p.alltoall(COLL, GB)
+
+    result = run(main, 4, machine(4, star()))
+    assert result.time == pytest.approx(3.0, rel=1e-12)
+
+
+def test_a_gather_to_the_root_over_a_star_is_bounded_by_its_link() -> None:
+    # linear gather: one message per round, 3 rounds of 1 s
+    def main(p: Any, v: Any) -> Any:
+        yield from p.gather(COLL, 0, GB)
+
+    result = run(main, 4, machine(4, star(), collectives={"gather": "linear"}))
+    assert result.time == pytest.approx(3.0, rel=1e-12)
+
+
+def test_routes_follow_d_mod_k_and_dimension_order() -> None:
+    tree = fabric(Topology("fat_tree", "2;2,2;1,2;1,1", TopologyLink(0.0, GB)), 4)
+    up_to_2 = tree.names[tree.route(0, 2)[1]]
+    up_to_3 = tree.names[tree.route(1, 3)[1]]
+    assert up_to_2 != up_to_3  # destination 2 goes by top switch 0, destination 3 by top switch 1
+    torus = fabric(Topology("torus", "4,2", TopologyLink(0.0, GB)), 8)
+    assert len(torus.route(1, 7)) == 3  # two hops in x, then one in y
+    assert len(torus.route(0, 3)) == 1  # the short way round
+    fly = fabric(Topology("dragonfly", "3,1;2,1;3,1;2", TopologyLink(0.0, GB)), 36)
+    names = [fly.names[i] for i in fly.route(0, 35)]
+    assert sum("blue" in n for n in names) == 1  # one global hop between groups
+
+
+TOML = """
+nodes = 4
+cores_per_node = 1
+[network.inter_node]
+latency = 0
+bandwidth = "1 GB/s"
+[network.topology]
+kind = "fat_tree"
+parameters = "2;2,2;1,1;1,1"
+link = { latency = "0 us", bandwidth = "8 Gbit/s" }
+"""
+
+
+def load_machine_text(text: str) -> Machine:
+    return Machine.from_dict(tomllib.loads(text), "test.toml")
+
+
+def test_machine_file_reads_the_topology_with_units() -> None:
+    mach = load_machine_text(TOML)
+    assert mach.topology is not None
+    assert mach.topology.link.bandwidth == pytest.approx(1e9)
+    assert run(pairs({0: 2, 1: 3}), 4, mach.with_nodes(4)).time == pytest.approx(2.0, rel=1e-12)
+
+
+def test_machine_file_errors_say_what_to_write() -> None:
+    with pytest.raises(MachineError, match="did you mean 'fat_tree'"):
+        load_machine_text(TOML.replace('"fat_tree"', '"fat-tree"'))
+    with pytest.raises(MachineError, match="did you mean 'parameters'"):
+        load_machine_text(TOML.replace("parameters =", "parameter ="))
+    with pytest.raises(MachineError, match="connects 2 nodes"):
+        load_machine_text(TOML.replace('"2;2,2;1,1;1,1"', '"1;2;1;1"'))

@@ -195,3 +195,31 @@ def test_machine_file_errors_say_what_to_write() -> None:
         load_machine_text(TOML.replace("parameters =", "parameter ="))
     with pytest.raises(MachineError, match="connects 2 nodes"):
         load_machine_text(TOML.replace('"2;2,2;1,1;1,1"', '"1;2;1;1"'))
+
+
+def test_results_report_links_and_the_contention_they_cost() -> None:
+    result = run(_two_into_one, 3, machine(3, star()))
+    links = {row["link"]: row for row in result.to_dict()["links"]}
+    into = links["node2:down"]
+    assert into["busy"] == pytest.approx(2.0) and into["max_flows"] == 2 and into["bytes"] == 2 * GB
+    assert links["node0:up"]["max_flows"] == 1
+    contention = [p for p in result.properties if p["property"] == "network_contention"]
+    assert contention and contention[0]["seconds"] == pytest.approx(2.0)  # each of 2 flows lost 1 s
+    assert "node2:down (2 at once)" in contention[0]["hint"]
+    assert "Busiest links" in result.report() and "node2:down" in result.report()
+
+
+def test_a_run_without_topology_reports_no_links() -> None:
+    result = run(_two_into_one, 3, machine(3, None))
+    assert result.links is None and "links" not in result.to_dict()
+
+
+def test_the_analytic_path_declines_messages_between_nodes_on_a_topology() -> None:
+    from uml2perf_runtime.analysis.analytic import evaluate_points
+
+    def main(p: Any, v: Any) -> Any:
+        yield from p.allreduce(Element(0, "A", "allreduce"), 1024)
+
+    spec = ModelSpec("links", "test", (Element(0, "A", "allreduce"),), main=main)
+    rows, reasons = evaluate_points(spec, machine(4, star()), [{"procs": 4}])
+    assert rows == [None] and "topology" in reasons[0]

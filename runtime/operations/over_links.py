@@ -165,18 +165,17 @@ class LinkNetwork:
         self.sharing.close(now)
         stats = self.sharing.stats
         names = self.fabric.names
-        rows = [
+        used = [i for i in range(len(names)) if stats.max_flows[i]]
+        used.sort(key=lambda i: (-stats.busy[i], -stats.max_flows[i], names[i]))
+        return [
             {
                 "link": names[i],
                 "busy": stats.busy[i],
                 "max_flows": stats.max_flows[i],
                 "bytes": stats.bytes[i],
             }
-            for i in range(len(names))
-            if stats.max_flows[i]
+            for i in used
         ]
-        rows.sort(key=lambda r: (-r["busy"], -r["max_flows"], r["link"]))
-        return rows
 
 
 def _after(env: Any, delay: float, then: Callable[[float], None]) -> None:

@@ -97,7 +97,48 @@ def platform_xml(procs: int, ppn: int, intra: tuple[float, float], inter: tuple[
     return "\n".join(lines)
 
 
-def engine(procs: int, ppn: int, intra: tuple[float, float], inter: tuple[float, float]):
+def topology_platform(simgrid, kind: str, parameters: str, link: tuple[float, float]) -> None:
+    """One SimGrid cluster zone of ``kind`` (``fat_tree``, ``torus``, ``dragonfly``) with hosts
+    ``h0..`` at 1 flop/s, split-duplex links of ``link = (latency, bandwidth)``: the platform a
+    machine file's ``[network.topology]`` of the same kind and parameters describes."""
+
+    def netpoint(zone, coords, ident):
+        host = zone.create_host(f"h{ident}", 1.0)
+        return (host.netpoint, None)
+
+    callbacks = simgrid.ClusterCallbacks(netpoint, None, None)
+    root = simgrid.NetZone.create_full_zone("root")
+    sharing = simgrid.Link.SharingPolicy.SPLITDUPLEX
+    parts = [[int(x) for x in part.split(",")] for part in parameters.split(";")]
+    latency, bandwidth = link
+    if kind == "fat_tree":
+        params = simgrid.FatTreeParams(parts[0][0], parts[1], parts[2], parts[3])
+        zone = simgrid.NetZone.create_fatTree_zone(
+            "net", root, params, callbacks, bandwidth, latency, sharing
+        )
+    elif kind == "torus":
+        zone = simgrid.NetZone.create_torus_zone(
+            "net", root, parts[0], callbacks, bandwidth, latency, sharing
+        )
+    elif kind == "dragonfly":
+        params = simgrid.DragonflyParams(tuple(parts[0]), tuple(parts[1]), tuple(parts[2]), parts[3][0])
+        zone = simgrid.NetZone.create_dragonfly_zone(
+            "net", root, params, callbacks, bandwidth, latency, sharing
+        )
+    else:
+        raise SystemExit(f"unknown topology {kind!r}")
+    zone.seal()
+    root.seal()
+
+
+def engine(
+    procs: int,
+    ppn: int,
+    intra: tuple[float, float],
+    inter: tuple[float, float],
+    topology: str | None = None,
+    link: tuple[float, float] | None = None,
+):
     """A SimGrid engine on the benchmark platform with the matched network model."""
     import simgrid
 
@@ -108,11 +149,16 @@ def engine(procs: int, ppn: int, intra: tuple[float, float], inter: tuple[float,
             "--cfg=network/latency-factor:1",
             "--cfg=network/bandwidth-factor:1",
             "--cfg=network/crosstraffic:0",
+            "--cfg=network/TCP-gamma:0",
             "--cfg=surf/precision:1e-12",
             "--cfg=maxmin/precision:1e-12",
             "--log=root.thresh:warning",
         ]
     )
+    if topology is not None:
+        kind, _, parameters = topology.partition(":")
+        topology_platform(simgrid, kind, parameters, link or inter)
+        return e
     handle, path = tempfile.mkstemp(suffix=".xml", prefix="simgrid-platform-")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -196,13 +242,15 @@ def simulate(
     ppn: int,
     intra: tuple[float, float],
     inter: tuple[float, float],
+    topology: str | None = None,
+    link: tuple[float, float] | None = None,
 ) -> tuple[float, float]:
     """Run one scenario; return (predicted time, seconds in ``Engine.run``)."""
     import simgrid
 
     if scenario in ("allreduce", "lapw0") and procs & (procs - 1):
         raise SystemExit(f"{scenario}: recursive doubling here needs a power-of-two process count")
-    e = engine(procs, ppn, intra, inter)
+    e = engine(procs, ppn, intra, inter, topology, link)
     for pid in range(procs):
         host = simgrid.Host.by_name(f"h{pid}")
         if scenario == "ring":
@@ -226,6 +274,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ppn", type=int, default=4, help="processes per node (block placement)")
     parser.add_argument("--intra", type=float, nargs=2, default=INTRA, metavar=("LATENCY", "BANDWIDTH"))
     parser.add_argument("--inter", type=float, nargs=2, default=INTER, metavar=("LATENCY", "BANDWIDTH"))
+    parser.add_argument(
+        "--topology",
+        help="KIND:PARAMETERS, e.g. 'fat_tree:2;4,4;1,2;1,1': one host per process on that SimGrid "
+        "cluster zone instead of the two-class nodes (--ppn is then 1)",
+    )
+    parser.add_argument(
+        "--link", type=float, nargs=2, metavar=("LATENCY", "BANDWIDTH"), help="topology links"
+    )
     args = parser.parse_args(argv)
     size = args.size if args.size is not None else (1024 if args.scenario == "ring" else 8)
     now, loop = simulate(
@@ -237,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
         args.ppn,
         tuple(args.intra),
         tuple(args.inter),
+        args.topology,
+        tuple(args.link) if args.link else None,
     )
     json.dump({"time": now, "loop": loop}, sys.stdout)
     sys.stdout.write("\n")

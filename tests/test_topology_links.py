@@ -223,3 +223,14 @@ def test_the_analytic_path_declines_messages_between_nodes_on_a_topology() -> No
     spec = ModelSpec("links", "test", (Element(0, "A", "allreduce"),), main=main)
     rows, reasons = evaluate_points(spec, machine(4, star()), [{"procs": 4}])
     assert rows == [None] and "topology" in reasons[0]
+
+
+def test_the_readme_topology_example_prints_what_the_readme_shows(capsys: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    after = readme.split("<!-- topology-example -->", 1)[1]
+    code = after.split("```python\n", 1)[1].split("```", 1)[0]
+    shown = after.split("```\n\n```\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - the README's own example
+    assert capsys.readouterr().out == shown

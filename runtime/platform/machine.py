@@ -454,6 +454,10 @@ class Machine(FrozenRecord):
             )
         return self._replace(nodes=nodes)
 
+    def with_topology(self, topology: Topology | None) -> Machine:
+        """The same machine with another topology, or None for the two-class network alone."""
+        return self._replace(topology=topology)
+
     # -- queries ----------------------------------------------------------------------
 
     @property

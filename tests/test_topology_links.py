@@ -234,3 +234,19 @@ def test_the_readme_topology_example_prints_what_the_readme_shows(capsys: pytest
     shown = after.split("```\n\n```\n", 1)[1].split("```", 1)[0]
     exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - the README's own example
     assert capsys.readouterr().out == shown
+
+
+def test_the_trace_has_a_load_counter_per_link() -> None:
+    from uml2perf_runtime.engine.simulation import Simulation
+    from uml2perf_runtime.output.trace import build_trace
+
+    sim = Simulation(
+        ModelSpec("links", "test", ELEMENTS, main=_two_into_one), machine(3, star()), 3, tracing=True
+    )
+    sim.run()
+    counters = [e for e in build_trace(sim)["traceEvents"] if e["ph"] == "C" and e["name"] == "node2:down"]
+    # both flows start at 0 (2 flows, full load), both end at 2 s (none left)
+    assert [(c["ts"], c["args"]["flows"], c["args"]["load"]) for c in counters] == [
+        (0.0, 2, 1.0),
+        (2e6, 0, 0.0),
+    ]

@@ -82,6 +82,8 @@ class LinkNetwork:
         #: seconds all flows took beyond what each would have taken alone, and their count
         self.lost = 0.0
         self.flows = 0
+        #: with tracing: (time, link, flows on it, share of its bandwidth in use) after each change
+        self.samples: list[tuple[float, int, int, float]] | None = None
 
     # -- one transfer ------------------------------------------------------------------------
 
@@ -128,9 +130,16 @@ class LinkNetwork:
     def _flush(self, now: float) -> None:
         self._flush_pending = False
         if self._changed:
-            self.sharing.solve(self._changed, now)
-            self._changed.clear()
+            self._solve(now)
         self._schedule_wake()
+
+    def _solve(self, now: float) -> None:
+        """Re-solve the flows linked to this instant's changes (and sample the links when tracing)."""
+        solved = self.sharing.solve(self._changed, now)
+        if self.samples is not None:
+            load = self.sharing.load
+            self.samples.extend((now, link, *load(link)) for link in sorted(solved | self._changed))
+        self._changed.clear()
 
     def _schedule_wake(self) -> None:
         when = self.sharing.next_end()
@@ -152,8 +161,7 @@ class LinkNetwork:
             if took > flow.alone:
                 self.lost += took - flow.alone
         if self._changed:
-            sharing.solve(self._changed, now)
-            self._changed.clear()
+            self._solve(now)
         self._schedule_wake()
         for flow in ended:
             flow.payload(now)  # type: ignore[operator]
@@ -191,6 +199,8 @@ def network(st: CommState, sim: Any) -> LinkNetwork:
         from ..platform.topology import fabric
 
         net = sim.link_network = LinkNetwork(sim.env, fabric(sim.machine.topology, sim.machine.nodes), st)
+        if sim.tracing:
+            net.samples = []
     return net  # type: ignore[no-any-return]
 
 

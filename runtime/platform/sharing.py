@@ -135,11 +135,11 @@ class LinkSharing:
 
     # -- rates ---------------------------------------------------------------------------
 
-    def solve(self, links: Iterable[int], now: float) -> None:
+    def solve(self, links: Iterable[int], now: float) -> set[int]:
         """Recompute the rates of every flow connected to ``links`` (a flow started or ended there).
 
         Flows whose rate changes are brought up to ``now`` at their old rate first, and get a
-        new end time in :attr:`ends`.
+        new end time in :attr:`ends`.  Returns the links whose flows were re-solved.
         """
         self.solves += 1
         on = self.on
@@ -157,7 +157,7 @@ class LinkSharing:
                             seen_links.add(other)
                             stack.append(other)
         if not flows:
-            return
+            return seen_links
         rates = _max_min(flows, seen_links, self.capacity, on)
         ends = self.ends
         for flow, rate in rates.items():
@@ -171,6 +171,12 @@ class LinkSharing:
                 flow.version += 1
                 self._count += 1
                 heapq.heappush(ends, (flow.end_time(), flow.version, self._count, flow))
+        return seen_links
+
+    def load(self, link: int) -> tuple[int, float]:
+        """Flows on ``link`` now and the share of its bandwidth they use."""
+        flows = self.on[link]
+        return len(flows), sum(f.rate for f in flows) / self.capacity[link]
 
     def next_end(self) -> float:
         """The earliest end time of a flow (infinite without flows); drops stale entries."""

@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..operations.registry import WAIT_PROPERTIES
 from .summation import argmax, table_sum, vector_mean, vector_sum
 
 __all__ = ["DEFAULT_THRESHOLD", "WAIT_PROPERTY", "compute_properties", "load_imbalance", "network_contention"]
@@ -47,22 +48,7 @@ __all__ = ["DEFAULT_THRESHOLD", "WAIT_PROPERTY", "compute_properties", "load_imb
 DEFAULT_THRESHOLD = 0.01
 
 #: Which property the blocked time of an element of each kind is.
-WAIT_PROPERTY: dict[str, str] = {
-    "recv": "late_sender",
-    "irecv": "late_sender",
-    "wait": "late_sender",
-    "send": "late_receiver",
-    "isend": "late_receiver",
-    "barrier": "synchronization",
-    "bcast": "synchronization",
-    "reduce": "synchronization",
-    "allreduce": "synchronization",
-    "gather": "synchronization",
-    "scatter": "synchronization",
-    "allgather": "synchronization",
-    "alltoall": "synchronization",
-    "critical": "critical_section",
-}
+WAIT_PROPERTY: dict[str, str] = {**WAIT_PROPERTIES, "critical": "critical_section"}
 
 _WORK_KINDS = frozenset({"action"})
 

@@ -55,6 +55,7 @@ from typing import Any
 
 from ..engine.records import FrozenRecord
 from ..errors import MachineError
+from ..operations.registry import COLLECTIVES
 from .topology import Topology
 
 PLACEMENTS = ("block", "round_robin")
@@ -63,17 +64,8 @@ PLACEMENTS = ("block", "round_robin")
 DEFAULT_EAGER_LIMIT = 64 * 1024
 #: Machine files installed with the runtime (copies of ``samples/machines``).
 BUNDLED_DIR = Path(__file__).resolve().parent / "machines"
-#: Collective operations whose algorithm a machine file may choose.
-COLLECTIVE_OPERATIONS = (
-    "barrier",
-    "bcast",
-    "reduce",
-    "allreduce",
-    "gather",
-    "scatter",
-    "allgather",
-    "alltoall",
-)
+#: Collective operations whose algorithm a machine file may choose (the table's collectives).
+COLLECTIVE_OPERATIONS = COLLECTIVES
 
 
 class Link(FrozenRecord):

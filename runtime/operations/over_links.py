@@ -20,6 +20,7 @@ instant, not per flow), which keeps a round of thousands of simultaneous message
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import deque
 from collections.abc import Callable
@@ -63,11 +64,13 @@ _SAME_INSTANT = 1e-12
 
 
 class LinkNetwork:
-    """The shared links of one run: starts flows, wakes up when the next one ends.
+    """The shared links of one run: starts flows, wakes up when the next one starts or ends.
 
     ``transfer(src, dst, size, extra, done)`` moves ``size`` bytes between two processes and
     calls ``done(t)`` when the data is there; ``extra`` seconds (a rendezvous handshake, a
-    crowded receiver's wake-up) are added to the route's latency.
+    crowded receiver's wake-up) are added to the route's latency.  Flows wait out their latency
+    in a heap of their own, not as SimPy events: one wake-up event serves the next start or end,
+    and every start and end of one instant is solved together.
     """
 
     def __init__(self, env: Any, fabric: Fabric, st: CommState) -> None:
@@ -77,8 +80,12 @@ class LinkNetwork:
         self.node_of = st.node_of
         self.sharing = LinkSharing(fabric.bandwidth)
         self._changed: set[int] = set()
-        self._flush_pending = False
+        #: flows in their latency phase: (start time, order, flow)
+        self._starts: list[tuple[float, int, Flow]] = []
+        self._order = 0
         self._wake_at = _INF
+        #: per node pair: (route, its latency, its slowest bandwidth)
+        self._routes: dict[int, tuple[tuple[int, ...], float, float]] = {}
         #: seconds all flows took beyond what each would have taken alone, and their count
         self.lost = 0.0
         self.flows = 0
@@ -95,43 +102,29 @@ class LinkNetwork:
             lat, beta = self.st.link(src, dst, size)
             _after(env, lat + extra + size * beta, done)
             return
-        fabric = self.fabric
-        route = fabric.route(na, nb)
+        key = na * self.fabric.nodes + nb
+        hit = self._routes.get(key)
+        if hit is None:
+            fabric = self.fabric
+            route = fabric.route(na, nb)
+            bandwidth = fabric.bandwidth
+            hit = self._routes[key] = (route, fabric.route_latency(route), min(bandwidth[i] for i in route))
+        route, penalty, slowest = hit
         wakeup = self.st.wakeup
-        latency = fabric.route_latency(route) + extra + (wakeup[nb] if wakeup else 0.0)
+        latency = penalty + extra + (wakeup[nb] if wakeup else 0.0)
         if size <= 0.0:
             _after(env, latency, done)
             return
-        penalty = fabric.route_latency(route)
-        bandwidth = fabric.bandwidth
-        alone = size / min(bandwidth[i] for i in route)
-        flow = Flow(route, float(size), 1.0 / penalty if penalty > 0.0 else 1.0, 0.0, alone)
+        flow = Flow(route, float(size), 1.0 / penalty if penalty > 0.0 else 1.0, 0.0, size / slowest)
         flow.payload = done
-        if latency > 0.0:
-            _after(env, latency, lambda _t: self._start(flow))
-        else:
-            self._start(flow)
-
-    def _start(self, flow: Flow) -> None:
-        now = self.env._now
-        flow.start = now
-        self.sharing.add(flow, now)
-        self._changed.update(flow.links)
-        self._flush_soon()
+        when = env.now + latency
+        self._order += 1
+        heapq.heappush(self._starts, (when, self._order, flow))
+        if when < self._wake_at:
+            self._wake_at = when
+            _after(env, latency, self._wake)
 
     # -- keeping the rates and the next wake-up current --------------------------------------
-
-    def _flush_soon(self) -> None:
-        """Solve once for every change of this instant: at the end of the instant's events."""
-        if not self._flush_pending:
-            self._flush_pending = True
-            _after(self.env, 0.0, self._flush)
-
-    def _flush(self, now: float) -> None:
-        self._flush_pending = False
-        if self._changed:
-            self._solve(now)
-        self._schedule_wake()
 
     def _solve(self, now: float) -> None:
         """Re-solve the flows linked to this instant's changes (and sample the links when tracing)."""
@@ -141,28 +134,32 @@ class LinkNetwork:
             self.samples.extend((now, link, *load(link)) for link in sorted(solved | self._changed))
         self._changed.clear()
 
-    def _schedule_wake(self) -> None:
-        when = self.sharing.next_end()
-        if when < self._wake_at:
-            self._wake_at = when
-            _after(self.env, max(0.0, when - self.env._now), self._wake)
-
     def _wake(self, now: float) -> None:
         if now < self._wake_at:
             return  # an earlier wake-up replaced this one
         self._wake_at = _INF
         sharing = self.sharing
+        changed = self._changed
         ended = sharing.pop_ended(now * (1.0 + _SAME_INSTANT))
         for flow in ended:
             sharing.remove(flow, now)
-            self._changed.update(flow.links)
+            changed.update(flow.links)
             self.flows += 1
             took = now - flow.start
             if took > flow.alone:
                 self.lost += took - flow.alone
-        if self._changed:
+        starts = self._starts
+        while starts and starts[0][0] <= now:
+            flow = heapq.heappop(starts)[2]
+            flow.start = now
+            sharing.add(flow, now)
+            changed.update(flow.links)
+        if changed:
             self._solve(now)
-        self._schedule_wake()
+        when = min(sharing.next_end(), starts[0][0] if starts else _INF)
+        if when < _INF:
+            self._wake_at = when
+            _after(self.env, max(0.0, when - now), self._wake)
         for flow in ended:
             flow.payload(now)  # type: ignore[operator]
 
@@ -189,7 +186,7 @@ class LinkNetwork:
 def _after(env: Any, delay: float, then: Callable[[float], None]) -> None:
     """Call ``then(now)`` ``delay`` seconds from now."""
     timeout = Timeout(env, delay)
-    timeout.callbacks.append(lambda _ev: then(env._now))  # type: ignore[union-attr]
+    timeout.callbacks.append(lambda _ev: then(env.now))  # type: ignore[union-attr]
 
 
 def network(st: CommState, sim: Any) -> LinkNetwork:
@@ -227,7 +224,7 @@ class InFlight:
 def _post(ctx: Context, st: CommState, dest: int, size: float, tag: int, sender: Request | None) -> None:
     """Send now: start an eager flow (or wait for the receive of a rendezvous) and deliver."""
     env = st.env
-    now = env._now
+    now = env.now
     me = ctx.pid
     net = network(st, ctx.sim)
     req = take_receive(st, me, dest, tag)
@@ -284,7 +281,7 @@ def _rendezvous(
 ) -> None:
     """Both sides are there: the handshake and the transfer start now; both finish at its end."""
     env = st.env
-    now = env._now
+    now = env.now
     sender.start = req.start = now
 
     def arrived(t: float) -> None:
@@ -306,7 +303,7 @@ def _take(ctx: Context, st: CommState, req: Request) -> None:
     carrier = msg[_SENDER]
     if isinstance(carrier, InFlight):
         if carrier.done is not None:
-            now = st.env._now
+            now = st.env.now
             _complete(st.env, req, carrier.sent, carrier.done if carrier.done > now else now)
             ctx.record_message(msg[_SRC], req.pid, msg[_SIZE], msg[_TAG], carrier.sent, req.done)
         else:
@@ -330,7 +327,7 @@ def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: fl
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     st = state(ctx.sim)
     env = ctx.env
-    now = env._now
+    now = env.now
     if size <= st.eager_limit:
         _post(ctx, st, dest, size, tag, None)
         if not counted:
@@ -349,8 +346,8 @@ def _wait_one(ctx: Context, elem: Element, req: Request) -> Any:
         ctx.block(elem, req)
         yield ev
         ctx.unblock()
-    elif req.done > env._now:
-        yield Timeout(env, req.done - env._now)
+    elif req.done > env.now:
+        yield Timeout(env, req.done - env.now)
 
 
 def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: float) -> Any:
@@ -359,7 +356,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
     tag = _tag(ctx, elem, tag, wildcard=True)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     st = state(ctx.sim)
-    now = ctx.env._now
+    now = ctx.env.now
     req = Request("recv", ctx.pid, source, tag, size, now, _next_seq(st))
     _take(ctx, st, req)
     yield from _wait_one(ctx, elem, req)
@@ -371,7 +368,7 @@ def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: f
     dest, size, tag = _valid_send(ctx, elem, dest, size, tag)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     st = state(ctx.sim)
-    now = ctx.env._now
+    now = ctx.env.now
     req = Request("send", ctx.pid, dest, tag, size, now, 0)
     if size <= st.eager_limit:
         _post(ctx, st, dest, size, tag, None)
@@ -390,7 +387,7 @@ def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost:
     tag = _tag(ctx, elem, tag, wildcard=True)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     st = state(ctx.sim)
-    now = ctx.env._now
+    now = ctx.env.now
     req = Request("recv", ctx.pid, source, tag, size, now, _next_seq(st))
     _take(ctx, st, req)
     if req.done is None or req.done > now:
@@ -412,7 +409,7 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
     size = size_of(ctx, elem, size)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     env = ctx.env
-    now = env._now
+    now = env.now
     nprocs = ctx.nprocs
     if nprocs == 1:
         if not counted:
@@ -436,7 +433,7 @@ def _run_schedule(sim: Any, st: CommState, g: Gathering) -> None:
     model = st.collectives
     p = st.nprocs
     steps: list[Step] = schedule(g.kind, model.algorithm(g.kind, g.size), p, g.size, g.root)
-    g.start = env._now
+    g.start = env.now
     g.offsets = [0.0] * p
     last = [-1] * p
     for k, s in enumerate(steps):
@@ -463,7 +460,7 @@ def _run_schedule(sim: Any, st: CommState, g: Gathering) -> None:
                 g.events[r] = None
                 _complete_event(env, ev, overhead)
 
-    release(by_step.get(-1, []), env._now)
+    release(by_step.get(-1, []), env.now)
     position = [0, 0]  # step index, repetition
 
     def next_round(t: float) -> None:
@@ -498,7 +495,7 @@ def _run_schedule(sim: Any, st: CommState, g: Gathering) -> None:
         if not s.src:
             round_done(t)
 
-    next_round(env._now)
+    next_round(env.now)
 
 
 def _complete_event(env: Any, ev: Event, delay: float) -> None:

@@ -286,6 +286,11 @@ class Fabric:
         kind = topology.kind
         if kind != "star":
             self._shape = _shape(kind, topology.parameters, "<topology>")
+        if kind == "fat_tree":
+            down, up = self._shape.numbers[1], self._shape.numbers[2]
+            #: products of the children and of the parent counts of the levels below each level
+            self._mprod = [math.prod(down[:level]) for level in range(len(down) + 1)]
+            self._wprod = [math.prod(up[:level]) for level in range(len(up) + 1)]
 
     # -- building ------------------------------------------------------------------------
 
@@ -339,37 +344,50 @@ class Fabric:
         return levels[level - 1] if levels else self.topology.link
 
     def _route_fat_tree(self, a: int, b: int) -> list[int]:
-        numbers = self._shape.numbers
-        down, up = numbers[1], numbers[2]
-        digits_b = _digits(b, down)
-        # an element of level l: (l, its digits a_{l+1..h}, its parent choices b_1..b_l)
-        digits = _digits(a, down)
-        level = 0
-        choices: tuple[int, ...] = ()
+        """Up by D-mod-k to the first switch above both nodes, then the one way down.
+
+        An element of level ``l`` is ``(A, B)``: ``A`` the node number's digits above level ``l``
+        (``node // m_1...m_l``), ``B`` the parent choices made on the way up (digits in radix
+        ``w_1..w_l``).  A parent of choice ``j`` is ``(A // m_{l+1}, B + j * w_1...w_l)``.
+        """
+        down, up = self._shape.numbers[1], self._shape.numbers[2]
+        mprod, wprod = self._mprod, self._wprod
+        physical = self._physical
         route: list[int] = []
-        while tuple(digits[level:]) != tuple(digits_b[level:]):
-            d = b
-            for i in range(level):
-                d //= up[i]
-            j = d % up[level]
-            name = _fat_tree_name(level, digits[level:], choices, down) + f"-{j}"
-            link = self._link(
-                ("ft", level + 1, tuple(digits[level:]), choices, j), name, self._level_link(level + 1)
-            )
-            route.append(link[0])
-            choices = (*choices, j)
+        level, big_a, big_b = 0, a, 0
+        while a // mprod[level] != b // mprod[level]:
+            j = (b // wprod[level]) % up[level]
+            key = (level, big_a, big_b, j)
+            hit = physical.get(key) or self._fat_tree_link(key)
+            route.append(hit[0])
+            big_a //= down[level]
+            big_b += j * wprod[level]
             level += 1
         while level > 0:
-            # down one level: the child with the destination's digit, whose parent choice is the last one
-            j = choices[-1]
-            choices = choices[:-1]
             level -= 1
-            child = (*digits_b[level : level + 1], *digits[level + 1 :])
-            digits = [*digits[:level], *child]
-            name = _fat_tree_name(level, child, choices, down) + f"-{j}"
-            link = self._link(("ft", level + 1, tuple(child), choices, j), name, self._level_link(level + 1))
-            route.append(link[1])
+            j, big_b = divmod(big_b, wprod[level])
+            big_a = big_a * down[level] + (b // mprod[level]) % down[level]
+            key = (level, big_a, big_b, j)
+            hit = physical.get(key) or self._fat_tree_link(key)
+            route.append(hit[1])
         return route
+
+    def _fat_tree_link(self, key: tuple[int, int, int, int]) -> tuple[int, int]:
+        """Make the link from element ``(A, B)`` of ``level`` to its parent ``j`` (named as in traces)."""
+        level, big_a, big_b, j = key
+        down, up = self._shape.numbers[1], self._shape.numbers[2]
+        if level == 0:
+            name = f"node{big_a}"
+        else:
+            digits, choices = [], []
+            for m in down[level:]:
+                digits.append(big_a % m)
+                big_a //= m
+            for w in up[:level]:
+                choices.append(big_b % w)
+                big_b //= w
+            name = f"sw{level}(" + ",".join(map(str, digits)) + ";" + ",".join(map(str, choices)) + ")"
+        return self._link(key, f"{name}-{j}", self._level_link(level + 1))
 
     def _route_torus(self, a: int, b: int) -> list[int]:
         dims = self._shape.numbers[0]
@@ -433,22 +451,6 @@ class Fabric:
             cur = nxt
         route.append(self._link(("dfnode", b), f"node{b}", link)[1])
         return route
-
-
-def _digits(node: int, down: Sequence[int]) -> list[int]:
-    """A fat-tree node's position per level: ``a_1 = node mod m_1``, then the next digits."""
-    out = []
-    for m in down:
-        out.append(node % m)
-        node //= m
-    return out
-
-
-def _fat_tree_name(level: int, digits: Sequence[int], choices: Sequence[int], down: Sequence[int]) -> str:
-    """A readable name of a fat-tree element: ``node7`` or ``sw1(a_2..a_h;b_1)``."""
-    if level == 0:
-        return f"node{sum(d * math.prod(down[:i]) for i, d in enumerate(digits))}"
-    return f"sw{level}(" + ",".join(map(str, digits)) + ";" + ",".join(map(str, choices)) + ")"
 
 
 def fabric(topology: Topology, nodes: int) -> Fabric:

@@ -209,12 +209,27 @@ class LinkSharing:
 def _max_min(
     flows: dict[Flow, None], links: set[int], capacity: Sequence[float], on: list[dict[Flow, None]]
 ) -> dict[Flow, float]:
-    """Weighted max-min fair rates of ``flows`` on ``links`` by progressive filling."""
+    """Weighted max-min fair rates of ``flows`` on ``links`` by progressive filling.
+
+    A flow alone on every link of its route shares nothing: its rate is its slowest link's
+    bandwidth, set at once; progressive filling runs over the others (often none: recursive
+    doubling or a permutation over a fat tree routed by D-mod-k rarely meet on a link).
+    """
+    rates: dict[Flow, float] = {}
+    contended: list[Flow] = []
+    for flow in flows:
+        route = flow.links
+        if all(len(on[link]) == 1 for link in route):
+            rates[flow] = min(capacity[link] for link in route)
+        else:
+            contended.append(flow)
+    if not contended:
+        return rates
+    links = {link for flow in contended for link in flow.links}
     left = {link: capacity[link] for link in links}
     weight = {link: sum(f.weight for f in on[link]) for link in links}
     heap = [(left[link] / weight[link], link) for link in links if weight[link] > 0.0]
     heapq.heapify(heap)
-    rates: dict[Flow, float] = {}
     while heap and len(rates) < len(flows):
         share, link = heapq.heappop(heap)
         w = weight[link]

@@ -266,3 +266,18 @@ def test_flows_starting_and_ending_together_are_solved_once_per_instant() -> Non
     assert sim.link_network.flows == 15 * 16
     assert sim.link_network.sharing.solves <= 4 * 15
     assert result.time > 15 * 1e-3  # every round moves 1 MB at 1 GB/s at best
+
+
+def test_a_flow_alone_on_its_links_is_traced_from_start_to_end() -> None:
+    from uml2perf_runtime.engine.simulation import Simulation
+    from uml2perf_runtime.output.trace import build_trace
+
+    sim = Simulation(
+        ModelSpec("links", "test", ELEMENTS, main=pairs({0: 1})), machine(2, star()), 2, tracing=True
+    )
+    assert sim.run().time == pytest.approx(1.0, rel=1e-12)
+    counters = [e for e in build_trace(sim)["traceEvents"] if e["ph"] == "C" and e["name"] == "node1:down"]
+    assert [(c["ts"], c["args"]["flows"], c["args"]["load"]) for c in counters] == [
+        (0.0, 1, 1.0),
+        (1e6, 0, 0.0),
+    ]

@@ -141,19 +141,36 @@ class LinkNetwork:
         sharing = self.sharing
         changed = self._changed
         ended = sharing.pop_ended(now * (1.0 + _SAME_INSTANT))
+        samples = self.samples
+        emptied: list[int] = []
         for flow in ended:
-            sharing.remove(flow, now)
-            changed.update(flow.links)
+            if sharing.remove(flow, now):  # flows still on its links may go faster now
+                changed.update(flow.links)
+            elif samples is not None:
+                emptied.extend(flow.links)
             self.flows += 1
             took = now - flow.start
             if took > flow.alone:
                 self.lost += took - flow.alone
+        if emptied:
+            assert samples is not None
+            samples.extend((now, link, 0, 0.0) for link in emptied if link not in changed)
         starts = self._starts
+        started = []
         while starts and starts[0][0] <= now:
             flow = heapq.heappop(starts)[2]
             flow.start = now
             sharing.add(flow, now)
-            changed.update(flow.links)
+            started.append(flow)
+        for flow in started:
+            # a flow that meets no other on its links needs no solving (the usual case of a
+            # permutation routed by D-mod-k); one that does is solved with all it touches
+            if not changed.isdisjoint(flow.links) or not sharing.alone(flow):
+                changed.update(flow.links)
+            else:
+                sharing.set_alone(flow, now)
+                if samples is not None:
+                    samples.extend((now, link, *sharing.load(link)) for link in flow.links)
         if changed:
             self._solve(now)
         when = min(sharing.next_end(), starts[0][0] if starts else _INF)

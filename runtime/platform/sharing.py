@@ -97,15 +97,35 @@ class LinkSharing:
         stats = self.stats
         if len(self.on) < len(self.capacity):
             self._grow()
+        on, since, most, carried = self.on, stats._since, stats.max_flows, stats.bytes
+        size = flow.size
         for link in flow.links:
-            flows = self.on[link]
+            flows = on[link]
             if not flows:
-                stats._since[link] = now
+                since[link] = now
             flows[flow] = None
-            if len(flows) > stats.max_flows[link]:
-                stats.max_flows[link] = len(flows)
-            stats.bytes[link] += flow.size
+            if len(flows) > most[link]:
+                most[link] = len(flows)
+            carried[link] += size
         flow.since = now
+
+    def alone(self, flow: Flow) -> bool:
+        """Whether ``flow`` is the only flow on every link of its route."""
+        on = self.on
+        return all(len(on[link]) == 1 for link in flow.links)
+
+    def set_alone(self, flow: Flow, now: float) -> None:
+        """Give a flow that shares no link its slowest link's bandwidth (what :meth:`solve` would)."""
+        capacity = self.capacity
+        rate = min(capacity[link] for link in flow.links)
+        if rate != flow.rate:
+            if flow.rate > 0.0:
+                flow.remaining = max(0.0, flow.remaining - flow.rate * (now - flow.since))
+            flow.since = now
+            flow.rate = rate
+            flow.version += 1
+            self._count += 1
+            heapq.heappush(self.ends, (flow.end_time(), flow.version, self._count, flow))
 
     def _grow(self) -> None:
         """Make room for links made since (a topology makes a link when a route first crosses it)."""
@@ -116,14 +136,19 @@ class LinkSharing:
             column.extend([0.0] * more)
         stats.max_flows.extend([0] * more)
 
-    def remove(self, flow: Flow, now: float) -> None:
-        """A flow leaves its links now."""
+    def remove(self, flow: Flow, now: float) -> bool:
+        """A flow leaves its links now; returns whether other flows remain on any of them."""
         stats = self.stats
+        on, busy, since = self.on, stats.busy, stats._since
+        others = False
         for link in flow.links:
-            flows = self.on[link]
+            flows = on[link]
             del flows[flow]
-            if not flows:
-                stats.busy[link] += now - stats._since[link]
+            if flows:
+                others = True
+            else:
+                busy[link] += now - since[link]
+        return others
 
     def close(self, now: float) -> None:
         """Count the busy time of links still carrying flows at the end of the run."""

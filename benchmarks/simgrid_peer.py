@@ -19,6 +19,9 @@ The scenarios are those uml2perf runs in ``benchmarks/run.py``:
     as ``synthetic.allreduce_model``: compute ``work`` seconds, then an
     all-reduce of ``size`` bytes by recursive doubling (the algorithm uml2perf
     chooses for messages up to 2 KiB; a power-of-two process count);
+``alltoall``
+    compute ``work`` seconds, then a pairwise all-to-all of ``size`` bytes per pair, ``rounds``
+    times (the rounds synchronous, as uml2perf's collective schedules are);
 ``lapw0``
     as ``samples/lapw0.uml`` with its default ``NAT = 32``: the cost functions of
     that sample, an all-reduce of ``8 * NAT`` bytes (after its 1 ms cost) and the
@@ -211,6 +214,20 @@ def allreduce_loop(simgrid, pid: int, procs: int, rounds: int, work: float, size
         allreduce_rd(simgrid, pid, procs, size)
 
 
+def alltoall_loop(simgrid, pid: int, procs: int, rounds: int, work: float, size: int, barrier) -> None:
+    """Compute, then a pairwise all-to-all: in round s send to ``pid + s``, receive from
+    ``pid - s``; every process waits for the round to end (the synchronous rounds uml2perf's
+    collective schedules have)."""
+    execute = simgrid.this_actor.execute
+    for _ in range(rounds):
+        execute(work)
+        for step in range(1, procs):
+            out = _inbox(simgrid, pid, (pid + step) % procs).put_async(pid, size)
+            _inbox(simgrid, (pid - step) % procs, pid).get()
+            out.wait()
+            barrier.wait()
+
+
 def lapw0(simgrid, pid: int, procs: int, nat: int) -> None:
     """``samples/lapw0.uml``: the cost functions of the sample, in the order of its activity."""
     _own_inboxes(simgrid, pid, procs)
@@ -251,12 +268,17 @@ def simulate(
     if scenario in ("allreduce", "lapw0") and procs & (procs - 1):
         raise SystemExit(f"{scenario}: recursive doubling here needs a power-of-two process count")
     e = engine(procs, ppn, intra, inter, topology, link)
+    barrier = simgrid.Barrier(procs) if scenario == "alltoall" else None
     for pid in range(procs):
         host = simgrid.Host.by_name(f"h{pid}")
         if scenario == "ring":
             simgrid.Actor.create(f"p{pid}", host, ring, simgrid, pid, procs, rounds, work, size)
         elif scenario == "allreduce":
             simgrid.Actor.create(f"p{pid}", host, allreduce_loop, simgrid, pid, procs, rounds, work, size)
+        elif scenario == "alltoall":
+            simgrid.Actor.create(
+                f"p{pid}", host, alltoall_loop, simgrid, pid, procs, rounds, work, size, barrier
+            )
         else:
             simgrid.Actor.create(f"p{pid}", host, lapw0, simgrid, pid, procs, LAPW0_NAT)
     start = time.perf_counter()
@@ -266,7 +288,7 @@ def simulate(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("scenario", choices=("ring", "allreduce", "lapw0"))
+    parser.add_argument("scenario", choices=("ring", "allreduce", "alltoall", "lapw0"))
     parser.add_argument("--procs", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=2000)
     parser.add_argument("--work", type=float, default=1e-3)

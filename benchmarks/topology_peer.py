@@ -45,6 +45,14 @@ CASES: list[tuple[str, str, int, str, dict[str, Any], bool]] = [
         {"rounds": 50, "size": 8},
         True,
     ),
+    (
+        "all-to-all of 1 MB on a fat tree, two top switches",
+        "alltoall",
+        16,
+        "fat_tree:2;4,4;1,2;1,1",
+        {"rounds": 5, "size": 1_000_000},
+        True,
+    ),
     ("ring of 1 MB on a torus", "ring", 16, "torus:4,4", {"rounds": 100, "size": 1_000_000}, True),
     (
         "ring of 1 MB on a fat tree, one top switch",
@@ -78,6 +86,7 @@ def machine_text(procs: int, topology: str, eager_limit: int = 65536) -> str:
             f"link = {{ latency = {LINK[0]!r}, bandwidth = {LINK[1]!r} }}",
             "[collectives]",
             'allreduce = "recursive_doubling"',
+            'alltoall = "pairwise"',
             "",
         ]
     )
@@ -111,11 +120,11 @@ def main(argv: list[str] | None = None) -> int:
                 model = write_model(
                     work / "ring.uml", ring_model(extra["rounds"], work=RING_WORK, size=extra["size"])
                 )
-            elif scenario == "allreduce":
-                model = write_model(
-                    work / "allreduce.uml",
-                    allreduce_model(extra["rounds"], work=RING_WORK, size=extra["size"]),
-                )
+            elif scenario in ("allreduce", "alltoall"):
+                text = allreduce_model(extra["rounds"], work=RING_WORK, size=extra["size"])
+                if scenario == "alltoall":  # the same loop with an all-to-all in place of the all-reduce
+                    text = text.replace("AllreducePlus", "AlltoallPlus")
+                model = write_model(work / f"{scenario}.uml", text)
             else:
                 model = REPO / "samples" / "lapw0.uml"
             machine = work / "machine.toml"

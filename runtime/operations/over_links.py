@@ -80,9 +80,9 @@ class LinkNetwork:
         self.node_of = st.node_of
         self.sharing = LinkSharing(fabric.bandwidth)
         self._changed: set[int] = set()
-        #: flows in their latency phase: (start time, order, flow)
-        self._starts: list[tuple[float, int, Flow]] = []
-        self._order = 0
+        #: flows in their latency phase, by start time (a round's flows share one), and the times
+        self._starts: dict[float, list[Flow]] = {}
+        self._start_times: list[float] = []
         self._wake_at = _INF
         #: per node pair: (route, its latency, its slowest bandwidth)
         self._routes: dict[int, tuple[tuple[int, ...], float, float]] = {}
@@ -106,7 +106,7 @@ class LinkNetwork:
         hit = self._routes.get(key)
         if hit is None:
             fabric = self.fabric
-            route = fabric.route(na, nb)
+            route = fabric.route(na, nb, remember=False)
             bandwidth = fabric.bandwidth
             hit = self._routes[key] = (route, fabric.route_latency(route), min(bandwidth[i] for i in route))
         route, penalty, slowest = hit
@@ -118,8 +118,12 @@ class LinkNetwork:
         flow = Flow(route, float(size), 1.0 / penalty if penalty > 0.0 else 1.0, 0.0, size / slowest)
         flow.payload = done
         when = env.now + latency
-        self._order += 1
-        heapq.heappush(self._starts, (when, self._order, flow))
+        bucket = self._starts.get(when)
+        if bucket is None:
+            self._starts[when] = [flow]
+            heapq.heappush(self._start_times, when)
+        else:
+            bucket.append(flow)
         if when < self._wake_at:
             self._wake_at = when
             _after(env, latency, self._wake)
@@ -155,13 +159,13 @@ class LinkNetwork:
         if emptied:
             assert samples is not None
             samples.extend((now, link, 0, 0.0) for link in emptied if link not in changed)
-        starts = self._starts
-        started = []
-        while starts and starts[0][0] <= now:
-            flow = heapq.heappop(starts)[2]
+        times = self._start_times
+        started: list[Flow] = []
+        while times and times[0] <= now:
+            started += self._starts.pop(heapq.heappop(times))
+        for flow in started:
             flow.start = now
             sharing.add(flow, now)
-            started.append(flow)
         for flow in started:
             # a flow that meets no other on its links needs no solving (the usual case of a
             # permutation routed by D-mod-k); one that does is solved with all it touches
@@ -173,7 +177,7 @@ class LinkNetwork:
                     samples.extend((now, link, *sharing.load(link)) for link in flow.links)
         if changed:
             self._solve(now)
-        when = min(sharing.next_end(), starts[0][0] if starts else _INF)
+        when = min(sharing.next_end(), times[0] if times else _INF)
         if when < _INF:
             self._wake_at = when
             _after(self.env, max(0.0, when - now), self._wake)

@@ -315,8 +315,11 @@ class Fabric:
 
     # -- routes --------------------------------------------------------------------------
 
-    def route(self, a: int, b: int) -> tuple[int, ...]:
-        """Link directions from node ``a`` to node ``b`` (empty for ``a == b``)."""
+    def route(self, a: int, b: int, remember: bool = True) -> tuple[int, ...]:
+        """Link directions from node ``a`` to node ``b`` (empty for ``a == b``).
+
+        Kept per pair unless ``remember`` is false (for a caller that keeps its own).
+        """
         key = a * self.nodes + b
         hit = self._routes.get(key)
         if hit is None:
@@ -327,7 +330,8 @@ class Fabric:
                 if self._limiters:
                     path = [self._limiters[a], *path, self._limiters[b]]
                 hit = tuple(path)
-            self._routes[key] = hit
+            if remember:
+                self._routes[key] = hit
         return hit
 
     def route_latency(self, route: Sequence[int]) -> float:

@@ -281,3 +281,24 @@ def test_a_flow_alone_on_its_links_is_traced_from_start_to_end() -> None:
         (0.0, 1, 1.0),
         (1e6, 0, 0.0),
     ]
+
+
+def test_size_ranges_of_the_inter_node_link_bound_a_message_on_the_links() -> None:
+    # messages up to 1 MB reach only 0.25 GB/s alone (and wait 10 ms); larger ones the links' 1 GB/s
+    ranged = Link(0.0, GB, pieces=((1e6, 0.01, 1 / (GB / 4)), (float("inf"), 0.0, 1 / GB)))
+
+    def small_and_large(p: Any, v: Any) -> Any:
+        if p.pid == 0:
+            yield from p.send(S, 2, 1e6, 0)
+        elif p.pid == 1:
+            yield from p.send(S, 2, GB, 0)
+        else:
+            yield from p.recv(R, 0, GB, 0)
+            yield from p.recv(R, 1, GB, 0)
+
+    mach = Machine(nodes=3, cores_per_node=1, inter_node=ranged, eager_limit=2 * 10**9, topology=star())
+    sim_result = run(small_and_large, 3, mach)
+    # the small flow starts at 10 ms capped at 0.25 GB/s: 1 MB in 4 ms -> 14 ms; the large one
+    # has 0.75 GB/s meanwhile, then 1 GB/s: 1 GB - 0.75e9*0.004 - 1e9*0.01 taken at full rate
+    large_end = 0.01 + 0.004 + (GB - GB * 0.01 - 0.75 * GB * 0.004) / GB
+    assert sim_result.time == pytest.approx(large_end, rel=1e-12)

@@ -9,7 +9,9 @@ processes a :class:`LinkContext`); matching, requests and accounting are those o
 
 * a message between two nodes pays its route's latency (the sum over its hops), then its bytes
   flow at the max-min fair rate; eager messages start flowing when sent, rendezvous messages
-  when both sides are there (after the link's handshake);
+  when both sides are there (after the link's handshake); when ``[network.inter_node]`` prices
+  messages per size range (``ranges`` or ``table``), a message's range is what it reaches alone:
+  it waits at least the range's latency and flows no faster than the range's bandwidth;
 * a message inside a node costs what the per-pair model says (``[network.intra_node]``);
 * a collective runs its algorithm's schedule (:func:`..platform.network.schedule`) round by
   round: every transfer of a round is a flow, and the round ends when its last flow ends.
@@ -84,6 +86,10 @@ class LinkNetwork:
         self._starts: dict[float, list[Flow]] = {}
         self._start_times: list[float] = []
         self._wake_at = _INF
+        #: whether messages between nodes are priced per size range (``[network.inter_node]``
+        #: ranges or table): then a message alone reaches no more than its range says
+        machine = st.machine
+        self._pieces = getattr(getattr(machine, "inter_node", None), "pieces", None) is not None
         #: per node pair: (route, its latency, its slowest bandwidth)
         self._routes: dict[int, tuple[tuple[int, ...], float, float]] = {}
         #: seconds all flows took beyond what each would have taken alone, and their count
@@ -111,11 +117,23 @@ class LinkNetwork:
             hit = self._routes[key] = (route, fabric.route_latency(route), min(bandwidth[i] for i in route))
         route, penalty, slowest = hit
         wakeup = self.st.wakeup
-        latency = penalty + extra + (wakeup[nb] if wakeup else 0.0)
+        start = penalty
+        bound = _INF
+        if self._pieces:
+            # the size range's line is what the message reaches alone: it waits at least that
+            # latency and flows no faster than that bandwidth; the links may slow it further
+            alpha, beta = self.st.machine.link(na, nb).piece(size)
+            start = max(penalty, alpha)
+            if beta > 0.0:
+                bound = 1.0 / beta
+        latency = start + extra + (wakeup[nb] if wakeup else 0.0)
         if size <= 0.0:
             _after(env, latency, done)
             return
-        flow = Flow(route, float(size), 1.0 / penalty if penalty > 0.0 else 1.0, 0.0, size / slowest)
+        flow = Flow(
+            route, float(size), 1.0 / penalty if penalty > 0.0 else 1.0, 0.0, size / min(slowest, bound)
+        )
+        flow.bound = bound
         flow.payload = done
         when = env.now + latency
         bucket = self._starts.get(when)

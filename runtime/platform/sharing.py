@@ -29,6 +29,7 @@ class Flow:
     """One message's data on its route: bytes left, rate, and when it last changed."""
 
     __slots__ = (
+        "bound",
         "links",
         "weight",
         "size",
@@ -57,6 +58,8 @@ class Flow:
         self.alone = alone
         #: what the simulation attaches (what to do when the flow ends)
         self.payload: object = None
+        #: bytes per second the flow never exceeds, whatever its links leave it (inf: none)
+        self.bound = math.inf
 
     def end_time(self) -> float:
         """When the flow ends at its current rate."""
@@ -117,7 +120,7 @@ class LinkSharing:
     def set_alone(self, flow: Flow, now: float) -> None:
         """Give a flow that shares no link its slowest link's bandwidth (what :meth:`solve` would)."""
         capacity = self.capacity
-        rate = min(capacity[link] for link in flow.links)
+        rate = min(flow.bound, min(capacity[link] for link in flow.links))
         if rate != flow.rate:
             if flow.rate > 0.0:
                 flow.remaining = max(0.0, flow.remaining - flow.rate * (now - flow.since))
@@ -237,15 +240,17 @@ def _max_min(
     """Weighted max-min fair rates of ``flows`` on ``links`` by progressive filling.
 
     A flow alone on every link of its route shares nothing: its rate is its slowest link's
-    bandwidth, set at once; progressive filling runs over the others (often none: recursive
-    doubling or a permutation over a fat tree routed by D-mod-k rarely meet on a link).
+    bandwidth (or its bound), set at once; progressive filling runs over the others (often none:
+    recursive doubling or a permutation over a fat tree routed by D-mod-k rarely meet on a link).
+    A flow's bound is a link of its own: when its ``bound / weight`` is below every link's fair
+    share, it is fixed at its bound first.
     """
     rates: dict[Flow, float] = {}
     contended: list[Flow] = []
     for flow in flows:
         route = flow.links
         if all(len(on[link]) == 1 for link in route):
-            rates[flow] = min(capacity[link] for link in route)
+            rates[flow] = min(flow.bound, min(capacity[link] for link in route))
         else:
             contended.append(flow)
     if not contended:
@@ -255,7 +260,23 @@ def _max_min(
     weight = {link: sum(f.weight for f in on[link]) for link in links}
     heap = [(left[link] / weight[link], link) for link in links if weight[link] > 0.0]
     heapq.heapify(heap)
+    bounded = [(f.bound / f.weight, id(f), f) for f in contended if f.bound < math.inf]
+    heapq.heapify(bounded)
     while heap and len(rates) < len(flows):
+        while bounded and bounded[0][2] in rates:
+            heapq.heappop(bounded)
+        if bounded and bounded[0][0] <= heap[0][0]:
+            flow = heapq.heappop(bounded)[2]
+            rate = flow.bound
+            rates[flow] = rate
+            for other in flow.links:
+                left[other] = max(0.0, left[other] - rate)
+                weight[other] -= flow.weight
+                if weight[other] > 1e-300:
+                    heapq.heappush(heap, (left[other] / weight[other], other))
+                else:
+                    weight[other] = 0.0
+            continue
         share, link = heapq.heappop(heap)
         w = weight[link]
         if w <= 0.0:

@@ -302,3 +302,93 @@ def test_size_ranges_of_the_inter_node_link_bound_a_message_on_the_links() -> No
     # has 0.75 GB/s meanwhile, then 1 GB/s: 1 GB - 0.75e9*0.004 - 1e9*0.01 taken at full rate
     large_end = 0.01 + 0.004 + (GB - GB * 0.01 - 0.75 * GB * 0.004) / GB
     assert sim_result.time == pytest.approx(large_end, rel=1e-12)
+
+
+ALGORITHM_CASES = [
+    (kind, algorithm)
+    for kind, algorithms in __import__(
+        "uml2perf_runtime.platform.network", fromlist=["ALGORITHMS"]
+    ).ALGORITHMS.items()
+    for algorithm in algorithms
+]
+
+
+@pytest.mark.parametrize(("kind", "algorithm"), ALGORITHM_CASES, ids=lambda x: str(x))
+@pytest.mark.parametrize("procs", [5, 8])
+def test_collectives_without_contention_cost_what_the_per_pair_network_says(
+    kind: str, algorithm: str, procs: int
+) -> None:
+    """Every round of every algorithm is a matching of senders and receivers: on a star (one
+    process per node) no two of its messages share a link direction, so each costs its route
+    alone, what the per-pair network with the route's latency and bandwidth charges."""
+    from uml2perf_runtime.operations.registry import OPERATIONS
+
+    op = OPERATIONS[kind]
+    args = {"root": 1 % procs, "size": 3e6} if op.rooted else ({"size": 3e6} if op.argument_names else {})
+
+    def main(p: Any, v: Any) -> Any:
+        yield from p.compute(S, 0.001 * p.pid)  # arrive at different times
+        yield from getattr(p, kind)(COLL, **args)
+
+    def machine_with(topology: Topology | None) -> Machine:
+        return Machine(
+            nodes=procs,
+            cores_per_node=1,
+            intra_node=Link(0.0, 10 * GB),
+            inter_node=Link(2e-5, GB / 2),
+            eager_limit=1 << 20,
+            collectives={kind: algorithm},
+            reduce_cost=1e-10,
+            collective_overhead=1e-6,
+            topology=topology,
+        )
+
+    link = TopologyLink(1e-5, GB / 2)  # two hops: 20 us, 0.5 GB/s
+    shared = run(main, procs, machine_with(Topology("star", "", link))).time
+    alone = run(main, procs, machine_with(None)).time
+    assert shared == pytest.approx(alone, rel=1e-9)
+
+
+@pytest.mark.parametrize("size", [1e3, 5e6])  # eager and rendezvous
+@pytest.mark.parametrize("style", ["blocking", "nonblocking", "wildcard"])
+def test_point_to_point_without_contention_costs_what_the_per_pair_network_says(
+    size: float, style: str
+) -> None:
+    """A ring (each node sends one message and receives one per round) shares no link direction."""
+    wait = Element(3, "W", "wait")
+
+    def main(p: Any, v: Any) -> Any:
+        right, left = (p.pid + 1) % p.nprocs, (p.pid - 1) % p.nprocs
+        for step in range(3):
+            yield from p.compute(S, 0.0005 * (1 + (p.pid + step) % 3))  # messages never overlap
+            if style == "nonblocking":
+                out = yield from p.isend(S, right, size, step)
+                into = yield from p.irecv(R, left, size, step)
+                yield from p.wait(wait, [out, into])
+            elif p.pid % 2:
+                yield from p.recv(
+                    R, -1 if style == "wildcard" else left, size, -1 if style == "wildcard" else step
+                )
+                yield from p.send(S, right, size, step)
+            else:
+                yield from p.send(S, right, size, step)
+                yield from p.recv(
+                    R, -1 if style == "wildcard" else left, size, -1 if style == "wildcard" else step
+                )
+
+    def machine_with(topology: Topology | None) -> Machine:
+        return Machine(
+            nodes=6,
+            cores_per_node=1,
+            inter_node=Link(2e-5, GB / 2, 1e-5),  # a rendezvous handshake of 10 us
+            eager_limit=1 << 20,
+            topology=topology,
+        )
+
+    spec = ModelSpec("links", "test", (*ELEMENTS, wait), main=main)
+    shared = simulate(spec, machine_with(Topology("star", "", TopologyLink(1e-5, GB / 2))), procs=6)
+    alone = simulate(spec, machine_with(None), procs=6)
+    assert shared.time == pytest.approx(alone.time, rel=1e-9)
+    for a, b in zip(shared.per_process, alone.per_process, strict=True):
+        for key in ("time", "compute", "communication", "wait"):
+            assert a[key] == pytest.approx(b[key], rel=1e-9, abs=1e-15), (a["pid"], key)

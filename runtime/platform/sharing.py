@@ -155,6 +155,8 @@ class LinkSharing:
 
     def close(self, now: float) -> None:
         """Count the busy time of links still carrying flows at the end of the run."""
+        if len(self.on) < len(self.capacity):
+            self._grow()  # links routes made that no flow crossed (messages of 0 bytes)
         stats = self.stats
         for link, flows in enumerate(self.on):
             if flows:

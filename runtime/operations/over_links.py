@@ -134,6 +134,7 @@ class LinkNetwork:
             route, float(size), 1.0 / penalty if penalty > 0.0 else 1.0, 0.0, size / min(slowest, bound)
         )
         flow.bound = bound
+        flow.top = slowest if slowest < bound else bound
         flow.payload = done
         when = env.now + latency
         bucket = self._starts.get(when)

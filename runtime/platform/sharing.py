@@ -29,6 +29,7 @@ class Flow:
     """One message's data on its route: bytes left, rate, and when it last changed."""
 
     __slots__ = (
+        "top",
         "bound",
         "links",
         "weight",
@@ -60,6 +61,8 @@ class Flow:
         self.payload: object = None
         #: bytes per second the flow never exceeds, whatever its links leave it (inf: none)
         self.bound = math.inf
+        #: its rate alone on its route: the slowest link or the bound (0: not known yet)
+        self.top = 0.0
 
     def end_time(self) -> float:
         """When the flow ends at its current rate."""
@@ -115,12 +118,17 @@ class LinkSharing:
     def alone(self, flow: Flow) -> bool:
         """Whether ``flow`` is the only flow on every link of its route."""
         on = self.on
-        return all(len(on[link]) == 1 for link in flow.links)
+        for link in flow.links:
+            if len(on[link]) != 1:
+                return False
+        return True
 
     def set_alone(self, flow: Flow, now: float) -> None:
         """Give a flow that shares no link its slowest link's bandwidth (what :meth:`solve` would)."""
-        capacity = self.capacity
-        rate = min(flow.bound, min(capacity[link] for link in flow.links))
+        rate = flow.top
+        if not rate:
+            capacity = self.capacity
+            rate = flow.top = min(flow.bound, min(capacity[link] for link in flow.links))
         if rate != flow.rate:
             if flow.rate > 0.0:
                 flow.remaining = max(0.0, flow.remaining - flow.rate * (now - flow.since))

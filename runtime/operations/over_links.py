@@ -90,6 +90,8 @@ class LinkNetwork:
         #: ranges or table): then a message alone reaches no more than its range says
         machine = st.machine
         self._pieces = getattr(getattr(machine, "inter_node", None), "pieces", None) is not None
+        #: a fat tree's routes are arithmetic, cheaper to make again than to keep for every pair
+        self._keep_routes = fabric.topology.kind != "fat_tree"
         #: per node pair: (route, its latency, its slowest bandwidth)
         self._routes: dict[int, tuple[tuple[int, ...], float, float]] = {}
         #: seconds all flows took beyond what each would have taken alone, and their count
@@ -114,7 +116,9 @@ class LinkNetwork:
             fabric = self.fabric
             route = fabric.route(na, nb, remember=False)
             bandwidth = fabric.bandwidth
-            hit = self._routes[key] = (route, fabric.route_latency(route), min(bandwidth[i] for i in route))
+            hit = (route, fabric.route_latency(route), min(bandwidth[i] for i in route))
+            if self._keep_routes:
+                self._routes[key] = hit
         route, penalty, slowest = hit
         wakeup = self.st.wakeup
         start = penalty

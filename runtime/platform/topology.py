@@ -26,6 +26,7 @@ module is pure arithmetic: :class:`Fabric` answers the links of a route, and
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -287,10 +288,30 @@ class Fabric:
         if kind != "star":
             self._shape = _shape(kind, topology.parameters, "<topology>")
         if kind == "fat_tree":
-            down, up = self._shape.numbers[1], self._shape.numbers[2]
-            #: products of the children and of the parent counts of the levels below each level
-            self._mprod = [math.prod(down[:level]) for level in range(len(down) + 1)]
-            self._wprod = [math.prod(up[:level]) for level in range(len(up) + 1)]
+            self._build_fat_tree()
+
+    def _build_fat_tree(self) -> None:
+        """Number every link of the fat tree at once: a route is then arithmetic, no lookup.
+
+        The link from element ``(A, B)`` of level ``l`` to its parent ``j`` is physical link
+        ``(A * w_1...w_l + B) * w_{l+1} + j`` of its level; its directions follow the level's
+        offset (two per link, or one when both directions share it).  Names are made when asked.
+        """
+        down, up = self._shape.numbers[1], self._shape.numbers[2]
+        #: products of the children and of the parent counts of the levels below each level
+        self._mprod = [math.prod(down[:level]) for level in range(len(down) + 1)]
+        self._wprod = [math.prod(up[:level]) for level in range(len(up) + 1)]
+        self._per = 1 if self.topology.sharing == "shared" else 2
+        total = math.prod(down)
+        self._offsets: list[int] = []
+        prefix = list(self.names)
+        for level in range(len(down)):
+            count = (total // self._mprod[level]) * self._wprod[level] * up[level] * self._per
+            self._offsets.append(len(self.latency))
+            link = self._level_link(level + 1)
+            self.latency.extend([link.latency] * count)
+            self.bandwidth.extend([link.bandwidth] * count)
+        self.names = _Names(prefix, len(self.latency), self._fat_tree_name)  # type: ignore[assignment]
 
     # -- building ------------------------------------------------------------------------
 
@@ -355,31 +376,30 @@ class Fabric:
         ``w_1..w_l``).  A parent of choice ``j`` is ``(A // m_{l+1}, B + j * w_1...w_l)``.
         """
         down, up = self._shape.numbers[1], self._shape.numbers[2]
-        mprod, wprod = self._mprod, self._wprod
-        physical = self._physical
+        mprod, wprod, offsets, per = self._mprod, self._wprod, self._offsets, self._per
         route: list[int] = []
         level, big_a, big_b = 0, a, 0
         while a // mprod[level] != b // mprod[level]:
             j = (b // wprod[level]) % up[level]
-            key = (level, big_a, big_b, j)
-            hit = physical.get(key) or self._fat_tree_link(key)
-            route.append(hit[0])
+            route.append(offsets[level] + ((big_a * wprod[level] + big_b) * up[level] + j) * per)
             big_a //= down[level]
             big_b += j * wprod[level]
             level += 1
+        back = per - 1  # the down direction follows the up one (the same when shared)
         while level > 0:
             level -= 1
             j, big_b = divmod(big_b, wprod[level])
             big_a = big_a * down[level] + (b // mprod[level]) % down[level]
-            key = (level, big_a, big_b, j)
-            hit = physical.get(key) or self._fat_tree_link(key)
-            route.append(hit[1])
+            route.append(offsets[level] + ((big_a * wprod[level] + big_b) * up[level] + j) * per + back)
         return route
 
-    def _fat_tree_link(self, key: tuple[int, int, int, int]) -> tuple[int, int]:
-        """Make the link from element ``(A, B)`` of ``level`` to its parent ``j`` (named as in traces)."""
-        level, big_a, big_b, j = key
+    def _fat_tree_name(self, index: int) -> str:
+        """The name of link direction ``index`` of the fat tree (``sw1(0;0)-3:up``, as in traces)."""
+        level = bisect.bisect_right(self._offsets, index) - 1
         down, up = self._shape.numbers[1], self._shape.numbers[2]
+        physical, direction = divmod(index - self._offsets[level], self._per)
+        element, j = divmod(physical, up[level])
+        big_a, big_b = divmod(element, self._wprod[level])
         if level == 0:
             name = f"node{big_a}"
         else:
@@ -391,7 +411,8 @@ class Fabric:
                 choices.append(big_b % w)
                 big_b //= w
             name = f"sw{level}(" + ",".join(map(str, digits)) + ";" + ",".join(map(str, choices)) + ")"
-        return self._link(key, f"{name}-{j}", self._level_link(level + 1))
+        suffix = "" if self._per == 1 else (":up", ":down")[direction]
+        return f"{name}-{j}{suffix}"
 
     def _route_torus(self, a: int, b: int) -> list[int]:
         dims = self._shape.numbers[0]
@@ -455,6 +476,27 @@ class Fabric:
             cur = nxt
         route.append(self._link(("dfnode", b), f"node{b}", link)[1])
         return route
+
+
+class _Names(Sequence[str]):
+    """Link names made when asked: the first ones stored, the rest decoded from the index."""
+
+    def __init__(self, first: list[str], total: int, decode: Any) -> None:
+        self._first = first
+        self._total = total
+        self._decode = decode
+
+    def __len__(self) -> int:
+        return self._total
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._total))]
+        if index < 0:
+            index += self._total
+        if not 0 <= index < self._total:
+            raise IndexError(index)
+        return self._first[index] if index < len(self._first) else self._decode(index)
 
 
 def fabric(topology: Topology, nodes: int) -> Fabric:

@@ -162,6 +162,15 @@ def test_routes_follow_d_mod_k_and_dimension_order() -> None:
     fly = fabric(Topology("dragonfly", "3,1;2,1;3,1;2", TopologyLink(0.0, GB)), 36)
     names = [fly.names[i] for i in fly.route(0, 35)]
     assert sum("blue" in n for n in names) == 1  # one global hop between groups
+    # as SimGrid routes them: after a hop to the destination's blade the route goes on from
+    # chassis 0 (node 4 -> 2: node, green, node; node 4 -> 6: node, green, black, node)
+    small = fabric(Topology("dragonfly", "2,1;2,1;2,1;2", TopologyLink(0.0, GB)), 16)
+    assert [small.names[i].split("=")[1] if "=" in small.names[i] else "node" for i in small.route(4, 2)] == [
+        "node",
+        "green",
+        "node",
+    ]
+    assert len(small.route(4, 6)) == 4
 
 
 TOML = """

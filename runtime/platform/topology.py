@@ -15,8 +15,9 @@ SimGrid writes its cluster zones in (``topo_parameters``):
   chassis, ``N`` nodes per router (``g``, ``c``, ``r`` parallel links); routers of a chassis are
   all connected, routers at the same place in the chassis of a group are connected, and router
   ``b`` of chassis 0 of group ``a`` connects to router ``a`` of chassis 0 of group ``b``; routes are
-  minimal (to the router of the own group that reaches the destination's group, one global hop,
-  then to the destination's router).
+  SimGrid's minimal ones (to the router of the own group that reaches the destination's group,
+  one global hop, then a hop to the destination's blade and one to its chassis, continuing as
+  SimGrid does from chassis 0 after the blade hop).
 
 Every link is full duplex (each direction its own bandwidth) unless ``sharing = "shared"``;
 a node's ``limiter`` is one more link that both directions of the node's traffic share.  This
@@ -469,7 +470,9 @@ class Fabric:
         if cur[2] != dst[2]:
             nxt = (cur[0], cur[1], dst[2])
             route.append(hop(cur, nxt, "green"))
-            cur = nxt
+            # SimGrid's minimal routing continues from the destination's blade in chassis 0 of
+            # the group (not from the chassis the green hop reached); routes follow it exactly
+            cur = (cur[0], 0, dst[2])
         if cur[1] != dst[1]:
             nxt = (cur[0], dst[1], cur[2])
             route.append(hop(cur, nxt, "black"))

@@ -3,6 +3,8 @@
 Usage (with an interpreter that imports ``simgrid``; Debian: ``apt-get install
 python3-simgrid`` for the system ``python3``)::
 
+    python3 benchmarks/simgrid_peer.py routes --procs 16 --topology "dragonfly:2,1;2,1;2,1;2"
+
     python3 benchmarks/simgrid_peer.py ring --procs 64 --rounds 2000
     python3 benchmarks/simgrid_peer.py allreduce --procs 64 --rounds 200
     python3 benchmarks/simgrid_peer.py lapw0 --procs 128
@@ -54,6 +56,7 @@ import os
 import sys
 import tempfile
 import time
+from typing import Any
 
 #: Default machine: the benchmark cluster of ``benchmarks/run.py``.
 INTRA = (1e-6, 1e10)
@@ -286,9 +289,26 @@ def simulate(
     return simgrid.Engine.clock, time.perf_counter() - start
 
 
+def routes(topology: str, hosts: int, link: tuple[float, float]) -> dict[str, list[Any]]:
+    """SimGrid's route between every two hosts of a topology: ``"a,b" -> [latency, [link names]]``."""
+    import simgrid
+
+    simgrid.Engine([sys.argv[0], "--cfg=network/model:CM02", "--log=root.thresh:critical"])
+    kind, _, parameters = topology.partition(":")
+    topology_platform(simgrid, kind, parameters, link)
+    found = [simgrid.Host.by_name(f"h{i}") for i in range(hosts)]
+    out: dict[str, list[Any]] = {}
+    for a, host in enumerate(found):
+        for b, other in enumerate(found):
+            if a != b:
+                links, latency = host.route_to(other)
+                out[f"{a},{b}"] = [latency, [lk.name for lk in links]]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("scenario", choices=("ring", "allreduce", "alltoall", "lapw0"))
+    parser.add_argument("scenario", choices=("ring", "allreduce", "alltoall", "lapw0", "routes"))
     parser.add_argument("--procs", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=2000)
     parser.add_argument("--work", type=float, default=1e-3)
@@ -305,6 +325,11 @@ def main(argv: list[str] | None = None) -> int:
         "--link", type=float, nargs=2, metavar=("LATENCY", "BANDWIDTH"), help="topology links"
     )
     args = parser.parse_args(argv)
+    if args.scenario == "routes":  # for the tests: SimGrid's routes on --topology
+        link = tuple(args.link) if args.link else (1e-6, 1e9)
+        json.dump(routes(args.topology, args.procs, link), sys.stdout)  # type: ignore[arg-type]
+        sys.stdout.write("\n")
+        return 0
     size = args.size if args.size is not None else (1024 if args.scenario == "ring" else 8)
     now, loop = simulate(
         args.scenario,

@@ -401,3 +401,75 @@ def test_point_to_point_without_contention_costs_what_the_per_pair_network_says(
     for a, b in zip(shared.per_process, alone.per_process, strict=True):
         for key in ("time", "compute", "communication", "wait"):
             assert a[key] == pytest.approx(b[key], rel=1e-9, abs=1e-15), (a["pid"], key)
+
+
+def _simgrid_python() -> str | None:
+    import shutil
+    import subprocess
+
+    for candidate in ("/usr/bin/python3", shutil.which("python3")):
+        if (
+            candidate
+            and subprocess.run(
+                [candidate, "-c", "import simgrid"], capture_output=True, check=False
+            ).returncode
+            == 0
+        ):
+            return candidate
+    return None
+
+
+@pytest.mark.parametrize(
+    ("topology", "hosts"),
+    [
+        ("fat_tree:2;4,4;1,2;1,1", 16),
+        ("fat_tree:3;2,3,2;2,2,3;1,1,1", 12),
+        ("torus:3,5", 15),
+        ("dragonfly:3,1;2,1;3,1;2", 36),
+    ],
+)
+def test_routes_match_simgrids_where_it_is_installed(topology: str, hosts: int) -> None:
+    """SimGrid (optional, never a dependency) routes every pair with the same hop kinds and latency."""
+    import json
+    import re
+    import subprocess
+    from pathlib import Path
+
+    python = _simgrid_python()
+    if python is None:
+        pytest.skip("SimGrid's Python bindings are not installed (Debian: python3-simgrid)")
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "simgrid_peer.py"
+    done = subprocess.run(
+        [
+            python,
+            str(script),
+            "routes",
+            "--procs",
+            str(hosts),
+            "--topology",
+            topology,
+            "--link",
+            "1e-6",
+            "1e9",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    theirs = json.loads(done.stdout[done.stdout.index("{") :])
+    kind, _, parameters = topology.partition(":")
+    ours = fabric(Topology(kind, parameters, TopologyLink(1e-6, 1e9)), hosts)
+
+    def hop_kind(name: str) -> str:  # SimGrid's names and ours say which kind of link a hop is
+        if name.startswith(("local", "node")) and "=" not in name and "_d" not in name:
+            return "node"
+        found = re.search(r"(green|black|blue)", name)
+        return found.group(1) if found else "link"
+
+    for key, (latency, names) in theirs.items():
+        a, b = map(int, key.split(","))
+        route = ours.route(a, b)
+        assert len(route) == len(names), (key, names, [ours.names[i] for i in route])
+        assert ours.route_latency(route) == pytest.approx(latency, rel=1e-12)
+        if kind == "dragonfly":
+            assert [hop_kind(ours.names[i]) for i in route] == [hop_kind(n) for n in names], key

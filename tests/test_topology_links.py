@@ -424,12 +424,16 @@ def _simgrid_python() -> str | None:
     [
         ("fat_tree:2;4,4;1,2;1,1", 16),
         ("fat_tree:3;2,3,2;2,2,3;1,1,1", 12),
+        ("fat_tree:2;4,4;1,2;2,3", 16),  # parallel links
+        ("fat_tree:3;2,3,2;2,2,3;2,1,2", 12),
         ("torus:3,5", 15),
+        ("torus:2,3,2", 12),
         ("dragonfly:3,1;2,1;3,1;2", 36),
     ],
 )
 def test_routes_match_simgrids_where_it_is_installed(topology: str, hosts: int) -> None:
-    """SimGrid (optional, never a dependency) routes every pair with the same hop kinds and latency."""
+    """SimGrid (optional, never a dependency) routes every pair over the same links: one name of
+    ours for each of its link names and back, the same latency."""
     import json
     import re
     import subprocess
@@ -466,10 +470,14 @@ def test_routes_match_simgrids_where_it_is_installed(topology: str, hosts: int) 
         found = re.search(r"(green|black|blue)", name)
         return found.group(1) if found else "link"
 
+    same: dict[str, str] = {}
+    back: dict[str, str] = {}
     for key, (latency, names) in theirs.items():
         a, b = map(int, key.split(","))
         route = ours.route(a, b)
         assert len(route) == len(names), (key, names, [ours.names[i] for i in route])
         assert ours.route_latency(route) == pytest.approx(latency, rel=1e-12)
+        for their, mine in zip(names, (ours.names[i] for i in route), strict=True):
+            assert same.setdefault(their, mine) == mine and back.setdefault(mine, their) == their, key
         if kind == "dragonfly":
             assert [hop_kind(ours.names[i]) for i in route] == [hop_kind(n) for n in names], key

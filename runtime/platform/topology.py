@@ -6,8 +6,9 @@ SimGrid writes its cluster zones in (``topo_parameters``):
 * ``star``: every node has its own link to one switch (SimGrid's flat cluster);
 * ``fat_tree``: ``"h;m_1,...,m_h;w_1,...,w_h;p_1,...,p_h"`` -- ``h`` levels of switches,
   ``m_l`` children per switch of level ``l``, ``w_l`` parents per element of level ``l - 1``,
-  ``p_l`` parallel links between a child and a parent; routes go up by D-mod-k (the parent is
-  picked from the destination's number) to the first common ancestor, then down;
+  ``p_l`` parallel links between a child and a parent; routes go up by D-mod-k (the parent and
+  the parallel link are picked from the destination's number) to the first common ancestor, then
+  down (the parallel links as SimGrid picks them);
 * ``torus``: ``"x,y,z"`` (any number of dimensions) -- every node has one link to its next
   neighbour in each dimension; routes follow dimension order, one hop at a time, the short way
   round;
@@ -298,7 +299,7 @@ class Fabric:
         ``(A * w_1...w_l + B) * w_{l+1} + j`` of its level; its directions follow the level's
         offset (two per link, or one when both directions share it).  Names are made when asked.
         """
-        down, up = self._shape.numbers[1], self._shape.numbers[2]
+        down, up, parallel = self._shape.numbers[1], self._shape.numbers[2], self._shape.numbers[3]
         #: products of the children and of the parent counts of the levels below each level
         self._mprod = [math.prod(down[:level]) for level in range(len(down) + 1)]
         self._wprod = [math.prod(up[:level]) for level in range(len(up) + 1)]
@@ -307,7 +308,9 @@ class Fabric:
         self._offsets: list[int] = []
         prefix = list(self.names)
         for level in range(len(down)):
-            count = (total // self._mprod[level]) * self._wprod[level] * up[level] * self._per
+            count = (
+                (total // self._mprod[level]) * self._wprod[level] * up[level] * parallel[level] * self._per
+            )
             self._offsets.append(len(self.latency))
             link = self._level_link(level + 1)
             self.latency.extend([link.latency] * count)
@@ -370,28 +373,44 @@ class Fabric:
         return levels[level - 1] if levels else self.topology.link
 
     def _route_fat_tree(self, a: int, b: int) -> list[int]:
-        """Up by D-mod-k to the first switch above both nodes, then the one way down.
+        """Up by D-mod-k to the first switch above both nodes, then down, as SimGrid routes.
 
         An element of level ``l`` is ``(A, B)``: ``A`` the node number's digits above level ``l``
         (``node // m_1...m_l``), ``B`` the parent choices made on the way up (digits in radix
-        ``w_1..w_l``).  A parent of choice ``j`` is ``(A // m_{l+1}, B + j * w_1...w_l)``.
+        ``w_1..w_l``).  Up, the destination's number picks the parent
+        (``(b div w_1...w_l) mod w_{l+1}``) and the parallel link
+        (``(b div w_1...w_{l+1}) mod p_{l+1}``).  Down, SimGrid (3.32) scans the switch's child
+        slots from ``(source mod p) * m`` on and takes each slot whose child leads to the
+        destination, going on with the next slots of the child it reached: the parallel link of a
+        lower hop depends on where that scan stands (checked link by link against SimGrid).
         """
-        down, up = self._shape.numbers[1], self._shape.numbers[2]
+        down, up, parallel = self._shape.numbers[1], self._shape.numbers[2], self._shape.numbers[3]
         mprod, wprod, offsets, per = self._mprod, self._wprod, self._offsets, self._per
         route: list[int] = []
         level, big_a, big_b = 0, a, 0
         while a // mprod[level] != b // mprod[level]:
             j = (b // wprod[level]) % up[level]
-            route.append(offsets[level] + ((big_a * wprod[level] + big_b) * up[level] + j) * per)
+            k = (b // wprod[level + 1]) % parallel[level]
+            physical = ((big_a * wprod[level] + big_b) * up[level] + j) * parallel[level] + k
+            route.append(offsets[level] + physical * per)
             big_a //= down[level]
             big_b += j * wprod[level]
             level += 1
         back = per - 1  # the down direction follows the up one (the same when shared)
         while level > 0:
-            level -= 1
-            j, big_b = divmod(big_b, wprod[level])
-            big_a = big_a * down[level] + (b // mprod[level]) % down[level]
-            route.append(offsets[level] + ((big_a * wprod[level] + big_b) * up[level] + j) * per + back)
+            below = level - 1
+            i = (a % parallel[below]) * down[below]
+            while level > 0 and i < down[level - 1] * parallel[level - 1]:
+                below = level - 1
+                if i % down[below] == (b // mprod[below]) % down[below]:
+                    j, big_b = divmod(big_b, wprod[below])
+                    big_a = big_a * down[below] + i % down[below]
+                    physical = ((big_a * wprod[below] + big_b) * up[below] + j) * parallel[below] + i // down[
+                        below
+                    ]
+                    route.append(offsets[below] + physical * per + back)
+                    level = below
+                i += 1
         return route
 
     def _fat_tree_name(self, index: int) -> str:
@@ -399,6 +418,8 @@ class Fabric:
         level = bisect.bisect_right(self._offsets, index) - 1
         down, up = self._shape.numbers[1], self._shape.numbers[2]
         physical, direction = divmod(index - self._offsets[level], self._per)
+        parallel = self._shape.numbers[3][level]
+        physical, k = divmod(physical, parallel)
         element, j = divmod(physical, up[level])
         big_a, big_b = divmod(element, self._wprod[level])
         if level == 0:
@@ -413,7 +434,7 @@ class Fabric:
                 big_b //= w
             name = f"sw{level}(" + ",".join(map(str, digits)) + ";" + ",".join(map(str, choices)) + ")"
         suffix = "" if self._per == 1 else (":up", ":down")[direction]
-        return f"{name}-{j}{suffix}"
+        return f"{name}-{j}{f'.{k}' if parallel > 1 else ''}{suffix}"
 
     def _route_torus(self, a: int, b: int) -> list[int]:
         dims = self._shape.numbers[0]

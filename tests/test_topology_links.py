@@ -481,3 +481,11 @@ def test_routes_match_simgrids_where_it_is_installed(topology: str, hosts: int) 
             assert same.setdefault(their, mine) == mine and back.setdefault(mine, their) == their, key
         if kind == "dragonfly":
             assert [hop_kind(ours.names[i]) for i in route] == [hop_kind(n) for n in names], key
+
+
+def test_more_nodes_than_the_topology_connects_is_refused_with_what_to_do() -> None:
+    mach = load_machine_text(TOML)
+    assert mach.with_nodes(3).nodes == 3
+    with pytest.raises(MachineError, match="connects only 4 nodes"):
+        mach.with_nodes(5)
+    assert mach.with_topology(None).with_nodes(5).nodes == 5

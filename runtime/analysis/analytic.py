@@ -55,7 +55,7 @@ import numpy as np
 
 from .. import functions as _functions
 from ..engine.process import ProcessContext
-from ..operations.registry import REDUCING
+from ..operations.registry import OPERATIONS, REDUCING
 from ..spec import Element, ModelSpec
 
 __all__ = [
@@ -70,10 +70,12 @@ __all__ = [
     "grid_points",
 ]
 
-#: Element kinds whose semantics need the event-driven simulator.
+#: Element kinds whose semantics need the event-driven simulator: the operations the table does
+#: not give a closed form (all but the collectives, whose schedules are evaluated here) and the
+#: thread patterns.
 NON_ANALYTIC_KINDS = frozenset(
-    {"send", "recv", "isend", "irecv", "wait", "parallel", "fork", "critical", "pipeline", "taskpool"}
-)
+    name for name, op in OPERATIONS.items() if op.scope != "collective"
+) | frozenset({"parallel", "fork", "critical", "pipeline", "taskpool"})
 
 #: Grid keys that are machine configuration rather than model variables.
 SYSTEM_KEYS = ("procs", "nodes")
@@ -784,8 +786,6 @@ def _refuse_shared_links(spec: ModelSpec, plan: _Plan) -> None:
     """
     if getattr(plan.machine, "topology", None) is None or len(set(plan.node_of.tolist())) < 2:
         return
-    from ..operations.registry import OPERATIONS
-
     for elem in spec.elements:
         if elem.kind in OPERATIONS or elem.kind == "collective":
             raise NotAnalytic(

@@ -489,3 +489,14 @@ def test_more_nodes_than_the_topology_connects_is_refused_with_what_to_do() -> N
     with pytest.raises(MachineError, match="connects only 4 nodes"):
         mach.with_nodes(5)
     assert mach.with_topology(None).with_nodes(5).nodes == 5
+
+
+def test_json_lists_the_busiest_links_and_says_when_there_are_more() -> None:
+    result = run(
+        pairs({0: 2, 1: 3}), 4, machine(4, Topology("fat_tree", "2;2,2;1,1;1,1", TopologyLink(0.0, GB)))
+    )
+    assert len(result.links) == 6 and "links_note" not in result.to_dict()  # 4 node links, 2 switch links
+    result.LINKS_IN_JSON = 3  # as a run with many links
+    shown = result.to_dict()
+    assert [row["link"] for row in shown["links"]] == [row["link"] for row in result.links[:3]]
+    assert shown["links_note"] == "the 3 busiest of 6 links (Results.links has them all)"

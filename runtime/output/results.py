@@ -270,7 +270,22 @@ class Results:
                 if self.mapping is not None
                 else {}
             ),
-            **({"links": self.links} if self.links is not None else {}),
+            **self._links_dict(),
+        }
+
+    #: The most links ``to_dict`` lists (the busiest first); ``Results.links`` keeps them all.
+    LINKS_IN_JSON = 1000
+
+    def _links_dict(self) -> dict[str, Any]:
+        """``links`` for JSON: the busiest :attr:`LINKS_IN_JSON`, with a note when there are more."""
+        if self.links is None:
+            return {}
+        most = self.LINKS_IN_JSON
+        if len(self.links) <= most:
+            return {"links": self.links}
+        return {
+            "links": self.links[:most],
+            "links_note": f"the {most:,} busiest of {len(self.links):,} links (Results.links has them all)",
         }
 
     def to_dataframe(self, table: str = "elements") -> Any:

@@ -3,6 +3,8 @@
 Usage (with an interpreter that imports ``simgrid``; Debian: ``apt-get install
 python3-simgrid`` for the system ``python3``)::
 
+    python3 benchmarks/simgrid_peer.py routes --procs 16 --topology "dragonfly:2,1;2,1;2,1;2"
+
     python3 benchmarks/simgrid_peer.py ring --procs 64 --rounds 2000
     python3 benchmarks/simgrid_peer.py allreduce --procs 64 --rounds 200
     python3 benchmarks/simgrid_peer.py lapw0 --procs 128
@@ -19,6 +21,9 @@ The scenarios are those uml2perf runs in ``benchmarks/run.py``:
     as ``synthetic.allreduce_model``: compute ``work`` seconds, then an
     all-reduce of ``size`` bytes by recursive doubling (the algorithm uml2perf
     chooses for messages up to 2 KiB; a power-of-two process count);
+``alltoall``
+    compute ``work`` seconds, then a pairwise all-to-all of ``size`` bytes per pair, ``rounds``
+    times (the rounds synchronous, as uml2perf's collective schedules are);
 ``lapw0``
     as ``samples/lapw0.uml`` with its default ``NAT = 32``: the cost functions of
     that sample, an all-reduce of ``8 * NAT`` bytes (after its 1 ms cost) and the
@@ -51,6 +56,7 @@ import os
 import sys
 import tempfile
 import time
+from typing import Any
 
 #: Default machine: the benchmark cluster of ``benchmarks/run.py``.
 INTRA = (1e-6, 1e10)
@@ -97,7 +103,48 @@ def platform_xml(procs: int, ppn: int, intra: tuple[float, float], inter: tuple[
     return "\n".join(lines)
 
 
-def engine(procs: int, ppn: int, intra: tuple[float, float], inter: tuple[float, float]):
+def topology_platform(simgrid, kind: str, parameters: str, link: tuple[float, float]) -> None:
+    """One SimGrid cluster zone of ``kind`` (``fat_tree``, ``torus``, ``dragonfly``) with hosts
+    ``h0..`` at 1 flop/s, split-duplex links of ``link = (latency, bandwidth)``: the platform a
+    machine file's ``[network.topology]`` of the same kind and parameters describes."""
+
+    def netpoint(zone, coords, ident):
+        host = zone.create_host(f"h{ident}", 1.0)
+        return (host.netpoint, None)
+
+    callbacks = simgrid.ClusterCallbacks(netpoint, None, None)
+    root = simgrid.NetZone.create_full_zone("root")
+    sharing = simgrid.Link.SharingPolicy.SPLITDUPLEX
+    parts = [[int(x) for x in part.split(",")] for part in parameters.split(";")]
+    latency, bandwidth = link
+    if kind == "fat_tree":
+        params = simgrid.FatTreeParams(parts[0][0], parts[1], parts[2], parts[3])
+        zone = simgrid.NetZone.create_fatTree_zone(
+            "net", root, params, callbacks, bandwidth, latency, sharing
+        )
+    elif kind == "torus":
+        zone = simgrid.NetZone.create_torus_zone(
+            "net", root, parts[0], callbacks, bandwidth, latency, sharing
+        )
+    elif kind == "dragonfly":
+        params = simgrid.DragonflyParams(tuple(parts[0]), tuple(parts[1]), tuple(parts[2]), parts[3][0])
+        zone = simgrid.NetZone.create_dragonfly_zone(
+            "net", root, params, callbacks, bandwidth, latency, sharing
+        )
+    else:
+        raise SystemExit(f"unknown topology {kind!r}")
+    zone.seal()
+    root.seal()
+
+
+def engine(
+    procs: int,
+    ppn: int,
+    intra: tuple[float, float],
+    inter: tuple[float, float],
+    topology: str | None = None,
+    link: tuple[float, float] | None = None,
+):
     """A SimGrid engine on the benchmark platform with the matched network model."""
     import simgrid
 
@@ -108,11 +155,16 @@ def engine(procs: int, ppn: int, intra: tuple[float, float], inter: tuple[float,
             "--cfg=network/latency-factor:1",
             "--cfg=network/bandwidth-factor:1",
             "--cfg=network/crosstraffic:0",
+            "--cfg=network/TCP-gamma:0",
             "--cfg=surf/precision:1e-12",
             "--cfg=maxmin/precision:1e-12",
             "--log=root.thresh:warning",
         ]
     )
+    if topology is not None:
+        kind, _, parameters = topology.partition(":")
+        topology_platform(simgrid, kind, parameters, link or inter)
+        return e
     handle, path = tempfile.mkstemp(suffix=".xml", prefix="simgrid-platform-")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -165,6 +217,20 @@ def allreduce_loop(simgrid, pid: int, procs: int, rounds: int, work: float, size
         allreduce_rd(simgrid, pid, procs, size)
 
 
+def alltoall_loop(simgrid, pid: int, procs: int, rounds: int, work: float, size: int, barrier) -> None:
+    """Compute, then a pairwise all-to-all: in round s send to ``pid + s``, receive from
+    ``pid - s``; every process waits for the round to end (the synchronous rounds uml2perf's
+    collective schedules have)."""
+    execute = simgrid.this_actor.execute
+    for _ in range(rounds):
+        execute(work)
+        for step in range(1, procs):
+            out = _inbox(simgrid, pid, (pid + step) % procs).put_async(pid, size)
+            _inbox(simgrid, (pid - step) % procs, pid).get()
+            out.wait()
+            barrier.wait()
+
+
 def lapw0(simgrid, pid: int, procs: int, nat: int) -> None:
     """``samples/lapw0.uml``: the cost functions of the sample, in the order of its activity."""
     _own_inboxes(simgrid, pid, procs)
@@ -196,19 +262,26 @@ def simulate(
     ppn: int,
     intra: tuple[float, float],
     inter: tuple[float, float],
+    topology: str | None = None,
+    link: tuple[float, float] | None = None,
 ) -> tuple[float, float]:
     """Run one scenario; return (predicted time, seconds in ``Engine.run``)."""
     import simgrid
 
     if scenario in ("allreduce", "lapw0") and procs & (procs - 1):
         raise SystemExit(f"{scenario}: recursive doubling here needs a power-of-two process count")
-    e = engine(procs, ppn, intra, inter)
+    e = engine(procs, ppn, intra, inter, topology, link)
+    barrier = simgrid.Barrier(procs) if scenario == "alltoall" else None
     for pid in range(procs):
         host = simgrid.Host.by_name(f"h{pid}")
         if scenario == "ring":
             simgrid.Actor.create(f"p{pid}", host, ring, simgrid, pid, procs, rounds, work, size)
         elif scenario == "allreduce":
             simgrid.Actor.create(f"p{pid}", host, allreduce_loop, simgrid, pid, procs, rounds, work, size)
+        elif scenario == "alltoall":
+            simgrid.Actor.create(
+                f"p{pid}", host, alltoall_loop, simgrid, pid, procs, rounds, work, size, barrier
+            )
         else:
             simgrid.Actor.create(f"p{pid}", host, lapw0, simgrid, pid, procs, LAPW0_NAT)
     start = time.perf_counter()
@@ -216,9 +289,26 @@ def simulate(
     return simgrid.Engine.clock, time.perf_counter() - start
 
 
+def routes(topology: str, hosts: int, link: tuple[float, float]) -> dict[str, list[Any]]:
+    """SimGrid's route between every two hosts of a topology: ``"a,b" -> [latency, [link names]]``."""
+    import simgrid
+
+    simgrid.Engine([sys.argv[0], "--cfg=network/model:CM02", "--log=root.thresh:critical"])
+    kind, _, parameters = topology.partition(":")
+    topology_platform(simgrid, kind, parameters, link)
+    found = [simgrid.Host.by_name(f"h{i}") for i in range(hosts)]
+    out: dict[str, list[Any]] = {}
+    for a, host in enumerate(found):
+        for b, other in enumerate(found):
+            if a != b:
+                links, latency = host.route_to(other)
+                out[f"{a},{b}"] = [latency, [lk.name for lk in links]]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("scenario", choices=("ring", "allreduce", "lapw0"))
+    parser.add_argument("scenario", choices=("ring", "allreduce", "alltoall", "lapw0", "routes"))
     parser.add_argument("--procs", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=2000)
     parser.add_argument("--work", type=float, default=1e-3)
@@ -226,7 +316,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ppn", type=int, default=4, help="processes per node (block placement)")
     parser.add_argument("--intra", type=float, nargs=2, default=INTRA, metavar=("LATENCY", "BANDWIDTH"))
     parser.add_argument("--inter", type=float, nargs=2, default=INTER, metavar=("LATENCY", "BANDWIDTH"))
+    parser.add_argument(
+        "--topology",
+        help="KIND:PARAMETERS, e.g. 'fat_tree:2;4,4;1,2;1,1': one host per process on that SimGrid "
+        "cluster zone instead of the two-class nodes (--ppn is then 1)",
+    )
+    parser.add_argument(
+        "--link", type=float, nargs=2, metavar=("LATENCY", "BANDWIDTH"), help="topology links"
+    )
     args = parser.parse_args(argv)
+    if args.scenario == "routes":  # for the tests: SimGrid's routes on --topology
+        link = tuple(args.link) if args.link else (1e-6, 1e9)
+        json.dump(routes(args.topology, args.procs, link), sys.stdout)  # type: ignore[arg-type]
+        sys.stdout.write("\n")
+        return 0
     size = args.size if args.size is not None else (1024 if args.scenario == "ring" else 8)
     now, loop = simulate(
         args.scenario,
@@ -237,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
         args.ppn,
         tuple(args.intra),
         tuple(args.inter),
+        args.topology,
+        tuple(args.link) if args.link else None,
     )
     json.dump({"time": now, "loop": loop}, sys.stdout)
     sys.stdout.write("\n")

@@ -176,7 +176,7 @@ def test_load_unknown_name_lists_bundled_machines():
     with pytest.raises(MachineError) as info:
         Machine.load("no-such-machine")
     assert "gescher" in str(info.value) and "laptop" in str(info.value)
-    assert Machine.bundled() == ["cluster-modern", "gescher", "gpu-node", "laptop"]
+    assert Machine.bundled() == ["cluster-modern", "gescher", "gpu-node", "laptop", "narval"]
 
 
 def test_default_and_with_nodes():

@@ -50,3 +50,23 @@ def test_keyword_calls_reach_the_direct_route() -> None:
         for main in (positional, keywords)
     ]
     assert times[0] == times[1] > 0.0
+
+
+def test_every_part_reads_its_operations_from_the_table() -> None:
+    """The profile, the neutral model, machine files, findings, critical path and schedules."""
+    from uml2perf.model import COMMUNICATION_ROLES, Role
+    from uml2perf.profile.roles import ROLES
+    from uml2perf_runtime.analysis.properties import WAIT_PROPERTY
+    from uml2perf_runtime.operations.registry import COLLECTIVES, WAITS_FOR
+    from uml2perf_runtime.platform.machine import COLLECTIVE_OPERATIONS
+    from uml2perf_runtime.platform.network import ALGORITHMS
+
+    assert {role.value for role in COMMUNICATION_ROLES} == set(OPERATIONS)
+    for name, op in OPERATIONS.items():
+        role, tags = ROLES[op.stereotype]
+        assert role is Role(name) and tags[: len(op.tags)] == op.tags
+        assert WAIT_PROPERTY[name] == op.wait_property
+        assert name in WAITS_FOR[op.partner]
+    assert ROLES["send+"][1][:4] == ("dest", "size", "tag", "cost")
+    assert ROLES["wait+"][1][:1] == ("cost",)
+    assert tuple(COLLECTIVE_OPERATIONS) == COLLECTIVES == tuple(ALGORITHMS)

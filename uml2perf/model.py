@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeVar
 
+from uml2perf_runtime.operations.registry import OPERATIONS
+
 from .errors import Diagnostic, Location
 
 _NORMALISED: dict[str, str] = {}
@@ -135,23 +137,8 @@ class Role(str, Enum):  # noqa: UP042 - StrEnum would change str() of members, w
     TASKPOOL = "taskpool"  # `threads`, `items`
 
 
-COMMUNICATION_ROLES = frozenset(
-    {
-        Role.SEND,
-        Role.RECV,
-        Role.ISEND,
-        Role.IRECV,
-        Role.WAIT,
-        Role.BARRIER,
-        Role.BCAST,
-        Role.REDUCE,
-        Role.ALLREDUCE,
-        Role.GATHER,
-        Role.SCATTER,
-        Role.ALLGATHER,
-        Role.ALLTOALL,
-    }
-)
+#: The roles of communication operations: one per operation of the runtime's table.
+COMMUNICATION_ROLES = frozenset(Role(name) for name in OPERATIONS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,7 +55,7 @@ import numpy as np
 
 from .. import functions as _functions
 from ..engine.process import ProcessContext
-from ..operations.registry import REDUCING
+from ..operations.registry import OPERATIONS, REDUCING
 from ..spec import Element, ModelSpec
 
 __all__ = [
@@ -70,10 +70,12 @@ __all__ = [
     "grid_points",
 ]
 
-#: Element kinds whose semantics need the event-driven simulator.
+#: Element kinds whose semantics need the event-driven simulator: the operations the table does
+#: not give a closed form (all but the collectives, whose schedules are evaluated here) and the
+#: thread patterns.
 NON_ANALYTIC_KINDS = frozenset(
-    {"send", "recv", "isend", "irecv", "wait", "parallel", "fork", "critical", "pipeline", "taskpool"}
-)
+    name for name, op in OPERATIONS.items() if op.scope != "collective"
+) | frozenset({"parallel", "fork", "critical", "pipeline", "taskpool"})
 
 #: Grid keys that are machine configuration rather than model variables.
 SYSTEM_KEYS = ("procs", "nodes")
@@ -775,6 +777,23 @@ def _static_refusal(spec: ModelSpec) -> str | None:
     return None
 
 
+def _refuse_shared_links(spec: ModelSpec, plan: _Plan) -> None:
+    """Decline a model that sends messages between nodes of a machine with a topology.
+
+    Over shared links a message's time depends on the others in flight, which the analytic
+    path does not follow; it stays exact (and is used) when everything runs on one node or the
+    model sends nothing.
+    """
+    if getattr(plan.machine, "topology", None) is None or len(set(plan.node_of.tolist())) < 2:
+        return
+    for elem in spec.elements:
+        if elem.kind in OPERATIONS or elem.kind == "collective":
+            raise NotAnalytic(
+                f"the machine's [network.topology] shares links between messages, and element "
+                f"{elem.describe()} sends messages between nodes"
+            )
+
+
 def evaluate_points(
     spec: ModelSpec,
     machine: Any,
@@ -811,9 +830,9 @@ def evaluate_points(
     for (shape_procs, shape_nodes), indices in shapes.items():
         chosen = [dict(points[i]) for i in indices]
         try:
-            shape_rows = _evaluate_shape(
-                spec, _plan(machine, shape_procs, shape_nodes, placement), chosen, fixed, limit
-            )
+            plan = _plan(machine, shape_procs, shape_nodes, placement)
+            _refuse_shared_links(spec, plan)
+            shape_rows = _evaluate_shape(spec, plan, chosen, fixed, limit)
         except NotAnalytic as exc:
             reasons[str(exc)] = None
             continue

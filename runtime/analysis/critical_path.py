@@ -27,6 +27,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..operations.registry import WAITS_FOR
+
 __all__ = ["critical_path"]
 
 _COMPUTE, _COMM, _WAIT, _COMPOSITE = 0, 1, 2, -1
@@ -219,7 +221,7 @@ def _dependency(
 ) -> tuple[int, float] | None:
     """The (process, time) a blocked segment waited for, or None when it waited for no process."""
     kind = kinds[index]
-    if kind in ("recv", "irecv", "wait"):
+    if kind in WAITS_FOR["sender"]:
         inbox = received.get(pid, [])
         position = bisect.bisect_left(inbox, (end - _EPS * max(1.0, abs(end)), -1, 0.0))
         if position < len(inbox):
@@ -227,13 +229,13 @@ def _dependency(
             if src != pid:
                 return src, sent
         return None
-    if kind in ("send", "isend"):
+    if kind in WAITS_FOR["receiver"]:
         outgoing = posted.get(pid, [])
         position = bisect.bisect_left(outgoing, (start - _EPS * max(1.0, abs(start)), -1))
         if position < len(outgoing) and outgoing[position][1] != pid:
             return outgoing[position][1], end  # the receiver posted its receive at ``end``
         return None
-    if kind in ("barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall"):
+    if kind in WAITS_FOR["last_arrival"]:
         for other in arrivals(end):
             if other != pid:
                 return other, end

@@ -23,6 +23,9 @@ of processes:
     Time rendezvous sends wait for their receive, ``/ (T P)``.
 ``critical_section``
     Time waiting for ``critical+`` locks, ``/ (T P)``.
+``network_contention``
+    On a machine with a topology: the seconds messages took beyond what each would have taken
+    with its links to itself, summed over messages, ``/ (T P)``; the hint names the busiest links.
 ``oversubscription``
     Time computations were runnable but had no core (more runnable processes
     and threads than cores on a node), ``/ (T P)``; threads count in
@@ -43,30 +46,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..operations.registry import WAIT_PROPERTIES
 from .summation import argmax, table_sum, vector_mean, vector_sum
 
-__all__ = ["DEFAULT_THRESHOLD", "WAIT_PROPERTY", "compute_properties", "load_imbalance"]
+__all__ = ["DEFAULT_THRESHOLD", "WAIT_PROPERTY", "compute_properties", "load_imbalance", "network_contention"]
 
 #: Properties with a smaller severity are not reported (``--min-severity`` changes it).
 DEFAULT_THRESHOLD = 0.01
 
 #: Which property the blocked time of an element of each kind is.
-WAIT_PROPERTY: dict[str, str] = {
-    "recv": "late_sender",
-    "irecv": "late_sender",
-    "wait": "late_sender",
-    "send": "late_receiver",
-    "isend": "late_receiver",
-    "barrier": "synchronization",
-    "bcast": "synchronization",
-    "reduce": "synchronization",
-    "allreduce": "synchronization",
-    "gather": "synchronization",
-    "scatter": "synchronization",
-    "allgather": "synchronization",
-    "alltoall": "synchronization",
-    "critical": "critical_section",
-}
+WAIT_PROPERTY: dict[str, str] = {**WAIT_PROPERTIES, "critical": "critical_section"}
 
 _WORK_KINDS = frozenset({"action"})
 
@@ -246,6 +235,34 @@ def compute_properties(
         )
     found.sort(key=lambda p: (-p["severity"], p["property"], p["element"] or ""))
     return found
+
+
+def network_contention(
+    lost: float, flows: int, links: Sequence[dict[str, Any]], time: float, processes: int, threshold: float
+) -> list[dict[str, Any]]:
+    """``network_contention`` when it holds: time lost to links shared with other messages.
+
+    ``lost`` is summed over the ``flows`` messages between nodes (each one's time on its links
+    minus its time alone there); ``links`` the busiest first, as ``Results.links``.
+    """
+    budget = time * processes
+    if lost <= 0.0 or budget <= 0.0:
+        return []
+    severity = min(1.0, lost / budget)
+    if severity < threshold:
+        return []
+    busiest = ", ".join(f"{row['link']} ({row['max_flows']} at once)" for row in links[:3])
+    return [
+        {
+            "property": "network_contention",
+            "element": None,
+            "severity": round(severity, 6),
+            "confidence": 1.0,
+            "hint": f"Messages share links: {flows} messages between nodes take {_seconds(lost)} longer "
+            f"than each would alone; busiest links: {busiest}",
+            "seconds": lost,
+        }
+    ]
 
 
 _WHAT = {

@@ -113,6 +113,12 @@ class Simulation:
         for node in self._nodes:
             ppn[node] += 1
         cls = TracingContext if tracing else GeneralContext if general else Context
+        #: the shared links of the machine's topology (``operations.over_links``), made on first message
+        self.link_network: Any = None
+        if getattr(machine, "topology", None) is not None:
+            from .link_context import context_class
+
+            cls = context_class(tracing)
         self.contexts: list[Context] = []
         for pid, node in enumerate(self._nodes):
             ctx = cls(self, pid, node, ppn[node], self.cpus[node])

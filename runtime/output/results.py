@@ -79,6 +79,9 @@ class Results:
     #: ``device = "auto"``: the chosen processor of each such action, and all-CPU / all-device times.
     mapping: dict[str, str] | None
     alternatives: dict[str, float] | None
+    #: On a machine with ``[network.topology]``: per link direction that carried data, busiest
+    #: first: ``link`` (its name), ``busy`` (seconds with a flow on it), ``max_flows``, ``bytes``.
+    links: list[dict[str, Any]] | None
 
     _FIELDS = (
         "model",
@@ -103,6 +106,7 @@ class Results:
         "ranked_speedups",
         "mapping",
         "alternatives",
+        "links",
     )
 
     def __init__(
@@ -129,6 +133,7 @@ class Results:
         ranked_speedups: list[dict[str, Any]] | None = None,
         mapping: dict[str, str] | None = None,
         alternatives: dict[str, float] | None = None,
+        links: list[dict[str, Any]] | None = None,
     ) -> None:
         self.model = model
         self.source = source
@@ -152,6 +157,7 @@ class Results:
         self.ranked_speedups = ranked_speedups
         self.mapping = mapping
         self.alternatives = alternatives
+        self.links = links
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -194,6 +200,10 @@ class Results:
             ]
         parameters = {name: sim.overrides.get(name, default) for name, default in sim.spec.parameters}
         time = max((ctx.finish_time for ctx in contexts), default=0.0)
+        net = getattr(sim, "link_network", None)
+        links = net.link_report(sim.env.now) if net is not None else None
+        if links is None and getattr(sim.machine, "topology", None) is not None:
+            links = []
         if not math.isfinite(time):
             from ..errors import SimulationError
 
@@ -217,8 +227,9 @@ class Results:
             wall_time=sim.wall_time,
             parameters=parameters,
             timeline=timeline,
-            properties=_properties(sim, time),
+            properties=_properties(sim, time, links),
             critical_path=_critical_path(sim) if sim.tracing else None,
+            links=links,
         )
 
     def __repr__(self) -> str:
@@ -272,6 +283,22 @@ class Results:
                 if self.mapping is not None
                 else {}
             ),
+            **self._links_dict(),
+        }
+
+    #: The most links ``to_dict`` lists (the busiest first); ``Results.links`` keeps them all.
+    LINKS_IN_JSON = 1000
+
+    def _links_dict(self) -> dict[str, Any]:
+        """``links`` for JSON: the busiest :attr:`LINKS_IN_JSON`, with a note when there are more."""
+        if self.links is None:
+            return {}
+        most = self.LINKS_IN_JSON
+        if len(self.links) <= most:
+            return {"links": self.links}
+        return {
+            "links": self.links[:most],
+            "links_note": f"the {most:,} busiest of {len(self.links):,} links (Results.links has them all)",
         }
 
     def to_dataframe(self, table: str = "elements") -> Any:
@@ -336,6 +363,7 @@ class Results:
         lines += self._mapping_lines()
         lines += self._what_if()
         lines += self._critical_path_lines()
+        lines += self._link_lines()
         lines += self._findings()
         return "\n".join(lines) + "\n"
 
@@ -379,6 +407,20 @@ class Results:
         for name, seconds in ranked[:most]:
             share = 100 * seconds / self.time if self.time > 0 else 0.0
             out.append(f"  {name:<28}{format_time(seconds):>12} {share:5.1f}%")
+        return out
+
+    def _link_lines(self, most: int = 5) -> list[str]:
+        """The busiest links of a topology (nothing on a machine without one)."""
+        if not self.links:
+            return []
+        out = ["", "Busiest links (seconds carrying data, most messages at once)"]
+        for row in self.links[:most]:
+            share = 100 * row["busy"] / self.time if self.time > 0 else 0.0
+            out.append(
+                f"  {row['link']:<34}{format_time(row['busy']):>12} {share:5.1f}%  {row['max_flows']:>5}"
+            )
+        if len(self.links) > most:
+            out.append(f"  ... {len(self.links) - most} more (see --json)")
         return out
 
     def _replication_note(self) -> str:
@@ -472,14 +514,16 @@ def _critical_path(sim: Simulation) -> list[dict[str, Any]]:
     )
 
 
-def _properties(sim: Simulation, time: float) -> list[dict[str, Any]]:
+def _properties(sim: Simulation, time: float, links: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """The performance properties of a finished simulation (flat per-process lists, one pass)."""
-    from ..analysis.properties import DEFAULT_THRESHOLD, compute_properties
+    from ..analysis.properties import DEFAULT_THRESHOLD, compute_properties, network_contention
 
     contexts = sim.contexts
     elements = sim.elements
     zeros = [0.0] * len(elements)
-    return compute_properties(
+    threshold = getattr(sim, "property_threshold", DEFAULT_THRESHOLD)
+    net = getattr(sim, "link_network", None)
+    found = compute_properties(
         time=time,
         names=[e.name for e in elements],
         kinds=[e.kind for e in elements],
@@ -488,8 +532,12 @@ def _properties(sim: Simulation, time: float) -> list[dict[str, Any]]:
         compute=[ctx.totals[0] for ctx in contexts],
         communication=[ctx.totals[1] + ctx.thread_totals[1] for ctx in contexts],
         oversubscribed=[ctx.oversubscribed for ctx in contexts],
-        threshold=getattr(sim, "property_threshold", DEFAULT_THRESHOLD),
+        threshold=threshold,
     )
+    if net is not None and links:
+        found += network_contention(net.lost, net.flows, links, time, sim.nprocs, threshold)
+        found.sort(key=lambda p: (-p["severity"], p["property"], p["element"] or ""))
+    return found
 
 
 def _element_rows(sim: Simulation) -> list[dict[str, Any]]:

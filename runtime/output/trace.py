@@ -12,7 +12,10 @@ Open the file in https://ui.perfetto.dev or ``chrome://tracing``.  Layout:
   ``compute``, ``comm``, ``wait`` or ``composite`` (calls, loops, regions),
   times in microseconds; the element's XMI id and kind are in ``args``;
 * flow arrows (``ph: "s"``/``"f"``) from sender to receiver for every message
-  the communication layer reports through ``ctx.record_message``.
+  the communication layer reports through ``ctx.record_message``;
+* on a machine with ``[network.topology]``, one more trace process ``network links`` (after the
+  ranks) with a counter track per link direction that carried data: ``flows`` on it and
+  ``load``, the share of its bandwidth in use, after every change.
 
 Events are sorted by (rank, track, start, longest first), so the output is
 deterministic and timestamps are monotonic on every track.
@@ -97,6 +100,7 @@ def build_trace(sim: Simulation) -> dict[str, Any]:
         events.append({**flow, "ph": "s", "pid": src, "tid": 0, "ts": _us(sent)})
         events.append({**flow, "ph": "f", "bp": "e", "pid": dst, "tid": 0, "ts": _us(received)})
 
+    events += _link_counters(sim)
     return {
         "traceEvents": events,
         "displayTimeUnit": "ms",
@@ -109,6 +113,31 @@ def build_trace(sim: Simulation) -> dict[str, Any]:
             "seed": sim.rng_seed,
         },
     }
+
+
+def _link_counters(sim: Simulation) -> list[dict[str, Any]]:
+    """Counter tracks of the links' load (nothing without a topology or messages between nodes)."""
+    net = getattr(sim, "link_network", None)
+    if net is None or not net.samples:
+        return []
+    pid = sim.nprocs
+    events: list[dict[str, Any]] = [
+        {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": "network links"}},
+        {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}},
+    ]
+    names = net.fabric.names
+    for when, link, flows, load in net.samples:
+        events.append(
+            {
+                "ph": "C",
+                "name": names[link],
+                "pid": pid,
+                "tid": 0,
+                "ts": _us(when),
+                "args": {"flows": flows, "load": round(load, 9)},
+            }
+        )
+    return events
 
 
 def write_trace(path: str | os.PathLike[str], sim: Simulation) -> Path:

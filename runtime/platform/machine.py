@@ -55,6 +55,8 @@ from typing import Any
 
 from ..engine.records import FrozenRecord
 from ..errors import MachineError
+from ..operations.registry import COLLECTIVES
+from .topology import Topology
 
 PLACEMENTS = ("block", "round_robin")
 
@@ -64,17 +66,8 @@ DEFAULT_EAGER_LIMIT = 64 * 1024
 BUNDLED_DIR = Path(__file__).resolve().parent / "machines"
 #: The name of the built-in machine (``Machine.default()``), which ``Machine.load`` also accepts.
 DEFAULT_NAME = "default"
-#: Collective operations whose algorithm a machine file may choose.
-COLLECTIVE_OPERATIONS = (
-    "barrier",
-    "bcast",
-    "reduce",
-    "allreduce",
-    "gather",
-    "scatter",
-    "allgather",
-    "alltoall",
-)
+#: Collective operations whose algorithm a machine file may choose (the table's collectives).
+COLLECTIVE_OPERATIONS = COLLECTIVES
 
 
 class Link(FrozenRecord):
@@ -212,7 +205,7 @@ class ThreadCosts(FrozenRecord):
         put(self, "wakeup", wakeup)
 
 
-_NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit", "wakeup")
+_NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit", "wakeup", "topology")
 _LINK_KEYS = ("latency", "bandwidth")
 #: Keys of a network link table (``[network.intra_node]``, ``[network.inter_node]``).
 _NETWORK_LINK_KEYS = ("latency", "bandwidth", "handshake", "ranges", "table")
@@ -250,6 +243,8 @@ class Machine(FrozenRecord):
     background_load: float
     #: thread start and hand-off costs (``[threads]``); None: patterns without tags cost nothing extra
     threads: ThreadCosts | None
+    #: the links and switches between nodes (``[network.topology]``); None: the two-class network
+    topology: Topology | None
 
     _FIELDS = (
         "name",
@@ -271,6 +266,7 @@ class Machine(FrozenRecord):
         "reduce_cost",
         "background_load",
         "threads",
+        "topology",
     )
 
     def __init__(
@@ -294,6 +290,7 @@ class Machine(FrozenRecord):
         reduce_cost: float = 0.0,
         background_load: float = 0.0,
         threads: ThreadCosts | None = None,
+        topology: Topology | None = None,
     ) -> None:
         put = object.__setattr__
         put(self, "name", name)
@@ -315,6 +312,7 @@ class Machine(FrozenRecord):
         put(self, "reduce_cost", reduce_cost)
         put(self, "background_load", background_load)
         put(self, "threads", threads)
+        put(self, "topology", topology)
         self.__post_init__()
 
     def __post_init__(self) -> None:
@@ -441,11 +439,24 @@ class Machine(FrozenRecord):
                 source, data.get("background_load", 0.0), data["cores_per_node"]
             ),
             threads=_threads(source, data.get("threads")),
+            topology=_topology(source, network.get("topology"), data["nodes"]),
         )
 
     def with_nodes(self, nodes: int) -> Machine:
         """The same machine with a different node count (the ``--nodes`` option)."""
-        return self._replace(nodes=_positive_int(self.source or self.name, "nodes", nodes))
+        where = self.source or self.name
+        nodes = _positive_int(where, "nodes", nodes)
+        if self.topology is not None and self.topology.node_count(nodes) < nodes:
+            raise MachineError(
+                f"{where}: --nodes {nodes}: the [network.topology] {self.topology.kind} "
+                f"({self.topology.parameters}) connects only {self.topology.node_count(nodes)} nodes",
+                hint="choose at most that many nodes, or give the machine file a larger topology",
+            )
+        return self._replace(nodes=nodes)
+
+    def with_topology(self, topology: Topology | None) -> Machine:
+        """The same machine with another topology, or None for the two-class network alone."""
+        return self._replace(topology=topology)
 
     # -- queries ----------------------------------------------------------------------
 
@@ -492,6 +503,8 @@ class Machine(FrozenRecord):
             network["eager_limit"] = self.eager_limit
         if self.wakeup:
             network["wakeup"] = self.wakeup
+        if self.topology is not None:
+            network["topology"] = self.topology.to_dict()
         out: dict[str, Any] = {
             "name": self.name,
             "nodes": self.nodes,
@@ -558,6 +571,8 @@ def _report_problems(source: str, data: Any) -> None:
         check(_wakeup, source, network.get("wakeup", 0.0))
         check(_network_link, source, "network.intra_node", network.get("intra_node"), DEFAULT_INTRA_NODE)
         check(_network_link, source, "network.inter_node", network.get("inter_node"), DEFAULT_INTER_NODE)
+        if network.get("topology") is not None and isinstance(data.get("nodes"), int):
+            check(_topology, source, network["topology"], data["nodes"])
     else:
         check(_table, source, "network", network)
     if "speed" in data:
@@ -807,6 +822,15 @@ def _link(source: str, table: str, value: Any, default: Link) -> Link:
             f"{source}: [{table}] bandwidth must be a positive number of bytes per second, got {bandwidth!r}"
         )
     return Link(latency=float(latency), bandwidth=float(bandwidth))
+
+
+def _topology(source: str, value: Any, nodes: Any) -> Topology | None:
+    """``[network.topology]``: the links between nodes (None when the file has none)."""
+    if value is None:
+        return None
+    from .topology import parse_topology
+
+    return parse_topology(source, value, int(nodes), _with_unit, _check_keys)
 
 
 def _wakeup(source: str, value: Any) -> float:

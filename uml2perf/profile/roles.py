@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from uml2perf_runtime.operations.registry import OPERATIONS
+
 from ..model import (
     Role,
     normalise_name,
@@ -11,8 +13,6 @@ from ..model import (
 
 # --------------------------------------------------------------------------- the uml2perf profile
 
-_COMM_P2P_SEND = ("dest", "size", "tag", "cost")
-_COMM_P2P_RECV = ("source", "size", "tag", "cost")
 METADATA_TAGS = ("id", "type")
 
 #: normalised stereotype name -> (role, tags it accepts)
@@ -23,19 +23,8 @@ ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
         + METADATA_TAGS,
     ),
     "activity+": (Role.ACTIVITY, ("repeat", "cost") + METADATA_TAGS),
-    "send+": (Role.SEND, _COMM_P2P_SEND + METADATA_TAGS),
-    "recv+": (Role.RECV, _COMM_P2P_RECV + METADATA_TAGS),
-    "isend+": (Role.ISEND, _COMM_P2P_SEND + METADATA_TAGS),
-    "irecv+": (Role.IRECV, _COMM_P2P_RECV + METADATA_TAGS),
-    "wait+": (Role.WAIT, ("cost",) + METADATA_TAGS),
-    "barrier+": (Role.BARRIER, ("cost",) + METADATA_TAGS),
-    "bcast+": (Role.BCAST, ("root", "size", "cost") + METADATA_TAGS),
-    "reduce+": (Role.REDUCE, ("root", "size", "cost") + METADATA_TAGS),
-    "allreduce+": (Role.ALLREDUCE, ("size", "cost") + METADATA_TAGS),
-    "gather+": (Role.GATHER, ("root", "size", "cost") + METADATA_TAGS),
-    "scatter+": (Role.SCATTER, ("root", "size", "cost") + METADATA_TAGS),
-    "allgather+": (Role.ALLGATHER, ("size", "cost") + METADATA_TAGS),
-    "alltoall+": (Role.ALLTOALL, ("size", "cost") + METADATA_TAGS),
+    # the communication operations: stereotype and tags from the runtime's table of operations
+    **{op.stereotype: (Role(op.name), op.tags + METADATA_TAGS) for op in OPERATIONS.values()},
     "parallel+": (Role.PARALLEL, ("threads",) + METADATA_TAGS),
     "critical+": (Role.CRITICAL, ("name",) + METADATA_TAGS),
     "loop+": (Role.LOOP, ("iterations", "while") + METADATA_TAGS),

@@ -17,7 +17,10 @@ generated modules, traces, plots, CSV and JSON tables all use it.  It
 
 Reading (:func:`read_input`) caps the number of bytes read from anything,
 devices included (``/dev/zero`` is endless), and never blocks forever on a
-FIFO that nobody writes to.
+FIFO that nobody writes to.  An input a command needs for two things (the
+cache key and the model) is read once into :class:`InputBytes`, which every
+reader accepts in place of the path: both then see the same bytes, whatever
+happens to the file meanwhile, and a FIFO is read only once.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ __all__ = [
     "same_file",
     "refuse_inputs_as_outputs",
     "read_text_input",
+    "InputBytes",
+    "read_once",
 ]
 
 #: How long reading a FIFO or a terminal may wait for data before it is refused (seconds).
@@ -289,6 +294,45 @@ def write_atomically(path: str | os.PathLike[str], what: str, write: Callable[[s
 # --------------------------------------------------------------------------- reading
 
 
+class InputBytes(os.PathLike[str]):
+    """An input file already read: its path as the user gave it and its bytes.
+
+    It stands for the path everywhere (``str()``, ``os.fspath()`` and messages give the path) and
+    :func:`read_input` answers with the bytes instead of reading the file again.
+    """
+
+    __slots__ = ("path", "data")
+
+    def __init__(self, path: str | os.PathLike[str], data: bytes) -> None:
+        self.path = os.fspath(path)
+        self.data = data
+
+    def __fspath__(self) -> str:
+        return self.path
+
+    def __str__(self) -> str:
+        return self.path
+
+    def __repr__(self) -> str:
+        return f"InputBytes({self.path!r}, {len(self.data)} bytes)"
+
+
+def read_once(
+    path: str | os.PathLike[str] | None, *, what: str, max_bytes: int | None = None
+) -> InputBytes | None:
+    """``path`` read into memory (with every rule of :func:`read_input`); ``None`` stays ``None``."""
+    if path is None or isinstance(path, InputBytes):
+        return path
+    if max_bytes is None:
+        from .limits import current
+
+        max_bytes = current().input_bytes
+    return InputBytes(path, read_input(path, max_bytes=max_bytes, what=what, limit_hint=_LIMIT_HINT))
+
+
+_LIMIT_HINT = "raise the limit with --limit input_bytes=N or UML2PERF_MAX_BYTES"
+
+
 def read_input(
     path: str | os.PathLike[str], *, max_bytes: int, what: str = "file", limit_hint: str = ""
 ) -> bytes:
@@ -297,9 +341,13 @@ def read_input(
     A regular file larger than the cap is refused before it is read; a device
     or FIFO is read in chunks and refused as soon as it passes the cap; a FIFO
     or terminal that sends nothing for :data:`READ_IDLE_TIMEOUT` seconds is
-    refused instead of waiting forever.
+    refused instead of waiting forever.  :class:`InputBytes` gives the bytes read before.
     """
     shown = str(path)
+    if isinstance(path, InputBytes):
+        if len(path.data) > max_bytes:
+            raise _too_large(shown, what, len(path.data), max_bytes, limit_hint)
+        return path.data
     flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
     try:
         info = os.stat(path)

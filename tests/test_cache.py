@@ -217,7 +217,7 @@ def test_fuzzed_entries_are_misses_never_crashes(
 
 def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
     )
 
 
@@ -395,3 +395,21 @@ def test_a_fifo_input_works_with_the_cache_on(
     assert _predicted([str(fifo), "--sidecar", str(car)], capsys) > 0
     model_writer.join(timeout=5)
     car_writer.join(timeout=5)
+
+
+@POSIX
+def test_a_fifo_in_place_of_an_entry_is_skipped_not_waited_for(tmp_path: Path) -> None:
+    shutil.copy(SAMPLES / "prophet.uml", tmp_path / "prophet.uml")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop(cache.DISABLE_VARIABLE, None)
+    env.pop(cache.LOCATION_VARIABLE, None)
+    assert _run(["-m", "uml2perf", "run", "prophet.uml"], tmp_path, env).returncode == 0
+    replaced = 0
+    for entry in (tmp_path / "xdg" / "uml2perf").iterdir():
+        if entry.name.startswith(("module-", "jinja-", "code-")):
+            entry.unlink()
+            os.mkfifo(entry, 0o600)
+            replaced += 1
+    assert replaced >= 2
+    done = _run(["-m", "uml2perf", "run", "prophet.uml"], tmp_path, env)
+    assert done.returncode == 0 and "194.18" in done.stdout, done.stderr

@@ -355,10 +355,11 @@ class Machine(FrozenRecord):
     def from_toml(cls, path: str | Path) -> Machine:
         """Read and validate a machine file; errors name the file and the key."""
         from .files import InputFileError, read_text_input
+        from .structured import StructureError, loads_toml
 
         file = Path(path)
         try:
-            data = tomllib.loads(read_text_input(file, what="machine file"))
+            data = loads_toml(read_text_input(file, what="machine file"), "machine file")
         except InputFileError as exc:
             if not file.exists():
                 raise MachineError(
@@ -375,6 +376,8 @@ class Machine(FrozenRecord):
             raise MachineError(f"machine file '{file}' cannot be read: {exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise MachineError(f"{file}: not valid TOML: {exc}") from None
+        except StructureError as exc:
+            raise MachineError(f"{file}: {exc.message}", hint=exc.hint) from None
         return cls.from_dict(data, source=str(file))
 
     @classmethod

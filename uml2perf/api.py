@@ -590,6 +590,9 @@ def predict(
             f"the number of replications must be a whole number of at least 1, got {replications!r}",
             Location(file=str(path)),
         )
+    from uml2perf_runtime.limits import current
+
+    current().check("replications", replications, "the number of replications")
     spec = load_spec(
         path,
         activity=activity,

@@ -141,7 +141,13 @@ def typed_grid(
     def convert(name: str, raw: str) -> Any:
         if name in SYSTEM_PARAMETERS:
             return _positive_int(name, raw)
-        return coerce_value(name, raw, defaults[name])
+        value = coerce_value(name, raw, defaults[name])
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(
+                f"--grid {name}: {raw} is not a finite number",
+                hint="infinite or not-a-number values would make every time meaningless (as for --set)",
+            )
+        return value
 
     typed: dict[str, list[Any]] = {}
     for key, values in grid.items():
@@ -652,6 +658,7 @@ def sweep(
             f"the number of replications must be a whole number of at least 1, got {replications!r}",
             Location(file=str(model)),
         )
+    current().check("replications", replications, "the number of replications")
     grid_text = plain_grid(grid)
     fixed = dict(fixed or {})
     source = model_source(

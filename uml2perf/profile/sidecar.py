@@ -96,11 +96,12 @@ def load_sidecar(path: str | os.PathLike[str]) -> Sidecar:
     import tomllib  # here, not at the top: most runs read no sidecar
 
     from uml2perf_runtime.files import InputFileError, read_text_input
+    from uml2perf_runtime.structured import StructureError, loads_toml
 
     shown = str(path)
     try:
-        data = tomllib.loads(read_text_input(path, what="sidecar file"))
-    except InputFileError as exc:
+        data = loads_toml(read_text_input(path, what="sidecar file"), "sidecar file")
+    except (InputFileError, StructureError) as exc:
         raise ModelError(exc.message, Location(file=shown), hint=exc.hint) from None
     except tomllib.TOMLDecodeError as exc:
         raise ModelError(f"sidecar is not valid TOML: {exc}", Location(file=shown)) from None

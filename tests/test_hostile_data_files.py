@@ -1,0 +1,219 @@
+"""Hostile measurements, result files, machine files, sidecars and command lines: refusals, never crashes.
+
+Each case is what a hostile or careless user may hand uml2perf: a device or a FIFO as measurements,
+deep JSON and TOML, numbers too long for Python, names that would be code, non-finite grid values,
+absurd replication counts. Every one must end with exit status 1 or 2 and one message that names
+the problem, no traceback and no internal error, in bounded time (the commands run in-process here;
+tests/test_hostile_inputs.py runs model files in child processes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from uml2perf.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+
+
+@pytest.fixture(autouse=True)
+def _no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UML2PERF_NO_CACHE", "1")
+
+
+def _refused(args: list[str], capsys: pytest.CaptureFixture[str], *words: str, status: int = 1) -> str:
+    capsys.readouterr()
+    code = main(args)
+    out, err = capsys.readouterr()
+    text = out + err
+    assert code == status, text
+    assert "Traceback" not in text and "internal error" not in text, text
+    for word in words:
+        assert word.lower() in text.lower(), f"{word!r} missing from: {text}"
+    return text
+
+
+def _csv(tmp_path: Path, body: str, name: str = "m.csv") -> str:
+    path = tmp_path / name
+    path.write_text(body)
+    return str(path)
+
+
+GOOD_ROWS = "".join(f"{n},{0.5 + 0.01 * n}\n" for n in (2, 4, 8, 16, 32, 64))
+
+
+# --------------------------------------------------------------------------- fit
+
+
+def test_fit_reads_a_device_only_up_to_the_cap(capsys: pytest.CaptureFixture[str]) -> None:
+    _refused(["fit", "/dev/zero", "--limit", "input_bytes=100000"], capsys, "more than 100000 bytes")
+
+
+def test_fit_refuses_a_fifo_that_sends_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from uml2perf_runtime import files
+
+    monkeypatch.setattr(files, "READ_IDLE_TIMEOUT", 0.2)
+    fifo = tmp_path / "m.csv"
+    os.mkfifo(fifo)
+    _refused(["fit", str(fifo)], capsys, "sent no data")
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ("n,time\n2,\x00\x01\x02\n", ("binary",)),
+        ("n,time\n2," + "9" * 5_000_000 + "\n", ("not a CSV",)),
+        ("n,time\n" + GOOD_ROWS + "128," + "9" * 5000 + "\n", ("not a number",)),
+        ("n,time\n" + GOOD_ROWS + "1_0,1\n", ("'1_0' is not a number",)),
+        ("n,time\n" + GOOD_ROWS + "nan,1\n", ("not a number",)),
+    ],
+    ids=["binary", "huge-field", "5000-digits", "underscore", "nan"],
+)
+def test_fit_refuses_malformed_csv(
+    tmp_path: Path, body: str, words: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _refused(["fit", _csv(tmp_path, body)], capsys, *words)
+
+
+@pytest.mark.parametrize("name", ["if", "__import__", "log2", "range", "pid", "pi"])
+def test_fit_refuses_parameter_names_a_model_cannot_use(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _refused(["fit", _csv(tmp_path, f"{name},time\n" + GOOD_ROWS)], capsys, f"parameter name {name!r}")
+
+
+@pytest.mark.parametrize(
+    ("document", "words"),
+    [
+        ('{"parameters": ["n"], "measurements": [{"point": [' + "1" * 5000 + '], "value": 1}]}', ("digits",)),
+        (
+            '{"parameters": ["n"], "measurements": [{"point": [2], "value": 1, "callpath": ["a"]}]}',
+            ("callpath",),
+        ),
+        ('{"parameters": ["n"], "measurements": {"a": [1, 2]}}', ("metric names",)),
+        ('{"parameters": ["n"], "measurements": {"a": {"time": 5}}}', ("must be a list",)),
+        ('{"parameters": ["n"], "measurements": ' + "[" * 5000 + "]" * 5000 + "}", ("nested",)),
+        ('{"parameters": ["n"], "measurements": [], "x": ' + "1" * 5000 + "}", ("number",)),
+        ('{"parameters": ["range"], "measurements": []}', ("range",)),
+    ],
+    ids=["long-int", "list-callpath", "non-dict-metric", "non-list-items", "deep", "int-digits", "name"],
+)
+def test_fit_refuses_malformed_json(
+    tmp_path: Path, document: str, words: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _refused(["fit", _csv(tmp_path, document, "m.json")], capsys, *words)
+
+
+def test_fit_stops_at_the_measurements_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = "n,time\n" + "".join(f"{2 + i % 50},{1 + i % 7}\n" for i in range(5000))
+    _refused(["fit", _csv(tmp_path, rows), "--limit", "measurements=1000"], capsys, "limit", "measurements")
+
+
+def test_fit_stops_at_the_measured_points_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = "n,time\n" + "".join(f"{2 + i},{1 + i * 0.1}\n" for i in range(200))
+    _refused(["fit", _csv(tmp_path, rows), "--limit", "measured_points=100"], capsys, "measured_points")
+
+
+def test_fit_refuses_values_too_large_to_fit_and_never_writes_non_finite_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = "n,time\n" + "".join(f"{n},{1e300 * n * n}\n" for n in (2, 4, 8, 16, 32, 64))
+    text = _refused(["fit", _csv(tmp_path, rows), "--json"], capsys, "too large")
+    assert "Infinity" not in text and "NaN" not in text and "RuntimeWarning" not in text
+
+
+def test_fit_warns_about_negative_times(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = "n,time\n" + "".join(f"{n},{n - 20}\n" for n in (2, 4, 8, 16, 32, 64))
+    capsys.readouterr()
+    assert main(["fit", _csv(tmp_path, rows), "--name", "A", "--sidecar", str(tmp_path / "s.toml")]) == 0
+    assert "negative" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ['a\n[functions]\nx = "1"', 'q"uote', "nul\x00", "del\x7f", "\x1b[31mred"])
+def test_fit_writes_sidecars_that_read_back_whatever_the_name(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "s.toml"
+    assert main(["fit", _csv(tmp_path, "n,time\n" + GOOD_ROWS), "--name", name, "--sidecar", str(out)]) == 0
+    data = tomllib.loads(out.read_text())
+    assert list(data) == ["elements"] and list(data["elements"]) == [name]
+
+
+# --------------------------------------------------------------------------- compare, TOML
+
+
+def _result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    shutil.copy(SAMPLES / "prophet.uml", tmp_path / "prophet.uml")
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "prophet.uml"), "--json"]) == 0
+    result: dict[str, object] = json.loads(capsys.readouterr().out)
+    return result
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [({"time": -5}, ("'time' is -5",)), ({"elements": "x"}, ("'elements'",))],
+    ids=["negative-time", "elements-not-list"],
+)
+def test_compare_refuses_impossible_results(
+    tmp_path: Path, change: dict[str, object], words: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = _result(tmp_path, capsys)
+    (tmp_path / "a.json").write_text(json.dumps(result))
+    (tmp_path / "b.json").write_text(json.dumps({**result, **change}))
+    _refused(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")], capsys, *words)
+
+
+def test_compare_refuses_deep_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.json").write_text('{"time": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    _refused(["compare", str(tmp_path / "a.json"), str(tmp_path / "a.json")], capsys, "nested")
+
+
+def _nested_inline_tables(depth: int) -> str:
+    return "x = " + "{a = " * depth + "1" + "}" * depth + "\n"
+
+
+def test_deeply_nested_machine_files_and_sidecars_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(SAMPLES / "prophet.uml", tmp_path / "m.uml")
+    (tmp_path / "deep.toml").write_text(_nested_inline_tables(500))
+    model = str(tmp_path / "m.uml")
+    _refused(["run", model, "--machine", str(tmp_path / "deep.toml")], capsys, "nested")
+    _refused(["run", model, "--sidecar", str(tmp_path / "deep.toml")], capsys, "nested")
+
+
+# --------------------------------------------------------------------------- run and sweep
+
+
+def test_replications_are_bounded_in_run_and_sweep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(SAMPLES / "prophet.uml", tmp_path / "m.uml")
+    model = str(tmp_path / "m.uml")
+    _refused(["run", model, "--replications", "1000000000"], capsys, "replications", "limit")
+    _refused(
+        ["sweep", model, "--grid", "P=2", "--replications", "100000000", "--no-analytic"],
+        capsys,
+        "replications",
+        "limit",
+    )
+
+
+@pytest.mark.parametrize("values", ["nan,inf", "2,1e400", "-inf"])
+def test_sweep_grids_refuse_non_finite_values(
+    tmp_path: Path, values: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(SAMPLES / "prophet.uml", tmp_path / "m.uml")
+    _refused(
+        ["sweep", str(tmp_path / "m.uml"), "--grid", f"P={values}", "--json", "-"], capsys, "finite", status=2
+    )

@@ -659,6 +659,7 @@ def _threads(source: str, value: Any) -> ThreadCosts | None:
 def _devices(source: str, value: Any) -> dict[str, Device]:
     """``[devices.NAME]`` tables: count, peak_flops, memory_bandwidth, link = {latency, bandwidth}."""
     table = _table(source, "devices", value)
+    _within(source, "device_kinds", len(table), "the number of [devices.*] tables")
     found: dict[str, Device] = {}
     for name, entry in table.items():
         where = f"devices.{name}"
@@ -676,9 +677,11 @@ def _devices(source: str, value: Any) -> dict[str, Device]:
                     hint="count, peak_flops (flop/s), memory_bandwidth (bytes/s) and "
                     "link = { latency = S, bandwidth = B }",
                 )
+        count = _positive_int(source, f"[{where}] count", entry["count"])
+        _within(source, "devices", count, f"[{where}] count")
         found[name] = Device(
             name=name,
-            count=_positive_int(source, f"[{where}] count", entry["count"]),
+            count=count,
             peak_flops=_positive_number(source, f"[{where}] peak_flops", entry["peak_flops"]),
             memory_bandwidth=_positive_number(
                 source, f"[{where}] memory_bandwidth", entry["memory_bandwidth"]
@@ -719,6 +722,18 @@ def _table(source: str, key: str, value: Any) -> dict[str, Any]:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _within(source: str, limit: str, value: int, what: str) -> None:
+    """A machine file's request checked against one of the limits (the same message as nodes, cores)."""
+    from .limits import current
+
+    bound = getattr(current(), limit)
+    if value > bound:
+        raise MachineError(
+            f"{source}: {what} is {value:,}, more than the limit of {bound:,} ({limit})",
+            hint=f"raise it with --limit {limit}=N if the machine really is that large",
+        )
 
 
 def _positive_int(source: str, key: str, value: Any) -> int:

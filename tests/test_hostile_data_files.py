@@ -217,3 +217,27 @@ def test_sweep_grids_refuse_non_finite_values(
     _refused(
         ["sweep", str(tmp_path / "m.uml"), "--grid", f"P={values}", "--json", "-"], capsys, "finite", status=2
     )
+
+
+def _device_table(name: str, count: int) -> str:
+    return (
+        f"[devices.{name}]\ncount = {count}\npeak_flops = 1e12\nmemory_bandwidth = 1e11\n"
+        "link = { latency = 1e-5, bandwidth = 1e10 }\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("devices", "words"),
+    [
+        (_device_table("gpu", 10**12), ("devices", "limit")),
+        ("".join(_device_table(f"g{i}", 1) for i in range(5000)), ("device_kinds",)),
+    ],
+    ids=["count-1e12", "5000-kinds"],
+)
+def test_machine_devices_are_bounded(
+    tmp_path: Path, devices: str, words: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(SAMPLES / "prophet.uml", tmp_path / "m.uml")
+    machine = tmp_path / "machine.toml"
+    machine.write_text((SAMPLES / "machines" / "laptop.toml").read_text() + "\n" + devices)
+    _refused(["run", str(tmp_path / "m.uml"), "--machine", str(machine)], capsys, *words)

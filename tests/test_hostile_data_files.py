@@ -241,3 +241,29 @@ def test_machine_devices_are_bounded(
     machine = tmp_path / "machine.toml"
     machine.write_text((SAMPLES / "machines" / "laptop.toml").read_text() + "\n" + devices)
     _refused(["run", str(tmp_path / "m.uml"), "--machine", str(machine)], capsys, *words)
+
+
+# --------------------------------------------------------------------------- sidecar values
+
+YES_NO = ROOT / "tests" / "data" / "guards" / "yes-no.uml"
+
+
+@pytest.mark.parametrize(
+    ("sidecar", "words"),
+    [
+        ('[elements."_f1"]\nprobability = "1.5"\n', ("probability", "1.5", "between 0 and 1")),
+        ('[elements."_f1"]\nprobability = "-0.5"\n', ("probability", "-0.5", "between 0 and 1")),
+        ('[elements."_f1"]\nprobability = "nan"\n', ("probability", "nan")),
+        ('[elements."_f1"]\nprobability = "150%"\n', ("probability", "between 0 and 1")),
+        ('[activities."main"]\nmain = "yes"\n', ("true or false",)),
+        ('[elements."Accept"]\ncost = true\n', ("cost", "not true or false")),
+    ],
+    ids=["above-one", "negative", "nan", "percent", "main-yes", "cost-true"],
+)
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_sidecar_values_are_checked_by_type_and_range_in_check_and_run(
+    tmp_path: Path, sidecar: str, words: tuple[str, ...], command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    car = tmp_path / "car.toml"
+    car.write_text(sidecar)
+    _refused([command, str(YES_NO), "--sidecar", str(car)], capsys, *words)

@@ -55,7 +55,14 @@ from .roles import (
     role_of,
     tag_key,
 )
-from .sidecar import Sidecar, expression_text, load_sidecar, normalised_tags, with_suggestion
+from .sidecar import (
+    Sidecar,
+    expression_text,
+    load_sidecar,
+    normalised_tags,
+    probability_text,
+    with_suggestion,
+)
 from .variables import unique_variables
 
 # --------------------------------------------------------------------------- interpretation
@@ -419,7 +426,7 @@ class _Interpreter:
         for name, value in entry.items():
             tag = normalise_name(name)
             if tag in PROBABILITY_TAGS:
-                probability = expression_text(value, self.car, f"elements.{key}.{name}")
+                probability = probability_text(value, self.car, f"elements.{key}.{name}")
             elif tag == "guard":
                 guard = expression_text(value, self.car, f"elements.{key}.{name}")
             else:
@@ -567,7 +574,12 @@ class _Interpreter:
             for name, value in table.items():
                 tag = normalise_name(name)
                 if tag == "main":
-                    is_main = bool(value)
+                    if not isinstance(value, bool):
+                        self.car.problem(
+                            f"activities.{key}.{name} is {value!r}: it must be true or false",
+                            hint="write main = true (without quotes)",
+                        )
+                    is_main = value is True
                 elif tag in known:
                     tags[tag] = expression_text(value, self.car, f"activities.{key}.{name}")
                 else:

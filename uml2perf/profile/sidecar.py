@@ -201,8 +201,29 @@ def normalised_tags(tags: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], .
     return tuple(sorted((tag_key(name), value.strip()) for name, value in tags if value.strip()))
 
 
+def probability_text(value: object, car: Sidecar, key: str) -> str:
+    """A probability from the sidecar: a number from 0 to 1, a percentage, or an expression."""
+    from .guards import probability_value
+
+    text = expression_text(value, car, key)
+    try:
+        return probability_value(text)
+    except ValueError as exc:
+        car.problem(
+            f"{key} is {text!r}: {exc}",
+            hint="write a number from 0 to 1 (0.3), a percentage (30%) or an expression",
+        )
+        return "0"
+
+
 def expression_text(value: object, car: Sidecar, key: str) -> str:
     if isinstance(value, bool):
+        if not key.endswith(".guard"):
+            car.problem(
+                f"{key} is {str(value).lower()}: it must be an expression (a string or a number), "
+                "not true or false",
+                hint='write the value as a number or an expression in quotes, e.g. cost = "1e-3"',
+            )
         return "True" if value else "False"
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):

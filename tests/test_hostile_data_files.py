@@ -267,3 +267,36 @@ def test_sidecar_values_are_checked_by_type_and_range_in_check_and_run(
     car = tmp_path / "car.toml"
     car.write_text(sidecar)
     _refused([command, str(YES_NO), "--sidecar", str(car)], capsys, *words)
+
+
+# --------------------------------------------------------------------------- non-finite results
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--json"], [], ["--replications", "3"], ["--trace", "TRACE"]],
+    ids=["json", "text", "reps", "trace"],
+)
+def test_times_that_overflow_when_summed_are_refused_never_printed(
+    tmp_path: Path, extra: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(SAMPLES / "prophet.uml", tmp_path / "m.uml")
+    car = tmp_path / "big.toml"
+    car.write_text('[elements."A1"]\ncost = "1.14e308"\n')
+    extra = [str(tmp_path / "t.json") if arg == "TRACE" else arg for arg in extra]
+    capsys.readouterr()
+    code = main(["run", str(tmp_path / "m.uml"), "--sidecar", str(car), *extra])
+    out, err = capsys.readouterr()
+    assert code == 1, out + err
+    assert out == "" and "A1" in err and "largest number" in err, out + err
+    assert "inf" not in out and "nan" not in out and "internal error" not in err
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_replication_statistics_near_the_largest_float_are_refused() -> None:
+    from uml2perf_runtime.errors import SimulationError
+    from uml2perf_runtime.replications import interval
+
+    assert interval([1.0e308, 1.1e308, 1.05e308])["mean"] == pytest.approx(1.05e308)
+    with pytest.raises(SimulationError, match="largest number"):
+        interval([1.7e308, 1.6e308, 1.75e308])

@@ -283,7 +283,14 @@ def simulate_point(source: ModelSource, machine: Any, job: PointJob) -> dict[str
         from uml2perf_runtime.replications import interval
 
         stats = interval([float(r.time) for r in runs])
+        row["time"] = row["time"] if math.isfinite(row["time"]) else stats["mean"]
         row["time_std"], (row["time_ci95_low"], row["time_ci95_high"]) = stats["std"], stats["ci95"]
+    if not all(math.isfinite(row[key]) for key in ("time", "compute", "comm", "wait")):
+        raise ModelError(
+            f"the mean times of the sweep point {job.point} pass the largest number a float can hold",
+            Location(file=spec.source),
+            hint="check the cost functions for huge values",
+        )
     return row
 
 

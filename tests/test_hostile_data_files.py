@@ -300,3 +300,42 @@ def test_replication_statistics_near_the_largest_float_are_refused() -> None:
     assert interval([1.0e308, 1.1e308, 1.05e308])["mean"] == pytest.approx(1.05e308)
     with pytest.raises(SimulationError, match="largest number"):
         interval([1.7e308, 1.6e308, 1.75e308])
+
+
+# --------------------------------------------------------------------------- check: runs that cannot end
+
+PROPHET = (SAMPLES / "prophet.uml").read_text()
+
+
+def _prophet(old: str, new: str) -> str:
+    assert old in PROPHET, old
+    return PROPHET.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (_prophet('xmi:id="_a2" name="A2"', 'xmi:id="_a4" name="A2"'), ("'_a4'", "two elements", "error")),
+        (
+            _prophet(
+                '<node xmi:type="uml:OpaqueAction" xmi:id="_sa1" name="SA1"',
+                '<node xmi:type="uml:CallBehaviorAction" behavior="_act_sa" xmi:id="_sa1" name="SA1"',
+            ),
+            ("'SA' -> 'SA'", "recurse", "error"),
+        ),
+        (
+            _prophet('xmi:id="_e_a4_final" target="_final"', 'xmi:id="_e_a4_final" target="_a1"'),
+            ("no final node is reachable", "MainActivity", "warning"),
+        ),
+    ],
+    ids=["duplicated-id", "self-call", "no-final"],
+)
+def test_check_reports_models_that_cannot_end_properly(
+    tmp_path: Path, text: str, words: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "m.uml").write_text(text)
+    capsys.readouterr()
+    main(["check", str(tmp_path / "m.uml")])
+    out, err = capsys.readouterr()
+    for word in words:
+        assert word in out + err, out + err

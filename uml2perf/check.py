@@ -126,6 +126,9 @@ def check_model(
     known = _known_names(model)
     functions = {f.name: f for f in model.functions}
     findings.extend(_check_functions(model))
+    from .structure_checks import check_structure
+
+    findings.extend(check_structure(model))
     for act in model.activities:
         findings.extend(_check_variables(act))
         for node in act.walk():

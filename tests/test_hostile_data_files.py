@@ -339,3 +339,32 @@ def test_check_reports_models_that_cannot_end_properly(
     out, err = capsys.readouterr()
     for word in words:
         assert word in out + err, out + err
+
+
+# --------------------------------------------------------------------------- docs and limits agree
+
+
+def test_every_limit_is_documented_with_its_default_and_variable() -> None:
+    from uml2perf_runtime.limits import ENVIRONMENT, Limits
+
+    security = (ROOT / "docs" / "security.md").read_text()
+    defaults = Limits()
+    for name in Limits._FIELDS:
+        row = next((line for line in security.splitlines() if line.startswith(f"| `{name}` |")), None)
+        assert row is not None, f"limit {name} is not in docs/security.md"
+        assert f"{getattr(defaults, name):,}" in row and ENVIRONMENT[name] in row, row
+
+
+def test_the_documented_expression_bounds_are_the_enforced_ones() -> None:
+    from uml2perf.errors import Uml2PerfError
+    from uml2perf.expressions import MAX_DEPTH, parse_expression
+    from uml2perf.expressions.vocabulary import MAX_BRACKET_DEPTH
+
+    security = (ROOT / "docs" / "security.md").read_text()
+    assert f"nested at most {MAX_BRACKET_DEPTH} deep" in security
+    assert f"at most {MAX_DEPTH} levels deep" in security
+    parse_expression("(" * MAX_BRACKET_DEPTH + "1" + ")" * MAX_BRACKET_DEPTH)
+    parse_expression("+".join(["x"] * (MAX_DEPTH - 10)))
+    for text in ("(" * (MAX_BRACKET_DEPTH + 1) + "1" + ")" * (MAX_BRACKET_DEPTH + 1), "+".join(["x"] * 5000)):
+        with pytest.raises(Uml2PerfError, match="nested too deeply"):
+            parse_expression(text)

@@ -368,3 +368,14 @@ def test_the_documented_expression_bounds_are_the_enforced_ones() -> None:
     for text in ("(" * (MAX_BRACKET_DEPTH + 1) + "1" + ")" * (MAX_BRACKET_DEPTH + 1), "+".join(["x"] * 5000)):
         with pytest.raises(Uml2PerfError, match="nested too deeply"):
             parse_expression(text)
+
+
+def test_a_hand_edited_module_that_yields_a_number_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["convert", str(SAMPLES / "prophet.uml"), "-o", str(tmp_path / "m.py")]) == 0
+    lines = (tmp_path / "m.py").read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if "yield from p.compute(E_A1" in line)
+    lines.insert(at + 1, "    yield 5\n")
+    (tmp_path / "m.py").write_text("".join(lines))
+    _refused(["run", str(tmp_path / "m.py")], capsys, "yields 5", f"line {at + 2}", "activity_MainActivity")

@@ -379,3 +379,55 @@ def test_a_hand_edited_module_that_yields_a_number_is_a_clear_error(
     lines.insert(at + 1, "    yield 5\n")
     (tmp_path / "m.py").write_text("".join(lines))
     _refused(["run", str(tmp_path / "m.py")], capsys, "yields 5", f"line {at + 2}", "activity_MainActivity")
+
+
+# --------------------------------------------------------------------------- errors name the right element
+
+HYBRID = (SAMPLES / "hybrid.uml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "sidecar", "words", "not_words"),
+    [
+        (
+            "m.uml",
+            _prophet("<body>GV==1</body>", "<body>1/0 == 1</body>"),
+            None,
+            ("condition of decision 'Decision'", "_decision"),
+            ("'A1'",),
+        ),
+        (
+            "m.uml",
+            HYBRID.replace('iterations="STEPS"', 'iterations="STEPS - 1000"', 1),
+            None,
+            ("repeat count of 'TimeLoop'",),
+            ("'Sweep'",),
+        ),
+        ("m.uml", PROPHET, '[variables]\nP = "nan"\n', ("car.toml", "variables.P"), ("line 15",)),
+        (
+            "m.uml",
+            PROPHET,
+            '[variables]\nP = "1/0"\n',
+            ("car.toml", "variables.P"),
+            ("prophet.uml:15", "m.uml:15"),
+        ),
+    ],
+    ids=["guard", "loop-count", "sidecar-nan", "sidecar-division"],
+)
+def test_errors_name_the_element_and_file_that_hold_the_fault(
+    tmp_path: Path,
+    name: str,
+    text: str,
+    sidecar: str | None,
+    words: tuple[str, ...],
+    not_words: tuple[str, ...],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / name).write_text(text)
+    extra = []
+    if sidecar is not None:
+        (tmp_path / "car.toml").write_text(sidecar)
+        extra = ["--sidecar", str(tmp_path / "car.toml")]
+    message = _refused(["run", str(tmp_path / name), *extra], capsys, *words)
+    for word in not_words:
+        assert word not in message, message

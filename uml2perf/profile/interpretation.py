@@ -695,7 +695,13 @@ class _Interpreter:
             for variable in variables:
                 if variable.name in values:
                     matched.add(variable.name)
-                    variable = replace(variable, default=values[variable.name], required=False)
+                    # the value is the sidecar's: a problem with it is reported there
+                    where = Location(
+                        file=self.car.path, name=f"variables.{variable.name}", uml_type="sidecar"
+                    )
+                    variable = replace(
+                        variable, default=values[variable.name], required=False, location=where
+                    )
                 result.append(variable)
             return tuple(result)
 

@@ -201,6 +201,10 @@ def normalised_tags(tags: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], .
     return tuple(sorted((tag_key(name), value.strip()) for name, value in tags if value.strip()))
 
 
+#: Words Python's float() reads as infinite or not a number: never a value of a sidecar.
+_NON_FINITE_WORDS = frozenset({"nan", "inf", "infinity"})
+
+
 def probability_text(value: object, car: Sidecar, key: str) -> str:
     """A probability from the sidecar: a number from 0 to 1, a percentage, or an expression."""
     from .guards import probability_value
@@ -234,6 +238,12 @@ def expression_text(value: object, car: Sidecar, key: str) -> str:
             return "0"
         return repr(value)
     if isinstance(value, str):
+        if value.strip().lower().lstrip("+-") in _NON_FINITE_WORDS:
+            car.problem(
+                f"{key} is {value.strip()!r}: values must be finite numbers",
+                hint="infinite or not-a-number values would make every time meaningless",
+            )
+            return "0"
         return value.strip()
     car.problem(f"{key} must be an expression (a string or a number), not {type(value).__name__}")
     return "0"

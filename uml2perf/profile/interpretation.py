@@ -687,6 +687,7 @@ class _Interpreter:
         if not values:
             return globals_
         matched: set[str] = set()
+        sidecar_path = self.car.path
 
         def give(variables: tuple[Variable, ...]) -> tuple[Variable, ...]:
             if not any(v.name in values for v in variables):
@@ -696,9 +697,7 @@ class _Interpreter:
                 if variable.name in values:
                     matched.add(variable.name)
                     # the value is the sidecar's: a problem with it is reported there
-                    where = Location(
-                        file=self.car.path, name=f"variables.{variable.name}", uml_type="sidecar"
-                    )
+                    where = Location(file=sidecar_path, name=f"variables.{variable.name}", uml_type="sidecar")
                     variable = replace(
                         variable, default=values[variable.name], required=False, location=where
                     )

@@ -952,6 +952,13 @@ def _table_pieces(source: str, table: str, value: Any) -> tuple[tuple[float, flo
                 f"{source}: {at} size {float(size):g} does not exceed the size before it",
                 hint="list the points by increasing size",
             )
+        if points and float(size) - points[-1][0] < 1.0:
+            # a step of less than a byte measures nothing, and its slope overflows or cancels
+            raise MachineError(
+                f"{source}: {at} size {float(size)!r} is less than one byte above the size before it "
+                f"({points[-1][0]!r})",
+                hint="measured sizes are whole bytes: list points at least one byte apart",
+            )
         points.append((float(size), float(seconds)))
     pieces = [(points[0][0], points[0][1], 0.0)]
     for (n0, t0), (n1, t1) in zip(points, points[1:], strict=False):

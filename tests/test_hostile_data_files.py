@@ -431,3 +431,18 @@ def test_errors_name_the_element_and_file_that_hold_the_fault(
     message = _refused(["run", str(tmp_path / name), *extra], capsys, *words)
     for word in not_words:
         assert word not in message, message
+
+
+def test_a_machine_table_with_a_step_below_a_byte_is_refused_in_the_machine_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(SAMPLES / "prophet.uml", tmp_path / "m.uml")
+    machine = tmp_path / "machine.toml"
+    machine.write_text(
+        'name = "t"\nnodes = 1\ncores_per_node = 8\n[network.intra_node]\n'
+        "table = [[8, 1e-6], [8.000000000000002, 2e-6], [4096, 3e-6]]\n"
+    )
+    text = _refused(
+        ["run", str(tmp_path / "m.uml"), "--machine", str(machine)], capsys, "machine.toml", "table[2]"
+    )
+    assert "SA2" not in text

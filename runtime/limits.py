@@ -26,8 +26,8 @@ replications       10,000        UML2PERF_MAX_REPLICATIONS       runs of one ``-
                                                                  (per sweep point)
 devices            1,048,576     UML2PERF_MAX_DEVICES            devices of one kind per node
 device_kinds       256           UML2PERF_MAX_DEVICE_KINDS       ``[devices.*]`` tables of a machine
-measurements       200,000       UML2PERF_MAX_MEASUREMENTS       rows (values) ``fit`` reads
-measured_points    500           UML2PERF_MAX_MEASURED_POINTS    distinct points ``fit`` searches
+measurements       20,000        UML2PERF_MAX_MEASUREMENTS       rows (values) ``fit`` reads
+measured_points    200           UML2PERF_MAX_MEASURED_POINTS    distinct points ``fit`` searches
 =================  ============  ==============================  ==================================
 
 The command line takes the same limits as ``--limit NAME=VALUE``.  Integer
@@ -97,8 +97,8 @@ class Limits(FrozenRecord):
         replications: int = 10_000,
         devices: int = 1 << 20,
         device_kinds: int = 256,
-        measurements: int = 200_000,
-        measured_points: int = 500,
+        measurements: int = 20_000,
+        measured_points: int = 200,
     ) -> None:
         put = object.__setattr__
         put(self, "input_bytes", input_bytes)

@@ -446,3 +446,13 @@ def test_a_machine_table_with_a_step_below_a_byte_is_refused_in_the_machine_file
         ["run", str(tmp_path / "m.uml"), "--machine", str(machine)], capsys, "machine.toml", "table[2]"
     )
     assert "SA2" not in text
+
+
+def test_fit_refuses_more_rows_than_the_default_limit_before_fitting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from uml2perf_runtime.limits import Limits
+
+    rows = Limits().measurements + 5000
+    body = "n,time\n" + "".join(f"{2 + i % 1000},{1 + i % 7}\n" for i in range(rows))
+    _refused(["fit", _csv(tmp_path, body)], capsys, "limit of 20,000", "measurements")

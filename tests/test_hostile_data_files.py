@@ -456,3 +456,15 @@ def test_fit_refuses_more_rows_than_the_default_limit_before_fitting(
     rows = Limits().measurements + 5000
     body = "n,time\n" + "".join(f"{2 + i % 1000},{1 + i % 7}\n" for i in range(rows))
     _refused(["fit", _csv(tmp_path, body)], capsys, "limit of 20,000", "measurements")
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_sidecar_global_nothing_reads_is_a_warning(
+    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    car = tmp_path / "car.toml"
+    car.write_text('[globals]\nZZ = "1"\nGV = "0"\n')
+    capsys.readouterr()
+    assert main([command, str(SAMPLES / "prophet.uml"), "--sidecar", str(car)]) == 0
+    out, err = capsys.readouterr()
+    assert "[globals] 'ZZ' is read by no cost" in out + err and "'GV' is read" not in out + err

@@ -745,6 +745,36 @@ class _Interpreter:
                     "sidecar-variable-near-miss",
                 )
 
+    def warn_unread_globals(
+        self, activities: list[Activity], functions: tuple[CostFunction, ...], globals_: tuple[Variable, ...]
+    ) -> None:
+        """A sidecar ``[globals]`` name that no text of the model reads is most likely a typing mistake."""
+        import re
+
+        from ..model import walk_region
+
+        assert self.car is not None
+        texts: list[str] = [f.body for f in functions]
+        texts += [v.default for v in globals_ if v.default]
+        for activity in activities:
+            texts += [v.default for v in (*activity.attributes, *activity.variables) if v.default]
+            texts += [value for _, value in (activity.perf.tags if activity.perf else ())]
+            regions = [activity.region] + [n.region for n in walk_region(activity.region) if n.region]
+            for node in walk_region(activity.region):
+                texts += [node.code] if node.code else []
+                texts += [value for _, value in (node.perf.tags if node.perf else ())]
+            for region in regions:
+                texts += [t for edge in region.edges for t in (edge.guard, edge.probability, edge.name) if t]
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", "\n".join(texts)))
+        for name in self.car.globals:
+            if name not in words:
+                self.warn(
+                    f"sidecar [globals] {name!r} is read by no cost, guard, code fragment or function "
+                    "of the model",
+                    Location(file=self.car.path, name=f"globals.{name}", uml_type="sidecar"),
+                    "sidecar-unread-global",
+                )
+
     # ------------------------------------------------------------------ whole model
 
     def run(self) -> Model:
@@ -771,6 +801,8 @@ class _Interpreter:
         if self.car is not None:
             self.car.raise_problems()
         self.settle_guards(activities, globals_, functions)
+        if self.car is not None and self.car.globals:
+            self.warn_unread_globals(activities, functions, globals_)
         return replace(
             self.model,
             activities=tuple(activities),

@@ -413,3 +413,25 @@ def test_a_fifo_in_place_of_an_entry_is_skipped_not_waited_for(tmp_path: Path) -
     assert replaced >= 2
     done = _run(["-m", "uml2perf", "run", "prophet.uml"], tmp_path, env)
     assert done.returncode == 0 and "194.18" in done.stdout, done.stderr
+
+
+def test_fifo_machine_files_and_sidecars_work_in_sweep_with_the_cache_on(
+    cache_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from uml2perf.cli import main
+
+    machine = tmp_path / "machine.toml"
+    car = tmp_path / "car.toml"
+    os.mkfifo(machine)
+    os.mkfifo(car)
+    writers = [
+        _feed(machine, (SAMPLES / "machines" / "laptop.toml").read_bytes()),
+        _feed(car, b'[elements."A2"]\ncost = "2"\n'),
+    ]
+    capsys.readouterr()
+    arguments = ["sweep", str(SAMPLES / "prophet.uml"), "--grid", "procs=2,4", "--no-analytic"]
+    assert main([*arguments, "--machine", str(machine), "--sidecar", str(car)]) == 0
+    for writer in writers:
+        writer.join(timeout=5)
+        assert not writer.is_alive()
+    assert "procs" in capsys.readouterr().out

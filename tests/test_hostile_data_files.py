@@ -468,3 +468,12 @@ def test_a_sidecar_global_nothing_reads_is_a_warning(
     assert main([command, str(SAMPLES / "prophet.uml"), "--sidecar", str(car)]) == 0
     out, err = capsys.readouterr()
     assert "[globals] 'ZZ' is read by no cost" in out + err and "'GV' is read" not in out + err
+
+
+def test_a_cost_function_that_overflows_is_named_in_sweep_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "m.uml").write_text(
+        _prophet("<body>return 3.14 + 2.71*P</body>", "<body>return exp(P * 1000)</body>")
+    )
+    _refused(["sweep", str(tmp_path / "m.uml"), "--grid", "procs=2,4"], capsys, "cost of 'A4'", "range")

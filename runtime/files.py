@@ -214,10 +214,8 @@ def _write_descriptor(fd: int, content: str | bytes | Callable[[str], None], wha
                 stream.flush()
             except (OSError, ValueError):
                 pass
-    if callable(content):
-        _write_in_place(Path(f"/dev/fd/{fd}"), content, what)
-        return
-    data = content.encode("utf-8") if isinstance(content, str) else content
+    data = _rendered(content, what) if callable(content) else content
+    data = data.encode("utf-8") if isinstance(data, str) else data
     try:
         copy = os.dup(fd)
     except OSError as exc:
@@ -280,10 +278,8 @@ def _refuse_dangerous_device(target: Path, info: os.stat_result, what: str) -> N
 def _write_in_place(target: Path, content: str | bytes | Callable[[str], None], what: str) -> None:
     """Write into a device or FIFO without creating or replacing anything (``O_TRUNC``, never blocking)."""
     try:
-        if callable(content):
-            content(str(target))
-            return
-        data = content.encode("utf-8") if isinstance(content, str) else content
+        data = _rendered(content, what) if callable(content) else content
+        data = data.encode("utf-8") if isinstance(data, str) else data
         fd = _open_in_place(target, what)
         try:
             _write_all(fd, data, what, str(target))
@@ -296,6 +292,32 @@ def _write_in_place(target: Path, content: str | bytes | Callable[[str], None], 
             f"cannot write the {what} '{target}': {exc.strerror or exc}",
             hint="check the path and its permissions",
         ) from None
+
+
+def _rendered(render: Callable[[str], None], what: str) -> bytes:
+    """What ``render`` writes at a path, as bytes: rendered into a private temporary file first.
+
+    A plot library opens the path it is given itself, blocking on a FIFO without a reader; rendered
+    first, the bytes go into the FIFO or descriptor by the same rules as text.
+    """
+    import tempfile
+
+    fd, temp = tempfile.mkstemp(prefix=".uml2perf-", suffix=".tmp")
+    os.close(fd)
+    try:
+        with _removed_on_signal(temp):
+            render(temp)
+            with open(temp, "rb") as stream:
+                return stream.read()
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write the {what}: {exc.strerror or exc}", hint="check the free space"
+        ) from None
+    finally:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
 
 
 def _open_in_place(target: Path, what: str) -> int:

@@ -272,3 +272,31 @@ def test_a_fifo_output_with_no_reader_is_refused_after_the_idle_timeout(
     finally:
         os.close(reader)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_rendered_outputs_go_into_fifos_and_descriptors_by_the_same_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from uml2perf_runtime import files
+
+    def render(path: str) -> None:
+        Path(path).write_bytes(b"picture")
+
+    monkeypatch.setattr(files, "IDLE_TIMEOUT", 0.2)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputError, match="no reader"):  # the renderer never blocks on the FIFO itself
+        write_output(fifo, render)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    monkeypatch.setattr(files, "IDLE_TIMEOUT", 30.0)
+    write_output(fifo, render)
+    reader.join(timeout=30)
+    log = tmp_path / "log"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        write_output(f"/dev/fd/{fd}", render)
+    finally:
+        os.close(fd)
+    assert received == [b"picture"] and log.read_bytes() == b"picture"

@@ -8,6 +8,7 @@ import random
 import shutil
 import subprocess
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -216,7 +217,7 @@ def test_fuzzed_entries_are_misses_never_crashes(
 
 def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
     )
 
 
@@ -306,3 +307,131 @@ def test_a_large_input_is_hashed_as_a_small_one() -> None:
 
     data = bytes(range(256)) * (cache.SMALL_INPUT_BYTES // 256 + 1)
     assert cache.sha256(data).digest() == hashlib.sha256(data).digest()
+
+
+def _feed(fifo: Path, *payloads: bytes) -> threading.Thread:
+    """A writer that sends each payload through the FIFO, opening it once per payload."""
+
+    def send() -> None:
+        for payload in payloads:
+            with open(fifo, "wb") as stream:
+                stream.write(payload)
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_each_input_is_read_once_for_the_key_and_the_model(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file replaced between two reads could store a prediction under another content's key."""
+    from uml2perf import api
+    from uml2perf_runtime.output import files
+
+    model = tmp_path / "m.uml"
+    car = tmp_path / "car.toml"
+    shutil.copy(SAMPLES / "prophet.uml", model)
+    car.write_text("[variables]\nP = 4\n")
+    opened: list[str] = []
+    real = files.read_input
+
+    def counted(path: object, **options: object) -> bytes:
+        if not isinstance(path, files.InputBytes):
+            opened.append(os.path.basename(str(path)))
+        return real(path, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files, "read_input", counted)
+    api.load_spec(model, sidecar=car)
+    assert sorted(opened) == ["car.toml", "m.uml"]
+
+
+def _predicted(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> float:
+    from uml2perf.cli import main
+
+    capsys.readouterr()
+    assert main(["run", *arguments, "--json"]) == 0
+    return float(json.loads(capsys.readouterr().out)["time"])
+
+
+def test_a_file_replaced_during_a_run_cannot_poison_the_cache(
+    cache_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file holds A when first read and B on any later read (``mv`` during a run)."""
+    from uml2perf_runtime.output import files
+
+    prophet = (SAMPLES / "prophet.uml").read_bytes()
+    other = prophet.replace(b"121/P", b"5121/P")
+    changing = tmp_path / "m.uml"
+    changing.write_bytes(prophet)
+    real = files.read_input
+    reads: list[int] = []
+
+    def replaced_after_first_read(path: object, **options: object) -> bytes:
+        data = real(path, **options)  # type: ignore[arg-type]
+        if str(path) == str(changing) and not isinstance(path, files.InputBytes):
+            reads.append(1)
+            if len(reads) > 1:
+                return other
+        return data
+
+    monkeypatch.setattr(files, "read_input", replaced_after_first_read)
+    first = _predicted([str(changing)], capsys)
+    monkeypatch.setattr(files, "read_input", real)
+    (tmp_path / "a.uml").write_bytes(prophet)
+    assert first == pytest.approx(194.18, abs=0.01)
+    assert _predicted([str(tmp_path / "a.uml")], capsys) == first  # the entry of A holds A's model
+
+
+def test_a_fifo_input_works_with_the_cache_on(
+    cache_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "m.uml"
+    car = tmp_path / "car.toml"
+    os.mkfifo(fifo)
+    os.mkfifo(car)
+    model_writer = _feed(fifo, (SAMPLES / "prophet.uml").read_bytes())
+    car_writer = _feed(car, b"[variables]\nP = 4\n")
+    assert _predicted([str(fifo), "--sidecar", str(car)], capsys) > 0
+    model_writer.join(timeout=5)
+    car_writer.join(timeout=5)
+
+
+@POSIX
+def test_a_fifo_in_place_of_an_entry_is_skipped_not_waited_for(tmp_path: Path) -> None:
+    shutil.copy(SAMPLES / "prophet.uml", tmp_path / "prophet.uml")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop(cache.DISABLE_VARIABLE, None)
+    env.pop(cache.LOCATION_VARIABLE, None)
+    assert _run(["-m", "uml2perf", "run", "prophet.uml"], tmp_path, env).returncode == 0
+    replaced = 0
+    for entry in (tmp_path / "xdg" / "uml2perf").iterdir():
+        if entry.name.startswith(("module-", "jinja-", "code-")):
+            entry.unlink()
+            os.mkfifo(entry, 0o600)
+            replaced += 1
+    assert replaced >= 2
+    done = _run(["-m", "uml2perf", "run", "prophet.uml"], tmp_path, env)
+    assert done.returncode == 0 and "194.18" in done.stdout, done.stderr
+
+
+def test_fifo_machine_files_and_sidecars_work_in_sweep_with_the_cache_on(
+    cache_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from uml2perf.cli import main
+
+    machine = tmp_path / "machine.toml"
+    car = tmp_path / "car.toml"
+    os.mkfifo(machine)
+    os.mkfifo(car)
+    writers = [
+        _feed(machine, (SAMPLES / "machines" / "laptop.toml").read_bytes()),
+        _feed(car, b'[elements."A2"]\ncost = "2"\n'),
+    ]
+    capsys.readouterr()
+    arguments = ["sweep", str(SAMPLES / "prophet.uml"), "--grid", "procs=2,4", "--no-analytic"]
+    assert main([*arguments, "--machine", str(machine), "--sidecar", str(car)]) == 0
+    for writer in writers:
+        writer.join(timeout=5)
+        assert not writer.is_alive()
+    assert "procs" in capsys.readouterr().out

@@ -145,7 +145,7 @@ CASES: dict[str, tuple[str, str, list[str], tuple[str, ...]]] = {
             "<body>return &k; + 0.15 * NAT</body>",
         ),
         [],
-        ("entity", "&k;"),
+        ("DOCTYPE", "entity declarations"),
     ),
     "cost_function_named_range": ("m.uml", LAPW0.replace("MPIinit", "range"), [], ("range",)),
     "cost_function_named_builtins": (

@@ -316,3 +316,39 @@ def test_prophet_main_activity() -> None:
     unmarked = replace(model, activities=tuple(replace(a, is_main=False) for a in model.activities))
     assert main_activity(unmarked).name == "MainActivity"
     assert not [d for d in model.diagnostics if d.severity is Severity.WARNING]
+
+
+def _documented_sidecar() -> str:
+    """The sidecar example of docs/profile.md, its element and function renamed to fit prophet.uml."""
+    import re
+
+    doc = (SAMPLES.parent / "docs" / "profile.md").read_text()
+    example = re.findall(r"```toml\n(.*?)```", doc, re.S)[0]
+    assert '[activities."MainActivity"]' in example and 'repeat = "2"' in example
+    example = example.replace('"Calculate forces"', '"A1"').replace("FA4 =", "FX =")
+    return re.sub(r'\[elements\."_f1"\].*?\n\n', "", example, flags=re.S)
+
+
+@pytest.mark.parametrize("command", ["run", "check", "convert"])
+def test_the_documented_sidecar_example_works(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every table of the example (an activity's repeat included) reads, checks, converts and runs."""
+    from uml2perf.cli import main
+
+    monkeypatch.setenv("UML2PERF_NO_CACHE", "1")
+    car = tmp_path / "doc.toml"
+    car.write_text(_documented_sidecar())
+    extra = ["-o", str(tmp_path / "m.py")] if command == "convert" else []
+    assert main([command, str(SAMPLES / "prophet.uml"), "--sidecar", str(car), *extra]) == 0
+    out, err = capsys.readouterr()
+    assert "bug" not in out + err and "error:" not in out + err
+
+
+def test_an_activity_repeat_from_a_sidecar_repeats_the_activity(tmp_path: Path) -> None:
+    from uml2perf.api import predict
+
+    car = tmp_path / "repeat.toml"
+    car.write_text('[activities."MainActivity"]\nrepeat = "2"\n')
+    once = predict(SAMPLES / "prophet.uml").time
+    assert predict(SAMPLES / "prophet.uml", sidecar=car).time == pytest.approx(2 * once)

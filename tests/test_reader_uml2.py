@@ -284,7 +284,7 @@ def test_external_entities_are_never_loaded(tmp_path: Path) -> None:
 def test_billion_laughs_is_refused() -> None:
     entities = '<!ENTITY a0 "lol">' + "".join(f'<!ENTITY a{i} "{f"&a{i - 1};" * 10}">' for i in range(1, 10))
     data = f'<?xml version="1.0"?><!DOCTYPE x [{entities}]><x>&a9;</x>'.encode()
-    with pytest.raises(InputError, match="expand without bound"):
+    with pytest.raises(InputError, match="entity declarations"):
         read_bytes(data, "lol.xmi")
 
 

@@ -187,3 +187,116 @@ def test_disks_memory_and_kernel_settings_are_never_written(path: str, tmp_path:
     assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
     if content is not None:
         assert Path(path).read_bytes()[:64] == content
+
+
+def test_another_process_descriptors_are_refused(tmp_path: Path) -> None:
+    other = subprocess.Popen(["sleep", "30"], stdout=subprocess.PIPE)
+    try:
+        link = tmp_path / "link"
+        link.symlink_to(f"/proc/{other.pid}/fd/1")
+        for path in (f"/proc/{other.pid}/fd/1", str(link)):
+            with pytest.raises(OutputError, match="another process"):
+                write_output(path, "injected\n")
+    finally:
+        other.kill()
+        stdout, _ = other.communicate()
+    assert stdout == b""
+
+
+@pytest.mark.parametrize("append", [False, True])
+def test_own_descriptors_are_written_as_the_shell_opened_them(tmp_path: Path, append: bool) -> None:
+    log = tmp_path / "log"
+    log.write_text("x" * 101)
+    flags = os.O_WRONLY | (os.O_APPEND if append else os.O_TRUNC)
+    fd = os.open(log, flags)
+    try:
+        for path in (f"/dev/fd/{fd}", f"/proc/self/fd/{fd}", f"/proc/{os.getpid()}/fd/{fd}"):
+            write_output(path, "abcdef")
+    finally:
+        os.close(fd)
+    assert log.read_text() == ("x" * 101 if append else "") + "abcdef" * 3
+
+
+def test_dev_stdout_appended_by_the_shell_keeps_the_log(model: Path) -> None:
+    log = model.parent / "log"
+    log.write_text("y" * 101)
+    done = subprocess.run(
+        f"{sys.executable} -m uml2perf convert prophet.uml -o /dev/stdout >> log",
+        shell=True,
+        cwd=model.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    text = log.read_text()
+    assert text.startswith("y" * 101 + '"""Performance model') and text.endswith("\n")
+
+
+def test_a_read_only_output_is_refused_unless_forced(model: Path) -> None:
+    out = model.parent / "out.py"
+    out.write_text("keep me\n")
+    out.chmod(0o444)
+    done = _cli("convert", "prophet.uml", "-o", "out.py", cwd=model.parent)
+    assert done.returncode == 1 and "read-only" in done.stderr and "--force" in done.stderr
+    assert out.read_text() == "keep me\n"
+    forced = _cli("convert", "prophet.uml", "-o", "out.py", "--force", cwd=model.parent)
+    assert forced.returncode == 0, forced.stderr
+    assert out.read_text().startswith('"""Performance model') and stat.S_IMODE(out.stat().st_mode) == 0o444
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give files away")
+def test_a_replaced_file_keeps_its_owner(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    out.write_text("old\n")
+    os.chown(out, 65534, 65534)
+    write_output(out, "new\n")
+    info = out.stat()
+    assert out.read_text() == "new\n" and (info.st_uid, info.st_gid) == (65534, 65534)
+
+
+def test_a_fifo_output_with_no_reader_is_refused_after_the_idle_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from uml2perf_runtime.output import files
+
+    monkeypatch.setattr(files, "IDLE_TIMEOUT", 0.2)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputError, match="no reader"):
+        write_output(fifo, "table\n")
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader that never reads
+    try:
+        with pytest.raises(OutputError, match="took no data"):
+            write_output(fifo, "x" * (1 << 20))
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_rendered_outputs_go_into_fifos_and_descriptors_by_the_same_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from uml2perf_runtime.output import files
+
+    def render(path: str) -> None:
+        Path(path).write_bytes(b"picture")
+
+    monkeypatch.setattr(files, "IDLE_TIMEOUT", 0.2)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputError, match="no reader"):  # the renderer never blocks on the FIFO itself
+        write_output(fifo, render)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    monkeypatch.setattr(files, "IDLE_TIMEOUT", 30.0)
+    write_output(fifo, render)
+    reader.join(timeout=30)
+    log = tmp_path / "log"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        write_output(f"/dev/fd/{fd}", render)
+    finally:
+        os.close(fd)
+    assert received == [b"picture"] and log.read_bytes() == b"picture"

@@ -8,6 +8,7 @@ happen inside the functions, so ``import uml2perf.api`` stays cheap.
 from __future__ import annotations
 
 import marshal
+import os
 import sys
 import types
 from collections.abc import Iterable, Mapping
@@ -19,6 +20,8 @@ from uml2perf_runtime.engine.records import FrozenRecord
 from .errors import Diagnostic, InputError, Location, ModelError, Severity, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from uml2perf_runtime.output.files import InputBytes
+
     from .model import Model
 
 #: File suffixes that are generated Python models rather than XMI exports.
@@ -357,21 +360,20 @@ def _generated_for_run(
     The key is a digest of the input's bytes, the sidecar's bytes, the chosen
     activity and uml2perf's own files, so a hit needs neither lxml nor Jinja.
     """
-    from uml2perf_runtime.engine.limits import current
-    from uml2perf_runtime.output.files import read_input
-
     from .cache import key_of, open_cache, package_fingerprint, sha256
 
     cache = open_cache()
     key = None
+    source: str | os.PathLike[str] = path
     filename = f"<generated from {path.name}>"
     if cache is not None:
-        limit = current().input_bytes
-        sidecar_bytes = read_input(sidecar, max_bytes=limit, what="sidecar") if sidecar is not None else b""
+        # read once: the key and the model come from the same bytes, whatever happens to the files
+        model_in = _read_once(path, "model file")
+        sidecar_in = _read_once(sidecar, "sidecar file") if sidecar is not None else None
         key = key_of(
             _ENTRY_FORMAT,
-            sha256(read_input(path, max_bytes=limit, what="model file")).digest(),
-            sha256(sidecar_bytes).digest(),
+            sha256(model_in.data).digest(),
+            sha256(sidecar_in.data if sidecar_in is not None else b"").digest(),
             # the sidecar's path as given appears in the warnings about it
             "" if sidecar is None else str(sidecar),
             activity or "",
@@ -379,6 +381,7 @@ def _generated_for_run(
             filename,
             package_fingerprint(),
         )
+        source, sidecar = model_in, sidecar_in
         hit = _decode_generated(cache.get("module", key), filename)
         if hit is not None:
             return hit
@@ -388,7 +391,7 @@ def _generated_for_run(
     from .profile import main_activity, unset_variables
 
     with collector_paused():
-        model = read_model_checked(path, sidecar, default_cost)
+        model = read_model_checked(source, sidecar, default_cost)
         result = generate(model, "python", activity=activity, options={"require_main": True})
 
     required = tuple(
@@ -422,7 +425,21 @@ def _generated_for_run(
     return generated
 
 
-def read_model_checked(path: Path, sidecar: str | Path | None, default_cost: str | None) -> Model:
+def _read_once(path: str | os.PathLike[str], what: str) -> InputBytes:
+    """An input read into memory once (the input rules apply), its problems as input errors."""
+    from uml2perf_runtime.output.files import InputBytes, InputFileError, read_once
+
+    try:
+        data = read_once(path, what=what)
+    except InputFileError as exc:
+        raise InputError(exc.message, Location(file=str(path)), hint=exc.hint) from None
+    assert isinstance(data, InputBytes)
+    return data
+
+
+def read_model_checked(
+    path: str | os.PathLike[str], sidecar: str | os.PathLike[str] | None, default_cost: str | None
+) -> Model:
     """:func:`read` with the default cost already an expression."""
     from .reader import read_model
 
@@ -587,6 +604,9 @@ def predict(
             f"the number of replications must be a whole number of at least 1, got {replications!r}",
             Location(file=str(path)),
         )
+    from uml2perf_runtime.engine.limits import current
+
+    current().check("replications", replications, "the number of replications")
     spec = load_spec(
         path,
         activity=activity,

@@ -17,7 +17,9 @@ The cache holds code that is executed, so it trusts nothing it reads:
   before a byte is deserialised, so a damaged, truncated or swapped entry is
   ignored (and rebuilt), never loaded.  Nothing is pickled;
 * the folder is opened once without following links and every entry is opened
-  relative to that descriptor, with ``O_NOFOLLOW``; the owner and the mode are
+  relative to that descriptor, with ``O_NOFOLLOW`` and ``O_NONBLOCK`` (a FIFO or
+  device in place of an entry never makes a read wait), and used only when it
+  is a regular file; the owner and the mode are
   checked on the opened descriptors (no race between a check and a use).  A
   folder or an entry that another user owns or can write is refused with one
   warning, and the command goes on without the cache;
@@ -78,6 +80,7 @@ _INTERPRETER = f"{sys.implementation.cache_tag}|{sys.version}"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 #: Inputs below this many bytes are hashed with the interpreter's own SHA-256: importing ``hashlib``
@@ -165,7 +168,8 @@ class Cache:
         """The verified payload of entry ``kind-key``, or ``None`` (missing, damaged or unsafe)."""
         name = f"{kind}-{key}"
         try:
-            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC, dir_fd=self._fd)
+            # non-blocking: a FIFO in place of an entry must not make the open wait for a writer
+            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK, dir_fd=self._fd)
         except OSError:
             return None  # missing, or a link (ELOOP): never followed
         try:

@@ -128,6 +128,9 @@ def check_model(
     functions = {f.name: f for f in model.functions}
     findings.extend(_check_functions(model))
     activity_ids = frozenset(a.id for a in model.activities)
+    from .structure_checks import check_structure
+
+    findings.extend(check_structure(model))
     for act in model.activities:
         findings.extend(_check_variables(act))
         for node in act.walk():

@@ -456,6 +456,13 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
         )
+        if "--force" not in command._option_string_actions:
+            command.add_argument(
+                "--force",
+                action="store_true",
+                default=argparse.SUPPRESS,
+                help="replace outputs that are read-only (mode 0444) too",
+            )
     return parser
 
 
@@ -530,6 +537,10 @@ def _run(args: argparse.Namespace) -> int:
     debug = args.debug or bool(os.environ.get("UML2PERF_DEBUG"))
     try:
         _apply_limits(args)
+        if getattr(args, "force", False):
+            from uml2perf_runtime.output.files import set_force
+
+            set_force(True)
         return int(args.func(args) or EXIT_OK)
     except Uml2PerfError as exc:
         return _report_error(exc, debug)

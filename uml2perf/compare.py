@@ -20,14 +20,25 @@ __all__ = ["compare", "load_result", "format_comparison"]
 _REQUIRED = ("time", "model", "elements", "processes")
 
 
+def _seconds(value: object) -> bool:
+    """A time as a saved prediction holds it: a finite number of seconds, not negative."""
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
+
+
 def load_result(path: str | Path) -> dict[str, Any]:
     """A saved ``run --json`` result, checked for the fields a comparison needs."""
     from uml2perf_runtime.output.files import InputFileError, read_text_input
+    from uml2perf_runtime.output.structured import StructureError, loads_json
 
     shown = str(path)
     try:
-        data = json.loads(read_text_input(path, what="result file"))
-    except InputFileError as exc:
+        data = loads_json(read_text_input(path, what="result file"), "result file")
+    except (InputFileError, StructureError) as exc:
         raise InputError(exc.message, Location(file=shown), hint=exc.hint) from None
     except json.JSONDecodeError as exc:
         raise InputError(
@@ -49,15 +60,23 @@ def load_result(path: str | Path) -> dict[str, Any]:
             hint="save one with 'uml2perf run MODEL --json > FILE.json'",
         )
     time = data["time"]
-    if not isinstance(time, (int, float)) or isinstance(time, bool) or not math.isfinite(time):
-        raise InputError(f"'time' is {time!r}, not a number of seconds", Location(file=shown))
+    if not _seconds(time):
+        raise InputError(
+            f"'time' is {time!r}, not a number of seconds (finite, at least 0)", Location(file=shown)
+        )
+    if not isinstance(data["elements"], list):
+        raise InputError("'elements' is not a list", Location(file=shown))
     for row in data["elements"]:
         if (
             not isinstance(row, dict)
-            or "name" not in row
-            or not isinstance(row.get("inclusive"), (int, float))
+            or not isinstance(row.get("name"), str)
+            or not _seconds(row.get("inclusive"))
         ):
-            raise InputError("an entry of 'elements' lacks 'name' or 'inclusive'", Location(file=shown))
+            raise InputError(
+                "an entry of 'elements' lacks a 'name' or a number of seconds 'inclusive' "
+                "(finite, at least 0)",
+                Location(file=shown),
+            )
     return data
 
 

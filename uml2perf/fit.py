@@ -25,7 +25,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import keyword
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -95,18 +97,13 @@ def read_measurements(
     """Read a CSV, Extra-P text or Extra-P JSON file into one :class:`Measurements` per element."""
     shown = str(path)
     if text is None:
-        try:
-            raw = Path(path).read_bytes()
-        except OSError as exc:
-            raise InputError(
-                f"cannot read measurements: {exc.strerror or exc}",
-                Location(file=shown),
-                hint="check the path",
-            ) from None
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise InputError("measurements are not UTF-8 text", Location(file=shown)) from None
+        text = _read_text(path)
+    if "\x00" in text:
+        raise InputError(
+            "the measurements file holds NUL characters: it is binary, not text",
+            Location(file=shown),
+            hint="give a CSV, Extra-P text or Extra-P JSON file",
+        )
     stripped = text.lstrip()
     suffix = Path(shown).suffix.lower()
     if suffix == ".json" or stripped.startswith(("{", "[")):
@@ -120,6 +117,71 @@ def read_measurements(
     return data
 
 
+def _read_text(path: str | Path) -> str:
+    """The measurements file as text, read by the input rules every command follows.
+
+    The cap on bytes, devices that never end and FIFOs that send nothing for 10 s are handled as
+    for models, sidecars and machine files (:func:`uml2perf_runtime.output.files.read_input`).
+    """
+    from uml2perf_runtime.engine.limits import current
+    from uml2perf_runtime.output.files import InputFileError, read_input
+
+    shown = str(path)
+    try:
+        raw = read_input(
+            path,
+            max_bytes=current().input_bytes,
+            what="measurements file",
+            limit_hint="raise the limit with --limit input_bytes=N or UML2PERF_MAX_BYTES",
+        )
+    except InputFileError as exc:
+        raise InputError(exc.message, Location(file=shown), hint=exc.hint) from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"measurements are not UTF-8 text (byte 0x{raw[exc.start]:02x})",
+            Location(file=shown, line=line),
+            hint="save the file as UTF-8 text",
+        ) from None
+
+
+def _count_rows(path: str, rows: int, line: int | None) -> None:
+    """Stop reading at the ``measurements`` limit (checked as rows come, before they are all held)."""
+    from uml2perf_runtime.engine.limits import LimitExceeded, current
+
+    try:
+        current().check("measurements", rows, "the number of measurements")
+    except LimitExceeded as exc:
+        raise InputError(exc.message, Location(file=path, line=line), hint=exc.hint) from None
+
+
+def _parameter_name(path: str, line: int | None, name: str, column: int | None = None) -> None:
+    """Parameter names become variables of the fitted expression: the model's naming rules apply."""
+    from .expressions import BUILTIN_FUNCTIONS, CONSTANTS, SYSTEM_PARAMETERS
+    from .expressions.vocabulary import FORBIDDEN_CALLS
+
+    problem = None
+    if not (name.isidentifier() and name.isascii()) or keyword.iskeyword(name):
+        problem = "is not a variable name"
+    elif name in SYSTEM_PARAMETERS:
+        problem = "is the name of a system parameter"
+    elif name in BUILTIN_FUNCTIONS or name in CONSTANTS:
+        problem = "is the name of a built-in function or constant of expressions"
+    elif name.startswith("_") or name in FORBIDDEN_CALLS:
+        problem = "is a name generated models keep for themselves"
+    if problem is not None:
+        raise _error(
+            path,
+            line,
+            f"parameter name {name!r} {problem}",
+            column,
+            hint="parameter names become variables of the fitted cost: use letters, digits and '_' "
+            "(not starting with '_'), distinct from the functions and system parameters",
+        )
+
+
 def _looks_like_extrap_text(text: str) -> bool:
     for line in text.splitlines():
         word = line.strip().split(" ", 1)[0].upper()
@@ -129,14 +191,20 @@ def _looks_like_extrap_text(text: str) -> bool:
     return False
 
 
+#: A number as measurements write it: digits, an optional fraction and exponent (no ``_``, no words).
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _number(path: str, line: int, column: str | int | None, text: str) -> float:
     try:
+        if len(text) > 400 or not _PLAIN_NUMBER.fullmatch(text.strip()):
+            raise ValueError(text)
         value = float(text)
     except ValueError:
         raise _error(
             path,
             line,
-            f"{text.strip()!r} is not a number",
+            f"{_shown_cell(text)} is not a number",
             column,
             hint="every parameter and metric value must be a number",
         ) from None
@@ -145,9 +213,24 @@ def _number(path: str, line: int, column: str | int | None, text: str) -> float:
     return value
 
 
+def _shown_cell(text: str) -> str:
+    """A cell for a message: at most 40 characters of it."""
+    text = text.strip()
+    return repr(text) if len(text) <= 40 else repr(text[:40]) + f" (… {len(text)} characters)"
+
+
 def _read_csv(path: str, text: str, metric: str) -> list[Measurements]:
     reader = csv.reader(io.StringIO(text))
-    rows = [(number, row) for number, row in enumerate(reader, start=1) if any(cell.strip() for cell in row)]
+    rows: list[tuple[int, list[str]]] = []
+    try:
+        for row in reader:
+            if any(cell.strip() for cell in row):
+                rows.append((reader.line_num, row))
+                if len(rows) % 4096 == 0:
+                    _count_rows(path, len(rows) - 1, reader.line_num)
+    except csv.Error as exc:
+        raise _error(path, reader.line_num, f"not a CSV file the reader accepts: {exc}") from None
+    _count_rows(path, max(len(rows) - 1, 0), None)
     if not rows:
         raise _error(
             path,
@@ -167,14 +250,8 @@ def _read_csv(path: str, text: str, metric: str) -> list[Measurements]:
     for position, name in enumerate(header, start=1):
         if not name:
             raise _error(path, header_line, "a column has no name", position)
-        if not name.isidentifier():
-            raise _error(
-                path,
-                header_line,
-                f"column name {name!r} is not a variable name",
-                position,
-                hint="parameter columns become variables of the expression: use letters, digits, _",
-            )
+        if name not in (metric, "element"):
+            _parameter_name(path, header_line, name, position)
         if header.count(name) > 1:
             raise _error(path, header_line, f"column {name!r} appears twice", position)
     element_col = header.index("element") if "element" in header else None
@@ -228,6 +305,7 @@ def _read_extrap_text(path: str, text: str, metric: str | None) -> list[Measurem
     current_metric = "time"
     series: dict[tuple[str | None, str], tuple[list[list[float]], list[float], list[int]]] = {}
     next_point: dict[tuple[str | None, str], int] = {}
+    rows = 0
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -237,8 +315,7 @@ def _read_extrap_text(path: str, text: str, metric: str | None) -> list[Measurem
         rest = rest.strip()
         if keyword == "PARAMETER":
             for name in rest.split():
-                if not name.isidentifier():
-                    raise _error(path, number, f"parameter name {name!r} is not a variable name")
+                _parameter_name(path, number, name)
                 params.append(name)
         elif keyword == "POINTS":
             if not params:
@@ -264,6 +341,8 @@ def _read_extrap_text(path: str, text: str, metric: str | None) -> list[Measurem
             values = [_number(path, number, c + 1, v) for c, v in enumerate(rest.split())]
             if not values:
                 raise _error(path, number, "DATA line without values")
+            rows += len(values)
+            _count_rows(path, rows, number)
             pts, vals, lines = series.setdefault(key, ([], [], []))
             for value in values:
                 pts.append(points[index])
@@ -320,28 +399,26 @@ def _extrap_points(path: str, line: int, text: str, dims: int) -> list[list[floa
 
 def _read_extrap_json(path: str, text: str, metric: str | None) -> list[Measurements]:
     """Extra-P's JSON input: ``parameters`` and ``measurements`` (point, value(s), callpath, metric)."""
+    from uml2perf_runtime.output.structured import StructureError, loads_json
+
     try:
-        data = json.loads(text)
+        data = loads_json(text, "measurements file")
     except json.JSONDecodeError as exc:
         raise InputError(
             f"not valid JSON: {exc.msg}", Location(file=path, line=exc.lineno), hint=f"column {exc.colno}"
         ) from None
+    except StructureError as exc:
+        raise InputError(exc.message, Location(file=path), hint=exc.hint) from None
     if not isinstance(data, dict) or "parameters" not in data or "measurements" not in data:
         raise _error(path, None, "an Extra-P JSON file needs the keys 'parameters' and 'measurements'")
     params = data["parameters"]
-    if not isinstance(params, list) or not all(isinstance(p, str) and p.isidentifier() for p in params):
+    if not isinstance(params, list) or not all(isinstance(p, str) for p in params):
         raise _error(path, None, "'parameters' must be a list of variable names")
-    entries = data["measurements"]
-    if isinstance(entries, dict):  # {"callpath": {"metric": [{"point":..., "value":...}]}}
-        flat = []
-        for callpath, by_metric in entries.items():
-            for name, items in (by_metric or {}).items():
-                for item in items:
-                    flat.append({**item, "callpath": callpath, "metric": name})
-        entries = flat
-    if not isinstance(entries, list):
-        raise _error(path, None, "'measurements' must be a list")
+    for name in params:
+        _parameter_name(path, None, name)
+    entries = _flat_measurements(path, data["measurements"])
     series: dict[tuple[str | None, str], tuple[list[list[float]], list[float], list[int]]] = {}
+    rows = 0
     for position, entry in enumerate(entries):
         where = f"measurements[{position}]"
         if not isinstance(entry, dict) or "point" not in entry:
@@ -349,15 +426,21 @@ def _read_extrap_json(path: str, text: str, metric: str | None) -> list[Measurem
         point = entry["point"]
         if not isinstance(point, list):
             point = [point]
-        if len(point) != len(params) or not all(isinstance(v, (int, float)) for v in point):
-            raise _error(path, None, f"{where}: 'point' needs {len(params)} numbers")
+        if len(point) != len(params) or not all(_json_number(v) for v in point):
+            raise _error(path, None, f"{where}: 'point' needs {len(params)} finite numbers")
         values = entry.get("values", entry.get("value"))
         if not isinstance(values, list):
             values = [values]
-        if not values or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
-            raise _error(path, None, f"{where}: 'value' must be a number or a list of numbers")
-        key = (entry.get("callpath", entry.get("region")), str(entry.get("metric", "time")))
+        if not values or not all(_json_number(v) for v in values):
+            raise _error(path, None, f"{where}: 'value' must be a finite number or a list of finite numbers")
+        callpath = entry.get("callpath", entry.get("region"))
+        name = entry.get("metric", "time")
+        if not (callpath is None or isinstance(callpath, str)) or not isinstance(name, (str, int, float)):
+            raise _error(path, None, f"{where}: 'callpath' and 'metric' must be names (strings)")
+        key = (callpath, str(name))
         pts, vals, lines = series.setdefault(key, ([], [], []))
+        rows += len(values)
+        _count_rows(path, rows, None)
         for value in values:
             pts.append([float(v) for v in point])
             vals.append(float(value))
@@ -371,6 +454,36 @@ def _read_extrap_json(path: str, text: str, metric: str | None) -> list[Measurem
         )
         for key, (p, v, _lines) in chosen
     ]
+
+
+def _json_number(value: object) -> bool:
+    """A finite JSON number that a float holds (an integer of 400 digits does not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _flat_measurements(path: str, entries: object) -> list[object]:
+    """``measurements`` as a list: the nested ``{"callpath": {"metric": [items]}}`` form flattened."""
+    if isinstance(entries, dict):
+        flat: list[object] = []
+        for callpath, by_metric in entries.items():
+            if not isinstance(by_metric, dict):
+                raise _error(path, None, f"measurements[{callpath!r}] must map metric names to lists")
+            for name, items in by_metric.items():
+                if not isinstance(items, list):
+                    raise _error(path, None, f"measurements[{callpath!r}][{name!r}] must be a list")
+                for item in items:
+                    if not isinstance(item, dict):
+                        raise _error(path, None, f"measurements[{callpath!r}][{name!r}] holds a non-object")
+                    flat.append({**item, "callpath": callpath, "metric": name})
+        return flat
+    if not isinstance(entries, list):
+        raise _error(path, None, "'measurements' must be a list")
+    return entries
 
 
 def _check_varies(data: Measurements) -> None:
@@ -536,6 +649,8 @@ def fit_hypothesis(terms: Sequence[Term], data: Measurements, groups: np.ndarray
         errors.append(_smape(y[out], Xs[out] @ c))
     safe = np.where(predicted == 0, 1.0, np.abs(predicted))
     sigma_rel = math.sqrt(float(((residuals / safe) ** 2).sum()) / dof) if dof > 0 else 0.0
+    if not (np.all(np.isfinite(coef)) and math.isfinite(rss) and math.isfinite(sigma_rel)):
+        return None  # overflowed: numbers this large say nothing
     return Fit(
         tuple(terms),
         coef,
@@ -665,6 +780,9 @@ class Model:
 
     def warning(self) -> str | None:
         notes = []
+        negative = negative_values_note(self.data)
+        if negative is not None:
+            notes.append(negative)
         if self.poor:
             notes.append(
                 f"poor fit (adjusted R² {self.fit.r2_adj:.3f}, SMAPE {self.fit.smape:.1f}%): the "
@@ -749,6 +867,17 @@ def _relative_interval(model: Model, groups: np.ndarray) -> float:
     return float(stats.t.ppf(0.975, model.fit.dof)) * model.fit.sigma_rel
 
 
+def negative_values_note(data: Measurements) -> str | None:
+    """A warning when measured values are negative (a time or a count cannot be)."""
+    negative = int(np.count_nonzero(data.values < 0))
+    if not negative:
+        return None
+    return (
+        f"{negative} of {len(data.values)} measured {data.metric} values are negative "
+        f"(as low as {float(np.min(data.values)):.4g}): the model fitted to them is likely meaningless"
+    )
+
+
 def _number_text(value: float, digits: int) -> str:
     text = f"{value:.{digits}g}"
     return text
@@ -760,9 +889,43 @@ def _groups(points: np.ndarray) -> np.ndarray:
 
 
 def fit_model(data: Measurements, *, negative: bool = True) -> Model:
-    """Search the PMNF hypotheses for ``data`` and return the best by cross-validated SMAPE."""
+    """Search the PMNF hypotheses for ``data`` and return the best by cross-validated SMAPE.
+
+    Overflow stays inside: numpy's warnings are silenced and a hypothesis whose numbers are not
+    finite is not a candidate; data no hypothesis fits with finite numbers is refused.
+    """
+    from uml2perf_runtime.engine.limits import LimitExceeded, current
+
     groups = _groups(data.points)
     n_points = int(groups.max()) + 1
+    try:
+        current().check(
+            "measured_points", n_points, f"the number of distinct measurement points{_element_text(data)}"
+        )
+    except LimitExceeded as exc:
+        raise InputError(exc.message, Location(file=data.source), hint=exc.hint) from None
+    with np.errstate(all="ignore"):
+        # least squares sums squares: values whose squares overflow cannot be fitted at all
+        fits = math.isfinite(float(np.sum(np.square(data.values))))
+        model = _search(data, groups, n_points, negative) if fits else None
+        interval = np.concatenate(model.interval(data.points.max(axis=0)[None, :])) if model else None
+    if model is None or interval is None or not _finite_fit(model.fit) or not np.all(np.isfinite(interval)):
+        raise _error(
+            data.source,
+            None,
+            f"the measured values{_element_text(data)} are too large to fit with finite numbers "
+            f"(up to {float(np.max(np.abs(data.values))):.3g})",
+            hint="give the values in a larger unit (ms to s, bytes to GB)",
+        )
+    return model
+
+
+def _finite_fit(fit: Fit) -> bool:
+    numbers = (fit.rss, fit.smape, fit.cv_smape, fit.r2_adj, fit.sigma, fit.sigma_rel)
+    return bool(np.all(np.isfinite(fit.coefficients))) and all(math.isfinite(v) for v in numbers)
+
+
+def _search(data: Measurements, groups: np.ndarray, n_points: int, negative: bool) -> Model:
     dims = len(data.parameters)
     if n_points < 3:
         raise _error(
@@ -883,6 +1046,32 @@ def _element_text(data: Measurements) -> str:
 # --------------------------------------------------------------------------- output
 
 
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: quotes, backslashes and every control character escaped.
+
+    Whatever a name holds (a newline, a quote, NUL, DEL, a lone surrogate), the result is one
+    string on one line that a TOML reader gives back exactly (lone surrogates, which no TOML
+    file can hold, become U+FFFD). It is the one way text written by uml2perf gets into TOML:
+    table keys, values and comments alike.
+    """
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in ('"', "\\"):
+            out.append("\\" + char)
+        elif code < 0x20 or code == 0x7F:
+            out.append(_TOML_SHORT.get(char) or f"\\u{code:04X}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append("\\uFFFD")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+_TOML_SHORT = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
 def sidecar_text(models: Sequence[tuple[str, Model]], mapping: Mapping[str, str] | None = None) -> str:
     """``[elements."NAME"] cost = "..."`` entries for ``run --sidecar``, ready to run.
 
@@ -902,12 +1091,12 @@ def sidecar_text(models: Sequence[tuple[str, Model]], mapping: Mapping[str, str]
                     declared.get(parameter, -math.inf), float(model.data.points[:, index].max())
                 )
         lines.append(
-            f"# {name}: {len(model.data.values)} measurements at {len(model.data.distinct_points())} "
-            f"points of {model.data.source}; adjusted R² {m.r2_adj:.4f}, SMAPE {m.smape:.2f}%, "
-            f"cross-validated SMAPE {m.cv_smape:.2f}%"
+            f"# {toml_string(name)}: {len(model.data.values)} measurements at "
+            f"{len(model.data.distinct_points())} points of {toml_string(model.data.source)}; "
+            f"adjusted R² {m.r2_adj:.4f}, SMAPE {m.smape:.2f}%, cross-validated SMAPE {m.cv_smape:.2f}%"
         )
-        lines.append(f"[elements.{json.dumps(name)}]")
-        lines.append(f"cost = {json.dumps(model.expression(names=names))}")
+        lines.append(f"[elements.{toml_string(name)}]")
+        lines.append(f"cost = {toml_string(model.expression(names=names))}")
         lines.append("")
     if declared:
         lines.append("[variables]")
@@ -917,7 +1106,7 @@ def sidecar_text(models: Sequence[tuple[str, Model]], mapping: Mapping[str, str]
                 f"with --set {parameter}=VALUE, or write the costs in a model variable with 'fit --as "
                 f"{parameter}=VARIABLE'"
             )
-            lines.append(f"{parameter} = {json.dumps(f'{value:g}')}")
+            lines.append(f"{parameter} = {toml_string(f'{value:g}')}")
         lines.append("")
     return "\n".join(lines)
 

@@ -146,7 +146,13 @@ def typed_grid(
     def convert(name: str, raw: str) -> Any:
         if name in SYSTEM_PARAMETERS:
             return _positive_int(name, raw)
-        return coerce_value(name, raw, defaults[name])
+        value = coerce_value(name, raw, defaults[name])
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(
+                f"--grid {name}: {raw} is not a finite number",
+                hint="infinite or not-a-number values would make every time meaningless (as for --set)",
+            )
+        return value
 
     typed: dict[str, list[Any]] = {}
     for key, values in grid.items():
@@ -284,7 +290,14 @@ def simulate_point(source: ModelSource, machine: Any, job: PointJob) -> dict[str
         from uml2perf_runtime.analysis.replications import interval
 
         stats = interval([float(r.time) for r in runs])
+        row["time"] = row["time"] if math.isfinite(row["time"]) else stats["mean"]
         row["time_std"], (row["time_ci95_low"], row["time_ci95_high"]) = stats["std"], stats["ci95"]
+    if not all(math.isfinite(row[key]) for key in ("time", "compute", "comm", "wait")):
+        raise ModelError(
+            f"the mean times of the sweep point {job.point} pass the largest number a float can hold",
+            Location(file=spec.source),
+            hint="check the cost functions for huge values",
+        )
     return row
 
 
@@ -673,6 +686,7 @@ def sweep(
             f"the number of replications must be a whole number of at least 1, got {replications!r}",
             Location(file=str(model)),
         )
+    current().check("replications", replications, "the number of replications")
     grid_text = plain_grid(grid)
     fixed = dict(fixed or {})
     source = model_source(
@@ -688,8 +702,13 @@ def sweep(
         current().check("sweep_points", total, "the number of points of the sweep grid")
     except LimitExceeded as exc:
         raise InputError(exc.message, Location(file=str(model)), hint=exc.hint) from None
-    if warnings is not None and machine not in (None, ""):
-        warnings += _larger_machine_warnings(machine, grid_text, nodes)
+    if machine not in (None, ""):
+        from uml2perf_runtime.platform.machine import Machine
+
+        if not isinstance(machine, Machine):
+            machine = Machine.load(machine)  # read once: a machine file may be a FIFO
+        if warnings is not None:
+            warnings += _larger_machine_warnings(machine, grid_text, nodes)
     result = run_sweep(
         source,
         machine,

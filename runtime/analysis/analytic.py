@@ -539,6 +539,12 @@ def _drive(run: _Run, contexts: list[AnalyticContext], generators: list[Iterator
             except StopIteration:
                 done.append(index)
                 continue
+            except NotAnalytic:
+                raise
+            except Exception as exc:  # model code failed: the simulator reports it, naming the element
+                raise NotAnalytic(
+                    f"model code raised {type(exc).__name__} (the simulator reports it)"
+                ) from exc
             if not isinstance(token, _Collective):
                 raise NotAnalytic("the model yields to the simulator directly")
             tokens.append(token)

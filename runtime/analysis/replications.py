@@ -19,17 +19,41 @@ __all__ = ["summarise", "interval"]
 
 
 def interval(values: Sequence[float]) -> dict[str, Any]:
-    """``{"mean", "std", "ci95": [lo, hi]}`` of a sample (sample std; no spread for one value)."""
+    """``{"mean", "std", "ci95": [lo, hi]}`` of a sample (sample std; no spread for one value).
+
+    Times near the largest float overflow in the sums: then the statistics are computed on the
+    values divided by the largest magnitude, and a statistic that still is not finite (an interval
+    wider than a float holds) is refused rather than reported as ``inf`` or ``nan``.
+    """
     data = np.asarray(values, dtype=np.float64)
     n = int(data.size)
-    mean = float(data.mean()) if n else 0.0
-    if n < 2:
-        return {"mean": mean, "std": 0.0, "ci95": [mean, mean]}
-    std = float(data.std(ddof=1))
+    if n and not np.all(np.isfinite(data)):
+        raise _not_finite("a replication's time")
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = float(data.mean()) if n else 0.0
+        if n < 2:
+            return {"mean": mean, "std": 0.0, "ci95": [mean, mean]}
+        std = float(data.std(ddof=1))
+        if not (math.isfinite(mean) and math.isfinite(std)):
+            scale = float(np.max(np.abs(data)))
+            mean = float((data / scale).mean()) * scale
+            std = float((data / scale).std(ddof=1)) * scale
     from scipy.stats import t
 
     half = float(t.ppf(0.975, n - 1)) * std / math.sqrt(n)
-    return {"mean": mean, "std": std, "ci95": [mean - half, mean + half]}
+    low, high = mean - half, mean + half
+    if not all(math.isfinite(v) for v in (mean, std, low, high)):
+        raise _not_finite("the confidence interval of the replications")
+    return {"mean": mean, "std": std, "ci95": [low, high]}
+
+
+def _not_finite(what: str) -> Exception:
+    from ..errors import SimulationError
+
+    return SimulationError(
+        f"{what} is not a finite number of seconds: the times pass the largest number a float can hold",
+        hint="check the cost functions for huge values",
+    )
 
 
 def summarise(runs: Sequence[Any]) -> Any:

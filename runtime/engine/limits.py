@@ -22,6 +22,12 @@ iterations         10,000,000    UML2PERF_MAX_ITERATIONS         iterations of o
                                                                  (per element and process)
 events             1,000,000,000 UML2PERF_MAX_EVENTS             simulation events of one run
 sweep_points       100,000       UML2PERF_MAX_SWEEP_POINTS       points of one sweep grid
+replications       10,000        UML2PERF_MAX_REPLICATIONS       runs of one ``--replications``
+                                                                 (per sweep point)
+devices            1,048,576     UML2PERF_MAX_DEVICES            devices of one kind per node
+device_kinds       256           UML2PERF_MAX_DEVICE_KINDS       ``[devices.*]`` tables of a machine
+measurements       20,000        UML2PERF_MAX_MEASUREMENTS       rows (values) ``fit`` reads
+measured_points    200           UML2PERF_MAX_MEASURED_POINTS    distinct points ``fit`` searches
 =================  ============  ==============================  ==================================
 
 The command line takes the same limits as ``--limit NAME=VALUE``.  Integer
@@ -56,6 +62,11 @@ class Limits(FrozenRecord):
     iterations: int
     events: int
     sweep_points: int
+    replications: int
+    devices: int
+    device_kinds: int
+    measurements: int
+    measured_points: int
 
     __slots__ = _FIELDS = (
         "input_bytes",
@@ -66,6 +77,11 @@ class Limits(FrozenRecord):
         "iterations",
         "events",
         "sweep_points",
+        "replications",
+        "devices",
+        "device_kinds",
+        "measurements",
+        "measured_points",
     )
 
     def __init__(
@@ -78,6 +94,11 @@ class Limits(FrozenRecord):
         iterations: int = 10_000_000,
         events: int = 1_000_000_000,
         sweep_points: int = 100_000,
+        replications: int = 10_000,
+        devices: int = 1 << 20,
+        device_kinds: int = 256,
+        measurements: int = 20_000,
+        measured_points: int = 200,
     ) -> None:
         put = object.__setattr__
         put(self, "input_bytes", input_bytes)
@@ -88,6 +109,11 @@ class Limits(FrozenRecord):
         put(self, "iterations", iterations)
         put(self, "events", events)
         put(self, "sweep_points", sweep_points)
+        put(self, "replications", replications)
+        put(self, "devices", devices)
+        put(self, "device_kinds", device_kinds)
+        put(self, "measurements", measurements)
+        put(self, "measured_points", measured_points)
 
     @classmethod
     def from_environment(cls, environ: Any = None) -> Limits:
@@ -125,6 +151,11 @@ ENVIRONMENT: dict[str, str] = {
     "iterations": "UML2PERF_MAX_ITERATIONS",
     "events": "UML2PERF_MAX_EVENTS",
     "sweep_points": "UML2PERF_MAX_SWEEP_POINTS",
+    "replications": "UML2PERF_MAX_REPLICATIONS",
+    "devices": "UML2PERF_MAX_DEVICES",
+    "device_kinds": "UML2PERF_MAX_DEVICE_KINDS",
+    "measurements": "UML2PERF_MAX_MEASUREMENTS",
+    "measured_points": "UML2PERF_MAX_MEASURED_POINTS",
 }
 
 

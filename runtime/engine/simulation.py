@@ -33,11 +33,7 @@ from typing import Any
 
 import simpy
 from simpy.core import StopSimulation
-from simpy.events import (
-    URGENT,
-    Event,
-    _describe_frame,  # SimPy's message for an invalid yield
-)
+from simpy.events import URGENT, Event
 
 from ..errors import DeadlockError, LimitError, SimulationError
 from ..output.progress import progress_line
@@ -427,8 +423,7 @@ class _ModelProcess(simpy.Process):
             except AttributeError:
                 if hasattr(event, "callbacks"):
                     raise
-                descr = _describe_frame(self._generator.gi_frame)  # type: ignore[attr-defined]
-                raise RuntimeError(f'\n{descr}Invalid yield value "{event}"') from None
+                raise _invalid_yield(self._generator, event) from None
             if callbacks is not None:
                 callbacks.append(self._resume)
                 self._target = event
@@ -464,6 +459,21 @@ class _ThreadProcess(_ModelProcess):
             return
         self._generator = gen  # resumed directly from now on; this generator is done with
         yield first
+
+
+def _invalid_yield(generator: Any, value: object) -> SimulationError:
+    """A model function that yields something other than the runtime's operations (a hand edit)."""
+    frame = getattr(generator, "gi_frame", None)
+    where = ""
+    if frame is not None:
+        where = f" at line {frame.f_lineno} of {frame.f_code.co_filename}, in {frame.f_code.co_name}"
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return SimulationError(
+        f"the model yields {shown}{where}: model functions yield only the runtime's operations "
+        "('yield from p.compute(...)' and the like)",
+        hint="the module was changed by hand: convert the export again, or yield from a runtime operation",
+    )
 
 
 def _describe_dict(elem: Mapping[str, Any]) -> str:

@@ -6,25 +6,38 @@ generated modules, traces, plots, CSV and JSON tables all use it.  It
 * refuses to write over one of the command's own inputs (``convert m.uml -o
   m.uml`` would destroy the model);
 * writes *into* what is not a regular file (a character device such as
-  ``/dev/null``, a FIFO, ``/dev/stdout`` or ``/proc/self/fd/N``) instead of
-  replacing it: replacing ``/dev/null`` with a regular file as root breaks the
-  whole machine;
+  ``/dev/null``, a FIFO, a terminal) instead of replacing it: replacing
+  ``/dev/null`` with a regular file as root breaks the whole machine.  Such a
+  target is opened with ``O_TRUNC`` and ``O_NONBLOCK``; a FIFO that gets no
+  reader, or stops reading, for :data:`IDLE_TIMEOUT` seconds is refused;
+* writes this process's own descriptors (``/dev/stdout``, ``/dev/stderr``,
+  ``/dev/fd/N``, ``/proc/self/fd/N``) through the descriptor itself, so the
+  shell's redirection decides (``>`` truncates, ``>>`` appends); any other
+  process's ``/proc/PID/...`` is refused;
 * otherwise writes a temporary file in the target's folder and renames it into
   place, so an error, ``Ctrl-C`` or a ``SIGTERM``/``SIGHUP`` never leaves a
   half-written file, and removes the temporary file on every way out;
+* refuses to replace a file nobody may write (mode 0444) unless forced
+  (:func:`set_force`, the command line's ``--force``);
 * gives a new file the mode the umask allows (as any editor does) and keeps the
-  mode of a file it replaces; a symbolic link is kept and its target replaced.
+  mode and, where the process may, the owner of a file it replaces; a symbolic
+  link is kept and its target replaced.
 
 Reading (:func:`read_input`) caps the number of bytes read from anything,
 devices included (``/dev/zero`` is endless), and never blocks forever on a
-FIFO that nobody writes to.
+FIFO that nobody writes to.  An input a command needs for two things (the
+cache key and the model) is read once into :class:`InputBytes`, which every
+reader accepts in place of the path: both then see the same bytes, whatever
+happens to the file meanwhile, and a FIFO is read only once.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -42,10 +55,23 @@ __all__ = [
     "same_file",
     "refuse_inputs_as_outputs",
     "read_text_input",
+    "set_force",
+    "InputBytes",
+    "read_once",
 ]
 
 #: How long reading a FIFO or a terminal may wait for data before it is refused (seconds).
 READ_IDLE_TIMEOUT = 10.0
+
+#: How long writing a FIFO may wait for a reader, or for the reader to take more, before it is refused.
+IDLE_TIMEOUT = READ_IDLE_TIMEOUT
+
+_FORCE: list[bool] = [False]
+
+
+def set_force(force: bool) -> None:
+    """Whether outputs that nobody may write (mode 0444) are replaced anyway (``--force``)."""
+    _FORCE[0] = force
 
 
 class OutputError(SimulationError):
@@ -108,8 +134,12 @@ def write_output(
     target = Path(path)
     shown = str(target)
     refuse_inputs_as_outputs({what: target}, inputs)
+    descriptor = _own_descriptor(target, what)
+    if descriptor is not None:
+        _write_descriptor(descriptor, content, what, shown)
+        return target
     try:
-        info = os.stat(target)  # follows links: /dev/stdout -> /proc/self/fd/1 -> a pipe or a terminal
+        info = os.stat(target)
     except FileNotFoundError:
         info = None
     except OSError as exc:
@@ -119,10 +149,15 @@ def write_output(
         ) from None
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise OutputError(f"the {what} '{shown}' is a folder", hint="give a file name inside it")
-    if info is not None and (not stat.S_ISREG(info.st_mode) or _is_process_handle(target)):
+    if info is not None and not stat.S_ISREG(info.st_mode):
         _refuse_dangerous_device(target, info, what)
         _write_in_place(target, content, what)
         return target
+    if info is not None and not info.st_mode & 0o222 and not _FORCE[0]:
+        raise OutputError(
+            f"the {what} '{shown}' is read-only (mode {stat.S_IMODE(info.st_mode):o}); not replaced",
+            hint="give --force to replace it anyway, or choose another output path",
+        )
     if target.is_symlink():
         target_real = Path(os.path.realpath(target))  # keep the link, replace what it points to
     else:
@@ -131,15 +166,94 @@ def write_output(
     return target
 
 
-_HANDLE = re.compile(r"^/(dev/(stdout|stderr|fd/\d+)|proc/(self|\d+)/fd/\d+)$")
+_OWN = re.compile(
+    r"^/(?:dev/(?P<std>stdout|stderr)|dev/fd/(?P<fd>\d+)|proc/(?P<pid>self|thread-self|\d+)/fd/(?P<pfd>\d+))$"
+)
 
 #: Character devices that are safe to write a model or table into.
 _SAFE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full")
 
 
-def _is_process_handle(path: Path) -> bool:
-    """``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/1``: a descriptor of this process, written into."""
-    return bool(_HANDLE.match(str(path)) or _HANDLE.match(os.path.abspath(path)))
+def _own_descriptor(path: Path, what: str) -> int | None:
+    """The descriptor number ``path`` names when it is one of this process's own; ``None`` otherwise.
+
+    ``/proc/PID/...`` of any other process (also reached through a link) is refused: writing into
+    another program's pipes or files is never what an output path means.
+    """
+    for name in (str(path), os.path.abspath(path)):
+        match = _OWN.match(name)
+        if match is None:
+            continue
+        pid = match.group("pid")
+        if pid is not None and pid not in ("self", "thread-self") and int(pid) != os.getpid():
+            break
+        if match.group("std"):
+            return 1 if match.group("std") == "stdout" else 2
+        return int(match.group("fd") or match.group("pfd"))
+    for name in (os.path.abspath(path), os.path.realpath(path)):
+        parts = name.split("/")
+        if (
+            len(parts) > 2
+            and parts[1] == "proc"
+            and parts[2] not in ("self", "thread-self", str(os.getpid()))
+        ):
+            if parts[2].isdigit():
+                raise OutputError(
+                    f"the {what} '{path}' belongs to another process; "
+                    "uml2perf writes only its own descriptors",
+                    hint="choose a file name, or /dev/stdout",
+                )
+    return None
+
+
+def _write_descriptor(fd: int, content: str | bytes | Callable[[str], None], what: str, shown: str) -> None:
+    """Write through one of this process's descriptors (a duplicate), as the shell opened it."""
+    if fd in (1, 2):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+    data = _rendered(content, what) if callable(content) else content
+    data = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        copy = os.dup(fd)
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write the {what} '{shown}': {exc.strerror or exc}", hint="that descriptor is not open"
+        ) from None
+    try:
+        _write_all(copy, data, what, shown)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write the {what} '{shown}': {exc.strerror or exc}",
+            hint="check that the descriptor is open for writing",
+        ) from None
+    finally:
+        os.close(copy)
+
+
+def _write_all(fd: int, data: bytes, what: str, shown: str) -> None:
+    """All of ``data`` to ``fd``; a descriptor that takes nothing for :data:`IDLE_TIMEOUT` s is refused."""
+    import select  # only a write into a device, FIFO or descriptor needs it
+
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            written = 0
+        if written:
+            view = view[written:]
+            continue
+        _, ready, _ = select.select([], [fd], [], IDLE_TIMEOUT)
+        if not ready:
+            raise OutputError(
+                f"the {what} '{shown}' took no data for {IDLE_TIMEOUT:g} s",
+                hint="start the program that reads it first, or give a regular file",
+            )
 
 
 def _refuse_dangerous_device(target: Path, info: os.stat_result, what: str) -> None:
@@ -149,7 +263,7 @@ def _refuse_dangerous_device(target: Path, info: os.stat_result, what: str) -> N
     sockets and character devices other than terminals and the null devices are refused.
     """
     mode = info.st_mode
-    if stat.S_ISFIFO(mode) or _is_process_handle(target):
+    if stat.S_ISFIFO(mode):
         return
     real = os.path.realpath(target)
     if stat.S_ISCHR(mode) and (real in _SAFE_DEVICES or real.startswith(("/dev/tty", "/dev/pts/"))):
@@ -162,18 +276,13 @@ def _refuse_dangerous_device(target: Path, info: os.stat_result, what: str) -> N
 
 
 def _write_in_place(target: Path, content: str | bytes | Callable[[str], None], what: str) -> None:
-    """Write into a device, FIFO or descriptor without creating, truncating or replacing anything."""
+    """Write into a device or FIFO without creating or replacing anything (``O_TRUNC``, never blocking)."""
     try:
-        if callable(content):
-            content(str(target))
-            return
-        data = content.encode("utf-8") if isinstance(content, str) else content
-        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+        data = _rendered(content, what) if callable(content) else content
+        data = data.encode("utf-8") if isinstance(data, str) else data
+        fd = _open_in_place(target, what)
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            _write_all(fd, data, what, str(target))
         finally:
             os.close(fd)
     except BrokenPipeError:
@@ -183,6 +292,52 @@ def _write_in_place(target: Path, content: str | bytes | Callable[[str], None], 
             f"cannot write the {what} '{target}': {exc.strerror or exc}",
             hint="check the path and its permissions",
         ) from None
+
+
+def _rendered(render: Callable[[str], None], what: str) -> bytes:
+    """What ``render`` writes at a path, as bytes: rendered into a private temporary file first.
+
+    A plot library opens the path it is given itself, blocking on a FIFO without a reader; rendered
+    first, the bytes go into the FIFO or descriptor by the same rules as text.
+    """
+    import tempfile
+
+    fd, temp = tempfile.mkstemp(prefix=".uml2perf-", suffix=".tmp")
+    os.close(fd)
+    try:
+        with _removed_on_signal(temp):
+            render(temp)
+            with open(temp, "rb") as stream:
+                return stream.read()
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write the {what}: {exc.strerror or exc}", hint="check the free space"
+        ) from None
+    finally:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+
+
+def _open_in_place(target: Path, what: str) -> int:
+    """Open a device or FIFO for writing; a FIFO with no reader is waited for up to :data:`IDLE_TIMEOUT` s."""
+    import time  # only a write into a device or FIFO needs it
+
+    flags = os.O_WRONLY | os.O_TRUNC | os.O_NOCTTY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    deadline = time.monotonic() + IDLE_TIMEOUT
+    while True:
+        try:
+            return os.open(target, flags)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: a FIFO nobody reads yet
+                raise
+        if time.monotonic() > deadline:
+            raise OutputError(
+                f"the {what} '{target}' has had no reader for {IDLE_TIMEOUT:g} s",
+                hint="start the program that reads it first, or give a regular file",
+            )
+        time.sleep(0.05)
 
 
 def _replace_atomically(
@@ -220,6 +375,8 @@ def _replace_atomically(
                         stream.flush()
                         os.fsync(stream.fileno())
                 mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
+                if info is not None:
+                    _keep_owner(temp, info)
                 os.chmod(temp, mode)
                 os.replace(temp, target)
             except OSError as exc:
@@ -233,6 +390,16 @@ def _replace_atomically(
         except OSError:
             pass
         raise
+
+
+def _keep_owner(temp: str, info: os.stat_result) -> None:
+    """Give the new file the owner and group of the one it replaces, where this process may."""
+    try:
+        current = os.stat(temp)
+        if (current.st_uid, current.st_gid) != (info.st_uid, info.st_gid):
+            os.chown(temp, info.st_uid, info.st_gid)
+    except (OSError, AttributeError):  # not root (or no chown): the replacing user owns it, as editors do
+        pass
 
 
 class _Terminated(BaseException):
@@ -289,6 +456,45 @@ def write_atomically(path: str | os.PathLike[str], what: str, write: Callable[[s
 # --------------------------------------------------------------------------- reading
 
 
+class InputBytes(os.PathLike[str]):
+    """An input file already read: its path as the user gave it and its bytes.
+
+    It stands for the path everywhere (``str()``, ``os.fspath()`` and messages give the path) and
+    :func:`read_input` answers with the bytes instead of reading the file again.
+    """
+
+    __slots__ = ("path", "data")
+
+    def __init__(self, path: str | os.PathLike[str], data: bytes) -> None:
+        self.path = os.fspath(path)
+        self.data = data
+
+    def __fspath__(self) -> str:
+        return self.path
+
+    def __str__(self) -> str:
+        return self.path
+
+    def __repr__(self) -> str:
+        return f"InputBytes({self.path!r}, {len(self.data)} bytes)"
+
+
+def read_once(
+    path: str | os.PathLike[str] | None, *, what: str, max_bytes: int | None = None
+) -> InputBytes | None:
+    """``path`` read into memory (with every rule of :func:`read_input`); ``None`` stays ``None``."""
+    if path is None or isinstance(path, InputBytes):
+        return path
+    if max_bytes is None:
+        from ..engine.limits import current
+
+        max_bytes = current().input_bytes
+    return InputBytes(path, read_input(path, max_bytes=max_bytes, what=what, limit_hint=_LIMIT_HINT))
+
+
+_LIMIT_HINT = "raise the limit with --limit input_bytes=N or UML2PERF_MAX_BYTES"
+
+
 def read_input(
     path: str | os.PathLike[str], *, max_bytes: int, what: str = "file", limit_hint: str = ""
 ) -> bytes:
@@ -297,9 +503,13 @@ def read_input(
     A regular file larger than the cap is refused before it is read; a device
     or FIFO is read in chunks and refused as soon as it passes the cap; a FIFO
     or terminal that sends nothing for :data:`READ_IDLE_TIMEOUT` seconds is
-    refused instead of waiting forever.
+    refused instead of waiting forever.  :class:`InputBytes` gives the bytes read before.
     """
     shown = str(path)
+    if isinstance(path, InputBytes):
+        if len(path.data) > max_bytes:
+            raise _too_large(shown, what, len(path.data), max_bytes, limit_hint)
+        return path.data
     flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
     try:
         info = os.stat(path)

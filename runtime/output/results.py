@@ -41,6 +41,26 @@ if TYPE_CHECKING:  # pragma: no cover
 Simulation = Any
 
 
+def _refuse_non_finite(model: str, per_process: list[dict[str, Any]], rows: list[dict[str, Any]]) -> None:
+    """Stop where sums over processes or threads overflow: no output may hold ``inf`` or ``nan``.
+
+    Each process's time is finite (checked above), but an element's time summed over thousands of
+    processes may pass the largest float; the message names the element.
+    """
+    from ..errors import SimulationError
+
+    for what, table in (("process", per_process), ("element", rows)):
+        for row in table:
+            for key, value in row.items():
+                if isinstance(value, float) and not math.isfinite(value):
+                    name = row.get("name", row.get("pid"))
+                    raise SimulationError(
+                        f"the {key} figure of {what} {name!r} of model '{model}' is {value}: "
+                        "its times summed over processes pass the largest number a float can hold",
+                        hint="check the cost functions for huge values",
+                    )
+
+
 class Results:
     """What :func:`~uml2perf_runtime.simulate` returns.
 
@@ -212,6 +232,7 @@ class Results:
                 "number a float can hold",
                 hint="check the cost functions for huge values",
             )
+        _refuse_non_finite(sim.spec.name, per_process, rows)
         return cls(
             model=sim.spec.name,
             source=sim.spec.source,

@@ -361,10 +361,11 @@ class Machine(FrozenRecord):
     def from_toml(cls, path: str | Path) -> Machine:
         """Read and validate a machine file; errors name the file and the key."""
         from ..output.files import InputFileError, read_text_input
+        from ..output.structured import StructureError, loads_toml
 
         file = Path(path)
         try:
-            data = tomllib.loads(read_text_input(file, what="machine file"))
+            data = loads_toml(read_text_input(file, what="machine file"), "machine file")
         except InputFileError as exc:
             if not file.exists():
                 raise MachineError(
@@ -381,6 +382,8 @@ class Machine(FrozenRecord):
             raise MachineError(f"machine file '{file}' cannot be read: {exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise MachineError(f"{file}: not valid TOML: {exc}") from None
+        except StructureError as exc:
+            raise MachineError(f"{file}: {exc.message}", hint=exc.hint) from None
         return cls.from_dict(data, source=str(file))
 
     @classmethod
@@ -679,6 +682,7 @@ def _threads(source: str, value: Any) -> ThreadCosts | None:
 def _devices(source: str, value: Any) -> dict[str, Device]:
     """``[devices.NAME]`` tables: count, peak_flops, memory_bandwidth, link = {latency, bandwidth}."""
     table = _table(source, "devices", value)
+    _within(source, "device_kinds", len(table), "the number of [devices.*] tables")
     found: dict[str, Device] = {}
     for name, entry in table.items():
         where = f"devices.{name}"
@@ -696,9 +700,11 @@ def _devices(source: str, value: Any) -> dict[str, Device]:
                     hint="count, peak_flops (flop/s), memory_bandwidth (bytes/s) and "
                     "link = { latency = S, bandwidth = B }",
                 )
+        count = _positive_int(source, f"[{where}] count", entry["count"])
+        _within(source, "devices", count, f"[{where}] count")
         found[name] = Device(
             name=name,
-            count=_positive_int(source, f"[{where}] count", entry["count"]),
+            count=count,
             peak_flops=_positive_number(source, f"[{where}] peak_flops", entry["peak_flops"]),
             memory_bandwidth=_positive_number(
                 source, f"[{where}] memory_bandwidth", entry["memory_bandwidth"]
@@ -739,6 +745,18 @@ def _table(source: str, key: str, value: Any) -> dict[str, Any]:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _within(source: str, limit: str, value: int, what: str) -> None:
+    """A machine file's request checked against one of the limits (the same message as nodes, cores)."""
+    from ..engine.limits import current
+
+    bound = getattr(current(), limit)
+    if value > bound:
+        raise MachineError(
+            f"{source}: {what} is {value:,}, more than the limit of {bound:,} ({limit})",
+            hint=f"raise it with --limit {limit}=N if the machine really is that large",
+        )
 
 
 def _positive_int(source: str, key: str, value: Any) -> int:
@@ -965,6 +983,13 @@ def _table_pieces(source: str, table: str, value: Any) -> tuple[tuple[float, flo
             raise MachineError(
                 f"{source}: {at} size {float(size):g} does not exceed the size before it",
                 hint="list the points by increasing size",
+            )
+        if points and float(size) - points[-1][0] < 1.0:
+            # a step of less than a byte measures nothing, and its slope overflows or cancels
+            raise MachineError(
+                f"{source}: {at} size {float(size)!r} is less than one byte above the size before it "
+                f"({points[-1][0]!r})",
+                hint="measured sizes are whole bytes: list points at least one byte apart",
             )
         points.append((float(size), float(seconds)))
     pieces = [(points[0][0], points[0][1], 0.0)]

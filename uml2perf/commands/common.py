@@ -114,5 +114,6 @@ def add_limit_option(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="NAME=N",
         help="raise or lower a limit: input_bytes, processes, threads, nodes, cores, iterations, events, "
-        "sweep_points (see docs/security.md)",
+        "sweep_points, replications, devices, device_kinds, measurements, measured_points "
+        "(see docs/security.md)",
     )

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ..errors import InputError, Location, UsageError
-from .common import EXIT_OK
+from .common import EXIT_OK, add_limit_option
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -47,7 +47,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         import json
 
         objects = [m.to_dict() for m in models]
-        json.dump(objects[0] if len(objects) == 1 else objects, sys.stdout, indent=2)
+        json.dump(objects[0] if len(objects) == 1 else objects, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     else:
         for model in models:
@@ -126,4 +126,5 @@ def register_command(sub: Any) -> None:
         action="store_true",
         help="search only non-negative exponents (quantities that never shrink)",
     )
+    add_limit_option(fit)
     fit.set_defaults(func=cmd_fit)

@@ -78,7 +78,8 @@ def _parse(source: Source, ctx: Context, mode: str, hint: str) -> ast.AST:
         raise ctx.error(f"syntax error{where}: {problem}", hint) from None
     except (MemoryError, RecursionError):
         raise ctx.error(
-            f"nested too deeply for the parser (limit {MAX_DEPTH} levels)",
+            f"nested too deeply for the parser (limit {MAX_DEPTH} levels; each operator of a chain "
+            "such as a + b + c counts as one)",
             SPLIT_HINT,
         ) from None
     except ValueError as exc:  # e.g. integer literals beyond Python's digit limit

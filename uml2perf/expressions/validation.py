@@ -156,7 +156,11 @@ class Validator:
     def expr(self, node: ast.expr, depth: int, reads: list[str]) -> ast.expr:
         """Validate ``node``; append free names read to ``reads``; return the normalised node."""
         if depth > MAX_DEPTH:
-            raise self.fail(f"nested too deeply (more than {MAX_DEPTH} levels)", SPLIT_HINT)
+            raise self.fail(
+                f"nested too deeply (more than {MAX_DEPTH} levels; each operator of a chain such as "
+                "a + b + c counts as one)",
+                SPLIT_HINT,
+            )
         handler = self.HANDLERS.get(type(node))
         if handler is not None:
             return handler(self, node, depth + 1, reads)

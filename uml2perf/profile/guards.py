@@ -25,6 +25,7 @@ drawn", states the rules).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -156,7 +157,14 @@ def probability_value(text: str) -> str:
 
     whole = _whole_probability(text.strip())
     if whole is None:
-        return parse_vsl_real(text)
+        value = parse_vsl_real(text)
+        try:
+            number = float(value)
+        except ValueError:
+            return value  # an expression: checked when it is evaluated
+        if not (math.isfinite(number) and 0 <= number <= 1):
+            raise ValueError(f"{value} is not a probability between 0 and 1")
+        return value
     if not 0 <= whole <= 1:
         raise ValueError(f"{_shown(whole)} is not a probability between 0 and 1")
     return _shown(whole)

@@ -56,7 +56,14 @@ from .roles import (
     role_of,
     tag_key,
 )
-from .sidecar import Sidecar, expression_text, load_sidecar, normalised_tags, with_suggestion
+from .sidecar import (
+    Sidecar,
+    expression_text,
+    load_sidecar,
+    normalised_tags,
+    probability_text,
+    with_suggestion,
+)
 from .variables import unique_variables
 
 # --------------------------------------------------------------------------- interpretation
@@ -424,7 +431,7 @@ class _Interpreter:
         for name, value in entry.items():
             tag = normalise_name(name)
             if tag in PROBABILITY_TAGS:
-                probability = expression_text(value, self.car, f"elements.{key}.{name}")
+                probability = probability_text(value, self.car, f"elements.{key}.{name}")
             elif tag == "guard":
                 guard = expression_text(value, self.car, f"elements.{key}.{name}")
             else:
@@ -572,7 +579,12 @@ class _Interpreter:
             for name, value in table.items():
                 tag = normalise_name(name)
                 if tag == "main":
-                    is_main = bool(value)
+                    if not isinstance(value, bool):
+                        self.car.problem(
+                            f"activities.{key}.{name} is {value!r}: it must be true or false",
+                            hint="write main = true (without quotes)",
+                        )
+                    is_main = value is True
                 elif tag in known:
                     tags[tag] = expression_text(value, self.car, f"activities.{key}.{name}")
                 else:
@@ -680,6 +692,7 @@ class _Interpreter:
         if not values:
             return globals_
         matched: set[str] = set()
+        sidecar_path = self.car.path
 
         def give(variables: tuple[Variable, ...]) -> tuple[Variable, ...]:
             if not any(v.name in values for v in variables):
@@ -688,7 +701,11 @@ class _Interpreter:
             for variable in variables:
                 if variable.name in values:
                     matched.add(variable.name)
-                    variable = replace(variable, default=values[variable.name], required=False)
+                    # the value is the sidecar's: a problem with it is reported there
+                    where = Location(file=sidecar_path, name=f"variables.{variable.name}", uml_type="sidecar")
+                    variable = replace(
+                        variable, default=values[variable.name], required=False, location=where
+                    )
                 result.append(variable)
             return tuple(result)
 
@@ -733,6 +750,36 @@ class _Interpreter:
                     "sidecar-variable-near-miss",
                 )
 
+    def warn_unread_globals(
+        self, activities: list[Activity], functions: tuple[CostFunction, ...], globals_: tuple[Variable, ...]
+    ) -> None:
+        """A sidecar ``[globals]`` name that no text of the model reads is most likely a typing mistake."""
+        import re
+
+        from ..model import walk_region
+
+        assert self.car is not None
+        texts: list[str] = [f.body for f in functions]
+        texts += [v.default for v in globals_ if v.default]
+        for activity in activities:
+            texts += [v.default for v in (*activity.attributes, *activity.variables) if v.default]
+            texts += [value for _, value in (activity.perf.tags if activity.perf else ())]
+            regions = [activity.region] + [n.region for n in walk_region(activity.region) if n.region]
+            for node in walk_region(activity.region):
+                texts += [node.code] if node.code else []
+                texts += [value for _, value in (node.perf.tags if node.perf else ())]
+            for region in regions:
+                texts += [t for edge in region.edges for t in (edge.guard, edge.probability, edge.name) if t]
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", "\n".join(texts)))
+        for name in self.car.globals:
+            if name not in words:
+                self.warn(
+                    f"sidecar [globals] {name!r} is read by no cost, guard, code fragment or function "
+                    "of the model",
+                    Location(file=self.car.path, name=f"globals.{name}", uml_type="sidecar"),
+                    "sidecar-unread-global",
+                )
+
     # ------------------------------------------------------------------ whole model
 
     def run(self) -> Model:
@@ -759,6 +806,8 @@ class _Interpreter:
         if self.car is not None:
             self.car.raise_problems()
         self.settle_guards(activities, globals_, functions)
+        if self.car is not None and self.car.globals:
+            self.warn_unread_globals(activities, functions, globals_)
         return replace(
             self.model,
             activities=tuple(activities),

@@ -96,11 +96,12 @@ def load_sidecar(path: str | os.PathLike[str]) -> Sidecar:
     import tomllib  # here, not at the top: most runs read no sidecar
 
     from uml2perf_runtime.output.files import InputFileError, read_text_input
+    from uml2perf_runtime.output.structured import StructureError, loads_toml
 
     shown = str(path)
     try:
-        data = tomllib.loads(read_text_input(path, what="sidecar file"))
-    except InputFileError as exc:
+        data = loads_toml(read_text_input(path, what="sidecar file"), "sidecar file")
+    except (InputFileError, StructureError) as exc:
         raise ModelError(exc.message, Location(file=shown), hint=exc.hint) from None
     except tomllib.TOMLDecodeError as exc:
         raise ModelError(f"sidecar is not valid TOML: {exc}", Location(file=shown)) from None
@@ -200,8 +201,33 @@ def normalised_tags(tags: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], .
     return tuple(sorted((tag_key(name), value.strip()) for name, value in tags if value.strip()))
 
 
+#: Words Python's float() reads as infinite or not a number: never a value of a sidecar.
+_NON_FINITE_WORDS = frozenset({"nan", "inf", "infinity"})
+
+
+def probability_text(value: object, car: Sidecar, key: str) -> str:
+    """A probability from the sidecar: a number from 0 to 1, a percentage, or an expression."""
+    from .guards import probability_value
+
+    text = expression_text(value, car, key)
+    try:
+        return probability_value(text)
+    except ValueError as exc:
+        car.problem(
+            f"{key} is {text!r}: {exc}",
+            hint="write a number from 0 to 1 (0.3), a percentage (30%) or an expression",
+        )
+        return "0"
+
+
 def expression_text(value: object, car: Sidecar, key: str) -> str:
     if isinstance(value, bool):
+        if not key.endswith(".guard"):
+            car.problem(
+                f"{key} is {str(value).lower()}: it must be an expression (a string or a number), "
+                "not true or false",
+                hint='write the value as a number or an expression in quotes, e.g. cost = "1e-3"',
+            )
         return "True" if value else "False"
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
@@ -212,6 +238,12 @@ def expression_text(value: object, car: Sidecar, key: str) -> str:
             return "0"
         return repr(value)
     if isinstance(value, str):
+        if value.strip().lower().lstrip("+-") in _NON_FINITE_WORDS:
+            car.problem(
+                f"{key} is {value.strip()!r}: values must be finite numbers",
+                hint="infinite or not-a-number values would make every time meaningless",
+            )
+            return "0"
         return value.strip()
     car.problem(f"{key} must be an expression (a string or a number), not {type(value).__name__}")
     return "0"

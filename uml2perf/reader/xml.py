@@ -4,11 +4,26 @@ XMI files come from anywhere, so parsing never resolves entities, never loads a
 DTD, never touches the network and refuses files that are too big or too deep.
 The bytes are read by us and handed to ``lxml.etree.fromstring`` because
 ``parse(filename)`` would silently decompress gzip input.
+
+DTDs are kept out three times over, because libxml2 loads an external subset
+to expand an entity in an attribute value even with ``load_dtd=False``:
+
+1. before parsing, the whole prolog (everything before the root element:
+   declaration, comments, processing instructions, any length) is scanned and a
+   DOCTYPE with anything beyond the root's name (``SYSTEM``/``PUBLIC`` ids, an
+   internal subset) is refused.  The refusal does not depend on what the ids
+   name, so it cannot tell whether a file exists;
+2. the parser's resolver answers every external load with empty text, so
+   libxml2 never opens a file, a FIFO, a device or a URL, whatever it is asked;
+3. after parsing, a document that still has an external id or declarations is
+   refused (a prolog in an encoding the scan did not foresee).
 """
 
 from __future__ import annotations
 
+import codecs
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -37,17 +52,27 @@ XMI_NAMESPACES = (
 XSI_NAMESPACE = "http://www.w3.org/2001/XMLSchema-instance"
 
 
+class _NothingLoads(etree.Resolver):
+    """Every external load (DTD, entity, XInclude) is answered with empty text, touching nothing."""
+
+    def resolve(self, system_url: str, public_id: str, context: object) -> object:
+        return self.resolve_string("", context)
+
+
 def _parser() -> etree.XMLParser:
-    return etree.XMLParser(
+    parser = etree.XMLParser(
         resolve_entities=False,
         load_dtd=False,
         no_network=True,
         dtd_validation=False,
+        attribute_defaults=False,
         huge_tree=False,
         remove_comments=True,
         remove_pis=True,
         collect_ids=False,
     )
+    parser.resolvers.add(_NothingLoads())
+    return parser
 
 
 def local_name(tag: object) -> str:
@@ -186,6 +211,7 @@ def load_bytes(data: bytes, path: str = "<input>") -> XmiDocument:
             Location(file=shown),
             hint="unpack it first (a .zargo is a zip: take the .xmi member out of it)",
         )
+    _check_prolog(data, shown)
     try:
         root = etree.fromstring(data, parser=_parser())
     except etree.XMLSyntaxError as exc:
@@ -194,7 +220,7 @@ def load_bytes(data: bytes, path: str = "<input>") -> XmiDocument:
         raise _syntax_error(message, Location(file=shown, line=line)) from None
     if root is None:
         raise InputError("no XML content", Location(file=shown))
-    _check_doctype(data, shown)
+    _check_doctype(root, shown)
     _check_entity_references(data, root, shown)
     _check_depth(root, path)
     return XmiDocument(path=path, root=root, data=data)
@@ -260,14 +286,107 @@ def _any_id(element: etree._Element | None) -> str | None:
     return None
 
 
-def _check_doctype(data: bytes, shown: str) -> None:
-    head = data[:4096].lower()
-    if b"<!entity" in head and (b"system" in head or b"public" in head):
-        raise InputError(
-            "file declares external entities, which uml2perf never loads",
-            Location(file=shown),
-            hint="remove the DOCTYPE/ENTITY declarations; UML tools do not write them",
-        )
+_DOCTYPE_HINT = "remove the DOCTYPE line; UML tools do not write DTDs, and uml2perf never loads them"
+
+
+def _refused_doctype(shown: str, what: str) -> InputError:
+    return InputError(
+        f"file has a DOCTYPE with {what}, which uml2perf refuses", Location(file=shown), hint=_DOCTYPE_HINT
+    )
+
+
+#: Byte-order marks and the first bytes of ``<?`` in encodings whose markup is not ASCII.
+_WIDE_STARTS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+    (b"\x00\x00\x00<", "utf-32-be"),
+    (b"<\x00\x00\x00", "utf-32-le"),
+    (b"\x00<\x00?", "utf-16-be"),
+    (b"<\x00?\x00", "utf-16-le"),
+)
+_DECLARED_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([^"']{1,64})["']""")
+#: An encoding is read only when it reads these bytes as ASCII does (UTF-7 and EBCDIC do not).
+_ASCII = bytes(range(128))
+_PLAIN_DOCTYPE = re.compile(rb"<!DOCTYPE\s+[^\s>\[\"']+\s*>")
+
+
+def _prolog_bytes(data: bytes, shown: str) -> bytes:
+    """The file's bytes with markup as ASCII: decoded and re-encoded only for UTF-16/32 files."""
+    for start, encoding in _WIDE_STARTS:
+        if data.startswith(start):
+            text = data.decode(encoding, errors="replace").lstrip("\ufeff")
+            return text.encode("utf-8", errors="replace")
+    declared = _DECLARED_ENCODING.match(data[:1024])
+    if declared:
+        name = declared.group(1).decode("ascii", errors="replace")
+        try:
+            ascii_markup = _ASCII.decode(name) == _ASCII.decode("ascii")
+        except (LookupError, UnicodeError, TypeError):
+            ascii_markup = False
+        if not ascii_markup:
+            raise InputError(
+                f"file declares the encoding {name!r}, which uml2perf does not read",
+                Location(file=shown),
+                hint="export the model as UTF-8 (UML tools do by default)",
+            )
+    return data
+
+
+def _check_prolog(data: bytes, shown: str) -> None:
+    """Refuse a DOCTYPE with ids or declarations anywhere before the root element, before parsing.
+
+    The whole prolog is walked (comments and processing instructions of any length), so nothing
+    hides a DOCTYPE from it; only ``<!DOCTYPE Name>`` is let through to the parser.
+    """
+    text = _prolog_bytes(data, shown)
+    if text.startswith(codecs.BOM_UTF8):
+        text = text[len(codecs.BOM_UTF8) :]
+    at, end = 0, len(text)
+    while at < end:
+        while at < end and text[at] in b" \t\r\n":
+            at += 1
+        if text.startswith(b"<?", at):
+            close = text.find(b"?>", at + 2)
+        elif text.startswith(b"<!--", at):
+            close = text.find(b"-->", at + 4)
+        elif text[at : at + 9].upper() == b"<!DOCTYPE":
+            plain = _PLAIN_DOCTYPE.match(text, at)
+            if plain is None:
+                raise _refused_doctype(shown, _what_doctype_holds(text, at))
+            at = plain.end()
+            continue
+        elif text.startswith(b"<!", at):
+            raise InputError(
+                "not well-formed XML: a markup declaration before the root element",
+                Location(file=shown),
+                hint="the file may be damaged or not an XMI export; export it again",
+            )
+        else:
+            return  # the root element (or text the parser will refuse)
+        if close < 0:
+            return  # unterminated: the parser reports it
+        at = close + 2 if text[at + 1 : at + 2] == b"?" else close + 3
+
+
+def _what_doctype_holds(text: bytes, at: int) -> str:
+    """What a refused DOCTYPE holds, in words that do not depend on what its ids name."""
+    if text.find(b"<!ENTITY", at, at + (1 << 20)) >= 0:
+        return "entity declarations (uml2perf never expands or loads entities)"
+    if re.match(rb"<!DOCTYPE\s+[^\s>\[]+\s+(SYSTEM|PUBLIC)\b", text[at : at + 4096], re.IGNORECASE):
+        return "an external DTD"
+    return "declarations"
+
+
+def _check_doctype(root: etree._Element, shown: str) -> None:
+    """After parsing: nothing the prolog scan may have missed (an unforeseen encoding) is accepted."""
+    info = root.getroottree().docinfo
+    if info.system_url or info.public_id:
+        raise _refused_doctype(shown, "an external DTD")
+    dtd = info.internalDTD
+    if dtd is not None and (any(True for _ in dtd.iterentities()) or any(True for _ in dtd.iterelements())):
+        raise _refused_doctype(shown, "declarations")
 
 
 def load_file(path: str | os.PathLike[str]) -> XmiDocument:

@@ -491,6 +491,11 @@ class ActivityView:
         self.guard = guard
         self.flag = flag
 
+    @property
+    def count(self) -> str | None:
+        """The repeat count as the ``count`` macro of the statements reads it (as for a ``Repeat``)."""
+        return self.repeat
+
 
 class GlobalView:
     """One model variable set in ``init_globals``: its name, name literal and printed default."""

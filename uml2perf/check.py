@@ -164,16 +164,27 @@ def timing_summary(model: Model) -> tuple[int, int, bool]:
     actions = untimed = 0
     timed = False
     activity_ids = frozenset(a.id for a in model.activities)
+    # identical stereotype applications share one PerfSpec: each is looked at once
+    seen: dict[int, tuple[bool, bool, bool]] = {}
     for act in model.activities:
         if act.perf is not None and _cost_of(act.perf) is not None:
             timed = True
         for node in act.walk():
             perf = node.perf
-            if perf is not None and (perf.role in COMMUNICATION_ROLES or _cost_of(perf) is not None):
+            known = seen.get(id(perf))
+            if known is None:
+                costed = _cost_of(perf) is not None
+                known = seen[id(perf)] = (
+                    perf is not None and (perf.role in COMMUNICATION_ROLES or costed),
+                    perf is None or perf.role == Role.ACTION,  # a plain action
+                    costed,
+                )
+            takes_time, plain, costed = known
+            if takes_time:
                 timed = True
-            if runs_as_action(node, activity_ids) and _is_plain_action(node):
+            if plain and runs_as_action(node, activity_ids):
                 actions += 1
-                if _cost_of(perf) is None:
+                if not costed:
                     untimed += 1
     return actions, untimed, timed
 

@@ -226,6 +226,9 @@ class PythonHandler(ContentHandler):
         self.elements: dict[str, ElementView] = {}
         self.kind_literals: dict[str, str] = {}  # a handful of kinds, used thousands of times
         self.annotations: dict[int, _Annotation] = {}  # by id() of the shared PerfSpec
+        #: by id() of the shared PerfSpec (or of None): ``(element kind, printed cost)`` of the actions
+        #: annotated so that only compute, once one of them was written (see :meth:`visit_Run`)
+        self.compute_only: dict[int, tuple[str | None, str]] = {}
         self.file_order: dict[str, int] = {}
         self.counters: dict[str, int] = {}
         self.owners: list[ForkView | PipelineView] = []
@@ -499,11 +502,28 @@ class PythonHandler(ContentHandler):
     # -- simple statements ------------------------------------------------------------
 
     def visit_Run(self, run: Run) -> bool:
-        """Consecutive plain actions, taken in one visit: those that only compute are one :class:`RunView`."""
+        """Consecutive plain actions, taken in one visit: those that only compute are one :class:`RunView`.
+
+        A large model repeats a handful of annotations thousands of times.  Once an action that only
+        computes has been written, every later action sharing its ``PerfSpec`` and without a code
+        fragment of its own has the same kind and the same printed cost (the cost is printed from the
+        shared spec alone), so its line needs only its element and its id; the first of each goes
+        through :meth:`_action`, which checks and prints.
+        """
         lines: list[ComputeLine] = []
+        known = self.compute_only
+        scope = self.scopes[-1]
         for node in run.nodes:
+            same = known.get(id(node.perf))
+            if same is not None and node.id and (node.code is None or not node.code.strip()):
+                lines.append((self.element(node, same[0]), same[1], comment(node.id)))
+                scope.yielded = True  # as _action records: the function calls the runtime
+                continue
             view = self._action(node)
             if isinstance(view, tuple):
+                if node.code is None:  # its spec alone made it compute only
+                    annotation = self.annotations[id(node.perf)]
+                    known[id(node.perf)] = (annotation.kind, view[1])
                 lines.append(view)
                 continue
             if lines:

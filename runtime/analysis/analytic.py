@@ -657,8 +657,7 @@ def _evaluate_shape(
     again.  A single point with one process per run has plain scalar control
     flow, so the recursion always ends.
     """
-    from ..errors import MachineError
-    from ..platform.network import CollectiveModel
+    from ..platform.interface import network_of
 
     node_of = plan.node_of
     nprocs = len(node_of)
@@ -676,11 +675,7 @@ def _evaluate_shape(
             "(contention needs the simulator)"
         )
     machine = plan.machine
-    try:
-        collectives = CollectiveModel.for_machine(machine, node_of.tolist())
-    except ValueError as exc:
-        where = getattr(machine, "source", None) or f"machine '{machine.name}'"
-        raise MachineError(f"{where}: [collectives] {exc}") from None
+    collectives = network_of(machine).collective_model(node_of.tolist())
     init, main = _rebind(spec)
     names = [k for k in points[0] if k not in SYSTEM_KEYS]
     inv_speed = 1.0 / float(machine.speed)
@@ -784,14 +779,11 @@ def _refuse_shared_links(spec: ModelSpec, plan: _Plan) -> None:
     path does not follow; it stays exact (and is used) when everything runs on one node or the
     model sends nothing.
     """
-    if getattr(plan.machine, "topology", None) is None or len(set(plan.node_of.tolist())) < 2:
-        return
-    for elem in spec.elements:
-        if elem.kind in OPERATIONS or elem.kind == "collective":
-            raise NotAnalytic(
-                f"the machine's [network.topology] shares links between messages, and element "
-                f"{elem.describe()} sends messages between nodes"
-            )
+    from ..platform.interface import network_of
+
+    reason = network_of(plan.machine).analytic_refusal(spec.elements, plan.node_of.tolist())
+    if reason is not None:
+        raise NotAnalytic(reason)
 
 
 def evaluate_points(

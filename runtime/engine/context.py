@@ -75,11 +75,9 @@ import math
 import random as _random
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from heapq import heappush as _push
 from typing import TYPE_CHECKING, Any
 
-from simpy.core import NORMAL
-from simpy.events import PENDING, Event, Timeout
+from simpy.events import Event, Timeout
 from simpy.resources.resource import Resource
 
 from ..errors import LimitError, ModelRuntimeError, SimulationError
@@ -90,9 +88,10 @@ from ..parameters import coerce_value
 from ..spec import Element
 from . import patterns as _patterns
 from .process import CATEGORY_INDEX, CATEGORY_NAMES, COMM, COMPUTE, WAIT, ProcessContext
+from .simpy_access import NORMAL, armed_event, armed_timeout, ids_of, queue_of
+from .simpy_access import push as _push
 
 _INF = math.inf
-_new_timeout = _new_event = object.__new__
 #: What a context keeps of its last send and receive call site before its first one (no element
 #: is None: the first call always takes the full checks).
 _NO_SEND_SITE: tuple[Any, ...] = (None,) * 14
@@ -114,6 +113,8 @@ class Context:
         # identity and system parameters
         "sim",
         "env",
+        "queue",
+        "eids",
         "pid",
         "nprocs",
         "tid",
@@ -131,6 +132,7 @@ class Context:
         "inv_speed",
         "fast_end",
         "fast_start",
+        "fast_delay",
         "fast_ev",
         "fast_resume",
         "conv",
@@ -168,6 +170,9 @@ class Context:
     def __init__(self, sim: Any, pid: int, node: int, ppn: int, cpu: Any) -> None:
         self.sim = sim
         self.env = sim.env
+        #: the event heap and id counter of ``env``, pushed onto directly by the hot paths
+        self.queue = queue_of(sim.env)
+        self.eids = ids_of(sim.env)
         self.pid = pid
         self.nprocs = sim.nprocs
         self.tid = 0
@@ -184,6 +189,7 @@ class Context:
         self.inv_speed = 1.0 / sim.machine.speed
         self.fast_end = -1.0
         self.fast_start = 0.0
+        self.fast_delay = 0.0
         self.fast_ev: Event | None = None
         self.fast_resume: list[Any] | None = None
         self.conv: Event | None = None
@@ -229,6 +235,8 @@ class Context:
         t = object.__new__(type(self))
         t.sim = self.sim
         t.env = self.env
+        t.queue = self.queue
+        t.eids = self.eids
         t.pid = self.pid
         t.nprocs = self.nprocs
         t.tid = tid
@@ -246,6 +254,7 @@ class Context:
         t.inv_speed = self.inv_speed
         t.fast_end = -1.0
         t.fast_start = 0.0
+        t.fast_delay = 0.0
         t.fast_ev = None
         t.fast_resume = None
         t.conv = None
@@ -355,13 +364,10 @@ class Context:
                 # the timeout of the last compute is used again once SimPy has processed it
                 timeout = self.fast_ev
                 if timeout is None or timeout.callbacks is not None:
-                    timeout = self.fast_ev = _new_timeout(Timeout)
-                    timeout.env = env
-                    timeout._value = None
-                    timeout._ok = True
+                    timeout = self.fast_ev = armed_timeout(env)
                 timeout.callbacks = [self.on_computed]
-                timeout._delay = delay
-                _push(env._queue, (end, NORMAL, next(env._eid), timeout))
+                self.fast_delay = delay
+                _push(self.queue, (end, NORMAL, next(self.eids), timeout))
                 return (timeout,)
             return self._compute_shared(elem, cost)
         if cost == 0.0:
@@ -413,11 +419,9 @@ class Context:
                 callback(done)
 
     def _shared_done(self, _: Event) -> None:
-        timeout = self.fast_ev
-        assert isinstance(timeout, Timeout)
         env = self.env
         start = self.fast_start
-        self.process.oversubscribed += env._now - start - timeout._delay
+        self.process.oversubscribed += env._now - start - self.fast_delay
         self.cpu.busy -= 1
         d = env._now - start
         i = self.cur.index  # type: ignore[union-attr]
@@ -429,11 +433,11 @@ class Context:
     def _compute_shared(self, elem: Element, cost: float) -> Any:
         """Compute on a node whose cores are all busy: processor sharing (general path)."""
         env = self.env
-        start = env._now
+        start = env.now
         self.fast_ev = None
         yield from self.cpu.run_shared(self, cost * self.inv_speed)
-        self.process.oversubscribed += env._now - start - cost * self.inv_speed
-        d = env._now - start
+        self.process.oversubscribed += env.now - start - cost * self.inv_speed
+        d = env.now - start
         i = elem.index
         self.calls[i] += 1
         self.incl[i] += d
@@ -449,7 +453,7 @@ class Context:
                 cpu.busy += 1
                 delay = seconds * self.inv_speed
                 self.fast_ev = None
-                self.fast_end = env._now + delay
+                self.fast_end = env.now + delay
                 yield Timeout(env, delay)
                 if self.conv is not None:
                     ev = self.conv
@@ -686,11 +690,9 @@ class Context:
             req.start = now
             req.done = done
             ev = req.event
-            if ev is not None:
+            if ev is not None:  # an armed event (simpy_access): scheduling it triggers it
                 req.event = None
-                ev._ok = True
-                ev._value = None
-                _push(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))  # env.schedule
+                _push(self.queue, (now + (done - now), NORMAL, next(self.eids), ev))  # env.schedule
         else:
             if mail is None:
                 box = st.mail[dest]
@@ -767,13 +769,9 @@ class Context:
                 self.totals[1] += d
                 timeout = self.wait_ev
                 if timeout is None or timeout.callbacks is not None:
-                    timeout = self.wait_ev = _new_timeout(Timeout)
-                    timeout.env = env
-                    timeout._value = None
-                    timeout._ok = True
+                    timeout = self.wait_ev = armed_timeout(env)
                 timeout.callbacks = []
-                timeout._delay = d
-                _push(env._queue, (now + d, NORMAL, next(env._eid), timeout))
+                _push(self.queue, (now + d, NORMAL, next(self.eids), timeout))
                 return (timeout,)
             return ()
         # post the receive and park on one event, which the sender schedules
@@ -800,11 +798,9 @@ class Context:
         posted.append(req)
         ev = self.park_ev
         if ev is None or ev.callbacks is not None:
-            ev = self.park_ev = _new_event(Event)  # what Event(env) does
-            ev.env = env
+            ev = self.park_ev = armed_event(env)
         req.event = ev
         ev.callbacks = [self.on_received]
-        ev._value = PENDING
         self.fast_req = req
         self.blocked_elem = elem
         self.blocked_for = req
@@ -822,13 +818,9 @@ class Context:
             # what Timeout(env, d) does; the last one is used again once SimPy has processed it
             timeout = self.wait_ev
             if timeout is None or timeout.callbacks is not None:
-                timeout = self.wait_ev = _new_timeout(Timeout)
-                timeout.env = env
-                timeout._value = None
-                timeout._ok = True
+                timeout = self.wait_ev = armed_timeout(env)
             timeout.callbacks = []
-            timeout._delay = d
-            _push(env._queue, (now + d, NORMAL, next(env._eid), timeout))
+            _push(self.queue, (now + d, NORMAL, next(self.eids), timeout))
             return (timeout,)
         self.calls[i] += 1
         # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
@@ -846,9 +838,9 @@ class Context:
         both paths on random models).
         """
         env = self.env
-        start = env._now
+        start = env.now
         yield from self.spend(cost)
-        self.record(elem, "compute", start, env._now)
+        self.record(elem, "compute", start, env.now)
         self.calls[elem.index] -= 1
         yield from operation(elem, peer, size, tag)
 
@@ -1041,7 +1033,7 @@ class GeneralContext(Context):
             if cost == math.inf:
                 raise self._bad_cost(elem, cost)
             env = self.env
-            start = env._now
+            start = env.now
             cpu = self.cpu
             if not cpu.shared and cpu.busy < cpu.free:
                 cpu.busy += 1
@@ -1053,12 +1045,12 @@ class GeneralContext(Context):
                     ev = self.conv
                     self.conv = None
                     yield ev
-                    self.process.oversubscribed += env._now - start - delay
+                    self.process.oversubscribed += env.now - start - delay
                 cpu.busy -= 1
             else:
                 yield from cpu.run_shared(self, cost * self.inv_speed)
-                self.process.oversubscribed += env._now - start - cost * self.inv_speed
-            d = env._now - start
+                self.process.oversubscribed += env.now - start - cost * self.inv_speed
+            d = env.now - start
         elif cost == 0.0:
             d = 0.0
         else:
@@ -1076,9 +1068,9 @@ class TracingContext(GeneralContext):
     __slots__ = ()
 
     def compute(self, elem: Element, cost: float) -> Any:
-        start = self.env._now
+        start = self.env.now
         yield from GeneralContext.compute(self, elem, cost)
-        self.sim.trace_events.append((self.pid, self.track, elem.index, COMPUTE, start, self.env._now))
+        self.sim.trace_events.append((self.pid, self.track, elem.index, COMPUTE, start, self.env.now))
 
     def record(self, elem: Element, category: str, start: float, end: float) -> None:
         Context.record(self, elem, category, start, end)
@@ -1093,9 +1085,9 @@ class TracingContext(GeneralContext):
         self.sim.trace_events.append((self.pid, self.track, elem.index, category, start, end))
 
     def leave(self, elem: Element) -> None:
-        start = self.stack[-1][1] if self.stack else self.env._now
+        start = self.stack[-1][1] if self.stack else self.env.now
         Context.leave(self, elem)
-        self.sim.trace_events.append((self.pid, self.track, elem.index, -1, start, self.env._now))
+        self.sim.trace_events.append((self.pid, self.track, elem.index, -1, start, self.env.now))
 
 
 if TYPE_CHECKING:  # pragma: no cover - mypy checks that the context keeps the process contract

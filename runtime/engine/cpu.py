@@ -79,7 +79,7 @@ class NodeCPU:
     def _start_sharing(self) -> None:
         """Switch to processor sharing, converting in-flight fast segments."""
         env = self.env
-        now = env._now
+        now = env.now
         self.shared = True
         self.vtime = 0.0
         self.t_last = now
@@ -90,7 +90,7 @@ class NodeCPU:
                 ctx.fast_end = -1.0
 
     def _advance(self) -> None:
-        now = self.env._now
+        now = self.env.now
         if now > self.t_last:
             self.vtime += (now - self.t_last) * self.rate
             self.t_last = now
@@ -111,7 +111,7 @@ class NodeCPU:
         timer.callbacks.append(self._on_timer)
 
     def _on_timer(self, timer: Event) -> None:
-        if timer._value != self.version:
+        if timer.value != self.version:
             return  # superseded by a later arrival or departure
         self._advance()
         heap = self.heap

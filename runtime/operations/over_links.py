@@ -30,6 +30,8 @@ from typing import Any
 
 from simpy.events import Event, Timeout
 
+from ..engine.simpy_access import armed_event, trigger_at
+from ..platform.interface import SharedLinkNetwork
 from ..platform.network import Step, schedule
 from ..platform.sharing import Flow, LinkSharing
 from ..platform.topology import Fabric
@@ -237,9 +239,9 @@ def network(st: CommState, sim: Any) -> LinkNetwork:
     """The shared-link network of this run, made on first use."""
     net = getattr(sim, "link_network", None)
     if net is None:
-        from ..platform.topology import fabric
-
-        net = sim.link_network = LinkNetwork(sim.env, fabric(sim.machine.topology, sim.machine.nodes), st)
+        shared = st.network
+        assert isinstance(shared, SharedLinkNetwork), "messages go over links only with a topology"
+        net = sim.link_network = LinkNetwork(sim.env, shared.fabric, st)
         if sim.tracing:
             net.samples = []
     return net  # type: ignore[no-any-return]
@@ -386,7 +388,7 @@ def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: fl
 def _wait_one(ctx: Context, elem: Element, req: Request) -> Any:
     env = ctx.env
     if req.done is None:
-        req.event = ev = Event(env)
+        req.event = ev = armed_event(env)
         ctx.block(elem, req)
         yield ev
         ctx.unblock()
@@ -461,7 +463,7 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
         return
     st, g = _arrive(ctx, elem, kind, root, size, now)
     me = ctx.pid
-    g.events[me] = ev = Event(env)
+    g.events[me] = ev = armed_event(env)
     if g.count == nprocs:
         del st.open[g.index]
         _run_schedule(ctx.sim, st, g)
@@ -543,8 +545,6 @@ def _run_schedule(sim: Any, st: CommState, g: Gathering) -> None:
 
 
 def _complete_event(env: Any, ev: Event, delay: float) -> None:
-    from .point_to_point import trigger_at
-
     trigger_at(env, ev, delay)
 
 

@@ -36,10 +36,11 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any, Final
 
-from simpy.core import NORMAL
 from simpy.events import Event, Timeout
 
-from ..errors import MachineError, SimulationError
+from ..engine.simpy_access import armed_event, trigger_at
+from ..errors import SimulationError
+from ..platform.interface import network_of
 from ..platform.machine import DEFAULT_EAGER_LIMIT
 from ..spec import Element
 from .registry import OPERATIONS
@@ -146,6 +147,7 @@ class CommState:
         "pair",
         "node_of",
         "machine",
+        "network",
         "eager_limit",
         "wakeup",
         "coll_calls",
@@ -169,6 +171,8 @@ class CommState:
         self.pair: dict[int, tuple[float, float]] = {}
         self.node_of = [sim.node_of(pid) for pid in range(n)]
         self.machine = sim.machine
+        #: the run's :class:`~..platform.interface.Network`, which prices messages and collectives
+        self.network = getattr(sim, "network", None) or network_of(sim.machine)
         limit = getattr(sim.machine, "eager_limit", None)
         self.eager_limit = DEFAULT_EAGER_LIMIT if limit is None else limit
         #: per node: the seconds a message to a process there adds (the machine's ``wakeup`` on a
@@ -190,19 +194,18 @@ class CommState:
         key = src * self.nprocs + dst
         hit = self.pair.get(key)
         if hit is None:
-            lk = self.machine.link(self.node_of[src], self.node_of[dst])
-            extra = self.wakeup[self.node_of[dst]] if self.wakeup else 0.0
-            if getattr(lk, "pieces", None) is not None:
-                alpha, beta = lk.piece(size)
+            na, nb = self.node_of[src], self.node_of[dst]
+            network = self.network
+            alpha, beta = network.pair_line(na, nb, size)
+            extra = self.wakeup[nb] if self.wakeup else 0.0
+            if network.sized(na, nb):
                 return (alpha + extra, beta) if extra else (alpha, beta)
-            beta = 0.0 if lk.bandwidth == math.inf else 1.0 / lk.bandwidth
-            hit = self.pair[key] = (float(lk.latency) + extra if extra else float(lk.latency), beta)
+            hit = self.pair[key] = (alpha + extra if extra else alpha, beta)
         return hit
 
     def handshake(self, src: int, dst: int) -> float:
         """Seconds of the rendezvous handshake between two processes (the link's ``handshake``)."""
-        lk = self.machine.link(self.node_of[src], self.node_of[dst])
-        return float(getattr(lk, "handshake", 0.0))
+        return self.network.handshake(self.node_of[src], self.node_of[dst])
 
     @property
     def collectives(self) -> Any:
@@ -213,14 +216,7 @@ class CommState:
         """
         model = self._collectives
         if model is None:
-            from ..platform.network import CollectiveModel
-
-            try:
-                model = CollectiveModel.for_machine(self.machine, self.node_of)
-            except ValueError as exc:
-                where = getattr(self.machine, "source", None) or f"machine '{self.machine.name}'"
-                raise MachineError(f"{where}: [collectives] {exc}") from None
-            self._collectives = model
+            model = self._collectives = self.network.collective_model(self.node_of)
         return model
 
 
@@ -245,17 +241,6 @@ def call_name(kind: str, root: int) -> str:
     return f"{kind}(root={root})" if kind in ROOTED else kind
 
 
-def trigger_at(env: Any, event: Event, delay: float) -> None:
-    """Succeed ``event`` ``delay`` seconds from now in one scheduling step.
-
-    This is what ``simpy.Timeout`` does for its own events; doing it on an event a process is
-    already waiting for saves the second event a ``succeed()`` plus ``Timeout`` would cost.
-    """
-    event._ok = True
-    event._value = None
-    env.schedule(event, NORMAL, delay)
-
-
 def _complete(env: Any, req: Request, start: float, done: float) -> None:
     """Mark ``req`` matched; wake its waiter at ``done`` if it is already waiting."""
     req.start = start
@@ -263,7 +248,7 @@ def _complete(env: Any, req: Request, start: float, done: float) -> None:
     ev = req.event
     if ev is not None:
         req.event = None
-        trigger_at(env, ev, done - env._now)
+        trigger_at(env, ev, done - env.now)
 
 
 def _error(ctx: Context, elem: Element, message: str, hint: str) -> SimulationError:
@@ -324,9 +309,9 @@ def spend_cost(ctx: Context, elem: Element, cost: float) -> Any:
     """Spend and record the element's local cost; returns whether a call was recorded."""
     if cost:
         env = ctx.env
-        t0 = env._now
+        t0 = env.now
         yield from ctx.spend(cost)
-        ctx.record(elem, "compute", t0, env._now)
+        ctx.record(elem, "compute", t0, env.now)
         return True
     return False
 
@@ -400,7 +385,7 @@ def _post_receive(st: CommState, req: Request) -> None:
 def _match(ctx: Context, st: CommState, msg: Message, dst: int, req: Request) -> None:
     """Pair a message to ``dst`` with a receive, both present now; set both requests' times."""
     env = st.env
-    now = env._now
+    now = env.now
     src = msg[_SRC]
     req.source = src
     req.matched_tag = msg[_TAG]
@@ -420,7 +405,7 @@ def _match(ctx: Context, st: CommState, msg: Message, dst: int, req: Request) ->
 def _post_send(ctx: Context, st: CommState, dest: int, size: float, tag: int, sender: Request | None) -> None:
     """Create a message now and deliver it to a posted receive or the mailbox."""
     env = st.env
-    now = env._now
+    now = env.now
     me = ctx.pid
     if sender is None:
         lat, beta = st.link(me, dest, size)
@@ -455,7 +440,7 @@ def recv_posted(
     caller's ``yield from`` waits for; the time is accounted as :func:`recv` accounts it.
     """
     env = ctx.env
-    now = env._now
+    now = env.now
     me = ctx.pid
     seq = st.seq = st.seq + 1
     req = Request("recv", me, source, tag, size, now, seq)
@@ -465,7 +450,7 @@ def recv_posted(
         _post_receive(st, req)
     done = req.done
     if done is None:
-        req.event = ev = Event(env)
+        req.event = ev = armed_event(env)
         ev.callbacks.append(ctx.on_received)  # type: ignore[union-attr]
         ctx.fast_req = req
         ctx.blocked_elem = elem
@@ -486,12 +471,12 @@ def send_posted(ctx: Context, st: CommState, elem: Element, dest: int, size: flo
     are known now, so it is accounted now and waited for with one timeout.
     """
     env = ctx.env
-    now = env._now
+    now = env.now
     req = Request("send", ctx.pid, dest, tag, size, now, 0)
     _post_send(ctx, st, dest, size, tag, req)
     done = req.done
     if done is None:
-        req.event = ev = Event(env)
+        req.event = ev = armed_event(env)
         ev.callbacks.append(ctx.on_received)  # type: ignore[union-attr]
         ctx.fast_req = req
         ctx.blocked_elem = elem
@@ -514,7 +499,7 @@ def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: fl
     sim = ctx.sim
     st = sim.comm_state or state(sim)
     env = ctx.env
-    now = env._now
+    now = env.now
     if size <= st.eager_limit:
         _post_send(ctx, st, dest, size, tag, None)
         if not counted:
@@ -523,12 +508,12 @@ def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: fl
     req = Request("send", ctx.pid, dest, tag, size, now, 0)
     _post_send(ctx, st, dest, size, tag, req)
     if req.done is None:
-        req.event = ev = Event(env)
+        req.event = ev = armed_event(env)
         ctx.block(elem, req)
         yield ev
         ctx.unblock()
-    elif req.done > env._now:
-        yield Timeout(env, req.done - env._now)
+    elif req.done > env.now:
+        yield Timeout(env, req.done - env.now)
     account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
 
 
@@ -543,7 +528,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
     st = sim.comm_state or state(sim)
     env = ctx.env
     me = ctx.pid
-    now = env._now
+    now = env.now
     msg = take_message(st, me, source, tag)
     if msg is not None and msg[_SENDER] is None:
         # Fast path: an eager message already sent; no request object needed.
@@ -566,12 +551,12 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
     else:
         _post_receive(st, req)
     if req.done is None:
-        req.event = ev = Event(env)
+        req.event = ev = armed_event(env)
         ctx.block(elem, req)
         yield ev
         ctx.unblock()
-    elif req.done > env._now:
-        yield Timeout(env, req.done - env._now)
+    elif req.done > env.now:
+        yield Timeout(env, req.done - env.now)
     account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
 
 
@@ -582,7 +567,7 @@ def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: f
     size = size_of(ctx, elem, size)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     st = state(ctx.sim)
-    now = ctx.env._now
+    now = ctx.env.now
     req = Request("send", ctx.pid, dest, tag, size, now, 0)
     if size <= st.eager_limit:
         _post_send(ctx, st, dest, size, tag, None)
@@ -601,7 +586,7 @@ def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost:
     tag = _tag(ctx, elem, tag, wildcard=True)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     st = state(ctx.sim)
-    now = ctx.env._now
+    now = ctx.env.now
     seq = st.seq = st.seq + 1
     req = Request("recv", ctx.pid, source, tag, size, now, seq)
     msg = take_message(st, ctx.pid, source, tag)
@@ -658,7 +643,7 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
     reqs = _requests(ctx, elem, requests)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     env = ctx.env
-    posted = env._now
+    posted = env.now
     for req in reqs:
         if req.pid != ctx.pid:
             raise _error(
@@ -670,13 +655,13 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
         if req.done is None:
             ev = req.event  # another thread of this process may wait for it already
             if ev is None:
-                req.event = ev = Event(env)
+                req.event = ev = armed_event(env)
             ctx.block(elem, req)
             yield ev
             ctx.unblock()
     if everything:
         pending = state(ctx.sim).pending[ctx.pid]
-        now = env._now
+        now = env.now
         seen = set(map(id, reqs))
         pending[:] = [r for r in pending if id(r) not in seen and (r.done is None or r.done > now)]
     if not reqs:
@@ -685,8 +670,8 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
         return
     last = max(reqs, key=lambda r: r.done)  # type: ignore[arg-type, return-value]
     done: float = last.done  # type: ignore[assignment]
-    if done > env._now:
-        yield Timeout(env, done - env._now)
+    if done > env.now:
+        yield Timeout(env, done - env.now)
     account(ctx, elem, counted, posted, max(last.start, posted), max(done, posted))  # type: ignore[type-var]
 
 

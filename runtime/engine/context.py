@@ -83,7 +83,7 @@ from simpy.resources.resource import Resource
 from ..errors import LimitError, ModelRuntimeError, SimulationError
 from ..operations import collectives as _collectives
 from ..operations import point_to_point as _comm
-from ..operations.registry import REDUCING
+from ..operations.registry import OPERATIONS, REDUCING, Operation, bind_operations, route_function
 from ..parameters import coerce_value
 from ..spec import Element
 from . import patterns as _patterns
@@ -885,41 +885,8 @@ class Context:
             self.covered += d
             self.totals[1] += d
 
-    def isend(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.isend(self, elem, dest, size, tag, cost)
-
-    def irecv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.irecv(self, elem, source, size, tag, cost)
-
-    def wait(self, elem: Element, requests: Any = None, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.wait(self, elem, requests, cost)
-
-    def barrier(self, elem: Element, cost: float = 0.0) -> Any:
-        return self._collective(elem, "barrier", 0, 0, cost)
-
-    def bcast(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "bcast", root, size, cost)
-
-    def reduce(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "reduce", root, size, cost)
-
-    def allreduce(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "allreduce", 0, size, cost)
-
-    def gather(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "gather", root, size, cost)
-
-    def scatter(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "scatter", root, size, cost)
-
-    def allgather(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "allgather", 0, size, cost)
-
-    def alltoall(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "alltoall", 0, size, cost)
+    # isend, irecv, wait and the collectives are bound from the table of operations below the
+    # class (operations/registry.py, ``_bind_pair_routes``): each calls its route there.
 
     def _collective(self, elem: Element, kind: str, root: Any, size: Any, cost: Any) -> Any:
         """A collective without local cost and with valid arguments goes the direct route."""
@@ -1004,6 +971,25 @@ class Context:
     ) -> Any:
         """``items`` tasks served by ``threads`` workers (see :func:`.patterns.taskpool`)."""
         return _patterns.taskpool(self, elem, threads, items, body, **options)
+
+
+def _pair_body(op: Operation) -> str | None:
+    """A method's body on the per-pair network: the collective's direct or general route, or the
+    operation's route function (``Routes.pair``)."""
+    if op.scope == "collective":
+        root = "root" if op.rooted else "0"
+        size = "size" if "size" in op.argument_names else "0"
+        return f"return self._collective(elem, {op.name!r}, {root}, {size}, cost)"
+    if op.routes.pair is None:
+        return None
+    return f"self.cur = elem\nreturn _route_{op.name}(self, elem, {', '.join(op.argument_names)}, cost)"
+
+
+bind_operations(
+    Context,
+    _pair_body,
+    {f"_route_{name}": route_function(op.routes.pair) for name, op in OPERATIONS.items() if op.routes.pair},
+)
 
 
 class GeneralContext(Context):

@@ -30,7 +30,7 @@ from heapq import heappush
 from typing import Any
 
 import simpy
-from simpy.core import NORMAL, URGENT
+from simpy.core import NORMAL, URGENT, StopSimulation
 from simpy.events import PENDING, Event, Timeout
 from simpy.events import _describe_frame as _simpy_describe_frame
 
@@ -43,6 +43,7 @@ push = heappush
 __all__ = [
     "NORMAL",
     "URGENT",
+    "StopSimulation",
     "PENDING",
     "SUPPORTED_SIMPY",
     "push",

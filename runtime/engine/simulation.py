@@ -31,7 +31,6 @@ from types import GeneratorType
 from typing import Any
 
 import simpy
-from simpy.core import StopSimulation
 from simpy.events import Event
 
 from ..errors import DeadlockError, LimitError, SimulationError
@@ -45,7 +44,7 @@ from .context import Context, GeneralContext, TracingContext, Variables
 from .cpu import NodeCPU
 from .diagnosis import model_error
 from .limits import current as current_limits
-from .simpy_access import DirectProcess, event_count, schedule_urgent
+from .simpy_access import DirectProcess, StopSimulation, event_count, schedule_urgent
 
 DEFAULT_MAX_ITERATIONS = 10_000_000
 

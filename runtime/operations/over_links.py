@@ -34,7 +34,6 @@ from ..engine.simpy_access import armed_event, trigger_at
 from ..platform.interface import SharedLinkNetwork
 from ..platform.network import Step, schedule
 from ..platform.sharing import Flow, LinkSharing
-from ..platform.topology import Fabric
 from ..spec import Element
 from .collectives import Gathering, _arrive
 from .point_to_point import (
@@ -77,9 +76,11 @@ class LinkNetwork:
     and every start and end of one instant is solved together.
     """
 
-    def __init__(self, env: Any, fabric: Fabric, st: CommState) -> None:
+    def __init__(self, env: Any, shared: SharedLinkNetwork, st: CommState) -> None:
         self.env = env
-        self.fabric = fabric
+        #: the run's network, which knows the routes (:meth:`SharedLinkNetwork.path`)
+        self.shared = shared
+        fabric = self.fabric = shared.fabric
         self.st = st
         self.node_of = st.node_of
         self.sharing = LinkSharing(fabric.bandwidth)
@@ -92,10 +93,6 @@ class LinkNetwork:
         #: ranges or table): then a message alone reaches no more than its range says
         machine = st.machine
         self._pieces = getattr(getattr(machine, "inter_node", None), "pieces", None) is not None
-        #: a fat tree's routes are arithmetic, cheaper to make again than to keep for every pair
-        self._keep_routes = fabric.topology.kind != "fat_tree"
-        #: per node pair: (route, its latency, its slowest bandwidth)
-        self._routes: dict[int, tuple[tuple[int, ...], float, float]] = {}
         #: seconds all flows took beyond what each would have taken alone, and their count
         self.lost = 0.0
         self.flows = 0
@@ -112,23 +109,14 @@ class LinkNetwork:
             lat, beta = self.st.link(src, dst, size)
             _after(env, lat + extra + size * beta, done)
             return
-        key = na * self.fabric.nodes + nb
-        hit = self._routes.get(key)
-        if hit is None:
-            fabric = self.fabric
-            route = fabric.route(na, nb, remember=False)
-            bandwidth = fabric.bandwidth
-            hit = (route, fabric.route_latency(route), min(bandwidth[i] for i in route))
-            if self._keep_routes:
-                self._routes[key] = hit
-        route, penalty, slowest = hit
+        route, penalty, slowest = self.shared.path(na, nb)
         wakeup = self.st.wakeup
         start = penalty
         bound = _INF
         if self._pieces:
             # the size range's line is what the message reaches alone: it waits at least that
             # latency and flows no faster than that bandwidth; the links may slow it further
-            alpha, beta = self.st.machine.link(na, nb).piece(size)
+            alpha, beta = self.shared.pair_line(na, nb, size)
             start = max(penalty, alpha)
             if beta > 0.0:
                 bound = 1.0 / beta
@@ -241,7 +229,7 @@ def network(st: CommState, sim: Any) -> LinkNetwork:
     if net is None:
         shared = st.network
         assert isinstance(shared, SharedLinkNetwork), "messages go over links only with a topology"
-        net = sim.link_network = LinkNetwork(sim.env, shared.fabric, st)
+        net = sim.link_network = LinkNetwork(sim.env, shared, st)
         if sim.tracing:
             net.samples = []
     return net  # type: ignore[no-any-return]

@@ -110,6 +110,8 @@ class SharedLinkNetwork(Network):
     def __init__(self, machine: Any) -> None:
         super().__init__(machine)
         self._fabric: Any = None
+        #: per node pair: (route, its latency, its slowest bandwidth)
+        self._paths: dict[int, tuple[tuple[int, ...], float, float]] = {}
 
     @property
     def fabric(self) -> Any:
@@ -120,6 +122,24 @@ class SharedLinkNetwork(Network):
             self._fabric = fabric(self.machine.topology, self.machine.nodes)
         return self._fabric
 
+    def path(self, node_a: int, node_b: int) -> tuple[tuple[int, ...], float, float]:
+        """The route between two nodes (link directions), its latency (summed over its hops) and
+        its slowest bandwidth: what a message crosses, and what it pays alone.
+
+        Kept per node pair, except on a fat tree, whose routes are arithmetic and cheaper to make
+        again than to keep for every pair.
+        """
+        fabric = self.fabric
+        key = node_a * fabric.nodes + node_b
+        hit = self._paths.get(key)
+        if hit is None:
+            route = fabric.route(node_a, node_b, remember=False)
+            bandwidth = fabric.bandwidth
+            hit = (route, fabric.route_latency(route), min(bandwidth[i] for i in route))
+            if fabric.topology.kind != "fat_tree":
+                self._paths[key] = hit
+        return hit
+
     def message_line(self, node_a: int, node_b: int, size: float) -> tuple[float, float]:
         """Inside a node the per-pair line; between nodes the route's latency and slowest link.
 
@@ -129,13 +149,9 @@ class SharedLinkNetwork(Network):
         """
         if node_a == node_b:
             return self.pair_line(node_a, node_b, size)
-        fabric = self.fabric
-        route = fabric.route(node_a, node_b, remember=False)
-        latency = fabric.route_latency(route)
-        slowest = min(fabric.bandwidth[i] for i in route)
-        lk = self.machine.link(node_a, node_b)
-        if getattr(lk, "pieces", None) is not None:
-            alpha, beta = lk.piece(size)
+        _, latency, slowest = self.path(node_a, node_b)
+        if self.sized(node_a, node_b):
+            alpha, beta = self.pair_line(node_a, node_b, size)
             latency = max(latency, alpha)
             if beta > 0.0:
                 slowest = min(slowest, 1.0 / beta)

@@ -53,6 +53,15 @@ def test_the_link_contexts_take_the_link_routes() -> None:
     assert "_collective" in vars(LinkContext)
 
 
+def test_registering_after_the_table_was_read_is_refused() -> None:
+    from uml2perf_runtime.operations import registry
+
+    late = registry.collective("late", registry.parameter("size", "0"), schedules=(("one", lambda p, n: []),))
+    with pytest.raises(RuntimeError, match="before anything else"):
+        registry.register(late)
+    assert "late" not in OPERATIONS
+
+
 def test_keyword_calls_reach_the_direct_route() -> None:
     """Generated code may call ``p.send(E, dest=..., size=..., tag=..., cost=...)``: same result."""
     from runtime_helpers import elements, machine, spec

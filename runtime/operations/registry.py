@@ -277,6 +277,16 @@ WAITS_FOR: dict[str, frozenset[str]]
 _derive()
 
 
+#: Modules that derive something from the table when they are imported.
+_READERS = (
+    "uml2perf_runtime.engine.context",
+    "uml2perf_runtime.analysis.analytic",
+    "uml2perf_runtime.platform.network",
+    "uml2perf_runtime.platform.machine",
+    "uml2perf.model",
+)
+
+
 def register(op: Operation) -> None:
     """Add an operation to the table (an extension's collective, a test's toy one).
 
@@ -284,6 +294,15 @@ def register(op: Operation) -> None:
     (methods, roles, schedules, machine keys), so registering happens first, right after
     importing this module and before anything else of ``uml2perf`` or its runtime.
     """
+    import sys
+
+    readers = [name for name in _READERS if name in sys.modules]
+    if readers:
+        raise RuntimeError(
+            f"operation {op.name!r} is registered after {', '.join(readers)} read the table: "
+            "register operations right after importing uml2perf_runtime.operations.registry, "
+            "before anything else of uml2perf"
+        )
     if op.name in OPERATIONS:
         raise ValueError(f"operation {op.name!r} is already in the table")
     if op.scope == "collective" and not op.schedules:

@@ -98,7 +98,7 @@ def flow(p: Any, elem: Element, starts: Iterable[Node], joins: Mapping[Node, int
     env = p.env
     sim = p.sim
     p.cur = elem
-    begin = env.now
+    begin = env._now
     threads: list[Any] = []
 
     def spawn(node: Node) -> None:

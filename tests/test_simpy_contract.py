@@ -97,8 +97,14 @@ def test_a_direct_process_enters_its_generator_and_reports_its_end() -> None:
     env = simpy.Environment()
     ended: list[object] = []
 
+    class Sim:
+        def _ended(self, ctx: object, exc: Exception | None) -> None:
+            ended.append((ctx, exc))
+
     class Proc(sa.DirectProcess):
         def __init__(self) -> None:
+            self.sim = Sim()
+            self.ctx = "ctx"
             super().__init__(env, self._begin())
 
         def _begin(self) -> object:
@@ -112,12 +118,9 @@ def test_a_direct_process_enters_its_generator_and_reports_its_end() -> None:
             self._generator = gen
             yield first
 
-        def _finished(self, exc: Exception | None) -> None:
-            ended.append(exc)
-
     proc = Proc()
     env.run()
-    assert ended == ["x", None] and proc.ok and env.now == 2.0 and proc._target is None
+    assert ended == ["x", ("ctx", None)] and proc.ok and env.now == 2.0 and proc._target is None
 
 
 def test_no_other_runtime_module_touches_simpy_internals() -> None:

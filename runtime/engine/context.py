@@ -433,11 +433,11 @@ class Context:
     def _compute_shared(self, elem: Element, cost: float) -> Any:
         """Compute on a node whose cores are all busy: processor sharing (general path)."""
         env = self.env
-        start = env.now
+        start = env._now
         self.fast_ev = None
         yield from self.cpu.run_shared(self, cost * self.inv_speed)
-        self.process.oversubscribed += env.now - start - cost * self.inv_speed
-        d = env.now - start
+        self.process.oversubscribed += env._now - start - cost * self.inv_speed
+        d = env._now - start
         i = elem.index
         self.calls[i] += 1
         self.incl[i] += d
@@ -453,7 +453,7 @@ class Context:
                 cpu.busy += 1
                 delay = seconds * self.inv_speed
                 self.fast_ev = None
-                self.fast_end = env.now + delay
+                self.fast_end = env._now + delay
                 yield Timeout(env, delay)
                 if self.conv is not None:
                     ev = self.conv
@@ -838,9 +838,9 @@ class Context:
         both paths on random models).
         """
         env = self.env
-        start = env.now
+        start = env._now
         yield from self.spend(cost)
-        self.record(elem, "compute", start, env.now)
+        self.record(elem, "compute", start, env._now)
         self.calls[elem.index] -= 1
         yield from operation(elem, peer, size, tag)
 
@@ -1019,7 +1019,7 @@ class GeneralContext(Context):
             if cost == math.inf:
                 raise self._bad_cost(elem, cost)
             env = self.env
-            start = env.now
+            start = env._now
             cpu = self.cpu
             if not cpu.shared and cpu.busy < cpu.free:
                 cpu.busy += 1
@@ -1031,12 +1031,12 @@ class GeneralContext(Context):
                     ev = self.conv
                     self.conv = None
                     yield ev
-                    self.process.oversubscribed += env.now - start - delay
+                    self.process.oversubscribed += env._now - start - delay
                 cpu.busy -= 1
             else:
                 yield from cpu.run_shared(self, cost * self.inv_speed)
-                self.process.oversubscribed += env.now - start - cost * self.inv_speed
-            d = env.now - start
+                self.process.oversubscribed += env._now - start - cost * self.inv_speed
+            d = env._now - start
         elif cost == 0.0:
             d = 0.0
         else:
@@ -1054,9 +1054,9 @@ class TracingContext(GeneralContext):
     __slots__ = ()
 
     def compute(self, elem: Element, cost: float) -> Any:
-        start = self.env.now
+        start = self.env._now
         yield from GeneralContext.compute(self, elem, cost)
-        self.sim.trace_events.append((self.pid, self.track, elem.index, COMPUTE, start, self.env.now))
+        self.sim.trace_events.append((self.pid, self.track, elem.index, COMPUTE, start, self.env._now))
 
     def record(self, elem: Element, category: str, start: float, end: float) -> None:
         Context.record(self, elem, category, start, end)
@@ -1071,9 +1071,9 @@ class TracingContext(GeneralContext):
         self.sim.trace_events.append((self.pid, self.track, elem.index, category, start, end))
 
     def leave(self, elem: Element) -> None:
-        start = self.stack[-1][1] if self.stack else self.env.now
+        start = self.stack[-1][1] if self.stack else self.env._now
         Context.leave(self, elem)
-        self.sim.trace_events.append((self.pid, self.track, elem.index, -1, start, self.env.now))
+        self.sim.trace_events.append((self.pid, self.track, elem.index, -1, start, self.env._now))
 
 
 if TYPE_CHECKING:  # pragma: no cover - mypy checks that the context keeps the process contract

@@ -79,7 +79,7 @@ class NodeCPU:
     def _start_sharing(self) -> None:
         """Switch to processor sharing, converting in-flight fast segments."""
         env = self.env
-        now = env.now
+        now = env._now
         self.shared = True
         self.vtime = 0.0
         self.t_last = now
@@ -90,7 +90,7 @@ class NodeCPU:
                 ctx.fast_end = -1.0
 
     def _advance(self) -> None:
-        now = self.env.now
+        now = self.env._now
         if now > self.t_last:
             self.vtime += (now - self.t_last) * self.rate
             self.t_last = now

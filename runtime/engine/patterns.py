@@ -69,7 +69,7 @@ def _run_threads(ctx: Any, elem: Element, bodies: Sequence[Callable[[Any], Any]]
     """Start one thread per runner, wait for all, account the region on this context."""
     ctx.cur = elem
     env = ctx.env
-    start = env.now
+    start = env._now
     n = len(bodies)
     if n:
         sim = ctx.sim
@@ -82,7 +82,7 @@ def _run_threads(ctx: Any, elem: Element, bodies: Sequence[Callable[[Any], Any]]
 
 def _region_done(ctx: Any, elem: Element, start: float) -> None:
     """Account a thread region: wall time as process compute, exclusive zero."""
-    d = ctx.env.now - start
+    d = ctx.env._now - start
     i = elem.index
     ctx.calls[i] += 1
     ctx.incl[i] += d
@@ -133,7 +133,7 @@ def _acquire(ctx: Any, elem: Element, name: str, what: str) -> Any:
     lock = locks.get(name)
     if lock is None:
         lock = locks[name] = Resource(ctx.env, capacity=1)
-    t0 = ctx.env.now
+    t0 = ctx.env._now
     request = lock.request()
     if not request.triggered:
         ctx.block(elem, what)
@@ -146,7 +146,7 @@ def critical(ctx: Any, elem: Element, name: str, body: Callable[[Any, Any], Any]
     """``body(p, v)`` under this process's lock ``name``; waiting time counts as wait."""
     ctx.enter(elem)
     lock, request, t0 = yield from _acquire(ctx, elem, name, f"lock '{name}'")
-    waited = ctx.env.now - t0
+    waited = ctx.env._now - t0
     if waited > 0.0:
         ctx.totals[WAIT] += waited
         ctx._wait_list()[elem.index] += waited
@@ -226,14 +226,14 @@ def pipeline(
                 k = taken[0]
                 taken[0] = k + 1
                 if inbox is not None:
-                    t0 = env.now
+                    t0 = env._now
                     get = inbox.get()
                     slept = not get.triggered
                     if slept:
                         t.block(elem, lambda s=s: f"an item from stage {s - 1} of pipeline")
                     k = yield get
                     t.blocked_for = None
-                    waited = env.now - t0
+                    waited = env._now - t0
                     if waited > 0.0:
                         t.totals[WAIT] += waited
                         t._note(elem, WAIT, t0, t0 + waited)
@@ -355,16 +355,16 @@ def _pattern_cost(ctx: Any, elem: Element, value: Any, what: str) -> float:
 
 def _overhead(ctx: Any, t_elem: Element, seconds: float) -> Any:
     """Spend a per-item overhead on this thread's core, accounted to the pattern as compute."""
-    t0 = ctx.env.now
+    t0 = ctx.env._now
     yield from ctx.spend(seconds)
-    ctx.record_phase(t_elem, "compute", t0, ctx.env.now)
+    ctx.record_phase(t_elem, "compute", t0, ctx.env._now)
 
 
 def _handoff(ctx: Any, elem: Element, seconds: float) -> Any:
     """Spend a hand-off holding the process's hand-off lock; waiting for the lock counts as wait."""
     lock, request, t0 = yield from _acquire(ctx, elem, HANDOFF_LOCK, "the hand-off lock of its process")
-    if ctx.env.now > t0:
-        ctx.record_phase(elem, "wait", t0, ctx.env.now)
+    if ctx.env._now > t0:
+        ctx.record_phase(elem, "wait", t0, ctx.env._now)
     try:
         yield from _overhead(ctx, elem, seconds)
     finally:
@@ -374,9 +374,9 @@ def _handoff(ctx: Any, elem: Element, seconds: float) -> Any:
 def _after_startup(ctx: Any, elem: Element, seconds: float, region: Any) -> Any:
     """Spend the pattern's start-up cost on the calling thread, then run the region."""
     if seconds > 0.0:
-        t0 = ctx.env.now
+        t0 = ctx.env._now
         yield from ctx.spend(seconds)
-        ctx.record_phase(elem, "compute", t0, ctx.env.now)
+        ctx.record_phase(elem, "compute", t0, ctx.env._now)
     return (yield from region)
 
 

@@ -155,7 +155,7 @@ class Simulation:
         """The model code of ``ctx`` (a process or a thread) returned (``exc`` None) or raised ``exc``."""
         if exc is None:
             ctx.finished = True
-            ctx.finish_time = self.env.now
+            ctx.finish_time = self.env._now
         elif isinstance(exc, SimulationError):
             self._fail(exc)
         else:
@@ -387,9 +387,6 @@ class _ModelProcess(DirectProcess):
                 return
             self._generator = gen  # resumed directly from now on; this generator is done with
             yield first
-
-    def _finished(self, exc: Exception | None) -> None:
-        self.sim._ended(self.ctx, exc)
 
 
 class _ThreadProcess(_ModelProcess):

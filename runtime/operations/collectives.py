@@ -129,7 +129,7 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
         size = size_of(ctx, elem, size)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     env = ctx.env
-    now = env.now
+    now = env._now
     nprocs = ctx.nprocs
     if nprocs == 1:
         if not counted:
@@ -160,9 +160,9 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
     reduction = g.reductions[me] if g.reductions is not None else 0.0
     account(ctx, elem, counted, now, g.start, g.start + g.offsets[me] - reduction)
     if reduction > 0.0:
-        start = env.now
+        start = env._now
         yield from ctx.spend(reduction * ctx.sim.machine.speed)
-        ctx.record_phase(elem, "compute", start, env.now)
+        ctx.record_phase(elem, "compute", start, env._now)
 
 
 def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: float) -> Any:

@@ -248,7 +248,7 @@ def _complete(env: Any, req: Request, start: float, done: float) -> None:
     ev = req.event
     if ev is not None:
         req.event = None
-        trigger_at(env, ev, done - env.now)
+        trigger_at(env, ev, done - env._now)
 
 
 def _error(ctx: Context, elem: Element, message: str, hint: str) -> SimulationError:
@@ -309,9 +309,9 @@ def spend_cost(ctx: Context, elem: Element, cost: float) -> Any:
     """Spend and record the element's local cost; returns whether a call was recorded."""
     if cost:
         env = ctx.env
-        t0 = env.now
+        t0 = env._now
         yield from ctx.spend(cost)
-        ctx.record(elem, "compute", t0, env.now)
+        ctx.record(elem, "compute", t0, env._now)
         return True
     return False
 
@@ -385,7 +385,7 @@ def _post_receive(st: CommState, req: Request) -> None:
 def _match(ctx: Context, st: CommState, msg: Message, dst: int, req: Request) -> None:
     """Pair a message to ``dst`` with a receive, both present now; set both requests' times."""
     env = st.env
-    now = env.now
+    now = env._now
     src = msg[_SRC]
     req.source = src
     req.matched_tag = msg[_TAG]
@@ -405,7 +405,7 @@ def _match(ctx: Context, st: CommState, msg: Message, dst: int, req: Request) ->
 def _post_send(ctx: Context, st: CommState, dest: int, size: float, tag: int, sender: Request | None) -> None:
     """Create a message now and deliver it to a posted receive or the mailbox."""
     env = st.env
-    now = env.now
+    now = env._now
     me = ctx.pid
     if sender is None:
         lat, beta = st.link(me, dest, size)
@@ -440,7 +440,7 @@ def recv_posted(
     caller's ``yield from`` waits for; the time is accounted as :func:`recv` accounts it.
     """
     env = ctx.env
-    now = env.now
+    now = env._now
     me = ctx.pid
     seq = st.seq = st.seq + 1
     req = Request("recv", me, source, tag, size, now, seq)
@@ -471,7 +471,7 @@ def send_posted(ctx: Context, st: CommState, elem: Element, dest: int, size: flo
     are known now, so it is accounted now and waited for with one timeout.
     """
     env = ctx.env
-    now = env.now
+    now = env._now
     req = Request("send", ctx.pid, dest, tag, size, now, 0)
     _post_send(ctx, st, dest, size, tag, req)
     done = req.done
@@ -499,7 +499,7 @@ def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: fl
     sim = ctx.sim
     st = sim.comm_state or state(sim)
     env = ctx.env
-    now = env.now
+    now = env._now
     if size <= st.eager_limit:
         _post_send(ctx, st, dest, size, tag, None)
         if not counted:
@@ -512,8 +512,8 @@ def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: fl
         ctx.block(elem, req)
         yield ev
         ctx.unblock()
-    elif req.done > env.now:
-        yield Timeout(env, req.done - env.now)
+    elif req.done > env._now:
+        yield Timeout(env, req.done - env._now)
     account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
 
 
@@ -528,7 +528,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
     st = sim.comm_state or state(sim)
     env = ctx.env
     me = ctx.pid
-    now = env.now
+    now = env._now
     msg = take_message(st, me, source, tag)
     if msg is not None and msg[_SENDER] is None:
         # Fast path: an eager message already sent; no request object needed.
@@ -555,8 +555,8 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
         ctx.block(elem, req)
         yield ev
         ctx.unblock()
-    elif req.done > env.now:
-        yield Timeout(env, req.done - env.now)
+    elif req.done > env._now:
+        yield Timeout(env, req.done - env._now)
     account(ctx, elem, counted, now, req.start, req.done)  # type: ignore[arg-type]
 
 
@@ -567,7 +567,7 @@ def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: f
     size = size_of(ctx, elem, size)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     st = state(ctx.sim)
-    now = ctx.env.now
+    now = ctx.env._now
     req = Request("send", ctx.pid, dest, tag, size, now, 0)
     if size <= st.eager_limit:
         _post_send(ctx, st, dest, size, tag, None)
@@ -586,7 +586,7 @@ def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost:
     tag = _tag(ctx, elem, tag, wildcard=True)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     st = state(ctx.sim)
-    now = ctx.env.now
+    now = ctx.env._now
     seq = st.seq = st.seq + 1
     req = Request("recv", ctx.pid, source, tag, size, now, seq)
     msg = take_message(st, ctx.pid, source, tag)
@@ -643,7 +643,7 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
     reqs = _requests(ctx, elem, requests)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     env = ctx.env
-    posted = env.now
+    posted = env._now
     for req in reqs:
         if req.pid != ctx.pid:
             raise _error(
@@ -661,7 +661,7 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
             ctx.unblock()
     if everything:
         pending = state(ctx.sim).pending[ctx.pid]
-        now = env.now
+        now = env._now
         seen = set(map(id, reqs))
         pending[:] = [r for r in pending if id(r) not in seen and (r.done is None or r.done > now)]
     if not reqs:
@@ -670,8 +670,8 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
         return
     last = max(reqs, key=lambda r: r.done)  # type: ignore[arg-type, return-value]
     done: float = last.done  # type: ignore[assignment]
-    if done > env.now:
-        yield Timeout(env, done - env.now)
+    if done > env._now:
+        yield Timeout(env, done - env._now)
     account(ctx, elem, counted, posted, max(last.start, posted), max(done, posted))  # type: ignore[type-var]
 
 

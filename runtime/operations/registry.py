@@ -343,17 +343,21 @@ def bind_operations(cls: type, body: Callable[[Operation], str | None], names: d
     parameters are the table's (:func:`signature_source`), so generated code's keyword calls
     and defaults hold; the methods are ordinary functions, as fast as written-out ones.
     """
+    sources = []
     for name, op in OPERATIONS.items():
         if name in cls.__dict__ and not getattr(cls.__dict__[name], "_from_table", False):
             continue
         text = body(op)
-        if text is None:
+        if text is not None:
+            lines = "\n".join(f"    {line}" for line in text.splitlines())
+            sources.append(f"def {name}({signature_source(op)}):\n{lines}\n")
+    # one compilation for all of them: a class is made once per process, at import
+    scope: dict[str, Any] = dict(names)
+    exec(compile("\n".join(sources), f"<operations of {cls.__name__}>", "exec"), scope)  # noqa: S102
+    for name, op in OPERATIONS.items():
+        method = scope.get(name)
+        if method is None:
             continue
-        lines = "\n".join(f"    {line}" for line in text.splitlines())
-        source = f"def {name}({signature_source(op)}):\n{lines}\n"
-        scope: dict[str, Any] = dict(names)
-        exec(compile(source, f"<operation {name} of {cls.__name__}>", "exec"), scope)  # noqa: S102
-        method = scope[name]
         method.__qualname__ = f"{cls.__qualname__}.{name}"
         method.__module__ = cls.__module__
         method.__doc__ = f"``{op.stereotype}``: bound from the table of operations (operations/registry.py)."

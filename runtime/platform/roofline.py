@@ -67,7 +67,7 @@ class NodeMemory:
         return done
 
     def _advance(self) -> None:
-        now = self.env.now
+        now = self.env._now
         if now > self.t_last:
             self.vbytes += (now - self.t_last) * self.rate
             self.t_last = now
@@ -144,7 +144,7 @@ def roofline(
     cost_v = _number(ctx, elem, "cost", cost)
     target = sim.device_for(elem, device)
     env = ctx.env
-    start = env.now
+    start = env._now
     ctx.cur = elem
     if target is None:  # a CPU core
         machine = sim.machine
@@ -168,7 +168,7 @@ def roofline(
         yield request
         ctx.blocked_for = None
         try:
-            queued = env.now - start
+            queued = env._now - start
             if queued > 0.0:
                 ctx.record(elem, "wait", start, start + queued)
             kernel = max(flops_v / spec.peak_flops, bytes_v / spec.memory_bandwidth) + cost_v
@@ -181,9 +181,9 @@ def roofline(
         finally:
             unit.release(request)
         if queued > 0.0:
-            ctx.record_phase(elem, "compute", start + queued, env.now)
+            ctx.record_phase(elem, "compute", start + queued, env._now)
             return
-    ctx.record(elem, "compute", start, env.now)
+    ctx.record(elem, "compute", start, env._now)
 
 
 def device_resource(env: Any, count: int) -> Resource:

@@ -280,10 +280,15 @@ _derive()
 #: Modules that derive something from the table when they are imported.
 _READERS = (
     "uml2perf_runtime.engine.context",
+    "uml2perf_runtime.engine.link_context",
     "uml2perf_runtime.analysis.analytic",
+    "uml2perf_runtime.analysis.properties",
+    "uml2perf_runtime.analysis.critical_path",
     "uml2perf_runtime.platform.network",
     "uml2perf_runtime.platform.machine",
     "uml2perf.model",
+    "uml2perf.profile.roles",
+    "uml2perf.handlers.python.handler",
 )
 
 

@@ -10,10 +10,11 @@ import pytest
 
 from uml2perf_runtime.analysis.analytic import AnalyticContext
 from uml2perf_runtime.engine.context import Context, GeneralContext, TracingContext
-from uml2perf_runtime.engine.process import ProcessContext
-from uml2perf_runtime.operations.registry import OPERATIONS
+from uml2perf_runtime.engine.link_context import LinkContext, LinkTracingContext
+from uml2perf_runtime.engine.process import GeneratedContext, ProcessContext
+from uml2perf_runtime.operations.registry import OPERATIONS, route_function
 
-CLASSES = (Context, GeneralContext, TracingContext, AnalyticContext, ProcessContext)
+CLASSES = (Context, GeneralContext, TracingContext, LinkContext, LinkTracingContext, AnalyticContext)
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda cls: cls.__name__)
@@ -27,6 +28,38 @@ def test_signature_follows_the_table(cls: type, name: str) -> None:
         expected: Any = inspect.Parameter.empty if default is None else literal_eval(default)
         assert parameter.default == expected, (cls.__name__, name, parameter.name)
     assert parameters[-1].default == 0.0
+
+
+def test_the_contract_leaves_the_operations_to_the_table() -> None:
+    """Generated code's ``p`` adds the table's operations; the written contract lists none of them."""
+    assert not set(OPERATIONS) & set(vars(ProcessContext))
+    assert "__getattr__" in vars(GeneratedContext)
+
+
+@pytest.mark.parametrize("name", sorted(OPERATIONS))
+def test_every_route_named_in_the_table_exists(name: str) -> None:
+    routes = OPERATIONS[name].routes
+    for dotted in (routes.pair, routes.links):
+        if dotted is not None:
+            assert callable(route_function(dotted))
+
+
+def test_the_link_contexts_take_the_link_routes() -> None:
+    """On shared links the point-to-point methods call over_links; the collectives its schedule runner."""
+    from uml2perf_runtime.operations import over_links
+
+    for name in ("send", "recv", "isend", "irecv"):
+        assert over_links.__dict__[name] is LinkContext.__dict__[name].__globals__[f"_route_{name}"]
+    assert "_collective" in vars(LinkContext)
+
+
+def test_registering_after_the_table_was_read_is_refused() -> None:
+    from uml2perf_runtime.operations import registry
+
+    late = registry.collective("late", registry.parameter("size", "0"), schedules=(("one", lambda p, n: []),))
+    with pytest.raises(RuntimeError, match="before anything else"):
+        registry.register(late)
+    assert "late" not in OPERATIONS
 
 
 def test_keyword_calls_reach_the_direct_route() -> None:

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from uml2perf_runtime.operations.registry import OPERATIONS
 
@@ -112,29 +112,44 @@ class StereotypeApplication:
         return None
 
 
-class Role(str, Enum):  # noqa: UP042 - StrEnum would change str() of members, which messages print
-    """What an element means for performance, once the profile is interpreted."""
+#: The roles that are not communication operations: (member name, value, what it means).
+_OTHER_ROLES_BEFORE = (("ACTION", "action"), ("ACTIVITY", "activity"))  # cost after `code`; a sub-activity
+_OTHER_ROLES_AFTER = (
+    ("PARALLEL", "parallel"),  # OpenMP-style parallel region over `threads`
+    ("CRITICAL", "critical"),  # critical section `name`
+    ("LOOP", "loop"),  # `iterations` or `while`
+    ("PIPELINE", "pipeline"),  # children in order are the stages; `items`
+    ("TASKPOOL", "taskpool"),  # `threads`, `items`
+)
 
-    ACTION = "action"  # spends `cost` after running `code`
-    ACTIVITY = "activity"  # a sub-activity, inlined or called
-    SEND = "send"
-    RECV = "recv"
-    ISEND = "isend"
-    IRECV = "irecv"
-    WAIT = "wait"
-    BARRIER = "barrier"
-    BCAST = "bcast"
-    REDUCE = "reduce"
-    ALLREDUCE = "allreduce"
-    GATHER = "gather"
-    SCATTER = "scatter"
-    ALLGATHER = "allgather"
-    ALLTOALL = "alltoall"
-    PARALLEL = "parallel"  # OpenMP-style parallel region over `threads`
-    CRITICAL = "critical"  # critical section `name`
-    LOOP = "loop"  # `iterations` or `while`
-    PIPELINE = "pipeline"  # children in order are the stages; `items`
-    TASKPOOL = "taskpool"  # `threads`, `items`
+if TYPE_CHECKING:  # what type checkers see; the members at run time are those below
+
+    class Role(str, Enum):  # noqa: UP042 - StrEnum would change str() of members
+        """What an element means for performance, once the profile is interpreted."""
+
+        ACTION = "action"
+        ACTIVITY = "activity"
+        SEND = "send"  # one member per operation of the runtime's table; the code names these two
+        WAIT = "wait"
+        PARALLEL = "parallel"
+        CRITICAL = "critical"
+        LOOP = "loop"
+        PIPELINE = "pipeline"
+        TASKPOOL = "taskpool"
+
+else:
+    #: What an element means for performance, once the profile is interpreted: an action, an
+    #: activity, one role per communication operation of the runtime's table (``Role.ALLREDUCE``
+    #: for ``allreduce``, in table order), and the thread patterns.  A ``str`` enum, as
+    #: ``class Role(str, Enum)`` would be (``str()`` of a member is ``Role.SEND``).
+    Role = Enum(
+        "Role",
+        [*_OTHER_ROLES_BEFORE, *((name.upper(), name) for name in OPERATIONS), *_OTHER_ROLES_AFTER],
+        module=__name__,
+        qualname="Role",
+        type=str,
+    )
+    Role.__doc__ = "What an element means for performance, once the profile is interpreted."
 
 
 #: The roles of communication operations: one per operation of the runtime's table.

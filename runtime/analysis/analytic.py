@@ -55,7 +55,7 @@ import numpy as np
 
 from .. import functions as _functions
 from ..engine.process import ProcessContext
-from ..operations.registry import OPERATIONS, REDUCING
+from ..operations.registry import OPERATIONS, REDUCING, Operation, bind_operations
 from ..spec import Element, ModelSpec
 
 __all__ = [
@@ -73,9 +73,9 @@ __all__ = [
 #: Element kinds whose semantics need the event-driven simulator: the operations the table does
 #: not give a closed form (all but the collectives, whose schedules are evaluated here) and the
 #: thread patterns.
-NON_ANALYTIC_KINDS = frozenset(
-    name for name, op in OPERATIONS.items() if op.scope != "collective"
-) | frozenset({"parallel", "fork", "critical", "pipeline", "taskpool"})
+NON_ANALYTIC_KINDS = frozenset(name for name, op in OPERATIONS.items() if op.analytic is None) | frozenset(
+    {"parallel", "fork", "critical", "pipeline", "taskpool"}
+)
 
 #: Grid keys that are machine configuration rather than model variables.
 SYSTEM_KEYS = ("procs", "nodes")
@@ -327,49 +327,11 @@ class AnalyticContext:
         if count > self.run.max_iterations:
             raise NotAnalytic(f"loop ran more than {self.run.max_iterations:,} iterations", elem)
 
-    # -- collectives ----------------------------------------------------------------------------
-    def barrier(self, elem: Element, cost: Any = 0.0) -> Iterator[Any]:
-        yield _Collective("barrier", elem, 0, 0, cost)
-
-    def bcast(self, elem: Element, root: Any = 0, size: Any = 0, cost: Any = 0.0) -> Iterator[Any]:
-        yield _Collective("bcast", elem, root, size, cost)
-
-    def reduce(self, elem: Element, root: Any = 0, size: Any = 0, cost: Any = 0.0) -> Iterator[Any]:
-        yield _Collective("reduce", elem, root, size, cost)
-
-    def allreduce(self, elem: Element, size: Any = 0, cost: Any = 0.0) -> Iterator[Any]:
-        yield _Collective("allreduce", elem, 0, size, cost)
-
-    def gather(self, elem: Element, root: Any = 0, size: Any = 0, cost: Any = 0.0) -> Iterator[Any]:
-        yield _Collective("gather", elem, root, size, cost)
-
-    def scatter(self, elem: Element, root: Any = 0, size: Any = 0, cost: Any = 0.0) -> Iterator[Any]:
-        yield _Collective("scatter", elem, root, size, cost)
-
-    def allgather(self, elem: Element, size: Any = 0, cost: Any = 0.0) -> Iterator[Any]:
-        yield _Collective("allgather", elem, 0, size, cost)
-
-    def alltoall(self, elem: Element, size: Any = 0, cost: Any = 0.0) -> Iterator[Any]:
-        yield _Collective("alltoall", elem, 0, size, cost)
+    # -- the operations of the table are bound below the class (``_analytic_body``) -----------
 
     # -- everything that needs the simulator ---------------------------------------------------
     def _refuse(self, elem: Element, what: str) -> Any:
         raise NotAnalytic(f"{what} needs the event-driven simulator", elem)
-
-    def send(self, elem: Element, dest: Any, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any:
-        return self._refuse(elem, _MESSAGES)
-
-    def recv(self, elem: Element, source: Any = -1, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any:
-        return self._refuse(elem, _MESSAGES)
-
-    def isend(self, elem: Element, dest: Any, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any:
-        return self._refuse(elem, _MESSAGES)
-
-    def irecv(self, elem: Element, source: Any = -1, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any:
-        return self._refuse(elem, _MESSAGES)
-
-    def wait(self, elem: Element, requests: Any = None, cost: Any = 0.0) -> Any:
-        return self._refuse(elem, _MESSAGES)
 
     def fork(self, elem: Element, branches: Any) -> Any:
         return self._refuse(elem, _THREADS)
@@ -394,8 +356,20 @@ class AnalyticContext:
         return self._refuse(elem, _THREADS)
 
 
+def _analytic_body(op: Operation) -> str:
+    """A method's body in the closed form: a collective's schedule (evaluated where the processes
+    meet), or a refusal for operations that need the simulator."""
+    if op.analytic == "schedule":
+        root = "root" if op.rooted else "0"
+        size = "size" if "size" in op.argument_names else "0"
+        return f"yield _Collective({op.name!r}, elem, {root}, {size}, cost)"
+    return "return self._refuse(elem, _MESSAGES)"
+
+
 _MESSAGES = "point-to-point communication"
 _THREADS = "threads and patterns"
+
+bind_operations(AnalyticContext, _analytic_body, {"_Collective": _Collective, "_MESSAGES": _MESSAGES})
 
 if TYPE_CHECKING:  # pragma: no cover - mypy checks that the analytic context keeps the process contract
 
@@ -663,8 +637,7 @@ def _evaluate_shape(
     again.  A single point with one process per run has plain scalar control
     flow, so the recursion always ends.
     """
-    from ..errors import MachineError
-    from ..platform.network import CollectiveModel
+    from ..platform.interface import network_of
 
     node_of = plan.node_of
     nprocs = len(node_of)
@@ -682,11 +655,7 @@ def _evaluate_shape(
             "(contention needs the simulator)"
         )
     machine = plan.machine
-    try:
-        collectives = CollectiveModel.for_machine(machine, node_of.tolist())
-    except ValueError as exc:
-        where = getattr(machine, "source", None) or f"machine '{machine.name}'"
-        raise MachineError(f"{where}: [collectives] {exc}") from None
+    collectives = network_of(machine).collective_model(node_of.tolist())
     init, main = _rebind(spec)
     names = [k for k in points[0] if k not in SYSTEM_KEYS]
     inv_speed = 1.0 / float(machine.speed)
@@ -790,14 +759,11 @@ def _refuse_shared_links(spec: ModelSpec, plan: _Plan) -> None:
     path does not follow; it stays exact (and is used) when everything runs on one node or the
     model sends nothing.
     """
-    if getattr(plan.machine, "topology", None) is None or len(set(plan.node_of.tolist())) < 2:
-        return
-    for elem in spec.elements:
-        if elem.kind in OPERATIONS or elem.kind == "collective":
-            raise NotAnalytic(
-                f"the machine's [network.topology] shares links between messages, and element "
-                f"{elem.describe()} sends messages between nodes"
-            )
+    from ..platform.interface import network_of
+
+    reason = network_of(plan.machine).analytic_refusal(spec.elements, plan.node_of.tolist())
+    if reason is not None:
+        raise NotAnalytic(reason)
 
 
 def evaluate_points(

@@ -75,24 +75,23 @@ import math
 import random as _random
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from heapq import heappush as _push
 from typing import TYPE_CHECKING, Any
 
-from simpy.core import NORMAL
-from simpy.events import PENDING, Event, Timeout
+from simpy.events import Event, Timeout
 from simpy.resources.resource import Resource
 
 from ..errors import LimitError, ModelRuntimeError, SimulationError
 from ..operations import collectives as _collectives
 from ..operations import point_to_point as _comm
-from ..operations.registry import REDUCING
+from ..operations.registry import OPERATIONS, REDUCING, Operation, bind_operations, route_function
 from ..parameters import coerce_value
 from ..spec import Element
 from . import patterns as _patterns
 from .process import CATEGORY_INDEX, CATEGORY_NAMES, COMM, COMPUTE, WAIT, ProcessContext
+from .simpy_access import NORMAL, armed_event, armed_timeout, ids_of, queue_of
+from .simpy_access import push as _push
 
 _INF = math.inf
-_new_timeout = _new_event = object.__new__
 #: What a context keeps of its last send and receive call site before its first one (no element
 #: is None: the first call always takes the full checks).
 _NO_SEND_SITE: tuple[Any, ...] = (None,) * 14
@@ -114,6 +113,8 @@ class Context:
         # identity and system parameters
         "sim",
         "env",
+        "queue",
+        "eids",
         "pid",
         "nprocs",
         "tid",
@@ -131,6 +132,7 @@ class Context:
         "inv_speed",
         "fast_end",
         "fast_start",
+        "fast_delay",
         "fast_ev",
         "fast_resume",
         "conv",
@@ -168,6 +170,9 @@ class Context:
     def __init__(self, sim: Any, pid: int, node: int, ppn: int, cpu: Any) -> None:
         self.sim = sim
         self.env = sim.env
+        #: the event heap and id counter of ``env``, pushed onto directly by the hot paths
+        self.queue = queue_of(sim.env)
+        self.eids = ids_of(sim.env)
         self.pid = pid
         self.nprocs = sim.nprocs
         self.tid = 0
@@ -184,6 +189,7 @@ class Context:
         self.inv_speed = 1.0 / sim.machine.speed
         self.fast_end = -1.0
         self.fast_start = 0.0
+        self.fast_delay = 0.0
         self.fast_ev: Event | None = None
         self.fast_resume: list[Any] | None = None
         self.conv: Event | None = None
@@ -229,6 +235,8 @@ class Context:
         t = object.__new__(type(self))
         t.sim = self.sim
         t.env = self.env
+        t.queue = self.queue
+        t.eids = self.eids
         t.pid = self.pid
         t.nprocs = self.nprocs
         t.tid = tid
@@ -246,6 +254,7 @@ class Context:
         t.inv_speed = self.inv_speed
         t.fast_end = -1.0
         t.fast_start = 0.0
+        t.fast_delay = 0.0
         t.fast_ev = None
         t.fast_resume = None
         t.conv = None
@@ -355,13 +364,10 @@ class Context:
                 # the timeout of the last compute is used again once SimPy has processed it
                 timeout = self.fast_ev
                 if timeout is None or timeout.callbacks is not None:
-                    timeout = self.fast_ev = _new_timeout(Timeout)
-                    timeout.env = env
-                    timeout._value = None
-                    timeout._ok = True
+                    timeout = self.fast_ev = armed_timeout(env)
                 timeout.callbacks = [self.on_computed]
-                timeout._delay = delay
-                _push(env._queue, (end, NORMAL, next(env._eid), timeout))
+                self.fast_delay = delay
+                _push(self.queue, (end, NORMAL, next(self.eids), timeout))
                 return (timeout,)
             return self._compute_shared(elem, cost)
         if cost == 0.0:
@@ -413,11 +419,9 @@ class Context:
                 callback(done)
 
     def _shared_done(self, _: Event) -> None:
-        timeout = self.fast_ev
-        assert isinstance(timeout, Timeout)
         env = self.env
         start = self.fast_start
-        self.process.oversubscribed += env._now - start - timeout._delay
+        self.process.oversubscribed += env._now - start - self.fast_delay
         self.cpu.busy -= 1
         d = env._now - start
         i = self.cur.index  # type: ignore[union-attr]
@@ -686,11 +690,9 @@ class Context:
             req.start = now
             req.done = done
             ev = req.event
-            if ev is not None:
+            if ev is not None:  # an armed event (simpy_access): scheduling it triggers it
                 req.event = None
-                ev._ok = True
-                ev._value = None
-                _push(env._queue, (now + (done - now), NORMAL, next(env._eid), ev))  # env.schedule
+                _push(self.queue, (now + (done - now), NORMAL, next(self.eids), ev))  # env.schedule
         else:
             if mail is None:
                 box = st.mail[dest]
@@ -767,13 +769,9 @@ class Context:
                 self.totals[1] += d
                 timeout = self.wait_ev
                 if timeout is None or timeout.callbacks is not None:
-                    timeout = self.wait_ev = _new_timeout(Timeout)
-                    timeout.env = env
-                    timeout._value = None
-                    timeout._ok = True
+                    timeout = self.wait_ev = armed_timeout(env)
                 timeout.callbacks = []
-                timeout._delay = d
-                _push(env._queue, (now + d, NORMAL, next(env._eid), timeout))
+                _push(self.queue, (now + d, NORMAL, next(self.eids), timeout))
                 return (timeout,)
             return ()
         # post the receive and park on one event, which the sender schedules
@@ -800,11 +798,9 @@ class Context:
         posted.append(req)
         ev = self.park_ev
         if ev is None or ev.callbacks is not None:
-            ev = self.park_ev = _new_event(Event)  # what Event(env) does
-            ev.env = env
+            ev = self.park_ev = armed_event(env)
         req.event = ev
         ev.callbacks = [self.on_received]
-        ev._value = PENDING
         self.fast_req = req
         self.blocked_elem = elem
         self.blocked_for = req
@@ -822,13 +818,9 @@ class Context:
             # what Timeout(env, d) does; the last one is used again once SimPy has processed it
             timeout = self.wait_ev
             if timeout is None or timeout.callbacks is not None:
-                timeout = self.wait_ev = _new_timeout(Timeout)
-                timeout.env = env
-                timeout._value = None
-                timeout._ok = True
+                timeout = self.wait_ev = armed_timeout(env)
             timeout.callbacks = []
-            timeout._delay = d
-            _push(env._queue, (now + d, NORMAL, next(env._eid), timeout))
+            _push(self.queue, (now + d, NORMAL, next(self.eids), timeout))
             return (timeout,)
         self.calls[i] += 1
         # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
@@ -893,41 +885,8 @@ class Context:
             self.covered += d
             self.totals[1] += d
 
-    def isend(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.isend(self, elem, dest, size, tag, cost)
-
-    def irecv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.irecv(self, elem, source, size, tag, cost)
-
-    def wait(self, elem: Element, requests: Any = None, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _comm.wait(self, elem, requests, cost)
-
-    def barrier(self, elem: Element, cost: float = 0.0) -> Any:
-        return self._collective(elem, "barrier", 0, 0, cost)
-
-    def bcast(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "bcast", root, size, cost)
-
-    def reduce(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "reduce", root, size, cost)
-
-    def allreduce(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "allreduce", 0, size, cost)
-
-    def gather(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "gather", root, size, cost)
-
-    def scatter(self, elem: Element, root: int = 0, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "scatter", root, size, cost)
-
-    def allgather(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "allgather", 0, size, cost)
-
-    def alltoall(self, elem: Element, size: float = 0, cost: float = 0.0) -> Any:
-        return self._collective(elem, "alltoall", 0, size, cost)
+    # isend, irecv, wait and the collectives are bound from the table of operations below the
+    # class (operations/registry.py, ``_bind_pair_routes``): each calls its route there.
 
     def _collective(self, elem: Element, kind: str, root: Any, size: Any, cost: Any) -> Any:
         """A collective without local cost and with valid arguments goes the direct route."""
@@ -1012,6 +971,25 @@ class Context:
     ) -> Any:
         """``items`` tasks served by ``threads`` workers (see :func:`.patterns.taskpool`)."""
         return _patterns.taskpool(self, elem, threads, items, body, **options)
+
+
+def _pair_body(op: Operation) -> str | None:
+    """A method's body on the per-pair network: the collective's direct or general route, or the
+    operation's route function (``Routes.pair``)."""
+    if op.scope == "collective":
+        root = "root" if op.rooted else "0"
+        size = "size" if "size" in op.argument_names else "0"
+        return f"return self._collective(elem, {op.name!r}, {root}, {size}, cost)"
+    if op.routes.pair is None:
+        return None
+    return f"self.cur = elem\nreturn _route_{op.name}(self, elem, {', '.join(op.argument_names)}, cost)"
+
+
+bind_operations(
+    Context,
+    _pair_body,
+    {f"_route_{name}": route_function(op.routes.pair) for name, op in OPERATIONS.items() if op.routes.pair},
+)
 
 
 class GeneralContext(Context):

@@ -111,7 +111,7 @@ class NodeCPU:
         timer.callbacks.append(self._on_timer)
 
     def _on_timer(self, timer: Event) -> None:
-        if timer._value != self.version:
+        if timer.value != self.version:
             return  # superseded by a later arrival or departure
         self._advance()
         heap = self.heap

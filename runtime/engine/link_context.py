@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..operations import over_links as _links
+from ..operations.registry import OPERATIONS, Operation, bind_operations, route_function
 from ..spec import Element
 from .context import GeneralContext, TracingContext
 
@@ -19,25 +20,24 @@ class LinkContext(GeneralContext):
 
     __slots__ = ()
 
-    def send(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _links.send(self, elem, dest, size, tag, cost)
-
-    def recv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _links.recv(self, elem, source, size, tag, cost)
-
-    def isend(self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _links.isend(self, elem, dest, size, tag, cost)
-
-    def irecv(self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0) -> Any:
-        self.cur = elem
-        return _links.irecv(self, elem, source, size, tag, cost)
-
     def _collective(self, elem: Element, kind: str, root: Any, size: Any, cost: Any) -> Any:
         self.cur = elem
         return _links.collective(self, elem, kind, root, size, cost)
+
+
+def _links_body(op: Operation) -> str | None:
+    """A point-to-point method's body on shared links: the operation's ``Routes.links`` function
+    (collectives keep the per-pair methods, which call :meth:`LinkContext._collective`)."""
+    if op.scope == "collective" or op.routes.links is None:
+        return None
+    return f"self.cur = elem\nreturn _route_{op.name}(self, elem, {', '.join(op.argument_names)}, cost)"
+
+
+bind_operations(
+    LinkContext,
+    _links_body,
+    {f"_route_{name}": route_function(op.routes.links) for name, op in OPERATIONS.items() if op.routes.links},
+)
 
 
 class LinkTracingContext(LinkContext, TracingContext):

@@ -5,9 +5,10 @@ per process and thread) and the analytic
 :class:`~uml2perf_runtime.analysis.analytic.AnalyticContext` (closed-form evaluation of models without
 point-to-point messages or threads; it refuses those operations).  :class:`ProcessContext`
 states the contract once; each of the two modules assigns an instance of its class to a
-``ProcessContext`` variable, so mypy checks that neither drifts from it.  The arguments of the
-communication operations are those of :data:`uml2perf_runtime.operations.registry.OPERATIONS`
-(``tests/test_runtime_operations.py`` holds both classes to that table).  The contract in prose
+``ProcessContext`` variable, so mypy checks that neither drifts from it.  The communication
+operations are not written out here: both classes bind them from
+:data:`uml2perf_runtime.operations.registry.OPERATIONS` (:class:`GeneratedContext` is ``p`` with
+them; ``tests/test_runtime_operations.py`` holds every class to that table).  The contract in prose
 is ``docs/architecture.md`` ("The process context p").
 
 Every operation that takes time returns an iterable for the caller's ``yield from``.
@@ -65,19 +66,9 @@ class ProcessContext(Protocol):
     def leave(self, elem: Element) -> None: ...
     def iteration(self, elem: Element) -> None: ...
 
-    def send(self, elem: Element, dest: Any, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any: ...
-    def recv(self, elem: Element, source: Any = -1, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any: ...
-    def isend(self, elem: Element, dest: Any, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any: ...
-    def irecv(self, elem: Element, source: Any = -1, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any: ...
-    def wait(self, elem: Element, requests: Any = None, cost: Any = 0.0) -> Any: ...
-    def barrier(self, elem: Element, cost: Any = 0.0) -> Any: ...
-    def bcast(self, elem: Element, root: Any = 0, size: Any = 0, cost: Any = 0.0) -> Any: ...
-    def reduce(self, elem: Element, root: Any = 0, size: Any = 0, cost: Any = 0.0) -> Any: ...
-    def allreduce(self, elem: Element, size: Any = 0, cost: Any = 0.0) -> Any: ...
-    def gather(self, elem: Element, root: Any = 0, size: Any = 0, cost: Any = 0.0) -> Any: ...
-    def scatter(self, elem: Element, root: Any = 0, size: Any = 0, cost: Any = 0.0) -> Any: ...
-    def allgather(self, elem: Element, size: Any = 0, cost: Any = 0.0) -> Any: ...
-    def alltoall(self, elem: Element, size: Any = 0, cost: Any = 0.0) -> Any: ...
+    # The communication operations (send, recv, ..., allreduce, ...) are the table's
+    # (operations/registry.py); both classes bind them from it, with its parameters.  Generated
+    # code's ``p`` is a :class:`GeneratedContext`, which adds them.
 
     def fork(self, elem: Element, branches: Iterable[Body]) -> Any: ...
     def parallel(self, elem: Element, threads: int, body: Body) -> Any: ...
@@ -99,4 +90,25 @@ class ProcessContext(Protocol):
     ) -> Any: ...
 
 
-__all__ = ["ProcessContext", "COMPUTE", "COMM", "WAIT", "CATEGORY_INDEX", "CATEGORY_NAMES"]
+class GeneratedContext(ProcessContext, Protocol):
+    """The ``p`` generated code sees: :class:`ProcessContext` and the table's operations.
+
+    ``p.allreduce(E, size=..., cost=...)`` and the other operations are methods both contexts
+    bind from :data:`~uml2perf_runtime.operations.registry.OPERATIONS` when their classes are
+    made, with the table's parameters and defaults (``tests/test_runtime_operations.py`` holds
+    every class to the table); to a type checker each is a call returning what ``yield from``
+    takes.
+    """
+
+    def __getattr__(self, operation: str) -> Callable[..., Any]: ...
+
+
+__all__ = [
+    "ProcessContext",
+    "GeneratedContext",
+    "COMPUTE",
+    "COMM",
+    "WAIT",
+    "CATEGORY_INDEX",
+    "CATEGORY_NAMES",
+]

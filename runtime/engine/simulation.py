@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import re
 import sys
 import threading
 import time as _time
@@ -32,12 +31,12 @@ from types import GeneratorType
 from typing import Any
 
 import simpy
-from simpy.core import StopSimulation
-from simpy.events import URGENT, Event
+from simpy.events import Event
 
 from ..errors import DeadlockError, LimitError, SimulationError
 from ..output.progress import progress_line
 from ..parameters import coerce_value, validate_overrides
+from ..platform.interface import Network, network_of
 from ..platform.machine import PLACEMENTS, Machine
 from ..spec import Element, ModelSpec
 from .collector import collector_paused, release_cycles
@@ -45,6 +44,7 @@ from .context import Context, GeneralContext, TracingContext, Variables
 from .cpu import NodeCPU
 from .diagnosis import model_error
 from .limits import current as current_limits
+from .simpy_access import DirectProcess, StopSimulation, event_count, schedule_urgent
 
 DEFAULT_MAX_ITERATIONS = 10_000_000
 
@@ -108,13 +108,11 @@ class Simulation:
         ppn = [0] * self.nnodes
         for node in self._nodes:
             ppn[node] += 1
-        cls = TracingContext if tracing else GeneralContext if general else Context
+        #: the network of this run (per pair, or shared links with a topology), chosen once here
+        self.network = network_of(machine)
+        cls = context_class(self.network, tracing, general)
         #: the shared links of the machine's topology (``operations.over_links``), made on first message
         self.link_network: Any = None
-        if getattr(machine, "topology", None) is not None:
-            from .link_context import context_class
-
-            cls = context_class(tracing)
         self.contexts: list[Context] = []
         for pid, node in enumerate(self._nodes):
             ctx = cls(self, pid, node, ppn[node], self.cpus[node])
@@ -356,7 +354,7 @@ class Simulation:
         )
 
 
-class _ModelProcess(simpy.Process):
+class _ModelProcess(DirectProcess):
     """The SimPy process of one simulated process: it resumes the model's generator itself.
 
     SimPy's ``Process._resume`` with what a wrapper generator around the model's code would do
@@ -370,6 +368,10 @@ class _ModelProcess(simpy.Process):
         self.sim = sim
         self.ctx = ctx
         super().__init__(sim.env, self._begin())
+
+    def invalid_yield(self, value: object) -> Exception:
+        """A hand-edited module yielded ``value``: an error naming its line, not SimPy's."""
+        return _invalid_yield(self._generator, value)
 
     def _begin(self) -> Any:
         """Initialise the variables, start the main activity, then let it run as the process."""
@@ -389,50 +391,6 @@ class _ModelProcess(simpy.Process):
                 return
             self._generator = gen  # resumed directly from now on; this generator is done with
             yield first
-
-    def _resume(self, event: Event) -> None:
-        env = self.env
-        env._active_proc = self  # type: ignore[assignment]
-        while True:
-            try:
-                if event._ok:
-                    event = self._generator.send(event._value)
-                else:
-                    # the process must handle the failed event or fail itself (as SimPy does)
-                    event._defused = True  # type: ignore[attr-defined]
-                    exc = type(event._value)(*event._value.args)
-                    exc.__cause__ = event._value
-                    event = self._generator.throw(exc)
-            except StopIteration:
-                self.sim._ended(self.ctx, None)
-                self._ok = True
-                self._value = None
-                break
-            except Exception as exc:  # noqa: BLE001 - model code may raise anything
-                self.sim._ended(self.ctx, exc)
-                self._ok = True
-                self._value = None
-                break
-            except BaseException as exc:  # what SimPy does with it: the process fails
-                self._ok = False
-                exc.__traceback__ = exc.__traceback__.tb_next if exc.__traceback__ else None
-                self._value = exc
-                break
-            try:
-                callbacks = event.callbacks
-            except AttributeError:
-                if hasattr(event, "callbacks"):
-                    raise
-                raise _invalid_yield(self._generator, event) from None
-            if callbacks is not None:
-                callbacks.append(self._resume)
-                self._target = event
-                env._active_proc = None
-                return
-        # the model's code has ended: the process event fires now, as SimPy's does
-        env.schedule(self)
-        self._target = None  # type: ignore[assignment]
-        env._active_proc = None
 
 
 class _ThreadProcess(_ModelProcess):
@@ -474,6 +432,15 @@ def _invalid_yield(generator: Any, value: object) -> SimulationError:
         "('yield from p.compute(...)' and the like)",
         hint="the module was changed by hand: convert the export again, or yield from a runtime operation",
     )
+
+
+def context_class(network: Network, tracing: bool, general: bool = False) -> type[Context]:
+    """The class of a run's process contexts: the routes its network's messages take, traced or not."""
+    if network.routes == "links":
+        from .link_context import context_class as link_class
+
+        return link_class(tracing)
+    return TracingContext if tracing else GeneralContext if general else Context
 
 
 def _describe_dict(elem: Mapping[str, Any]) -> str:
@@ -580,11 +547,7 @@ def _event_watchdog(sim: Simulation, budget: int) -> Iterator[None]:
     def watch() -> None:
         while not finished.wait(WATCHDOG_INTERVAL):
             if _event_count(env) > budget:
-                event = Event(env)
-                event._ok = True
-                event._value = None
-                event.callbacks.append(stop)
-                env.schedule(event, priority=URGENT)
+                schedule_urgent(env, stop)
                 return
 
     watcher = threading.Thread(target=watch, name="uml2perf-event-limit", daemon=True)
@@ -606,12 +569,7 @@ WATCHDOG_INTERVAL = 0.5
 
 def _event_count(env: simpy.Environment) -> int:
     """Number of events scheduled during the run (SimPy numbers them consecutively)."""
-    counter = getattr(env, "_eid", None)
-    if counter is None:
-        return 0
-    # itertools.count's repr holds the next value without consuming it.
-    match = re.search(r"\((\d+)", repr(counter))
-    return int(match.group(1)) if match else 0
+    return event_count(env)
 
 
 def _check_elements(spec: ModelSpec, elements: tuple[Element, ...]) -> None:

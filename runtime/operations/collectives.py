@@ -10,11 +10,12 @@ before the last process arrived ``wait``, the algorithm's time ``comm``
 
 from __future__ import annotations
 
-from heapq import heappush as _push
 from typing import Any
 
-from simpy.events import NORMAL, PENDING, Event, Timeout
+from simpy.events import Event, Timeout
 
+from ..engine.simpy_access import NORMAL, armed_event
+from ..engine.simpy_access import push as _push
 from ..errors import SimulationError
 from ..spec import Element
 from .point_to_point import (
@@ -137,7 +138,7 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
     st, g = _arrive(ctx, elem, kind, root, size, now)
     me = ctx.pid
     if g.count < nprocs:
-        g.events[me] = ev = Event(env)
+        g.events[me] = ev = armed_event(env)
         ctx.block(elem, g)
         yield ev
         ctx.unblock()
@@ -186,9 +187,8 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
         # the accounting callback in place, without a new object per call (as Context.recv does)
         ev = ctx.park_ev
         if ev is None or ev.callbacks is not None:
-            ev = ctx.park_ev = Event(env)
+            ev = ctx.park_ev = armed_event(env)
         ev.callbacks = [ctx.gathered]
-        ev._value = PENDING
         g.events[me] = ev
         ctx.fast_g = g
         ctx.blocked_elem = elem
@@ -198,13 +198,11 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
     offsets = st.collectives.offsets(kind, root, g.size)
     g.start = now
     g.offsets = offsets
-    queue, eid = env._queue, env._eid
+    queue, eid = ctx.queue, ctx.eids
     for q, waiting in enumerate(g.events):
         if waiting is not None:
             # what trigger_at(env, waiting, offsets[q]) does (SimPy's schedule), inline: this loop
-            # wakes every other rank at each collective call
-            waiting._ok = True
-            waiting._value = None
+            # wakes every other rank at each collective call; the events are armed (simpy_access)
             _push(queue, (now + offsets[q], NORMAL, next(eid), waiting))
     mine = offsets[me]
     if mine > 0.0:

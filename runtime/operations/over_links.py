@@ -30,9 +30,10 @@ from typing import Any
 
 from simpy.events import Event, Timeout
 
+from ..engine.simpy_access import armed_event, trigger_at
+from ..platform.interface import SharedLinkNetwork
 from ..platform.network import Step, schedule
 from ..platform.sharing import Flow, LinkSharing
-from ..platform.topology import Fabric
 from ..spec import Element
 from .collectives import Gathering, _arrive
 from .point_to_point import (
@@ -75,9 +76,11 @@ class LinkNetwork:
     and every start and end of one instant is solved together.
     """
 
-    def __init__(self, env: Any, fabric: Fabric, st: CommState) -> None:
+    def __init__(self, env: Any, shared: SharedLinkNetwork, st: CommState) -> None:
         self.env = env
-        self.fabric = fabric
+        #: the run's network, which knows the routes (:meth:`SharedLinkNetwork.path`)
+        self.shared = shared
+        fabric = self.fabric = shared.fabric
         self.st = st
         self.node_of = st.node_of
         self.sharing = LinkSharing(fabric.bandwidth)
@@ -90,10 +93,6 @@ class LinkNetwork:
         #: ranges or table): then a message alone reaches no more than its range says
         machine = st.machine
         self._pieces = getattr(getattr(machine, "inter_node", None), "pieces", None) is not None
-        #: a fat tree's routes are arithmetic, cheaper to make again than to keep for every pair
-        self._keep_routes = fabric.topology.kind != "fat_tree"
-        #: per node pair: (route, its latency, its slowest bandwidth)
-        self._routes: dict[int, tuple[tuple[int, ...], float, float]] = {}
         #: seconds all flows took beyond what each would have taken alone, and their count
         self.lost = 0.0
         self.flows = 0
@@ -110,23 +109,14 @@ class LinkNetwork:
             lat, beta = self.st.link(src, dst, size)
             _after(env, lat + extra + size * beta, done)
             return
-        key = na * self.fabric.nodes + nb
-        hit = self._routes.get(key)
-        if hit is None:
-            fabric = self.fabric
-            route = fabric.route(na, nb, remember=False)
-            bandwidth = fabric.bandwidth
-            hit = (route, fabric.route_latency(route), min(bandwidth[i] for i in route))
-            if self._keep_routes:
-                self._routes[key] = hit
-        route, penalty, slowest = hit
+        route, penalty, slowest = self.shared.path(na, nb)
         wakeup = self.st.wakeup
         start = penalty
         bound = _INF
         if self._pieces:
             # the size range's line is what the message reaches alone: it waits at least that
             # latency and flows no faster than that bandwidth; the links may slow it further
-            alpha, beta = self.st.machine.link(na, nb).piece(size)
+            alpha, beta = self.shared.pair_line(na, nb, size)
             start = max(penalty, alpha)
             if beta > 0.0:
                 bound = 1.0 / beta
@@ -237,9 +227,9 @@ def network(st: CommState, sim: Any) -> LinkNetwork:
     """The shared-link network of this run, made on first use."""
     net = getattr(sim, "link_network", None)
     if net is None:
-        from ..platform.topology import fabric
-
-        net = sim.link_network = LinkNetwork(sim.env, fabric(sim.machine.topology, sim.machine.nodes), st)
+        shared = st.network
+        assert isinstance(shared, SharedLinkNetwork), "messages go over links only with a topology"
+        net = sim.link_network = LinkNetwork(sim.env, shared, st)
         if sim.tracing:
             net.samples = []
     return net  # type: ignore[no-any-return]
@@ -386,7 +376,7 @@ def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: fl
 def _wait_one(ctx: Context, elem: Element, req: Request) -> Any:
     env = ctx.env
     if req.done is None:
-        req.event = ev = Event(env)
+        req.event = ev = armed_event(env)
         ctx.block(elem, req)
         yield ev
         ctx.unblock()
@@ -461,7 +451,7 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
         return
     st, g = _arrive(ctx, elem, kind, root, size, now)
     me = ctx.pid
-    g.events[me] = ev = Event(env)
+    g.events[me] = ev = armed_event(env)
     if g.count == nprocs:
         del st.open[g.index]
         _run_schedule(ctx.sim, st, g)
@@ -543,8 +533,6 @@ def _run_schedule(sim: Any, st: CommState, g: Gathering) -> None:
 
 
 def _complete_event(env: Any, ev: Event, delay: float) -> None:
-    from .point_to_point import trigger_at
-
     trigger_at(env, ev, delay)
 
 

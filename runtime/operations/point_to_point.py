@@ -36,10 +36,11 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any, Final
 
-from simpy.core import NORMAL
 from simpy.events import Event, Timeout
 
-from ..errors import MachineError, SimulationError
+from ..engine.simpy_access import armed_event, trigger_at
+from ..errors import SimulationError
+from ..platform.interface import network_of
 from ..platform.machine import DEFAULT_EAGER_LIMIT
 from ..spec import Element
 from .registry import OPERATIONS
@@ -146,6 +147,7 @@ class CommState:
         "pair",
         "node_of",
         "machine",
+        "network",
         "eager_limit",
         "wakeup",
         "coll_calls",
@@ -169,6 +171,8 @@ class CommState:
         self.pair: dict[int, tuple[float, float]] = {}
         self.node_of = [sim.node_of(pid) for pid in range(n)]
         self.machine = sim.machine
+        #: the run's :class:`~..platform.interface.Network`, which prices messages and collectives
+        self.network = getattr(sim, "network", None) or network_of(sim.machine)
         limit = getattr(sim.machine, "eager_limit", None)
         self.eager_limit = DEFAULT_EAGER_LIMIT if limit is None else limit
         #: per node: the seconds a message to a process there adds (the machine's ``wakeup`` on a
@@ -190,19 +194,18 @@ class CommState:
         key = src * self.nprocs + dst
         hit = self.pair.get(key)
         if hit is None:
-            lk = self.machine.link(self.node_of[src], self.node_of[dst])
-            extra = self.wakeup[self.node_of[dst]] if self.wakeup else 0.0
-            if getattr(lk, "pieces", None) is not None:
-                alpha, beta = lk.piece(size)
+            na, nb = self.node_of[src], self.node_of[dst]
+            network = self.network
+            alpha, beta = network.pair_line(na, nb, size)
+            extra = self.wakeup[nb] if self.wakeup else 0.0
+            if network.sized(na, nb):
                 return (alpha + extra, beta) if extra else (alpha, beta)
-            beta = 0.0 if lk.bandwidth == math.inf else 1.0 / lk.bandwidth
-            hit = self.pair[key] = (float(lk.latency) + extra if extra else float(lk.latency), beta)
+            hit = self.pair[key] = (alpha + extra if extra else alpha, beta)
         return hit
 
     def handshake(self, src: int, dst: int) -> float:
         """Seconds of the rendezvous handshake between two processes (the link's ``handshake``)."""
-        lk = self.machine.link(self.node_of[src], self.node_of[dst])
-        return float(getattr(lk, "handshake", 0.0))
+        return self.network.handshake(self.node_of[src], self.node_of[dst])
 
     @property
     def collectives(self) -> Any:
@@ -213,14 +216,7 @@ class CommState:
         """
         model = self._collectives
         if model is None:
-            from ..platform.network import CollectiveModel
-
-            try:
-                model = CollectiveModel.for_machine(self.machine, self.node_of)
-            except ValueError as exc:
-                where = getattr(self.machine, "source", None) or f"machine '{self.machine.name}'"
-                raise MachineError(f"{where}: [collectives] {exc}") from None
-            self._collectives = model
+            model = self._collectives = self.network.collective_model(self.node_of)
         return model
 
 
@@ -243,17 +239,6 @@ def _fmt_bytes(size: float) -> str:
 
 def call_name(kind: str, root: int) -> str:
     return f"{kind}(root={root})" if kind in ROOTED else kind
-
-
-def trigger_at(env: Any, event: Event, delay: float) -> None:
-    """Succeed ``event`` ``delay`` seconds from now in one scheduling step.
-
-    This is what ``simpy.Timeout`` does for its own events; doing it on an event a process is
-    already waiting for saves the second event a ``succeed()`` plus ``Timeout`` would cost.
-    """
-    event._ok = True
-    event._value = None
-    env.schedule(event, NORMAL, delay)
 
 
 def _complete(env: Any, req: Request, start: float, done: float) -> None:
@@ -465,7 +450,7 @@ def recv_posted(
         _post_receive(st, req)
     done = req.done
     if done is None:
-        req.event = ev = Event(env)
+        req.event = ev = armed_event(env)
         ev.callbacks.append(ctx.on_received)  # type: ignore[union-attr]
         ctx.fast_req = req
         ctx.blocked_elem = elem
@@ -491,7 +476,7 @@ def send_posted(ctx: Context, st: CommState, elem: Element, dest: int, size: flo
     _post_send(ctx, st, dest, size, tag, req)
     done = req.done
     if done is None:
-        req.event = ev = Event(env)
+        req.event = ev = armed_event(env)
         ev.callbacks.append(ctx.on_received)  # type: ignore[union-attr]
         ctx.fast_req = req
         ctx.blocked_elem = elem
@@ -523,7 +508,7 @@ def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: fl
     req = Request("send", ctx.pid, dest, tag, size, now, 0)
     _post_send(ctx, st, dest, size, tag, req)
     if req.done is None:
-        req.event = ev = Event(env)
+        req.event = ev = armed_event(env)
         ctx.block(elem, req)
         yield ev
         ctx.unblock()
@@ -566,7 +551,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
     else:
         _post_receive(st, req)
     if req.done is None:
-        req.event = ev = Event(env)
+        req.event = ev = armed_event(env)
         ctx.block(elem, req)
         yield ev
         ctx.unblock()
@@ -670,7 +655,7 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
         if req.done is None:
             ev = req.event  # another thread of this process may wait for it already
             if ev is None:
-                req.event = ev = Event(env)
+                req.event = ev = armed_event(env)
             ctx.block(elem, req)
             yield ev
             ctx.unblock()

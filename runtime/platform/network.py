@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.records import FrozenRecord
+from ..operations.registry import OPERATIONS
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -324,6 +325,11 @@ ALGORITHMS: dict[str, dict[str, Builder]] = {
     "alltoall": {"pairwise": _alltoall_pairwise, "bruck": _alltoall_bruck},
 }
 
+# a collective added to the table of operations brings its own schedules (operations/registry.py)
+ALGORITHMS.update(
+    {name: dict(op.schedules) for name, op in OPERATIONS.items() if op.schedules and name not in ALGORITHMS}
+)
+
 COLLECTIVE_KINDS = tuple(ALGORITHMS)
 
 #: What a machine file without a ``[collectives]`` entry gets.
@@ -337,6 +343,9 @@ DEFAULT_ALGORITHMS: dict[str, str] = {
     "allgather": "auto",
     "alltoall": "pairwise",
 }
+DEFAULT_ALGORITHMS.update(
+    {name: next(iter(ALGORITHMS[name])) for name in ALGORITHMS if name not in DEFAULT_ALGORITHMS}
+)
 
 
 def resolve_algorithm(kind: str, choice: str | None, p: int, n: float) -> str:

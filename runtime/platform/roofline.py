@@ -83,7 +83,7 @@ class NodeMemory:
         timer.callbacks.append(self._on_timer)
 
     def _on_timer(self, timer: Event) -> None:
-        if timer._value != self.version:
+        if timer.value != self.version:
             return  # the set of streams changed since
         self._advance()
         heap = self.heap

@@ -149,6 +149,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         speedups=_speedups(args.speedup),
         rank_speedups=args.rank_speedups,
         default_cost=args.default_cost,
+        samples=args.samples,
+        level=args.level,
+        interval=not args.no_interval,
     )
     print_warnings(warnings, args)
     note = default_processes_note(results, args.procs)
@@ -371,6 +374,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         metavar="N",
         help="run N seeds and report mean, std and a 95%% confidence interval (default 1)",
+    )
+    run.add_argument(
+        "--samples",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="samples drawn through uncertain inputs { value, low, high } for the interval (default 200)",
+    )
+    run.add_argument(
+        "--level",
+        type=float,
+        default=None,
+        metavar="L",
+        help="share of the samples the prediction interval holds (default 0.9)",
+    )
+    run.add_argument(
+        "--no-interval",
+        action="store_true",
+        help="predict at the values of uncertain inputs only (no samples, no interval)",
     )
     run.add_argument(
         "--speedup",

@@ -218,6 +218,5 @@ def sensitivity(names: Sequence[str], draws: np.ndarray, outputs: Sequence[float
     total = sum(weights)
     if total <= 0.0:
         return []
-    shares = [{"input": name, "share": round(w / total, 4)} for name, w in zip(names, weights, strict=True)]
-    shares.sort(key=lambda row: (-row["share"], row["input"]))
-    return shares
+    ranked = sorted(zip(names, weights, strict=True), key=lambda item: (-item[1], item[0]))
+    return [{"input": name, "share": round(w / total, 4)} for name, w in ranked]

@@ -669,8 +669,14 @@ def _add_interval(
     wall: float,
 ) -> None:
     """``result.interval`` and ``result.sensitivity`` when some input is uncertain (else nothing)."""
-    from .intervals import DEFAULT_LEVEL, DEFAULT_SAMPLES, Sampler, check_options, prediction_interval
-    from .intervals import uncertain_inputs
+    from .intervals import (
+        DEFAULT_LEVEL,
+        DEFAULT_SAMPLES,
+        Sampler,
+        check_options,
+        prediction_interval,
+        uncertain_inputs,
+    )
 
     car = None
     if sidecar is not None:

@@ -67,7 +67,9 @@ def uncertain_inputs(
     for entry in getattr(car, "uncertain", None) or ():
         if entry.kind == "variable" and entry.name in given:
             continue
-        value, low, high = (_evaluate(text, parameters, entry.label, where) for text in (entry.value, entry.low, entry.high))
+        value, low, high = (
+            _evaluate(text, parameters, entry.label, where) for text in (entry.value, entry.low, entry.high)
+        )
         if not low <= value <= high:
             raise InputError(
                 f"{entry.label}: needs low <= value <= high at this run's variables, got low {low:g}, "
@@ -82,7 +84,7 @@ def uncertain_inputs(
         else:
             if value <= 0:
                 raise InputError(
-                    f"{entry.label}: an uncertain cost must be above 0 at this run's variables, got {value:g}",
+                    f"{entry.label}: an uncertain cost must be above 0 here, got {value:g}",
                     Location(file=car.path),
                     hint="give the interval of an element that costs time",
                 )

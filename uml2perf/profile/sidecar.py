@@ -173,7 +173,10 @@ def load_sidecar(path: str | os.PathLike[str]) -> Sidecar:
                 )
                 continue
             if table == "elements" and "cost" in entry:
-                entry = {**entry, "cost": _interval_value(car, "cost", name, entry["cost"], f"[elements.{name!r}] cost")}
+                entry = {
+                    **entry,
+                    "cost": _interval_value(car, "cost", name, entry["cost"], f"[elements.{name!r}] cost"),
+                }
             getattr(car, table)[name] = entry
     car.functions = dict(tables.get("functions", {}))
     car.globals = dict(tables.get("globals", {}))

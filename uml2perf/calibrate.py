@@ -539,11 +539,13 @@ def measure(
     progress: Callable[[str], None] | None = None,
     reference_sort: float | None = None,
     launches: int = DEFAULT_LAUNCHES,
+    mpi: bool = True,
 ) -> dict[str, Measured]:
-    """Every measurement of the machine (MPI ones only when mpi4py and mpiexec are there)."""
+    """Every measurement of the machine (MPI ones only with ``mpi`` and when mpi4py and mpiexec are there)."""
     say = progress or (lambda _m: None)
     out = measure_launches(repeats, launches, say, reference_sort)
-    out.update(measure_mpi(repeats=repeats, progress=say, launches=launches))
+    if mpi:
+        out.update(measure_mpi(repeats=repeats, progress=say, launches=launches))
     return out
 
 

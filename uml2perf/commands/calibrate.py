@@ -41,7 +41,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print(f"[{step[0]}] {message} ...", file=sys.stderr, flush=True)
 
     values = measure(
-        repeats=args.repeats, progress=say, reference_sort=args.reference_sort, launches=args.launches
+        repeats=args.repeats,
+        progress=say,
+        reference_sort=args.reference_sort,
+        launches=args.launches,
+        mpi=not args.no_mpi,
     )
     text = machine_text(values, name=args.name)
     # the file must load as a machine before it replaces anything
@@ -74,6 +78,9 @@ def register_command(sub: Any) -> None:
         default=DEFAULT_LAUNCHES,
         metavar="N",
         help=f"independent launches (processes, mpiexec runs) per measurement (default {DEFAULT_LAUNCHES})",
+    )
+    cal.add_argument(
+        "--no-mpi", action="store_true", help="skip the MPI measurements (the default network applies)"
     )
     cal.add_argument(
         "--reference-sort",

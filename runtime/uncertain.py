@@ -198,13 +198,16 @@ def sensitivity(names: Sequence[str], draws: np.ndarray, outputs: Sequence[float
     time over the samples, divided by the sum over all inputs.  For independent inputs and a
     time that grows or falls with each, the squared rank correlation is the part of the
     time's (rank) variance that input explains alone, so the shares say how much of the
-    spread each input makes.  Inputs with no effect get 0; a constant time gives no shares.
+    spread each input makes.  A correlation that chance alone gives (below 1.96/sqrt(n - 1),
+    the 5% level of a test of no correlation) counts as 0, so inputs without effect get 0; a
+    constant time gives no shares.
     """
     y = np.asarray(outputs, dtype=float)
     if len(names) == 0 or len(y) < 3 or float(np.ptp(y)) == 0.0:
         return []
     ry = _ranks(y)
     ry -= ry.mean()
+    noise = 1.96 / math.sqrt(len(y) - 1)
     weights = []
     for column in range(draws.shape[1]):
         x = draws[:, column]
@@ -214,7 +217,8 @@ def sensitivity(names: Sequence[str], draws: np.ndarray, outputs: Sequence[float
         rx = _ranks(x)
         rx -= rx.mean()
         rho = float(rx @ ry / math.sqrt(float(rx @ rx) * float(ry @ ry)))
-        weights.append(rho * rho)
+        # a correlation within chance of 0 (|rho| under 1.96/sqrt(n - 1), the 5% level) is none
+        weights.append(rho * rho if abs(rho) >= noise else 0.0)
     total = sum(weights)
     if total <= 0.0:
         return []

@@ -238,3 +238,58 @@ def check_options(samples: int, level: float, where: str) -> None:
             Location(file=where),
             hint="e.g. --level 0.9 for a 90% interval",
         )
+
+
+def add_sweep_intervals(
+    result: Any,
+    spec: Any,
+    sidecar: Any,
+    fixed: Mapping[str, Any],
+    procs: int | None,
+    nodes: int | None,
+    seed: int,
+    placement: str | None,
+    samples: int | None,
+    level: float | None,
+    where: str,
+) -> None:
+    """``time_low``/``time_high`` on every row of a sweep whose machine or sidecar has intervals."""
+    from uml2perf_runtime.parameters import validate_overrides
+
+    from .sweep import SYSTEM_PARAMETERS
+
+    car = None
+    if sidecar is not None:
+        from .profile.sidecar import load_sidecar
+
+        car = load_sidecar(sidecar)
+    machine = result.machine
+    if getattr(machine, "uncertain", None) is None and not getattr(car, "uncertain", None):
+        return
+    samples = DEFAULT_SAMPLES if samples is None else samples
+    level = DEFAULT_LEVEL if level is None else level
+    check_options(samples, level, where)
+    fixed_values = validate_overrides(spec, dict(fixed))
+    for row in result.rows:
+        point = {k: row[k] for k in result.parameters if k not in SYSTEM_PARAMETERS and k in row}
+        overrides = {**fixed_values, **point}
+        parameters = {**dict(spec.parameters), **overrides}
+        inputs = uncertain_inputs(machine, car, parameters, tuple(overrides), where)
+        if not inputs:
+            row["time_low"] = row["time_high"] = row["time"]
+            continue
+        sampler = Sampler(
+            spec,
+            machine,
+            inputs,
+            procs=row.get("procs", procs),
+            nodes=row.get("nodes", nodes),
+            overrides=overrides,
+            seed=seed,
+            placement=placement,
+            max_time=None,
+            speedups={},
+        )
+        found = prediction_interval(sampler, samples, level, central_wall=0.01)
+        row["time_low"] = found["interval"]["low"]
+        row["time_high"] = found["interval"]["high"]

@@ -45,6 +45,8 @@ RESULT_COLUMNS = ("time", "compute", "comm", "wait", "method")
 SCALING_COLUMNS = ("speedup", "efficiency", "inefficiency")
 #: Columns ``--replications`` adds after ``time``.
 REPLICATION_COLUMNS = ("time_std", "time_ci95_low", "time_ci95_high")
+#: Prediction-interval columns, present when some input of the machine or sidecar is an interval.
+INTERVAL_COLUMNS = ("time_low", "time_high")
 #: How long to wait for a Dask scheduler before giving up.
 DASK_CONNECT_TIMEOUT = "10s"
 
@@ -334,9 +336,11 @@ class SweepResult:
     def columns(self) -> tuple[str, ...]:
         scaling = SCALING_COLUMNS if self.rows and "speedup" in self.rows[0] else ()
         spread = REPLICATION_COLUMNS if self.rows and "time_std" in self.rows[0] else ()
+        interval = INTERVAL_COLUMNS if self.rows and "time_low" in self.rows[0] else ()
         return (
             *self.parameters,
             RESULT_COLUMNS[0],
+            *interval,
             *spread,
             *RESULT_COLUMNS[1:-1],
             *scaling,
@@ -517,7 +521,17 @@ def _cell(value: Any) -> str:
 
 
 #: Columns holding seconds: the text table picks one unit per column, CSV headers say ``_s``.
-TIME_COLUMNS = ("time", "compute", "comm", "wait", "time_std", "time_ci95_low", "time_ci95_high")
+TIME_COLUMNS = (
+    "time",
+    "compute",
+    "comm",
+    "wait",
+    "time_std",
+    "time_ci95_low",
+    "time_ci95_high",
+    "time_low",
+    "time_high",
+)
 #: Significant digits of the largest value of a numeric column in the text table.
 TABLE_DIGITS = 4
 _UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))
@@ -632,6 +646,9 @@ def sweep(
     default_cost: float | None = None,
     progress: bool = False,
     warnings: list[str] | None = None,
+    samples: int | None = None,
+    level: float | None = None,
+    interval: bool = True,
 ) -> Any:
     """Predict ``model`` at every point of ``grid``; returns a ``SweepResult`` (``rows``, ``to_dataframe()``).
 
@@ -641,7 +658,9 @@ def sweep(
     bundled machine's name or None (one node of 4 cores).  Points of bulk-synchronous models are
     evaluated analytically (``analytic=False`` simulates every one), the others simulated in
     ``workers`` processes.  Every variable the model leaves without a value must be swept or
-    fixed; ``warnings`` receives the model's warnings.
+    fixed; ``warnings`` receives the model's warnings.  When the machine file or the sidecar
+    gives inputs as intervals, every row gains ``time_low`` and ``time_high``: its prediction
+    interval (``level``, default 90%, from ``samples`` samples; see :mod:`uml2perf.intervals`).
     """
     from uml2perf_runtime.limits import LimitExceeded, current
     from uml2perf_runtime.model import require_values
@@ -667,7 +686,7 @@ def sweep(
         current().check("sweep_points", total, "the number of points of the sweep grid")
     except LimitExceeded as exc:
         raise InputError(exc.message, Location(file=str(model)), hint=exc.hint) from None
-    return run_sweep(
+    result = run_sweep(
         source,
         machine,
         grid_text,
@@ -682,6 +701,13 @@ def sweep(
         progress=ProgressBar(total, sys.stderr, progress),
         replications=replications,
     )
+    if interval:
+        from .intervals import add_sweep_intervals
+
+        add_sweep_intervals(
+            result, spec, sidecar, fixed, procs, nodes, seed, placement, samples, level, str(model)
+        )
+    return result
 
 
 class _SweepModule(types.ModuleType):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import tomllib
 
 import pytest
@@ -178,3 +179,64 @@ def test_the_allreduce_algorithm_that_fits_best_is_chosen(algorithm):
     assert f'allreduce = "{algorithm}"' in text and "fit error by algorithm" in text
     machine = Machine.from_dict(tomllib.loads('name = "m"\nnodes = 1\ncores_per_node = 2\n' + text))
     assert machine.collectives["allreduce"] == algorithm
+
+
+def _launch(eager: int, factor: float = 1.0, fresh_above: int | None = None, fresh_factor: float = 2.0):
+    """One launch's ping-pong: reused and fresh buffers, fresh ones ``fresh_factor`` slower above a size."""
+    out = {}
+    for size, reps in _ping_pong(eager).items():
+        reused = [t * factor for t in reps]
+        slow = fresh_factor if fresh_above is not None and size > fresh_above else 1.0
+        out[size] = {"reused": reused, "fresh": [t * slow for t in reused]}
+    return out
+
+
+def test_the_eager_limit_is_where_the_time_steps():
+    times = {s: 1e-6 + s / 5e9 + (2.5e-6 if s > 4096 else 0.0) for s in calibrate.PING_PONG_SIZES}
+    assert calibrate.eager_step(times) == 4096
+    smooth = {s: 1e-6 + s / 5e9 for s in calibrate.PING_PONG_SIZES}
+    assert calibrate.eager_step(smooth) is None
+
+
+def test_modes_are_separate_groups_named_where_they_appeared():
+    found = calibrate.modes_of(
+        [("1 reused", 118e-6), ("2 reused", 120e-6), ("1 fresh", 400e-6), ("2 fresh", 430e-6)]
+    )
+    assert "1 reused, 2 reused" in found and "1 fresh, 2 fresh" in found and "us" in found
+    assert calibrate.modes_of([("a", 1.0), ("b", 1.1), ("c", 1.2), ("d", 1.05)]) == ""
+
+
+def test_launches_give_intervals_and_modes():
+    launches = [_launch(4096, f, fresh_above=262144) for f in (0.97, 1.0, 1.02, 1.05)]
+    got = calibrate.fit_ping_pong(launches)
+    assert got["eager_limit"].median == 4096
+    # the value is of the reused buffers (the steady state of a program's loop) ...
+    assert got["latency"].median == pytest.approx(2e-6 * 1.01, rel=0.02)
+    latency = got["latency"]
+    assert latency.low < latency.median < latency.high
+    # ... the interval and the comment hold the slow mode of fresh buffers for large messages
+    table = got["link_table"]
+    assert "4194304 B:" in table.modes and "fresh" in table.modes
+    assert "1024 B:" not in table.modes
+    text = calibrate.network_text(got, collectives=False)
+    machine = Machine.from_dict(tomllib.loads('name = "m"\nnodes = 1\ncores_per_node = 2\n' + text))
+    assert machine.uncertain is not None
+    names = machine.uncertain.names
+    assert any(name.endswith(".bandwidth") for name in names) and "network.intra_node.handshake" in names
+    last = [i for path, i in machine.uncertain.inputs if path[-1] == "bandwidth"][-1]
+    assert last.low < last.value * 0.85  # the slow fresh buffers widen the interval downwards
+    assert "separate modes" in text
+
+
+def test_number_text_is_plain_without_spread():
+    assert calibrate.number_text(calibrate.Measured(2.0, 2.0, 2.0, "")) == "2"
+    assert (
+        calibrate.number_text(calibrate.Measured(2.0, 1.5, 3.0, "")) == "{ value = 2, low = 1.5, high = 3 }"
+    )
+
+
+def test_pooled_launches_take_the_median_of_launches_and_the_spread_of_all():
+    runs = [calibrate.Measured.of([v, v * 1.1], "x") for v in (1.0, 1.2, 1.4)]
+    got = calibrate.pooled(runs, "x")
+    assert got.median == pytest.approx(statistics.median([1.05, 1.26, 1.47]))
+    assert got.low <= 1.0 * 1.02 and got.high >= 1.4 * 1.1 * 0.98 and "3 launches" in got.how

@@ -252,11 +252,13 @@ def add_sweep_intervals(
     samples: int | None,
     level: float | None,
     where: str,
+    system: Sequence[str] = ("procs", "nodes"),
 ) -> None:
-    """``time_low``/``time_high`` on every row of a sweep whose machine or sidecar has intervals."""
-    from uml2perf_runtime.parameters import validate_overrides
+    """``time_low``/``time_high`` on every row of a sweep whose machine or sidecar has intervals.
 
-    from .sweep import SYSTEM_PARAMETERS
+    ``system`` are the grid names that shape the machine rather than set variables.
+    """
+    from uml2perf_runtime.parameters import validate_overrides
 
     car = None
     if sidecar is not None:
@@ -271,7 +273,7 @@ def add_sweep_intervals(
     check_options(samples, level, where)
     fixed_values = validate_overrides(spec, dict(fixed))
     for row in result.rows:
-        point = {k: row[k] for k in result.parameters if k not in SYSTEM_PARAMETERS and k in row}
+        point = {k: row[k] for k in result.parameters if k not in system and k in row}
         overrides = {**fixed_values, **point}
         parameters = {**dict(spec.parameters), **overrides}
         inputs = uncertain_inputs(machine, car, parameters, tuple(overrides), where)

@@ -705,7 +705,18 @@ def sweep(
         from .intervals import add_sweep_intervals
 
         add_sweep_intervals(
-            result, spec, sidecar, fixed, procs, nodes, seed, placement, samples, level, str(model)
+            result,
+            spec,
+            sidecar,
+            fixed,
+            procs,
+            nodes,
+            seed,
+            placement,
+            samples,
+            level,
+            str(model),
+            SYSTEM_PARAMETERS,
         )
     return result
 

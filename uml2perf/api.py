@@ -636,7 +636,6 @@ def predict(
             dict(procs=procs, nodes=nodes, overrides=dict(overrides or {}), seed=seed, placement=placement),
             max_time,
             dict(speedups or {}),
-            runs[0].wall_time,
         )
     if speedups:
         base_runs = [run_once(index, None, False, False) for index in range(replications)]
@@ -666,7 +665,6 @@ def _add_interval(
     run: dict[str, Any],
     max_time: float | None,
     speedups: dict[str, float],
-    wall: float,
 ) -> None:
     """``result.interval`` and ``result.sensitivity`` when some input is uncertain (else nothing)."""
     from .intervals import (
@@ -691,7 +689,7 @@ def _add_interval(
     level = DEFAULT_LEVEL if level is None else level
     check_options(samples, level, where)
     sampler = Sampler(spec, machine, inputs, max_time=max_time, speedups=speedups, **run)
-    found = prediction_interval(sampler, samples, level, wall)
+    found = prediction_interval(sampler, samples, level)
     result.interval = found["interval"]
     result.sensitivity = found["sensitivity"]
 

@@ -33,7 +33,7 @@ DEFAULT_SAMPLES = 200
 #: The interval's level when ``--level`` does not say (low/high of the inputs are a 90% range).
 DEFAULT_LEVEL = 0.90
 #: Simulated samples run in parallel processes when they would take longer than this (seconds).
-PARALLEL_AFTER = 2.0
+PARALLEL_AFTER = 8.0
 
 
 @dataclass(frozen=True)
@@ -172,9 +172,7 @@ class Sampler:
         return times
 
 
-def prediction_interval(
-    sampler: Sampler, samples: int, level: float, central_wall: float, progress: bool = False
-) -> dict[str, Any]:
+def prediction_interval(sampler: Sampler, samples: int, level: float) -> dict[str, Any]:
     """``{"interval": {...}, "sensitivity": [...]}`` of a run whose inputs are ``sampler.inputs``."""
     from uml2perf_runtime.uncertain import latin_hypercube, percentile_interval, sensitivity
 
@@ -185,7 +183,7 @@ def prediction_interval(
     times = sampler.analytic(draws) if samples else []
     if times is None:
         method = "simulated"
-        times = _simulate_all(sampler, draws, central_wall)
+        times = _simulate_all(sampler, draws)
     low, high = percentile_interval(times, level)
     return {
         "interval": {
@@ -203,19 +201,29 @@ def prediction_interval(
 _FORKED: list[Any] = []
 
 
-def _simulate_all(sampler: Sampler, draws: np.ndarray, central_wall: float) -> list[float]:
-    """Each sample simulated: in forked worker processes when they would take a while, else in turn."""
+def _simulate_all(sampler: Sampler, draws: np.ndarray) -> list[float]:
+    """Each sample simulated: in forked worker processes when they would take a while, else in turn.
+
+    The first few samples run here and time the rest: starting workers costs more than it saves
+    for samples that together take less than :data:`PARALLEL_AFTER` seconds.
+    """
     jobs = list(enumerate(draws.tolist()))
-    workers = min(os.cpu_count() or 1, len(jobs))
-    if workers < 2 or central_wall * len(jobs) <= PARALLEL_AFTER or sys.platform != "linux":
-        return [sampler.simulate(i, row) for i, row in jobs]
+    first = min(len(jobs), 4)
+    started = _time.perf_counter()
+    times = [sampler.simulate(i, row) for i, row in jobs[:first]]
+    rest = jobs[first:]
+    each = (_time.perf_counter() - started) / max(first, 1)
+    workers = min(os.cpu_count() or 1, len(rest))
+    if workers < 2 or each * len(rest) <= PARALLEL_AFTER or sys.platform != "linux":
+        return times + [sampler.simulate(i, row) for i, row in rest]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     _FORKED[:] = [sampler]  # inherited by the forked workers: only the drawn numbers are sent
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(_sample_in_worker, jobs, chunksize=max(1, len(jobs) // (4 * workers))))
+            chunk = max(1, len(rest) // (4 * workers))
+            return times + list(pool.map(_sample_in_worker, rest, chunksize=chunk))
     finally:
         _FORKED.clear()
 
@@ -292,6 +300,6 @@ def add_sweep_intervals(
             max_time=None,
             speedups={},
         )
-        found = prediction_interval(sampler, samples, level, central_wall=0.01)
+        found = prediction_interval(sampler, samples, level)
         row["time_low"] = found["interval"]["low"]
         row["time_high"] = found["interval"]["high"]

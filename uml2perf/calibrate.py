@@ -942,7 +942,7 @@ rotate = int(sys.argv[4])
 random.Random(seed).shuffle(sizes)
 out = {}
 for size in sizes:
-    count = max(1, min(512, rotate // max(size, 1)))
+    count = max(1, min(16384, rotate // max(size, 1)))
     sends = [np.ones(max(size // 8, 1)) for _ in range(count)]
     recvs = [np.ones_like(sends[0]) for _ in range(count)]  # touched: no page faults in the timing
     rounds = max(4, min(200, (1 << 21) // max(size, 1)))

@@ -436,10 +436,11 @@ class Machine(FrozenRecord):
             threads=_threads(source, data.get("threads")),
         )
         if uncertain:
-            from .uncertain_machine import UncertainMachine
+            from .uncertain import UncertainMachine
 
             # not a field: equality, pickling and every use of the machine see the values alone
-            object.__setattr__(machine, "_uncertain", UncertainMachine(data, tuple(uncertain), source))
+            found = UncertainMachine(data, tuple(uncertain), source, cls.from_dict)
+            object.__setattr__(machine, "_uncertain", found)
         return machine
 
     @property

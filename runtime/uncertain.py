@@ -44,6 +44,7 @@ __all__ = [
     "latin_hypercube",
     "percentile_interval",
     "sensitivity",
+    "UncertainMachine",
 ]
 
 #: The standard normal's 95th percentile: ``low``/``high`` lie this many half-widths from the value.
@@ -224,3 +225,47 @@ def sensitivity(names: Sequence[str], draws: np.ndarray, outputs: Sequence[float
         return []
     ranked = sorted(zip(names, weights, strict=True), key=lambda item: (-item[1], item[0]))
     return [{"input": name, "share": round(w / total, 4)} for name, w in ranked]
+
+
+#: Keys whose values are whole numbers: a drawn value is rounded.
+_WHOLE = ("eager_limit",)
+
+
+class UncertainMachine:
+    """A machine file's tables at the values and its intervals by key path; the machine of each sample.
+
+    Every sample is an ordinary machine (the simulator and the analytic path do not know that
+    inputs were uncertain): the file's tables with the drawn numbers put in, read and checked by
+    ``build`` (``Machine.from_dict``) like any machine file.
+    """
+
+    def __init__(
+        self,
+        data: dict[str, Any],
+        inputs: tuple[tuple[Path, Uncertain], ...],
+        source: str,
+        build: Callable[[dict[str, Any], str], Any],
+    ) -> None:
+        self.data = data
+        self.inputs = inputs
+        self.source = source
+        self.build = build
+
+    @property
+    def names(self) -> list[str]:
+        """The inputs as people read them (``network.intra_node.latency``)."""
+        return [path_text(path) for path, _ in self.inputs]
+
+    @property
+    def intervals(self) -> list[Uncertain]:
+        return [interval for _, interval in self.inputs]
+
+    def draw(self, values: Sequence[float]) -> Any:
+        """The plain machine whose uncertain inputs take ``values`` (in the order of :attr:`inputs`)."""
+        import copy
+
+        data = copy.deepcopy(self.data)
+        for (path, _), value in zip(self.inputs, values, strict=True):
+            key = next((p for p in reversed(path) if isinstance(p, str)), "")
+            set_path(data, path, int(round(value)) if key in _WHOLE else float(value))
+        return self.build(data, self.source)

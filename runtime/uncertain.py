@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .records import FrozenRecord
+
+if TYPE_CHECKING:  # numpy is imported where samples are drawn: reading a machine file needs none
+    import numpy as np
 
 __all__ = [
     "Uncertain",
@@ -82,6 +83,7 @@ class Uncertain(FrozenRecord):
 
     def quantile(self, u: np.ndarray) -> np.ndarray:
         """The values at probabilities ``u`` (0 < u < 1) of the split normal through low/value/high."""
+        import numpy as np
         from scipy.special import ndtri
 
         z = ndtri(np.asarray(u, dtype=float))
@@ -171,6 +173,8 @@ def set_path(data: Any, path: Path, value: Any) -> None:
 
 def latin_hypercube(inputs: Sequence[Uncertain], samples: int, seed: int = 0) -> np.ndarray:
     """``samples`` × ``len(inputs)`` values: each input stratified over its distribution, paired at random."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     columns = []
     for interval in inputs:
@@ -181,12 +185,15 @@ def latin_hypercube(inputs: Sequence[Uncertain], samples: int, seed: int = 0) ->
 
 def percentile_interval(values: Sequence[float], level: float) -> tuple[float, float]:
     """The central ``level`` interval of ``values``: their (1-level)/2 and (1+level)/2 quantiles."""
+    import numpy as np
+
     data = np.asarray(values, dtype=float)
     low, high = np.quantile(data, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
+    import numpy as np
     from scipy.stats import rankdata
 
     return np.asarray(rankdata(values), dtype=float)
@@ -203,6 +210,8 @@ def sensitivity(names: Sequence[str], draws: np.ndarray, outputs: Sequence[float
     the 5% level of a test of no correlation) counts as 0, so inputs without effect get 0; a
     constant time gives no shares.
     """
+    import numpy as np
+
     y = np.asarray(outputs, dtype=float)
     if len(names) == 0 or len(y) < 3 or float(np.ptp(y)) == 0.0:
         return []

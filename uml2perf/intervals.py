@@ -70,6 +70,8 @@ def uncertain_inputs(
         value, low, high = (
             _evaluate(text, parameters, entry.label, where) for text in (entry.value, entry.low, entry.high)
         )
+        if entry.kind == "cost" and value <= 0:  # no time at these variables: nothing to be unsure of
+            continue
         if not low <= value <= high:
             raise InputError(
                 f"{entry.label}: needs low <= value <= high at this run's variables, got low {low:g}, "
@@ -82,12 +84,6 @@ def uncertain_inputs(
             )
             found.append(Input(entry.label, "variable", entry.name, Uncertain(value, low, high), whole))
         else:
-            if value <= 0:
-                raise InputError(
-                    f"{entry.label}: an uncertain cost must be above 0 here, got {value:g}",
-                    Location(file=car.path),
-                    hint="give the interval of an element that costs time",
-                )
             found.append(Input(entry.label, "cost", entry.name, Uncertain(1.0, low / value, high / value)))
     return found
 

@@ -172,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         "smoke": args.smoke,
         "calibration": calibration,
         "kernel_costs": setup.costs,
+        "kernel_cost_intervals": setup.spreads,
         "machine": machine_path.read_text(),
         "notes": setup.notes,
         "rows": rows,

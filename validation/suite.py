@@ -40,6 +40,8 @@ class Setup:
     machine_path: Path
     machine: Any  # the calibrated Machine
     costs: dict[str, str] = field(default_factory=dict)  # kernel -> fitted cost expression
+    #: kernel -> the fit's 90% prediction interval as factors of its cost (what ``fit --sidecar`` writes)
+    spreads: dict[str, tuple[float, float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -59,6 +61,8 @@ class Case:
     procs: int = 1
     costs: dict[str, str] = field(default_factory=dict)  # element -> kernel whose fitted cost it takes
     tags: dict[str, dict[str, str]] = field(default_factory=dict)  # element -> extra sidecar keys
+    #: element -> kernel whose fit's interval factors the element's ``cost`` tag takes
+    spread_of: dict[str, str] = field(default_factory=dict)
     #: seconds of the runs before which the machine was quiet (the ones that count)
     measured: list[float] = field(default_factory=list)
     busy: list[float] = field(default_factory=list)
@@ -76,8 +80,19 @@ class Case:
             entries.setdefault(element, {})["cost"] = setup.costs[kernel]
         for element, keys in self.tags.items():
             entries.setdefault(element, {}).update(keys)
+        spread_of = {**{element: kernel for element, kernel in self.costs.items()}, **self.spread_of}
         for element, keys in entries.items():
-            text += f'\n[elements."{element}"]\n' + "".join(f'{k} = "{v}"\n' for k, v in keys.items())
+            text += f'\n[elements."{element}"]\n'
+            for key, value in keys.items():
+                spread = setup.spreads.get(spread_of.get(element, "")) if key == "cost" else None
+                if spread is None:
+                    text += f'{key} = "{value}"\n'
+                else:  # the cost with the fit's prediction interval, as ``fit --sidecar`` writes it
+                    low, high = spread
+                    text += (
+                        f'{key} = {{ value = "{value}", low = "{low:.4g} * ({value})", '
+                        f'high = "{high:.4g} * ({value})" }}\n'
+                    )
         path = folder / f"{self.model}-{len(list(folder.iterdir()))}.toml"
         path.write_text(text)
         return path

@@ -23,12 +23,15 @@ from programs import kernels, stencil
 from suite import Case, Setup
 
 from uml2perf.calibrate import mpi_available, mpiexec_command
-from uml2perf.fit import Measurements, fit_model
+from uml2perf.fit import Measurements, fit_model, relative_interval
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 
 
-def _fit(name: str, variable: str, sizes: list[int], micro: Callable[[int], list[float]]) -> str:
+def _fit(
+    setup: Setup, name: str, variable: str, sizes: list[int], micro: Callable[[int], list[float]]
+) -> None:
+    """The kernel's cost into ``setup.costs``, its prediction interval's factors into ``setup.spreads``."""
     points, values = [], []
     for n in sizes:
         # the fastest third of the repetitions: on a shared machine another program's time slice
@@ -41,12 +44,13 @@ def _fit(name: str, variable: str, sizes: list[int], micro: Callable[[int], list
         Measurements([variable], np.array(points, float), np.array(values, float), f"<{name}>", name)
     )
     expression = model.expression()
+    setup.costs[name] = expression
+    setup.spreads[name] = relative_interval(model)
     print(
         f"    {name:<10} cost({variable}) = {expression}   (SMAPE {model.fit.smape:.1f}%, "
         f"adjusted R² {model.fit.r2_adj:.3f})",
         flush=True,
     )
-    return expression
 
 
 def prepare(setup: Setup) -> None:
@@ -64,9 +68,9 @@ def prepare(setup: Setup) -> None:
     print("  micro-measurements and fitted kernel costs (one core alone)", flush=True)
     repeats = 3 if setup.smoke else 15
     rows = [32, 64, 128] if setup.smoke else [128, 256, 512, 1024, 2048]
-    setup.costs["stencil"] = _fit("stencil", "ROWS", rows, lambda r: stencil.micro(r, repeats))
+    _fit(setup, "stencil", "ROWS", rows, lambda r: stencil.micro(r, repeats))
     blocks = [4096, 8192, 16384] if setup.smoke else [16384, 32768, 65536, 131072, 262144]
-    setup.costs["block sort"] = _fit("block sort", "M", blocks, lambda m: kernels.micro("sort", m, repeats))
+    _fit(setup, "block sort", "M", blocks, lambda m: kernels.micro("sort", m, repeats))
 
 
 def _launch(ranks: int) -> list[str]:
@@ -176,6 +180,7 @@ def cases(setup: Setup) -> list[Case]:
                 rows_,
                 steps,
                 tags=_stencil_tags(setup),
+                spread_of={"stencil": "stencil"},
             )
         for m in blocks:
             r = 3 if setup.smoke else 10

@@ -23,7 +23,7 @@ import numpy as np
 from programs import kernels
 from suite import Case, Setup
 
-from uml2perf.fit import Measurements, fit_model
+from uml2perf.fit import Measurements, fit_model, relative_interval
 
 
 class Way(NamedTuple):
@@ -150,6 +150,7 @@ def prepare(setup: Setup) -> None:
             negative=False,  # a kernel's time does not fall as its array grows
         )
         setup.costs[way.key] = model.expression()
+        setup.spreads[way.key] = relative_interval(model)
         print(
             f"    {way.key:<32} cost(n) = {setup.costs[way.key]}   (SMAPE {model.fit.smape:.1f}%, "
             f"adjusted R² {model.fit.r2_adj:.3f})",

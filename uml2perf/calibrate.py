@@ -95,12 +95,15 @@ class Measured:
         return cls(mid, min(low, mid), max(high, mid), how, values=tuple(float(v) for v in values))
 
 
-def percentiles(values: Sequence[float], low: float = 5.0, high: float = 95.0) -> tuple[float, float]:
-    """The ``low``-th and ``high``-th percentiles (linear interpolation between measured values)."""
+def percentiles(
+    values: Sequence[float], low: float = 5.0, high: float = 95.0, method: str = "linear"
+) -> tuple[float, float]:
+    """The ``low``-th and ``high``-th percentiles (linear interpolation between measured values;
+    ``method="nearest"`` keeps to measured values, for sizes)."""
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return math.nan, math.nan
-    return float(np.percentile(data, low)), float(np.percentile(data, high))
+    return float(np.percentile(data, low, method=method)), float(np.percentile(data, high, method=method))
 
 
 #: Two groups of values are separate modes when the larger starts at least this factor above
@@ -743,7 +746,7 @@ def fit_ping_pong(data: Launches | dict[int, list[float]]) -> dict[str, Measured
             lambda t: line(t, large)[1] if has_large else math.inf,
             f"ping-pong, one way, slope over {large[0] if large else '-'}..{large[-1] if large else '-'} B",
         ),
-        "eager_limit": Measured.of(
+        "eager_limit": _sizes_measured(
             eagers or [eager],
             f"the one-way time steps after {eager} B (the next size takes {ratio:.2f}x as long: "
             f"{med[eager] * 1e6:.3g} us to {med[following[0]] * 1e6 if following else 0:.3g} us)"
@@ -761,6 +764,12 @@ def fit_ping_pong(data: Launches | dict[int, list[float]]) -> dict[str, Measured
     }
     out.update(_handshake_and_table(cells, med, eager))
     return out
+
+
+def _sizes_measured(sizes: Sequence[float], how: str, value: float) -> Measured:
+    """A size found per launch: the value, and the 5th..95th percentiles among the sizes found."""
+    low, high = percentiles(sizes, method="nearest")
+    return Measured(value, min(low, value), max(high, value), how, values=tuple(float(s) for s in sizes))
 
 
 def _knee(med: dict[int, float]) -> int:

@@ -96,14 +96,18 @@ class Measured:
 
 
 def percentiles(
-    values: Sequence[float], low: float = 5.0, high: float = 95.0, method: str = "linear"
+    values: Sequence[float], low: float = 5.0, high: float = 95.0, nearest: bool = False
 ) -> tuple[float, float]:
     """The ``low``-th and ``high``-th percentiles (linear interpolation between measured values;
-    ``method="nearest"`` keeps to measured values, for sizes)."""
+    ``nearest`` keeps to measured values, for sizes)."""
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return math.nan, math.nan
-    return float(np.percentile(data, low, method=method)), float(np.percentile(data, high, method=method))
+    if nearest:
+        return float(np.percentile(data, low, method="nearest")), float(
+            np.percentile(data, high, method="nearest")
+        )
+    return float(np.percentile(data, low)), float(np.percentile(data, high))
 
 
 #: Two groups of values are separate modes when the larger starts at least this factor above
@@ -768,7 +772,7 @@ def fit_ping_pong(data: Launches | dict[int, list[float]]) -> dict[str, Measured
 
 def _sizes_measured(sizes: Sequence[float], how: str, value: float) -> Measured:
     """A size found per launch: the value, and the 5th..95th percentiles among the sizes found."""
-    low, high = percentiles(sizes, method="nearest")
+    low, high = percentiles(sizes, nearest=True)
     return Measured(value, min(low, value), max(high, value), how, values=tuple(float(s) for s in sizes))
 
 

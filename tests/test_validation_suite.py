@@ -64,3 +64,28 @@ def test_a_case_that_never_got_a_quiet_run_is_left_out(suite, monkeypatch):
     assert summary["coverage_percent"] == pytest.approx(50.0)
     # widths: 0.25/1.05 and 0.2/1.5 of the predictions
     assert summary["median_interval_width_percent"] == pytest.approx((0.25 / 1.05 + 0.2 / 1.5) / 2 * 100)
+
+
+def test_two_calibrations_side_by_side(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(VALIDATION))
+    import compare
+
+    first = tmp_path / "a.toml"
+    first.write_text(
+        'name = "a"\nnodes = 1\ncores_per_node = 2\n'
+        "peak_flops = { value = 2e10, low = 1.8e10, high = 2.3e10 }\n"
+        "[network.intra_node]\nranges = [{ up_to = 256, latency = { value = 6e-7, low = 5e-7, high = 7e-7 }, "
+        "bandwidth = 2e9 }, { latency = 1e-6, bandwidth = 3e9 }]\n"
+    )
+    second = tmp_path / "b.toml"
+    second.write_text(
+        'name = "b"\nnodes = 1\ncores_per_node = 2\npeak_flops = 2.5e10\n'
+        "[network.intra_node]\nranges = [{ up_to = 256, latency = 6.5e-7, bandwidth = 2e9 }, "
+        "{ up_to = 4096, latency = 1e-6, bandwidth = 3e9 }, { latency = 1e-6, bandwidth = 3e9 }]\n"
+    )
+    rows, inside, total = compare.keys_table(first, second)
+    # peak_flops outside, the first range's latency inside, its bandwidth equal; the last range
+    # covers other sizes in the second file, so it is not compared
+    assert (inside, total) == (2, 3)
+    text = "\n".join(rows)
+    assert "`network.intra_node.ranges[0..256].latency`" in text and "(not written)" in text

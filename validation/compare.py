@@ -33,9 +33,12 @@ def measured_keys(path: Path) -> dict[str, tuple[float, float, float]]:
             for key, item in data.items():
                 walk(item, (*path, key))
         elif isinstance(data, list) and path and path[-1] == "ranges":
+            low = 0
             for item in data:  # a range is named by its sizes: the cuts may differ between calibrations
                 up_to = item.get("up_to") if isinstance(item, dict) else None
-                walk(item, (*path[:-1], f"ranges[..{int(up_to) if up_to is not None else 'inf'}]"))
+                high = int(up_to) if up_to is not None else "inf"
+                walk(item, (*path[:-1], f"ranges[{low}..{high}]"))
+                low = high
         elif isinstance(data, list):
             for index, item in enumerate(data):
                 walk(item, (*path, index))

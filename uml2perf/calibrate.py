@@ -143,7 +143,7 @@ def modes_of(labelled: Sequence[tuple[str, float]], unit: str = "s") -> str:
 def _shown(value: float, unit: str) -> str:
     if unit == "s":
         return f"{value * 1e6:.3g} us"
-    return f"{value:.4g} {unit}"
+    return f"{value:.4g} {unit}".rstrip()
 
 
 def _where(labels: Any) -> str:
@@ -731,13 +731,13 @@ def fit_ping_pong(data: Launches | dict[int, list[float]]) -> dict[str, Measured
         slope, intercept = np.polyfit(x, y, 1, w=1 / y)
         return max(float(intercept), 1e-9), (1 / float(slope) if slope > 0 else float("inf"))
 
-    def keyed(pick: Callable[[dict[int, float]], float], how: str) -> Measured:
+    def keyed(pick: Callable[[dict[int, float]], float], how: str, unit: str = "s") -> Measured:
         each = [pick(c) for _, c in cells]
         finite = [v for v in each if math.isfinite(v)]
         value = pick(med)
         m = Measured.of(finite or [value], how, value=value)
         if len(cells) > 1:
-            m.modes = modes_of([(label, v) for (label, _), v in zip(cells, each, strict=True)])
+            m.modes = modes_of([(label, v) for (label, _), v in zip(cells, each, strict=True)], unit)
         return m
 
     has_small, has_large = len(small) >= 2, len(large) >= 2
@@ -749,6 +749,7 @@ def fit_ping_pong(data: Launches | dict[int, list[float]]) -> dict[str, Measured
         "bandwidth": keyed(
             lambda t: line(t, large)[1] if has_large else math.inf,
             f"ping-pong, one way, slope over {large[0] if large else '-'}..{large[-1] if large else '-'} B",
+            "B/s",
         ),
         "eager_limit": _sizes_measured(
             eagers or [eager],
@@ -763,7 +764,9 @@ def fit_ping_pong(data: Launches | dict[int, list[float]]) -> dict[str, Measured
             "intercept of the line above the eager limit",
         ),
         "eager_bandwidth": keyed(
-            lambda t: line(t, small)[1] if has_small else math.inf, "slope of the line up to the eager limit"
+            lambda t: line(t, small)[1] if has_small else math.inf,
+            "slope of the line up to the eager limit",
+            "B/s",
         ),
     }
     out.update(_handshake_and_table(cells, med, eager))

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print("1. calibrating this machine (the uml2perf calibrate command)")
     machine_path = out_dir / "machine.toml"
-    calibration = calibrate(machine_path, args, args.max_busy, tries=0 if args.smoke else 6)
+    calibration = calibrate(machine_path, args, args.max_busy, tries=0 if args.smoke else 3)
     setup = suite.Setup(smoke=args.smoke, machine_path=machine_path, machine=Machine.load(machine_path))
 
     print("2. fitted kernel costs")

@@ -377,10 +377,11 @@ class Results:
     def _sensitivity_lines(self, most: int = 8) -> list[str]:
         if not self.sensitivity:
             return []
+        shown = [row for row in self.sensitivity if row["share"] > 0]  # the others: no effect seen
         out = ["Inputs that make the interval (share of the width, by rank correlation over the samples)"]
-        out += [f"  {row['input']:<44} {row['share'] * 100:5.1f}%" for row in self.sensitivity[:most]]
-        if len(self.sensitivity) > most:
-            out.append(f"  ... and {len(self.sensitivity) - most} more")
+        out += [f"  {row['input']:<44} {row['share'] * 100:5.1f}%" for row in shown[:most]]
+        if len(shown) > most:
+            out.append(f"  ... and {len(shown) - most} more")
         return [*out, ""]
 
     def _replication_note(self) -> str:

@@ -100,9 +100,9 @@ def loaded_summary(run: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def summaries(runs: list[dict[str, Any]]) -> list[str]:
+def summaries(runs: list[dict[str, Any]], names: list[str]) -> list[str]:
     rows = [
-        "| | " + " | ".join(f"run {i + 1}" for i in range(len(runs))) + " |",
+        "| | " + " | ".join(f"`{name}`" for name in names) + " |",
         "|---|" + "---|" * len(runs),
     ]
     fields = [
@@ -144,9 +144,9 @@ def summaries(runs: list[dict[str, Any]]) -> list[str]:
     return rows
 
 
-def cases(runs: list[dict[str, Any]]) -> list[str]:
+def cases(runs: list[dict[str, Any]], names: list[str]) -> list[str]:
     head = "| case | " + " | ".join(
-        f"run {i + 1}: measured | predicted (90% interval) | error | covered" for i in range(len(runs))
+        f"`{name}`: measured | predicted (90% interval) | error | covered" for name in names
     )
     rows = [head + " |", "|---|" + "---|---|---|---|" * len(runs)]
     by_name = [{row["case"]: row for row in run["rows"]} for run in runs]
@@ -195,11 +195,11 @@ def main(argv: list[str] | None = None) -> int:
             "",
             "## Summaries",
             "",
-            *summaries(results),
+            *summaries(results, [run.name for run in args.runs]),
             "",
             "## Cases",
             "",
-            *cases(results),
+            *cases(results, [run.name for run in args.runs]),
             "",
         ]
     )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import statistics
 import tomllib
 
+import numpy as np
 import pytest
 
 from uml2perf import calibrate
@@ -16,7 +18,7 @@ def _ping_pong(eager: int, alpha: float = 2e-6, beta: float = 1 / 2e9, handshake
     out = {}
     for size in calibrate.PING_PONG_SIZES:
         t = alpha + size * beta + (handshake if size > eager else 0.0)
-        out[size] = [t, t * 1.01, t * 1.03]
+        out[size] = [t * 0.99, t, t * 1.03]
     return out
 
 
@@ -38,25 +40,27 @@ def test_knee_of_the_ping_pong_is_the_eager_limit(eager):
     assert got["latency"].median == pytest.approx(2e-6, rel=0.01)
     assert got["bandwidth"].median == pytest.approx(2e9, rel=0.01)
     assert got["rendezvous_latency"].median == pytest.approx(8e-6, rel=0.02)
-    # the fastest repetition is the time; the spread of the smallest message: (1.03 - 1) / 1
-    assert got["latency"].spread == pytest.approx(0.03, rel=1e-6)
+    # the median repetition is the time; one launch has no spread between launches
+    assert got["latency"].spread == pytest.approx(0.0, abs=1e-9)
     assert got["handshake"].median == pytest.approx(6e-6, rel=0.02)
 
 
 def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(
-        calibrate, "ping_pong", lambda repeats=5, progress=None: calibrate.fit_ping_pong(_ping_pong(4096))
+        calibrate,
+        "ping_pong",
+        lambda repeats=5, progress=None, launches=1: calibrate.fit_ping_pong(_ping_pong(4096)),
     )
-    monkeypatch.setattr(calibrate, "allreduce_times", lambda repeats=5: _allreduce(4096))
+    monkeypatch.setattr(calibrate, "allreduce_launches", lambda repeats=5, launches=1: [_allreduce(4096)])
     monkeypatch.setattr(
         calibrate,
         "crowded_ping_pong",
-        lambda repeats=5: {"wakeup": calibrate.Measured(4e-6, 4e-6, 4e-6, "two ranks per core")},
+        lambda repeats=5, launches=1: {"wakeup": calibrate.Measured(4e-6, 4e-6, 4e-6, "two ranks per core")},
     )
     monkeypatch.setattr(calibrate, "TRIAD_ELEMENTS", 1 << 16)
     monkeypatch.setattr(calibrate, "MATMUL_N", 64)
     out = tmp_path / "machine.toml"
-    assert main(["calibrate", "-o", str(out), "--repeats", "2"]) == 0
+    assert main(["calibrate", "-o", str(out), "--repeats", "2", "--launches", "1"]) == 0
     text = out.read_text()
     machine = Machine.from_dict(tomllib.loads(text), source=str(out))
     assert machine.speed == 1.0
@@ -64,12 +68,13 @@ def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
     assert machine.memory_bandwidth and machine.core_bandwidth and machine.peak_flops
     assert "memory_bandwidth = " in text and "triad" in text
     assert "[2] memory bandwidth" in capsys.readouterr().err  # the progress display
+    assert "peak_flops = { value = " in text  # repetitions with a spread: an interval
     data = tomllib.loads(text)
     link = machine.intra_node
     assert link.handshake == pytest.approx(6e-6, rel=0.02)
     assert "ranges" in data["network"]["intra_node"]
-    for size in calibrate.PING_PONG_SIZES:  # the ranges give back the measured times
-        assert link.message_time(size, 4096) == pytest.approx(_ping_pong(4096)[size][0], rel=0.02)
+    for size in calibrate.PING_PONG_SIZES:  # the ranges give back the measured (median) times
+        assert link.message_time(size, 4096) == pytest.approx(_ping_pong(4096)[size][1], rel=0.02)
     # the allreduce's costs beyond its messages: 3 us per call, 0.5 ns per reduced byte
     assert machine.collective_overhead == pytest.approx(3e-6, rel=0.05)
     assert machine.reduce_cost == pytest.approx(5e-10, rel=0.05)
@@ -79,12 +84,15 @@ def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
 
 
 def test_reference_sort_sets_the_speed(monkeypatch, tmp_path):
-    monkeypatch.setattr(calibrate, "ping_pong", lambda repeats=5, progress=None: {})
+    monkeypatch.setattr(calibrate, "ping_pong", lambda repeats=5, progress=None, launches=1: {})
     monkeypatch.setattr(calibrate, "sort_seconds", lambda: 0.002)
     monkeypatch.setattr(calibrate, "TRIAD_ELEMENTS", 1 << 16)
     monkeypatch.setattr(calibrate, "MATMUL_N", 64)
     out = tmp_path / "m.toml"
-    assert main(["calibrate", "-o", str(out), "--repeats", "1", "--reference-sort", "0.004"]) == 0
+    assert (
+        main(["calibrate", "-o", str(out), "--repeats", "1", "--launches", "1", "--reference-sort", "0.004"])
+        == 0
+    )
     text = out.read_text()
     assert tomllib.loads(text)["speed"] == 2.0
     assert "no MPI measurement" in text
@@ -116,12 +124,12 @@ def test_thread_costs_split_serialised_and_parallel_parts():
 
 
 def test_calibrated_machine_has_threads_keys(monkeypatch, tmp_path):
-    monkeypatch.setattr(calibrate, "ping_pong", lambda repeats=5, progress=None: {})
+    monkeypatch.setattr(calibrate, "ping_pong", lambda repeats=5, progress=None, launches=1: {})
     monkeypatch.setattr(calibrate, "TRIAD_ELEMENTS", 1 << 16)
     monkeypatch.setattr(calibrate, "MATMUL_N", 64)
     monkeypatch.setattr(calibrate, "POOL_ITEMS", (2, 4, 8))
     out = tmp_path / "m.toml"
-    assert main(["calibrate", "-o", str(out), "--repeats", "1"]) == 0
+    assert main(["calibrate", "-o", str(out), "--repeats", "1", "--launches", "1"]) == 0
     machine = Machine.load(out)
     assert machine.threads is not None
     assert machine.threads.start >= 0.0 and machine.threads.handoff >= 0.0
@@ -172,3 +180,66 @@ def test_the_allreduce_algorithm_that_fits_best_is_chosen(algorithm):
     assert f'allreduce = "{algorithm}"' in text and "fit error by algorithm" in text
     machine = Machine.from_dict(tomllib.loads('name = "m"\nnodes = 1\ncores_per_node = 2\n' + text))
     assert machine.collectives["allreduce"] == algorithm
+
+
+def _launch(eager: int, factor: float = 1.0, fresh_above: int | None = None, fresh_factor: float = 2.0):
+    """One launch's ping-pong: reused and fresh buffers, fresh ones ``fresh_factor`` slower above a size."""
+    out = {}
+    for size, reps in _ping_pong(eager).items():
+        reused = [t * factor for t in reps]
+        slow = fresh_factor if fresh_above is not None and size > fresh_above else 1.0
+        out[size] = {"reused": reused, "fresh": [t * slow for t in reused]}
+    return out
+
+
+def test_the_eager_limit_is_where_the_time_steps():
+    times = {s: 1e-6 + s / 5e9 + (2.5e-6 if s > 4096 else 0.0) for s in calibrate.PING_PONG_SIZES}
+    assert calibrate.eager_step(times) == 4096
+    smooth = {s: 1e-6 + s / 5e9 for s in calibrate.PING_PONG_SIZES}
+    assert calibrate.eager_step(smooth) is None
+
+
+def test_modes_are_separate_groups_named_where_they_appeared():
+    found = calibrate.modes_of(
+        [("1 reused", 118e-6), ("2 reused", 120e-6), ("1 fresh", 400e-6), ("2 fresh", 430e-6)]
+    )
+    assert "1 reused, 2 reused" in found and "1 fresh, 2 fresh" in found and "us" in found
+    assert calibrate.modes_of([("a", 1.0), ("b", 1.1), ("c", 1.2), ("d", 1.05)]) == ""
+
+
+def test_launches_give_intervals_and_modes():
+    launches = [_launch(4096, f, fresh_above=262144) for f in (0.97, 1.0, 1.02, 1.05)]
+    got = calibrate.fit_ping_pong(launches)
+    assert got["eager_limit"].median == 4096
+    # the value is of the reused buffers (the steady state of a program's loop) ...
+    assert got["latency"].median == pytest.approx(2e-6 * 1.01, rel=0.02)
+    latency = got["latency"]
+    assert latency.low < latency.median < latency.high
+    # ... the interval and the comment hold the slow mode of fresh buffers for large messages
+    table = got["link_table"]
+    assert "4194304 B:" in table.modes and "fresh" in table.modes
+    assert "1024 B:" not in table.modes
+    text = calibrate.network_text(got, collectives=False)
+    machine = Machine.from_dict(tomllib.loads('name = "m"\nnodes = 1\ncores_per_node = 2\n' + text))
+    assert machine.uncertain is not None
+    names = machine.uncertain.names
+    assert any(name.endswith(".bandwidth") for name in names) and "network.intra_node.handshake" in names
+    last = [i for path, i in machine.uncertain.inputs if path[-1] == "bandwidth"][-1]
+    assert last.low < last.value * 0.85  # the slow fresh buffers widen the interval downwards
+    assert "separate modes" in text
+
+
+def test_number_text_is_plain_without_spread():
+    assert calibrate.number_text(calibrate.Measured(2.0, 2.0, 2.0, "")) == "2"
+    assert (
+        calibrate.number_text(calibrate.Measured(2.0, 1.5, 3.0, "")) == "{ value = 2, low = 1.5, high = 3 }"
+    )
+
+
+def test_pooled_launches_take_the_median_of_launches_and_the_spread_of_all():
+    runs = [calibrate.Measured.of([v, v * 1.1], "x") for v in (1.0, 1.2, 1.4)]
+    got = calibrate.pooled(runs, "x")
+    assert got.median == pytest.approx(statistics.median([1.05, 1.26, 1.47]))
+    assert got.low == pytest.approx(np.percentile(got.values, 5)) and got.low < 1.1
+    assert got.high == pytest.approx(np.percentile(got.values, 95)) and got.high > 1.4 * 1.05
+    assert "3 launches" in got.how

@@ -141,7 +141,28 @@ def test_cli_json_sidecar_and_run(tmp_path, capsys):
     import tomllib
 
     costs = tomllib.loads(sidecar.read_text())
-    assert costs["elements"]["sort"]["cost"] == out["expression"]
+    assert costs["elements"]["sort"]["cost"] == out["expression"]  # exact data: no interval
+
+
+def test_fit_sidecar_writes_the_prediction_interval_and_run_uses_it(tmp_path, capsys):
+    import random
+    import tomllib
+
+    rng = random.Random(3)
+    rows = [
+        (n, (1e-3 + 2e-7 * n) * rng.uniform(0.9, 1.1))
+        for n in (1000, 2000, 4000, 8000, 16000)
+        for _ in range(6)
+    ]
+    csv_path = _write(tmp_path, "m.csv", "element,n,time\n" + "".join(f"sort,{n},{t!r}\n" for n, t in rows))
+    sidecar = tmp_path / "costs.toml"
+    assert main(["fit", str(csv_path), "--sidecar", str(sidecar)]) == 0
+    cost = tomllib.loads(sidecar.read_text())["elements"]["sort"]["cost"]
+    assert set(cost) == {"value", "low", "high"}
+    low, high = (float(cost[k].split(" * ")[0]) for k in ("low", "high"))
+    # measurements within +-10%: a 90% interval of a new one of roughly that width
+    assert 0.8 < low < 0.97 and 1.03 < high < 1.2
+    assert "prediction interval" in sidecar.read_text()
 
 
 def test_extrap_text_format(tmp_path):

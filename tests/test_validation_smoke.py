@@ -31,11 +31,16 @@ def test_validation_smoke(tmp_path):
     assert "pool T=2 sort n=16384" in names and "pipeline sort|increment n=16384" in names
     for row in report["rows"]:
         assert row["measured_median"] > 0 and row["predicted"] > 0
-        # accuracy is either reported (quiet) or withheld (loaded), never both
-        assert (row["error_percent"] is None) != (row["error_percent_loaded"] is None)
+        # a smoke run's errors are no accuracy: never reported as one, never counted as covered
+        assert row["error_percent"] is None and row["error_percent_unquiet"] is not None
+        assert row["covered"] is None
+        assert row["interval_low"] <= row["predicted"] <= row["interval_high"]
     # a smoke run never claims accuracy, quiet machine or not
     assert report["quiet"] is False and report["summary"] is None
     assert "NO ACCURACY REPORTED" in done.stdout
+    # the machine file is the calibrate command's, with intervals, as the suite ran it
+    assert report["calibration"]["command"].startswith("uml2perf calibrate -o ")
+    assert "{ value = " in report["machine"]
     # (pools of 1 and 2 threads take costs measured in different ways, so their predicted order
     # depends on this machine's noise: the sharing of cores is tested by hand in the unit tests)
     # one fitted cost per kernel and way of running it (results kept or handed on, threads at once)

@@ -566,6 +566,9 @@ def predict(
     rank_speedups: bool = False,
     default_cost: float | None = None,
     allow_zero: bool = False,
+    samples: int | None = None,
+    level: float | None = None,
+    interval: bool = True,
 ) -> Any:
     """Read (or import) a model and simulate it; returns the runtime's ``Results``.
 
@@ -587,6 +590,11 @@ def predict(
     ``machine`` is a ``Machine``, a TOML file or the name of a bundled machine (``gescher``,
     ``laptop``, ``cluster-modern``, ``gpu-node``); ``trace`` is a trace file to write, or
     ``True`` to keep the timeline in memory (for plots).
+
+    When the machine file or the sidecar gives inputs as intervals ``{ value, low, high }``
+    (and ``interval`` is true), ``samples`` more predictions at values drawn through them give
+    ``Results.interval`` (its ``level`` share, default 90%) and ``Results.sensitivity`` (see
+    :mod:`uml2perf.intervals`); the prediction itself stays the one at the values.
     """
     from uml2perf_runtime import Machine, simulate
     from uml2perf_runtime.engine.collector import release_cycles
@@ -662,6 +670,19 @@ def predict(
         from uml2perf_runtime.analysis.replications import summarise
 
         result = summarise(runs)
+    if interval:
+        _add_interval(
+            result,
+            spec,
+            machine_obj,
+            sidecar,
+            path,
+            samples,
+            level,
+            dict(procs=procs, nodes=nodes, overrides=dict(overrides or {}), seed=seed, placement=placement),
+            max_time,
+            dict(speedups or {}),
+        )
     if speedups:
         base_runs = [run_once(index, None, False, False) for index in range(replications)]
         result.base_time = sum(r.time for r in base_runs) / len(base_runs)
@@ -688,6 +709,46 @@ def predict(
             ],
         )
     return result
+
+
+def _add_interval(
+    result: Any,
+    spec: Any,
+    machine: Any,
+    sidecar: Any,
+    path: Any,
+    samples: int | None,
+    level: float | None,
+    run: dict[str, Any],
+    max_time: float | None,
+    speedups: dict[str, float],
+) -> None:
+    """``result.interval`` and ``result.sensitivity`` when some input is uncertain (else nothing)."""
+    from .intervals import (
+        DEFAULT_LEVEL,
+        DEFAULT_SAMPLES,
+        Sampler,
+        check_options,
+        prediction_interval,
+        uncertain_inputs,
+    )
+
+    car = None
+    if sidecar is not None:
+        from .profile.sidecar import load_sidecar
+
+        car = load_sidecar(sidecar)
+    where = str(sidecar or getattr(machine, "source", None) or path)
+    inputs = uncertain_inputs(machine, car, result.parameters, tuple(run["overrides"]), where)
+    if not inputs:
+        return
+    samples = DEFAULT_SAMPLES if samples is None else samples
+    level = DEFAULT_LEVEL if level is None else level
+    check_options(samples, level, where)
+    sampler = Sampler(spec, machine, inputs, max_time=max_time, speedups=speedups, **run)
+    found = prediction_interval(sampler, samples, level)
+    result.interval = found["interval"]
+    result.sensitivity = found["sensitivity"]
 
 
 #: ``critical_path="auto"`` (``run --json``) finds the critical path of runs of at most this many events;

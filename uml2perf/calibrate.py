@@ -1,36 +1,45 @@
-"""``uml2perf calibrate``: measure this machine and write a machine file that says how.
+"""``uml2perf calibrate``: measure this machine the way programs meet it, and write a machine file.
 
-Each number is the median of several repetitions (the spread is written next
-to it), measured the way programs run: numpy kernels with their results kept,
-on one core and on every core at once.  What is measured:
+Every measured key is written as ``{ value = <median>, low = <5th percentile>, high = <95th
+percentile> }`` (a plain number when it has no spread), with its unit and a comment that
+says how it was measured.  The values come from several *independent launches* (separate
+processes, separate ``mpiexec`` runs), never from the fastest repetition: a program meets
+whatever state the machine is in when it starts, and one process's repetitions share the
+state of that process (its buffers, its placement, the MPI's protocol choices).  What is
+measured:
 
-* ``speed``: a reference kernel (numpy sort of 2**16 random doubles); 1.0 when
-  this machine is the reference (costs fitted here), else its time on the
-  reference machine (``--reference-sort SECONDS``) over the time here;
-* peak floating-point rate (a numpy matrix product) and memory bandwidth (a
-  STREAM-like triad ``a = b + s*c`` over arrays far larger than the caches),
-  on one core and on all cores;
-* thread start and per-item hand-off (no-op pools of the standard thread
-  pool with 1 and all cores' workers over several item counts: the
-  intercepts give the start of a thread, the slopes the per-item cost and
-  how much of it is serialised; one-worker pools of a reference numpy sort
-  the wake-up of a caller that sleeps before every result), written as the
-  ``[threads]`` keys;
-* with mpi4py and an MPI installed: intra-node latency and bandwidth per
-  message-size range and the rendezvous handshake from a ping-pong over message
-  sizes, the eager limit from the knee where the time per message jumps, the
-  wake-up of a rank that shares its core, and the collectives' per-call overhead
-  and reduction cost from an allreduce over sizes (the fastest repetition each).
+* ``speed``: a reference kernel (numpy sort of 2**16 random doubles); 1.0 when this
+  machine is the reference (costs fitted here), else its time on the reference machine
+  (``--reference-sort SECONDS``) over the time here;
+* peak floating-point rate (a numpy matrix product) and memory bandwidth (a STREAM-like
+  triad ``a = b + s*c`` over arrays far larger than the caches), on one core and on all
+  cores;
+* thread start and per-item hand-off (no-op pools of the standard thread pool with 1 and
+  all cores' workers over several item counts: the intercepts give the start of a thread,
+  the slopes the per-item cost and how much of it is serialised; one-worker pools of a
+  reference numpy sort the wake-up of a caller that sleeps before every result), written
+  as the ``[threads]`` keys;
+* with mpi4py and an MPI installed: a 2-rank ping-pong over 8 B..4 MiB in every launch,
+  the sizes in a shuffled order, each size with a buffer reused from earlier messages and a
+  freshly allocated one (the two conditions programs meet); the per-launch, per-condition
+  medians give each size's time and interval.  A size whose times fall into separate
+  groups is reported as modes (the comment names each and where it appeared).  The eager
+  limit is where the time steps (the largest jump of the time between neighbouring
+  sizes, on logarithmic scales); the link's per-size-range latency and bandwidth, the
+  rendezvous handshake, the wake-up of a rank that shares its core (the same ping-pong
+  with two ranks per core, the machine oversubscribed) and the collectives' per-call
+  overhead and reduction cost (an allreduce over 8 B..4 MiB whose buffers rotate through
+  more memory than the caches hold, so the reduced data comes from memory) follow.
 
-``peak_flops`` (one core), ``memory_bandwidth`` (all cores) and
-``core_bandwidth`` (one core) are the machine file's roofline keys, the
-thread costs its ``[threads]`` keys, the network's its ``[network]`` and
-``[collectives]`` keys.
+``peak_flops`` (one core), ``memory_bandwidth`` (all cores) and ``core_bandwidth`` (one
+core) are the machine file's roofline keys, the thread costs its ``[threads]`` keys, the
+network's its ``[network]`` and ``[collectives]`` keys.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import math
 import os
 import shutil
@@ -41,19 +50,22 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 SORT_ELEMENTS = 1 << 16
 TRIAD_ELEMENTS = 1 << 23  # 3 arrays of 64 MiB: far beyond every cache
 MATMUL_N = 512
+#: Independent launches of every measurement unless ``--launches`` says otherwise.
+DEFAULT_LAUNCHES = 4
 
 
 @dataclass
 class Measured:
-    """A median over repetitions and its spread (min, max)."""
+    """A key's value (the median), its interval (5th and 95th percentiles) and how it was measured."""
 
     median: float
     low: float
@@ -63,15 +75,105 @@ class Measured:
     points: tuple[tuple[float, float, float], ...] = ()
     #: a choice the measurement made (the allreduce algorithm that fits best), else empty
     choice: str = ""
+    #: the measured values behind the interval (repetitions or launches)
+    values: tuple[float, ...] = ()
+    #: separate groups among the values, described for the comment (empty: one group)
+    modes: str = ""
+    #: per launch and condition, the ping-pong's processed table ``(label, ((size, seconds), ...))``
+    cells: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
 
     @property
     def spread(self) -> float:
+        """(high - low) / value: the interval's width relative to the value."""
         return (self.high - self.low) / self.median if self.median else 0.0
 
+    @classmethod
+    def of(cls, values: Sequence[float], how: str, value: float | None = None) -> Measured:
+        """The median (or ``value``) of ``values`` with their 5th..95th percentile interval."""
+        mid = statistics.median(values) if value is None else value
+        low, high = percentiles(values)
+        return cls(mid, min(low, mid), max(high, mid), how, values=tuple(float(v) for v in values))
 
-def _repeat(fn: Callable[[], float], repeats: int) -> tuple[float, float, float]:
-    values = [fn() for _ in range(repeats)]
-    return statistics.median(values), min(values), max(values)
+
+def percentiles(
+    values: Sequence[float], low: float = 5.0, high: float = 95.0, nearest: bool = False
+) -> tuple[float, float]:
+    """The ``low``-th and ``high``-th percentiles (linear interpolation between measured values;
+    ``nearest`` keeps to measured values, for sizes)."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return math.nan, math.nan
+    if nearest:
+        return float(np.percentile(data, low, method="nearest")), float(
+            np.percentile(data, high, method="nearest")
+        )
+    return float(np.percentile(data, low)), float(np.percentile(data, high))
+
+
+#: Two groups of values are separate modes when the larger starts at least this factor above
+#: the smaller's end (and each holds a fifth of the values, at least two).
+MODE_GAP = 1.5
+
+
+def modes_of(labelled: Sequence[tuple[str, float]], unit: str = "s") -> str:
+    """Separate groups among labelled values, described for a comment; empty when they form one.
+
+    The values are sorted and cut at their largest ratio gap; a gap of at least
+    :data:`MODE_GAP` with a fifth of the values (two at least) on each side is two modes.
+    """
+    ordered = sorted(labelled, key=lambda item: item[1])
+    n = len(ordered)
+    least = max(2, math.ceil(n / 5))
+    if n < 2 * least:
+        return ""
+    gaps = [
+        (ordered[i + 1][1] / ordered[i][1] if ordered[i][1] > 0 else math.inf, i)
+        for i in range(least - 1, n - least)
+    ]
+    ratio, cut = max(gaps)
+    if ratio < MODE_GAP:
+        return ""
+    groups = (ordered[: cut + 1], ordered[cut + 1 :])
+    return "; ".join(
+        f"{_shown(statistics.median(v for _, v in group), unit)} in {_where(label for label, _ in group)}"
+        for group in groups
+    )
+
+
+def _shown(value: float, unit: str) -> str:
+    if unit == "s":
+        return f"{value * 1e6:.3g} us"
+    return f"{value:.4g} {unit}".rstrip()
+
+
+def _where(labels: Any) -> str:
+    """``launches 1, 3 (reused), 2 (fresh)``: where a mode appeared, short."""
+    names = sorted(set(labels))
+    return ", ".join(names) if len(names) <= 6 else ", ".join(names[:6]) + f" and {len(names) - 6} more"
+
+
+def pooled(launches: Sequence[Measured], how: str) -> Measured:
+    """One key from several launches: the median of the launches' values, the interval of all values.
+
+    The interval takes the 5th..95th percentiles of every launch's repetitions together and
+    always holds the value; launches whose values differ by more than :data:`MODE_GAP` are
+    named as modes.
+    """
+    middles = [m.median for m in launches]
+    every = [v for m in launches for v in (m.values or (m.median,))]
+    mid = statistics.median(middles)
+    low, high = percentiles(every)
+    modes = modes_of([(f"launch {i + 1}", v) for i, v in enumerate(middles)], unit="")
+    note = f"; {len(launches)} launches" if len(launches) > 1 else ""
+    return Measured(
+        mid,
+        min(low, mid),
+        max(high, mid),
+        how + note,
+        choice=launches[0].choice,
+        values=tuple(every),
+        modes=modes,
+    )
 
 
 def _on_all_cores(fn: Callable[[], float], cores: int) -> float:
@@ -255,15 +357,14 @@ def thread_costs(repeats: int, cores: int) -> dict[str, Measured]:
     )
     what = ("per thread started", "per item, serialised", "per item, in parallel")
     out = {
-        key: Measured(middle[i], min(e[i] for e in each), max(e[i] for e in each), f"{how}: {what[i]}")
+        key: Measured.of([e[i] for e in each], f"{how}: {what[i]}", value=middle[i])
         for i, key in enumerate(("thread_start", "thread_handoff", "thread_overhead"))
     }
-    out["thread_wakeup"] = Measured(
-        wakeup(statistics.median, middle),
-        min(wakeups),
-        max(wakeups),
+    out["thread_wakeup"] = Measured.of(
+        wakeups,
         f"one-worker pools of numpy sorts of {TASK_ELEMENTS} doubles over the same items: per item "
         "beyond the sort alone and the no-op hand-off (the caller wakes for every result)",
+        value=wakeup(statistics.median, middle),
     )
     return out
 
@@ -277,8 +378,8 @@ def threads_section(values: dict[str, Measured], comments: bool = True) -> str:
     lines = ["[threads]"]
     for name in ("start", "handoff", "overhead", "wakeup"):
         m = values[f"thread_{name}"]
-        note = f"  # {m.how}; min..max {m.low:.3g}..{m.high:.3g}" if comments else ""
-        lines.append(f"{name} = {m.median:.4g}{note}")
+        note = f"  # seconds; {m.how}" + (f"; modes: {m.modes}" if m.modes else "") if comments else ""
+        lines.append(f"{name} = {number_text(m)}{note}")
     return "\n".join(lines) + "\n"
 
 
@@ -294,21 +395,18 @@ def memory_bandwidths(
     say = say or (lambda _m: None)
     pick = "fastest of" if fastest else "median of"
 
-    def timed(fn: Callable[[], float]) -> tuple[float, float, float]:
-        med, lo, hi = _repeat(fn, repeats)
-        return (lo if fastest else med), lo, hi
+    def rates(fn: Callable[[], float], moved: float, how: str) -> Measured:
+        times = [fn() for _ in range(repeats)]
+        value = moved / (min(times) if fastest else statistics.median(times))
+        return Measured.of([moved / t for t in times], how, value=value)
 
     out: dict[str, Measured] = {}
     say("memory bandwidth, one core (triad a = b + s*c)")
     triad = triad_seconds(TRIAD_ELEMENTS)
     moved = 5 * 8 * TRIAD_ELEMENTS  # numpy does it in two passes: c read, a written; a and b read, a written
     triad()  # first touch of the output pages is not bandwidth
-    mid, lo, hi = timed(triad)
-    out["core_bandwidth"] = Measured(
-        moved / mid,
-        moved / hi,
-        moved / lo,
-        f"triad over {TRIAD_ELEMENTS} doubles on one core ({pick} {repeats})",
+    out["core_bandwidth"] = rates(
+        triad, moved, f"triad over {TRIAD_ELEMENTS} doubles on one core ({pick} {repeats})"
     )
     say(f"memory bandwidth, {cores} cores")
     small = TRIAD_ELEMENTS // cores
@@ -331,40 +429,37 @@ def memory_bandwidths(
             t.join()
         return max(results)
 
-    mid, lo, hi = timed(all_cores)
-    moved_all = 5 * 8 * small * cores
-    out["memory_bandwidth"] = Measured(
-        moved_all / mid,
-        moved_all / hi,
-        moved_all / lo,
+    out["memory_bandwidth"] = rates(
+        all_cores,
+        5 * 8 * small * cores,
         f"triad over {small} doubles per core on {cores} cores at once ({pick} {repeats})",
     )
     return out
 
 
-def measure(
+def measure_here(
     repeats: int = 11, progress: Callable[[str], None] | None = None, reference_sort: float | None = None
 ) -> dict[str, Measured]:
-    """Every measurement of the machine (MPI ones only when mpi4py and mpiexec are there)."""
+    """Every measurement that runs inside this process (all but MPI), each with its repetitions."""
     say = progress or (lambda _m: None)
     cores = os.cpu_count() or 1
     out: dict[str, Measured] = {}
     say("reference kernel (numpy sort of 65,536 doubles)")
-    med, lo, hi = _repeat(sort_seconds, max(repeats, 9))
+    sorts = [sort_seconds() for _ in range(max(repeats, 9))]
+    med = statistics.median(sorts)
     if reference_sort is None:
         # this machine is the reference: costs fitted here are in its seconds
         out["speed"] = Measured(
             1.0,
-            med / hi,
-            med / lo,
+            1.0,
+            1.0,
             f"this machine is the reference (numpy sort of {SORT_ELEMENTS} doubles: "
             f"{med * 1e3:.3f} ms; pass --reference-sort with another machine's time to compare)",
+            values=tuple(med / t for t in sorts),
         )
     else:
-        out["speed"] = Measured(
-            reference_sort / med,
-            reference_sort / hi,
-            reference_sort / lo,
+        out["speed"] = Measured.of(
+            [reference_sort / t for t in sorts],
             f"numpy sort of {SORT_ELEMENTS} doubles took {med * 1e3:.3f} ms against "
             f"{reference_sort * 1e3:.3f} ms on the reference machine",
         )
@@ -373,49 +468,130 @@ def measure(
     mm = matmul_seconds(MATMUL_N)
     flops = 2 * MATMUL_N**3
     mm()
-    med, lo, hi = _repeat(mm, repeats)
-    out["core_flops"] = Measured(
-        flops / med, flops / hi, flops / lo, f"{MATMUL_N}x{MATMUL_N} matrix product, one call"
+    out["core_flops"] = Measured.of(
+        [flops / mm() for _ in range(repeats)], f"{MATMUL_N}x{MATMUL_N} matrix product, one call"
     )
-    med, lo, hi = _repeat(lambda: _on_all_cores(mm, cores), repeats)
-    out["peak_flops"] = Measured(
-        cores * flops / med,
-        cores * flops / hi,
-        cores * flops / lo,
+    out["peak_flops"] = Measured.of(
+        [cores * flops / _on_all_cores(mm, cores) for _ in range(repeats)],
         f"{cores} matrix products at once, one per core",
     )
     say("thread start and hand-off (no-op thread pools)")
     out.update(thread_costs(repeats, cores))
-    out.update(measure_mpi(progress=say))
+    return out
+
+
+#: What a launch of :func:`measure_here` in its own process runs (its result as JSON on stdout).
+_HERE = (
+    "import json, sys\n"
+    "from uml2perf.calibrate import measure_here, to_json\n"
+    "ref = None if sys.argv[2] == '-' else float(sys.argv[2])\n"
+    "print(json.dumps(to_json(measure_here(int(sys.argv[1]), reference_sort=ref))))\n"
+)
+
+
+def to_json(values: dict[str, Measured]) -> dict[str, Any]:
+    return {key: {"median": m.median, "values": list(m.values), "how": m.how} for key, m in values.items()}
+
+
+def _from_json(data: dict[str, Any]) -> dict[str, Measured]:
+    return {
+        key: Measured(
+            m["median"], m["median"], m["median"], m["how"], values=tuple(m["values"] or (m["median"],))
+        )
+        for key, m in data.items()
+    }
+
+
+def measure_launches(
+    repeats: int,
+    launches: int,
+    progress: Callable[[str], None] | None = None,
+    reference_sort: float | None = None,
+) -> dict[str, Measured]:
+    """:func:`measure_here` in ``launches`` separate processes, pooled (:func:`pooled`).
+
+    One launch measures in this process (the tests' way, and the quickest); more launches
+    each start a fresh interpreter, which meets the machine anew (page placement, caches,
+    the scheduler's choice of core).
+    """
+    say = progress or (lambda _m: None)
+    if launches <= 1:
+        return measure_here(repeats, say, reference_sort)
+    runs: list[dict[str, Measured]] = []
+    for index in range(launches):
+        say(f"kernels, memory, flop rate and thread costs: launch {index + 1} of {launches}")
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _HERE,
+                str(repeats),
+                "-" if reference_sort is None else repr(reference_sort),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"a measurement launch failed: {done.stderr.strip()[-400:]}")
+        runs.append(_from_json(json.loads(done.stdout.strip().splitlines()[-1])))
+    out = {key: pooled([run[key] for run in runs], runs[0][key].how) for key in runs[0]}
+    if reference_sort is None:
+        out["speed"] = replace(out["speed"], median=1.0, low=1.0, high=1.0, modes="")
+    return out
+
+
+def measure(
+    repeats: int = 11,
+    progress: Callable[[str], None] | None = None,
+    reference_sort: float | None = None,
+    launches: int = DEFAULT_LAUNCHES,
+    mpi: bool = True,
+) -> dict[str, Measured]:
+    """Every measurement of the machine (MPI ones only with ``mpi`` and when mpi4py and mpiexec are there)."""
+    say = progress or (lambda _m: None)
+    out = measure_launches(repeats, launches, say, reference_sort)
+    if mpi:
+        out.update(measure_mpi(repeats=repeats, progress=say, launches=launches))
     return out
 
 
 # --------------------------------------------------------------------------- MPI ping-pong
 
 PING_PONG_SIZES = [8 << k for k in range(0, 20, 1)]  # 8 B .. 4 MiB
+#: The two buffer conditions of every ping-pong size: reused from earlier messages, newly allocated.
+CONDITIONS = ("reused", "fresh")
 
 _PING_PONG = r"""
-import sys, time, json
+import sys, time, json, random
 from mpi4py import MPI
 import numpy as np
 comm = MPI.COMM_WORLD
-sizes = json.loads(sys.argv[1]); repeats = int(sys.argv[2])
+sizes = json.loads(sys.argv[1]); repeats = int(sys.argv[2]); seed = int(sys.argv[3])
+random.Random(seed).shuffle(sizes)
 peer = comm.rank ^ 1
+
+def bounce(buf, size, rounds):
+    for _ in range(rounds):  # in pairs: rank 2k with rank 2k + 1
+        if comm.rank % 2 == 0:
+            comm.Send([buf, size, MPI.BYTE], dest=peer); comm.Recv([buf, size, MPI.BYTE], source=peer)
+        else:
+            comm.Recv([buf, size, MPI.BYTE], source=peer); comm.Send([buf, size, MPI.BYTE], dest=peer)
+
 out = {}
 for size in sizes:
-    buf = np.zeros(max(size, 1), dtype=np.uint8)
     rounds = max(4, min(200, (1 << 21) // max(size, 1)))
-    times = []
-    for _ in range(repeats):
-        comm.Barrier()
-        start = time.perf_counter()
-        for _ in range(rounds):  # in pairs: rank 2k with rank 2k + 1
-            if comm.rank % 2 == 0:
-                comm.Send([buf, size, MPI.BYTE], dest=peer); comm.Recv([buf, size, MPI.BYTE], source=peer)
-            else:
-                comm.Recv([buf, size, MPI.BYTE], source=peer); comm.Send([buf, size, MPI.BYTE], dest=peer)
-        times.append(comm.allreduce((time.perf_counter() - start) / rounds / 2, op=MPI.MAX))
-    out[size] = sorted(times)
+    kept = np.zeros(max(size, 1), dtype=np.uint8)
+    bounce(kept, size, 1)
+    found = {"reused": [], "fresh": []}
+    for r in range(repeats):
+        for how in (("reused", "fresh") if r % 2 == 0 else ("fresh", "reused")):
+            buf = kept if how == "reused" else np.zeros(max(size, 1), dtype=np.uint8)
+            comm.Barrier()
+            start = time.perf_counter()
+            bounce(buf, size, rounds)
+            found[how].append(comm.allreduce((time.perf_counter() - start) / rounds / 2, op=MPI.MAX))
+    out[size] = found
 if comm.rank == 0:
     print(json.dumps(out))
 """
@@ -452,36 +628,161 @@ def _is_openmpi(launcher: str) -> bool:
     return "Open MPI" in text or "OpenRTE" in text
 
 
-def ping_pong(repeats: int = 5, progress: Callable[[str], None] | None = None) -> dict[str, Measured]:
-    """The intra-node link from a 2-rank ping-pong over :data:`PING_PONG_SIZES` (empty without MPI)."""
-    import json
+#: A ping-pong's measurements: one dict per launch, size -> condition -> repetitions (seconds).
+Launches = list[dict[int, dict[str, list[float]]]]
 
+
+def ping_pong_launches(
+    repeats: int, launches: int, ranks: int = 2, sizes: Sequence[int] | None = None
+) -> Launches:
+    """The ping-pong over ``sizes`` in ``launches`` separate ``mpiexec`` runs (sizes shuffled in each)."""
+    found: Launches = []
+    for index in range(launches):
+        line = _run_mpi_script(
+            _PING_PONG, ranks, [json.dumps(list(sizes or PING_PONG_SIZES)), str(repeats), str(1000 + index)]
+        )
+        if line is None:
+            continue
+        found.append({int(k): v for k, v in json.loads(line).items()})
+    return found
+
+
+def ping_pong(
+    repeats: int = 7, progress: Callable[[str], None] | None = None, launches: int = DEFAULT_LAUNCHES
+) -> dict[str, Measured]:
+    """The intra-node link from 2-rank ping-pongs over :data:`PING_PONG_SIZES` (empty without MPI)."""
     if mpi_available() is None:
         return {}
     if progress:
-        progress("MPI ping-pong, 8 B to 4 MiB")
-    line = _run_mpi_script(_PING_PONG, 2, [json.dumps(PING_PONG_SIZES), str(repeats)])
-    if line is None:
+        progress(
+            f"MPI ping-pong, 8 B to 4 MiB, {launches} launches (sizes shuffled, reused and fresh buffers)"
+        )
+    data = ping_pong_launches(repeats, launches)
+    if not data:
         return {}
-    return fit_ping_pong({int(k): v for k, v in json.loads(line).items()})
+    return fit_ping_pong(data)
 
 
-def quiet_time(values: list[float]) -> float:
-    """The time of a size as the MPI measurements take it: the fastest repetition.
+def _cells(data: Launches | dict[int, list[float]]) -> list[tuple[str, dict[int, float]]]:
+    """Per launch and buffer condition, each size's median one-way time: ``(label, {size: seconds})``.
 
-    Each repetition is a mean over many calls; on a machine others share, a repetition that a
-    preemption hit is slower by whole scheduler slices, and the median of a handful is often
-    one of them.  The fastest repetition is the machine's own cost (what a quiet run sees).
+    A plain ``{size: repetitions}`` is one launch of one condition.
     """
-    return min(values)
+    if isinstance(data, dict):
+        return [("launch 1", {int(s): statistics.median(v) for s, v in data.items()})]
+    cells = []
+    for index, launch in enumerate(data):
+        for how in CONDITIONS:
+            if all(how in launch[s] and launch[s][how] for s in launch):
+                cells.append((f"{index + 1} {how}", {s: statistics.median(launch[s][how]) for s in launch}))
+    return cells
 
 
-def fit_ping_pong(data: dict[int, list[float]]) -> dict[str, Measured]:
-    """Latency and bandwidth lines below and above the eager limit (the size where time jumps most)."""
-    sizes = sorted(data)
-    med = {s: quiet_time(data[s]) for s in sizes}
+def eager_step(times: dict[int, float], lowest: int = 512, highest: int = 1 << 18) -> int | None:
+    """The eager limit: the size after which the one-way time steps, or None when nothing steps.
 
-    # the knee: the split into two alpha + n*beta lines (below / above) with the smallest relative error
+    On logarithmic scales the time of doubling sizes grows smoothly (flat where latency rules,
+    slope 1 where bandwidth does); the protocol change adds a step.  The step is the pair of
+    neighbouring sizes whose growth most exceeds the growth on both sides of it (the largest
+    second difference of log time over the sizes), taken only where the time grows at least
+    15% more than its neighbours' growth.
+    """
+    sizes = sorted(times)
+    logs = [math.log(max(times[s], 1e-15)) for s in sizes]
+    best: tuple[float, int] | None = None
+    for k in range(1, len(sizes) - 2):
+        if not lowest <= sizes[k] <= highest:
+            continue
+        grow = logs[k + 1] - logs[k]
+        around = (logs[k] - logs[k - 1] + logs[k + 2] - logs[k + 1]) / 2
+        score = grow - around
+        if best is None or score > best[0]:
+            best = (score, sizes[k])
+    if best is None or best[0] < math.log(1.15):
+        return None
+    return best[1]
+
+
+def fit_ping_pong(data: Launches | dict[int, list[float]]) -> dict[str, Measured]:
+    """Latency, bandwidth, eager limit, handshake and the measured table from the ping-pong launches.
+
+    Each size's time is the median over the launches of their medians with a reused buffer:
+    the message of a program's loop goes from and into memory it used before (every message
+    but its first), and the first touch of new pages is the cost of the kernel that writes
+    them, which ``fit`` measures the way programs run it.  The intervals come from the same
+    fits done on each launch and buffer condition alone, fresh buffers included (a program
+    that receives into new arrays meets them), so they span every mode seen.
+    """
+    cells = _cells(data)
+    sizes = sorted(set.intersection(*(set(c) for _, c in cells)))
+    steady = [c for label, c in cells if not label.endswith(" fresh")] or [c for _, c in cells]
+    med = {s: statistics.median(c[s] for c in steady) for s in sizes}
+    found = eager_step(med)
+    eager = found if found is not None else _knee(med)
+    eagers = [e for _, c in cells if (e := eager_step(c)) is not None]
+    following = [s for s in sizes if s > eager]
+    ratio = med[following[0]] / med[eager] if following else 1.0
+    small = [s for s in sizes if s <= eager]
+    large = [s for s in sizes if s > eager]
+
+    def line(times: dict[int, float], chosen: list[int]) -> tuple[float, float]:
+        x = np.array(chosen, float)
+        y = np.array([times[s] for s in chosen])
+        slope, intercept = np.polyfit(x, y, 1, w=1 / y)
+        return max(float(intercept), 1e-9), (1 / float(slope) if slope > 0 else float("inf"))
+
+    def keyed(pick: Callable[[dict[int, float]], float], how: str, unit: str = "s") -> Measured:
+        each = [pick(c) for _, c in cells]
+        finite = [v for v in each if math.isfinite(v)]
+        value = pick(med)
+        m = Measured.of(finite or [value], how, value=value)
+        if len(cells) > 1:
+            m.modes = modes_of([(label, v) for (label, _), v in zip(cells, each, strict=True)], unit)
+        return m
+
+    has_small, has_large = len(small) >= 2, len(large) >= 2
+    out = {
+        "latency": keyed(
+            lambda t: line(t, small)[0] if has_small else t[sizes[0]],
+            f"ping-pong, one way, line over {small[0]}..{small[-1]} B",
+        ),
+        "bandwidth": keyed(
+            lambda t: line(t, large)[1] if has_large else math.inf,
+            f"ping-pong, one way, slope over {large[0] if large else '-'}..{large[-1] if large else '-'} B",
+            "B/s",
+        ),
+        "eager_limit": _sizes_measured(
+            eagers or [eager],
+            f"the one-way time steps after {eager} B (the next size takes {ratio:.2f}x as long: "
+            f"{med[eager] * 1e6:.3g} us to {med[following[0]] * 1e6 if following else 0:.3g} us)"
+            if found is not None
+            else f"no step in the one-way time: knee of the best split into two lines after {eager} B",
+            value=float(eager),
+        ),
+        "rendezvous_latency": keyed(
+            lambda t: line(t, large)[0] if has_large else t[sizes[0]],
+            "intercept of the line above the eager limit",
+        ),
+        "eager_bandwidth": keyed(
+            lambda t: line(t, small)[1] if has_small else math.inf,
+            "slope of the line up to the eager limit",
+            "B/s",
+        ),
+    }
+    out.update(_handshake_and_table(cells, med, eager))
+    return out
+
+
+def _sizes_measured(sizes: Sequence[float], how: str, value: float) -> Measured:
+    """A size found per launch: the value, and the 5th..95th percentiles among the sizes found."""
+    low, high = percentiles(sizes, nearest=True)
+    return Measured(value, min(low, value), max(high, value), how, values=tuple(float(s) for s in sizes))
+
+
+def _knee(med: dict[int, float]) -> int:
+    """The split into two ``alpha + n*beta`` lines (below / above) with the smallest relative error."""
+    sizes = sorted(med)
+
     def rel_error(chosen: list[int]) -> float:
         if len(chosen) < 2:
             return 0.0
@@ -495,91 +796,74 @@ def fit_ping_pong(data: dict[int, list[float]]) -> dict[str, Measured]:
         (rel_error([s2 for s2 in sizes if s2 <= s]) + rel_error([s2 for s2 in sizes if s2 > s]), s)
         for s in candidates
     ]
-    eager = min(scored)[1] if scored else 65536
-    following = [s for s in sizes if s > eager]
-    ratio = med[following[0]] / med[eager] if following else 1.0
-    small = [s for s in sizes if s <= eager]
-    large = [s for s in sizes if s > eager]
+    return min(scored)[1] if scored else 65536
 
-    def line(chosen: list[int]) -> tuple[float, float]:
-        x = np.array(chosen, float)
-        y = np.array([med[s] for s in chosen])
-        slope, intercept = np.polyfit(x, y, 1, w=1 / y)
-        return max(float(intercept), 1e-9), (1 / float(slope) if slope > 0 else float("inf"))
 
-    lat, bw = line(small) if len(small) >= 2 else (med[sizes[0]], float("inf"))
-    lat_l, bw_l = line(large) if len(large) >= 2 else (lat, bw)
-    out = {
-        "latency": Measured(
-            lat,
-            lat * min(data[sizes[0]]) / med[sizes[0]],
-            lat * max(data[sizes[0]]) / med[sizes[0]],
-            f"ping-pong, one way, line over {small[0]}..{small[-1]} B",
-        ),
-        "bandwidth": Measured(
-            bw_l,
-            bw_l,
-            bw_l,
-            f"ping-pong, one way, slope over {large[0] if large else '-'}..{large[-1] if large else '-'} B",
-        ),
-        "eager_limit": Measured(
-            float(eager),
-            float(eager),
-            float(eager),
-            f"knee of the ping-pong time after {eager} B (the next size takes {ratio:.2f}x as long; best "
-            "split into two latency + size/bandwidth lines)",
-        ),
-        "rendezvous_latency": Measured(lat_l, lat_l, lat_l, "intercept of the line above the eager limit"),
-        "eager_bandwidth": Measured(bw, bw, bw, "slope of the line up to the eager limit"),
-    }
-    out.update(_handshake_and_table(data, med, eager))
-    return out
+def _handshake(times: dict[int, float], eager: int) -> float:
+    sizes = sorted(times)
+    above = [s for s in sizes if s > eager][:3]
+    if len(above) < 2:
+        return 0.0
+    slope, intercept = np.polyfit(np.array(above, float), np.array([times[s] for s in above]), 1)
+    return max(0.0, float(intercept) - times[sizes[0]])
+
+
+def _table(times: dict[int, float], eager: int, handshake: float) -> list[tuple[float, float]]:
+    """``(size, one-way seconds)``: non-decreasing each side of the eager limit, less the handshake above."""
+    points: list[tuple[float, float]] = []
+    floor = {False: 0.0, True: 0.0}
+    for s in sorted(times):
+        rendezvous = s > eager
+        t = max(times[s] - (handshake if rendezvous else 0.0), floor[rendezvous], 1e-12)
+        floor[rendezvous] = t
+        points.append((float(s), t))
+    return points
 
 
 def _handshake_and_table(
-    data: dict[int, list[float]], med: dict[int, float], eager: int
+    cells: list[tuple[str, dict[int, float]]], med: dict[int, float], eager: int
 ) -> dict[str, Measured]:
     """The rendezvous handshake and the link's measured table (handshake taken out above the limit).
 
     The handshake is what a rendezvous message pays beyond an eager one of no size: the
     intercept of the line through the first sizes above the eager limit, less the time of the
-    smallest message.  The table is the median one-way time of every size, made non-decreasing
-    on each side of the eager limit (a larger message never takes less time; repetitions on a
-    shared machine sometimes say otherwise), less the handshake above the limit.
+    smallest message.  The table is each size's median one-way time, made non-decreasing on
+    each side of the eager limit (a larger message never takes less time; repetitions on a
+    shared machine sometimes say otherwise), less the handshake above the limit.  Each size's
+    spread is its interval's width over its time, and its modes are kept for the comment.
     """
     sizes = sorted(med)
     above = [s for s in sizes if s > eager][:3]
-    smallest = med[sizes[0]]
-    if len(above) >= 2:
-        x = np.array(above, float)
-        y = np.array([med[s] for s in above])
-        slope, intercept = np.polyfit(x, y, 1)
-        handshake = max(0.0, float(intercept) - smallest)
-        how_hs = (
-            f"intercept of the ping-pong line over {above[0]}..{above[-1]} B (first rendezvous sizes) "
-            f"less the one-way time of {sizes[0]} B ({smallest * 1e6:.3g} us)"
-        )
-    else:
-        handshake, how_hs = 0.0, "no sizes above the eager limit were measured"
-    spreads = {s: (statistics.median(data[s]) - med[s]) / med[s] if med[s] else 0.0 for s in sizes}
-    points: list[tuple[float, float, float]] = []
-    floor = {False: 0.0, True: 0.0}
-    for s in sizes:
-        rendezvous = s > eager
-        t = max(med[s] - (handshake if rendezvous else 0.0), floor[rendezvous], 1e-12)
-        floor[rendezvous] = t
-        points.append((float(s), t, spreads[s]))
-    worst = max(spreads.values(), default=0.0)
+    handshake = _handshake(med, eager)
+    how_hs = (
+        f"intercept of the ping-pong line over {above[0]}..{above[-1]} B (first rendezvous sizes) "
+        f"less the one-way time of {sizes[0]} B ({med[sizes[0]] * 1e6:.3g} us)"
+        if len(above) >= 2
+        else "no sizes above the eager limit were measured"
+    )
+    table = _table(med, eager, handshake)
+    points = []
+    size_modes = []
+    for (size, t), s in zip(table, sizes, strict=True):
+        low, high = percentiles([c[s] for _, c in cells])
+        points.append((size, t, (high - low) / med[s] if med[s] else 0.0))
+        found = modes_of([(label, c[s]) for label, c in cells])
+        if found:
+            size_modes.append(f"{s} B: {found}")
+    worst = max((p[2] for p in points), default=0.0)
     return {
-        "handshake": Measured(handshake, handshake, handshake, how_hs),
+        "handshake": Measured.of([_handshake(c, eager) for _, c in cells], how_hs, value=handshake),
         "link_table": Measured(
-            smallest,
-            smallest,
-            smallest,
-            "fastest of the repetitions' mean one-way ping-pong time of each size "
-            f"({len(sizes)} sizes, {sizes[0]}..{sizes[-1]} B; "
-            f"the median is up to {worst * 100:.0f}% slower)",
+            med[sizes[0]],
+            med[sizes[0]],
+            med[sizes[0]],
+            f"median over the launches of each size's median one-way ping-pong time with a reused "
+            f"buffer ({len(sizes)} sizes, {sizes[0]}..{sizes[-1]} B, in shuffled order); 5th..95th "
+            f"percentiles of {len(cells)} launches and buffer conditions up to {worst * 100:.0f}% of "
+            "the time apart",
             tuple(points),
+            modes=" | ".join(size_modes),
+            cells=tuple((label, tuple(_table(c, eager, _handshake(c, eager)))) for label, c in cells),
         ),
     }
 
@@ -657,29 +941,39 @@ def link_ranges(
 
 # --------------------------------------------------------------------------- MPI allreduce
 
-ALLREDUCE_SIZES = [8, 64, 512, 4096, 32768, 131072, 524288, 1 << 20]
+ALLREDUCE_SIZES = [8, 64, 512, 4096, 32768, 131072, 524288, 1 << 20, 1 << 22]
+#: Bytes the allreduce's buffers rotate through: more than the last-level caches hold, so the
+#: reduced data comes from memory (a reduction in cache costs a fraction of one from memory).
+ROTATE_BYTES = 96 << 20
 #: Message size of the crowded ping-pong that measures the wake-up.
 WAKEUP_SIZE = 8
 
 _ALLREDUCE = r"""
-import sys, time, json
+import sys, time, json, random
 from mpi4py import MPI
 import numpy as np
 comm = MPI.COMM_WORLD
-sizes = json.loads(sys.argv[1]); repeats = int(sys.argv[2])
+sizes = json.loads(sys.argv[1]); repeats = int(sys.argv[2]); seed = int(sys.argv[3])
+rotate = int(sys.argv[4])
+random.Random(seed).shuffle(sizes)
 out = {}
 for size in sizes:
-    send = np.ones(max(size // 8, 1)); recv = np.empty_like(send)
+    count = max(1, min(16384, rotate // max(size, 1)))
+    sends = [np.ones(max(size // 8, 1)) for _ in range(count)]
+    recvs = [np.ones_like(sends[0]) for _ in range(count)]  # touched: no page faults in the timing
     rounds = max(4, min(200, (1 << 21) // max(size, 1)))
-    comm.Allreduce(send, recv)
+    comm.Allreduce(sends[0], recvs[0])
     times = []
+    k = 0
     for _ in range(repeats):
         comm.Barrier()
         start = time.perf_counter()
         for _ in range(rounds):
-            comm.Allreduce(send, recv)
+            comm.Allreduce(sends[k % count], recvs[k % count])
+            k += 1
         times.append(comm.allreduce((time.perf_counter() - start) / rounds, op=MPI.MAX))
-    out[size] = sorted(times)
+    out[size] = times
+    del sends, recvs
 if comm.rank == 0:
     print(json.dumps(out))
 """
@@ -710,40 +1004,46 @@ def _run_mpi_script(source: str, ranks: int, args: list[str], timeout: float = 1
     return done.stdout.strip().splitlines()[-1]
 
 
-def allreduce_times(repeats: int = 7) -> dict[int, list[float]]:
-    """Seconds per ``MPI_Allreduce`` (sum of doubles) on 2 ranks, by size: sorted repetitions."""
-    import json
+def allreduce_launches(repeats: int = 7, launches: int = DEFAULT_LAUNCHES) -> list[dict[int, list[float]]]:
+    """Seconds per ``MPI_Allreduce`` (sum of doubles) on 2 ranks, by size, per launch (sizes shuffled)."""
+    found = []
+    for index in range(launches):
+        line = _run_mpi_script(
+            _ALLREDUCE, 2, [json.dumps(ALLREDUCE_SIZES), str(repeats), str(2000 + index), str(ROTATE_BYTES)]
+        )
+        if line is not None:
+            found.append({int(k): v for k, v in json.loads(line).items()})
+    return found
 
-    line = _run_mpi_script(_ALLREDUCE, 2, [json.dumps(ALLREDUCE_SIZES), str(repeats)])
-    if line is None:
-        return {}
-    return {int(k): v for k, v in json.loads(line).items()}
 
-
-def crowded_ping_pong(repeats: int = 5) -> dict[str, Measured]:
+def crowded_ping_pong(repeats: int = 7, launches: int = DEFAULT_LAUNCHES) -> dict[str, Measured]:
     """``[network] wakeup``: what a message adds when two ranks share every core.
 
-    The ping-pong of :data:`WAKEUP_SIZE` bytes runs in pairs on twice as many ranks as cores, so
-    a rank waiting for its message shares its core with another rank (the MPI then yields the
-    core while it polls); the one-way time less the one-way time of two ranks on their own cores
-    is the wake-up.  Empty without MPI.
+    The ping-pong of :data:`WAKEUP_SIZE` bytes runs in pairs on twice as many ranks as cores
+    (the machine oversubscribed), so a rank waiting for its message shares its core with
+    another rank; the one-way time less the one-way time of two ranks on their own cores is
+    the wake-up.  Each launch pairs one oversubscribed and one plain run; the median over
+    the launches is the value.  Empty without MPI.
     """
-    import json
-
     cores = os.cpu_count() or 1
-    sizes = [WAKEUP_SIZE]
-    alone = _run_mpi_script(_PING_PONG, 2, [json.dumps(sizes), str(repeats)])
-    crowded = _run_mpi_script(_PING_PONG, 2 * cores, [json.dumps(sizes), str(repeats)])
-    if alone is None or crowded is None:
+    alone: list[float] = []
+    crowded: list[float] = []
+    for index in range(launches):
+        for ranks, into in ((2, alone), (2 * cores, crowded)):
+            line = _run_mpi_script(_PING_PONG, ranks, [json.dumps([WAKEUP_SIZE]), str(repeats), str(index)])
+            if line is not None:
+                into.append(statistics.median(json.loads(line)[str(WAKEUP_SIZE)]["reused"]))
+    if not alone or not crowded:
         return {}
-    t_alone = quiet_time(json.loads(alone)[str(WAKEUP_SIZE)])
-    t_crowded = quiet_time(json.loads(crowded)[str(WAKEUP_SIZE)])
-    wakeup = max(0.0, t_crowded - t_alone)
+    t_alone, t_crowded = statistics.median(alone), statistics.median(crowded)
+    each = [max(0.0, c - a) for c, a in zip(crowded, alone, strict=False)]
     how = (
         f"one-way ping-pong of {WAKEUP_SIZE} B in pairs on {2 * cores} ranks ({t_crowded * 1e6:.3g} us, "
-        f"two ranks per core) less on 2 ranks ({t_alone * 1e6:.3g} us), fastest of {repeats}"
+        f"two ranks per core) less on 2 ranks ({t_alone * 1e6:.3g} us), medians of {len(crowded)} launches"
     )
-    return {"wakeup": Measured(wakeup, wakeup, wakeup, how)}
+    m = Measured.of(each, how, value=max(0.0, t_crowded - t_alone))
+    m.modes = modes_of([(f"launch {i + 1}", v) for i, v in enumerate(crowded)])
+    return {"wakeup": m}
 
 
 def fit_collective_costs(
@@ -805,7 +1105,7 @@ def _collective_fit(data: dict[int, list[float]], network: str, algorithm: str) 
         table["collectives"] = {"allreduce": algorithm}
     machine = Machine.from_dict(table)
     sizes = sorted(data)
-    med = np.array([quiet_time(data[s]) for s in sizes])
+    med = np.array([statistics.median(data[s]) for s in sizes])
     plain = CollectiveModel.for_machine(machine, [0, 0])
     reducing = CollectiveModel(
         [0, 0],
@@ -831,10 +1131,10 @@ def _collective_fit(data: dict[int, list[float]], network: str, algorithm: str) 
         overhead, gamma = 0.0, max(0.0, float(solve([reduced])[0]))
     predicted = net + overhead + gamma * reduced
     errors = np.abs(predicted - med) / med
-    spread = max((statistics.median(data[s]) - min(data[s])) / min(data[s]) for s in sizes)
+    spread = max((max(data[s]) - min(data[s])) / statistics.median(data[s]) for s in sizes)
     how = (
-        f"2-rank MPI_Allreduce of {sizes[0]}..{sizes[-1]} B ({len(sizes)} sizes, fastest repetition; "
-        f"the median is up to {spread * 100:.0f}% slower): time beyond the messages of the "
+        f"2-rank MPI_Allreduce of {sizes[0]}..{sizes[-1]} B ({len(sizes)} sizes, median of the "
+        f"launches' medians, which differ by up to {spread * 100:.0f}%): time beyond the messages of the "
         f"{algorithm} algorithm, fitted as "
         f"overhead + reduce_cost * reduced bytes (fit error mean {errors.mean() * 100:.0f}%, "
         f"max {errors.max() * 100:.0f}%)"
@@ -842,70 +1142,155 @@ def _collective_fit(data: dict[int, list[float]], network: str, algorithm: str) 
     return _CollectiveFit(algorithm, overhead, gamma, float(np.sqrt(np.mean(errors**2))), how)
 
 
-def measure_mpi(repeats: int = 11, progress: Callable[[str], None] | None = None) -> dict[str, Measured]:
-    """Every MPI measurement: the ping-pong's links, then the allreduce's per-call costs."""
-    out = ping_pong(repeats=repeats, progress=progress)
+def collective_costs(launches: list[dict[int, list[float]]], network: str) -> dict[str, Measured]:
+    """Overhead and reduction cost from the allreduce launches: the best algorithm on the medians.
+
+    The value is the fit to each size's median over the launches' medians; the interval comes
+    from the same algorithm fitted to each launch alone.
+    """
+    sizes = sorted(set.intersection(*(set(run) for run in launches)))
+    middles = {s: [statistics.median(run[s]) for run in launches] for s in sizes}
+    best = fit_collective_algorithm(middles, network)
+    algorithm = best["collective_overhead"].choice or "auto"
+    if len(launches) < 2:
+        return best
+    each = [_collective_fit({s: run[s] for s in sizes}, network, algorithm) for run in launches]
+    out = {}
+    for key, pick in (("collective_overhead", "overhead"), ("reduce_cost", "reduce_cost")):
+        m = best[key]
+        values = [getattr(fit, pick) for fit in each]
+        spread = Measured.of(values, m.how, value=m.median)
+        out[key] = replace(m, low=spread.low, high=spread.high, values=spread.values)
+    return out
+
+
+def measure_mpi(
+    repeats: int = 7, progress: Callable[[str], None] | None = None, launches: int = DEFAULT_LAUNCHES
+) -> dict[str, Measured]:
+    """Every MPI measurement: the ping-pong's links, then the allreduce's per-call costs, then the wake-up."""
+    out = ping_pong(repeats=repeats, progress=progress, launches=launches)
     if not out:
         return out
     if progress:
-        progress("MPI allreduce, 8 B to 1 MiB")
-    data = allreduce_times(repeats=repeats)
+        progress(f"MPI allreduce, 8 B to 4 MiB, {launches} launches (buffers rotating beyond the caches)")
+    data = allreduce_launches(repeats=repeats, launches=launches)
     if data:
-        out.update(fit_collective_algorithm(data, network_text(out, collectives=False)))
+        out.update(collective_costs(data, network_text(out, collectives=False)))
     if progress:
-        progress("MPI ping-pong with two ranks per core")
-    out.update(crowded_ping_pong(repeats=repeats))
+        progress(f"MPI ping-pong with two ranks per core, {launches} launches")
+    out.update(crowded_ping_pong(repeats=repeats, launches=launches))
     return out
+
+
+# --------------------------------------------------------------------------- machine file
+
+
+def number_text(m: Measured, digits: int = 4) -> str:
+    """``{ value = V, low = L, high = H }`` of a key, or the plain value when it has no spread."""
+    value = f"{m.median:.{digits}g}"
+    low, high = f"{m.low:.{digits}g}", f"{m.high:.{digits}g}"
+    if low == value == high or not (math.isfinite(m.low) and math.isfinite(m.high)):
+        return value
+    return f"{{ value = {value}, low = {low}, high = {high} }}"
+
+
+def _note(m: Measured) -> str:
+    return f"; modes: {m.modes}" if m.modes else ""
+
+
+def _range_intervals(
+    cells: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    low: float,
+    up_to: float,
+    value: tuple[float, float],
+) -> tuple[Measured, Measured | None]:
+    """A range's latency and bandwidth with intervals: its line fitted to each launch's table alone."""
+    alpha, beta = value
+    alphas, betas = [], []
+    for _, table in cells:
+        inside = [(s, t) for s, t in table if low < s <= up_to]
+        if len(inside) >= 2:
+            a, b, _ = _line_fit(inside)
+            alphas.append(a)
+            betas.append(b)
+    latency = Measured.of(alphas or [alpha], "", value=alpha)
+    if beta <= 0:
+        return latency, None
+    b_low, b_high = percentiles(betas or [beta])
+    if b_low <= 0:  # a launch whose range was flat: its bandwidth is unbounded; keep the value as the top
+        b_low = beta
+    bandwidth = Measured(
+        1.0 / beta, min(1.0 / max(b_high, beta), 1.0 / beta), max(1.0 / min(b_low, beta), 1.0 / beta), ""
+    )
+    return latency, bandwidth
 
 
 def network_text(values: dict[str, Measured], collectives: bool = True) -> str:
     """The machine file's ``[network]`` (and ``[collectives]``) tables from the MPI measurements."""
-
-    eager = int(values["eager_limit"].median)
+    eager_m = values["eager_limit"]
+    eager = int(eager_m.median)
+    eager_m = replace(eager_m, low=float(int(eager_m.low)), high=float(int(eager_m.high)))
     lines = [
         "[network]",
-        f"eager_limit = {eager}  # {values['eager_limit'].how}",
+        f"eager_limit = {number_text(eager_m, 10)}  # bytes; {eager_m.how}"
+        + (f"; per launch and buffer: {sorted({int(v) for v in eager_m.values})}" if eager_m.values else ""),
     ]
     if "wakeup" in values:
-        lines.append(f"wakeup = {values['wakeup'].median:.4g}  # {values['wakeup'].how}")
+        w = values["wakeup"]
+        lines.append(f"wakeup = {number_text(w)}  # seconds; {w.how}{_note(w)}")
+    table_m = values["link_table"]
     lines += [
         "",
         "# one line per message-size range: a message of n bytes up to 'up_to' takes latency + n/bandwidth;",
         "# each range's line is fitted to the measured one-way ping-pong times in it",
-        "# (" + values["link_table"].how + "),",
-        f"# less the handshake above the eager limit; single line for reference: latency "
-        f"{values['latency'].median:.4g} s, bandwidth {values['bandwidth'].median:.4g} B/s",
+        "# (" + table_m.how + "),",
+        "# less the handshake above the eager limit; its interval from the same line fitted to each launch",
+        f"# and buffer condition alone; single line for reference: latency {values['latency'].median:.4g} s, "
+        f"bandwidth {values['bandwidth'].median:.4g} B/s",
+    ]
+    if table_m.modes:
+        lines.append(
+            "# sizes whose times fall into separate modes (one-way time in which launches and buffers):"
+        )
+        lines += [f"#   {text}" for text in table_m.modes.split(" | ")]
+    hs = values["handshake"]
+    lines += [
         "[network.intra_node]",
-        f"handshake = {values['handshake'].median:.4g}  # {values['handshake'].how}",
+        f"handshake = {number_text(hs)}  # seconds; {hs.how}{_note(hs)}",
         "ranges = [",
     ]
-    table = values["link_table"].points
+    table = table_m.points
     low = 0.0
     for up_to, alpha, beta in link_ranges(table, eager):
         inside = [(size, t, spread) for size, t, spread in table if low < size <= up_to]
+        latency, bandwidth = _range_intervals(table_m.cells, low, up_to, (alpha, beta))
         low = up_to
-        bandwidth = "inf" if beta <= 0 else f"{1.0 / beta:.6g}"
-        head = "  { " + ("" if up_to == math.inf else f"up_to = {int(up_to)}, ") + f"latency = {alpha:.6g}, "
+        shown_bw = "inf" if bandwidth is None else number_text(bandwidth, 6)
+        head = (
+            "  { "
+            + ("" if up_to == math.inf else f"up_to = {int(up_to)}, ")
+            + f"latency = {number_text(latency, 6)}, "
+        )
         worst = max((abs(alpha + size * beta - t) / t for size, t, _ in inside), default=0.0)
         spread = max((sp for _, _, sp in inside), default=0.0)
         note = (
             f"  # fitted to {len(inside)} sizes {int(inside[0][0])}..{int(inside[-1][0])} B: "
-            f"error up to {worst * 100:.0f}%, median up to {spread * 100:.0f}% slower"
+            f"error up to {worst * 100:.0f}%, 5th..95th percentiles up to {spread * 100:.0f}% apart"
         )
-        lines.append(head + f"bandwidth = {bandwidth} }}," + note)
+        lines.append(head + f"bandwidth = {shown_bw} }}," + note)
     lines.append("]")
     lines.append("# measured one-way times (handshake taken out above the eager limit), bytes: seconds")
     for k in range(0, len(table), 5):
         lines.append("#   " + ", ".join(f"{int(size)}: {t:.4g}" for size, t, _ in table[k : k + 5]))
     if collectives and "collective_overhead" in values:
+        o, g = values["collective_overhead"], values["reduce_cost"]
         lines += [
             "",
             "[collectives]",
-            f"overhead = {values['collective_overhead'].median:.4g}  # {values['collective_overhead'].how}",
-            f"reduce_cost = {values['reduce_cost'].median:.4g}  # seconds per reduced byte; "
-            + values["reduce_cost"].how,
+            f"overhead = {number_text(o)}  # seconds per call; {o.how}",
+            f"reduce_cost = {number_text(g)}  # seconds per reduced byte; " + g.how,
         ]
-        algorithm = values["collective_overhead"].choice
+        algorithm = o.choice
         if algorithm and algorithm != "auto":
             lines.append(
                 f'allreduce = "{algorithm}"  # the algorithm whose model fits the measured allreduce best'
@@ -913,18 +1298,16 @@ def network_text(values: dict[str, Measured], collectives: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --------------------------------------------------------------------------- machine file
-
-
 def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
     """A machine file whose comments say how each number was measured."""
     cores = os.cpu_count() or 1
 
-    def comment(key: str) -> str:
+    def key(label: str, key: str, unit: str) -> str:
         m = values[key]
-        return f"  # {m.how}; spread {m.spread * 100:.1f}% (min..max of the repetitions)"
+        return f"{label} = {number_text(m)}  # {unit}; {m.how}{_note(m)}"
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    speed = values["speed"]
     lines = [
         f"# Machine file written by 'uml2perf calibrate' on {time.strftime('%Y-%m-%d %H:%M:%S')}",
         f"# load average at the start: {load:.2f} on {cores} cores"
@@ -933,18 +1316,20 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
             if load > 0.5 * cores
             else ""
         ),
+        "# measured keys: { value = median, low = 5th percentile, high = 95th percentile } of what",
+        "# independent launches saw; 'uml2perf run' predicts at the values and draws samples through the",
+        "# intervals for its prediction interval",
         f'name = "{name}"',
         "nodes = 1",
         f"cores_per_node = {cores}",
-        f"speed = {values['speed'].median:.4g}" + comment("speed"),
+        f"speed = {number_text(speed)}  # {speed.how}",
         "",
         "",
         "# roofline: flop/s of one core, bytes/s of the node's memory (shared) and of one core alone",
-        f"peak_flops = {values['core_flops'].median:.4g}" + comment("core_flops"),
-        f"memory_bandwidth = {values['memory_bandwidth'].median:.4g}" + comment("memory_bandwidth"),
-        f"core_bandwidth = {values['core_bandwidth'].median:.4g}" + comment("core_bandwidth"),
-        f"# all cores at once: {values['peak_flops'].median:.4g} flop/s"
-        + comment("peak_flops").replace("  #", ";"),
+        key("peak_flops", "core_flops", "flop/s"),
+        key("memory_bandwidth", "memory_bandwidth", "bytes/s"),
+        key("core_bandwidth", "core_bandwidth", "bytes/s"),
+        f"# all cores at once: {number_text(values['peak_flops'])} flop/s; {values['peak_flops'].how}",
         "",
         "# thread costs (seconds) of task pools and pipelines that give no startup/handoff/overhead tags",
         threads_section(values).rstrip("\n"),

@@ -202,6 +202,9 @@ def _predict_for_run(predict: Any, args: argparse.Namespace, warnings: list[str]
         rank_speedups=args.rank_speedups,
         default_cost=args.default_cost,
         allow_zero=args.allow_zero,
+        samples=args.samples,
+        level=args.level,
+        interval=not args.no_interval,
     )
 
 
@@ -409,6 +412,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         metavar="N",
         help="run N seeds and report mean, std and a 95%% confidence interval (default 1)",
+    )
+    run.add_argument(
+        "--samples",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="samples drawn through uncertain inputs { value, low, high } for the interval (default 200)",
+    )
+    run.add_argument(
+        "--level",
+        type=float,
+        default=None,
+        metavar="L",
+        help="share of the samples the prediction interval holds (default 0.9)",
+    )
+    run.add_argument(
+        "--no-interval",
+        action="store_true",
+        help="predict at the values of uncertain inputs only (no samples, no interval)",
     )
     run.add_argument(
         "--speedup",

@@ -1095,8 +1095,21 @@ def sidecar_text(models: Sequence[tuple[str, Model]], mapping: Mapping[str, str]
             f"{len(model.data.distinct_points())} points of {toml_string(model.data.source)}; "
             f"adjusted R² {m.r2_adj:.4f}, SMAPE {m.smape:.2f}%, cross-validated SMAPE {m.cv_smape:.2f}%"
         )
+        low, high = relative_interval(model)
+        lines.append(
+            f"# cost interval: the 90% prediction interval of a new measurement, {low:.3g}x..{high:.3g}x "
+            "of the fitted cost (the median ratio over the measured points)"
+        )
         lines.append(f"[elements.{toml_string(name)}]")
-        lines.append(f"cost = {toml_string(model.expression(names=names))}")
+        expression = model.expression(names=names)
+        if f"{low:.4g}" == f"{high:.4g}" == "1":  # no spread worth writing
+            lines.append(f"cost = {toml_string(expression)}")
+        else:
+            low_text = toml_string(f"{low:.4g} * ({expression})")
+            high_text = toml_string(f"{high:.4g} * ({expression})")
+            lines.append(
+                f"cost = {{ value = {toml_string(expression)}, low = {low_text}, high = {high_text} }}"
+            )
         lines.append("")
     if declared:
         lines.append("[variables]")
@@ -1109,6 +1122,24 @@ def sidecar_text(models: Sequence[tuple[str, Model]], mapping: Mapping[str, str]
             lines.append(f"{parameter} = {toml_string(f'{value:g}')}")
         lines.append("")
     return "\n".join(lines)
+
+
+def relative_interval(model: Model, level: float = 0.90) -> tuple[float, float]:
+    """The fit's prediction interval as factors of the fitted cost: ``(low, high)``, around 1.
+
+    The ``level`` prediction interval of a new measurement (:meth:`Model.interval`) at every
+    measured point, divided by the fitted value there; the median factor over the points
+    (a cost is written once for all its variables' values).  Never below 0.
+    """
+    points = model.data.distinct_points()
+    mean = model.predict(points)
+    low, high = model.interval(points, level)
+    usable = mean > 0
+    if not usable.any():
+        return 1.0, 1.0
+    lows = np.maximum(0.0, low[usable] / mean[usable])
+    highs = high[usable] / mean[usable]
+    return float(np.median(lows)), float(np.median(highs))
 
 
 def report_text(model: Model) -> str:

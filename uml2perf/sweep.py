@@ -48,6 +48,8 @@ RESULT_COLUMNS = ("time", "compute", "comm", "wait", "method")
 SCALING_COLUMNS = ("speedup", "efficiency", "inefficiency")
 #: Columns ``--replications`` adds after ``time``.
 REPLICATION_COLUMNS = ("time_std", "time_ci95_low", "time_ci95_high")
+#: Prediction-interval columns, present when some input of the machine or sidecar is an interval.
+INTERVAL_COLUMNS = ("time_low", "time_high")
 #: How long to wait for a Dask scheduler before giving up.
 DASK_CONNECT_TIMEOUT = "10s"
 
@@ -367,9 +369,11 @@ class SweepResult:
     def columns(self) -> tuple[str, ...]:
         scaling = SCALING_COLUMNS if self.rows and "speedup" in self.rows[0] else ()
         spread = REPLICATION_COLUMNS if self.rows and "time_std" in self.rows[0] else ()
+        interval = INTERVAL_COLUMNS if self.rows and "time_low" in self.rows[0] else ()
         return (
             *self.parameters,
             RESULT_COLUMNS[0],
+            *interval,
             *spread,
             *RESULT_COLUMNS[1:-1],
             *scaling,
@@ -549,7 +553,17 @@ def _cell(value: Any) -> str:
 
 
 #: Columns holding seconds: the text table picks one unit per column, CSV headers say ``_s``.
-TIME_COLUMNS = ("time", "compute", "comm", "wait", "time_std", "time_ci95_low", "time_ci95_high")
+TIME_COLUMNS = (
+    "time",
+    "compute",
+    "comm",
+    "wait",
+    "time_std",
+    "time_ci95_low",
+    "time_ci95_high",
+    "time_low",
+    "time_high",
+)
 #: Significant digits of the largest value of a numeric column in the text table.
 TABLE_DIGITS = 4
 _UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))
@@ -665,6 +679,9 @@ def sweep(
     progress: bool = False,
     warnings: list[str] | None = None,
     allow_zero: bool = False,
+    samples: int | None = None,
+    level: float | None = None,
+    interval: bool = True,
 ) -> Any:
     """Predict ``model`` at every point of ``grid``; returns a ``SweepResult`` (``rows``, ``to_dataframe()``).
 
@@ -676,6 +693,9 @@ def sweep(
     ``workers`` processes.  Every variable the model leaves without a value must be swept or
     fixed; ``warnings`` receives the model's warnings.  Points predicted at 0 s are a
     :class:`ModelError` (the model's elements take time, and none ran), unless ``allow_zero``.
+    When the machine file or the sidecar gives inputs as intervals, every row gains ``time_low``
+    and ``time_high``: its prediction interval (``level``, default 90%, from ``samples`` samples;
+    see :mod:`uml2perf.intervals`).
     """
     from uml2perf_runtime.engine.limits import LimitExceeded, current
     from uml2perf_runtime.model import require_values
@@ -729,6 +749,23 @@ def sweep(
         warnings.append(
             f"warning: the {replications} replications of every point predict the same time: the model has "
             "no random branches, so one run per point gives the same answer"
+        )
+    if interval:
+        from .intervals import add_sweep_intervals
+
+        add_sweep_intervals(
+            result,
+            spec,
+            sidecar,
+            fixed,
+            procs,
+            nodes,
+            seed,
+            placement,
+            samples,
+            level,
+            str(model),
+            SYSTEM_PARAMETERS,
         )
     return result
 

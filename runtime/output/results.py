@@ -102,6 +102,10 @@ class Results:
     #: On a machine with ``[network.topology]``: per link direction that carried data, busiest
     #: first: ``link`` (its name), ``busy`` (seconds with a flow on it), ``max_flows``, ``bytes``.
     links: list[dict[str, Any]] | None
+    #: Uncertain inputs: the prediction interval ``{low, high, level, samples, method, seconds}``.
+    interval: dict[str, Any] | None
+    #: Uncertain inputs: ``[{input, share}]``, which inputs make the interval's width, most first.
+    sensitivity: list[dict[str, Any]] | None
 
     _FIELDS = (
         "model",
@@ -127,6 +131,8 @@ class Results:
         "mapping",
         "alternatives",
         "links",
+        "interval",
+        "sensitivity",
     )
 
     def __init__(
@@ -154,6 +160,8 @@ class Results:
         mapping: dict[str, str] | None = None,
         alternatives: dict[str, float] | None = None,
         links: list[dict[str, Any]] | None = None,
+        interval: dict[str, Any] | None = None,
+        sensitivity: list[dict[str, Any]] | None = None,
     ) -> None:
         self.model = model
         self.source = source
@@ -178,6 +186,8 @@ class Results:
         self.mapping = mapping
         self.alternatives = alternatives
         self.links = links
+        self.interval = interval
+        self.sensitivity = sensitivity
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -297,6 +307,11 @@ class Results:
                 else {}
             ),
             **({"replications": self.replications} if self.replications is not None else {}),
+            **(
+                {"interval": self.interval, "sensitivity": self.sensitivity}
+                if self.interval is not None
+                else {}
+            ),
             **({"base_time": self.base_time, "what_if": self.speedups} if self.base_time is not None else {}),
             **({"speedups": self.ranked_speedups} if self.ranked_speedups is not None else {}),
             **(
@@ -374,10 +389,12 @@ class Results:
             f"node{'s' if used != 1 else ''}, placement {self.placement}, seed {self.seed}",
             f"Predicted time: {self.time:.9g} s"
             + (f" ({format_time(self.time)})" if 0 < self.time < 1 else "")
+            + self._interval_note()
             + self._replication_note(),
             f"({self.events:,} events simulated in {self.wall_time:.3f} s)",
             "",
         ]
+        lines += self._sensitivity_lines()
         lines += self._process_table(max_processes)
         lines.append("")
         lines += self._element_table(top)
@@ -443,6 +460,25 @@ class Results:
         if len(self.links) > most:
             out.append(f"  ... {len(self.links) - most} more (see --json)")
         return out
+
+    def _interval_note(self) -> str:
+        """`` (90% interval 0.13–0.33 s, 200 samples)`` when some input was uncertain."""
+        box = self.interval
+        if box is None:
+            return ""
+        return (
+            f" ({box['level']:.0%} interval {box['low']:.4g}–{box['high']:.4g} s, {box['samples']} samples)"
+        )
+
+    def _sensitivity_lines(self, most: int = 8) -> list[str]:
+        if not self.sensitivity:
+            return []
+        shown = [row for row in self.sensitivity if row["share"] > 0]  # the others: no effect seen
+        out = ["Inputs that make the interval (share of the width, by rank correlation over the samples)"]
+        out += [f"  {row['input']:<44} {row['share'] * 100:5.1f}%" for row in shown[:most]]
+        if len(shown) > most:
+            out.append(f"  ... and {len(shown) - most} more")
+        return [*out, ""]
 
     def _replication_note(self) -> str:
         rep = self.replications

@@ -393,6 +393,7 @@ class Machine(FrozenRecord):
         Every problem of the file is reported at once (one error listing them all), each with
         its table and key, unknown keys with the allowed ones and the closest match.
         """
+        data, uncertain = _split_intervals(source, data)
         _report_problems(source, data)
         _check_keys(source, "", data, _TOP_KEYS)
         for key in ("nodes", "cores_per_node"):
@@ -416,7 +417,7 @@ class Machine(FrozenRecord):
         name = data.get("name", Path(source).stem if source != "<machine>" else "machine")
         if not isinstance(name, str) or not name:
             raise MachineError(f"{source}: name must be a non-empty string, got {name!r}")
-        return cls(
+        machine = cls(
             name=name,
             nodes=_positive_int(source, "nodes", data["nodes"]),
             cores_per_node=_positive_int(source, "cores_per_node", data["cores_per_node"]),
@@ -444,6 +445,23 @@ class Machine(FrozenRecord):
             threads=_threads(source, data.get("threads")),
             topology=_topology(source, network.get("topology"), data["nodes"]),
         )
+        if uncertain:
+            from .uncertain import UncertainMachine
+
+            # not a field: equality, pickling and every use of the machine see the values alone
+            found = UncertainMachine(data, tuple(uncertain), source, cls.from_dict)
+            object.__setattr__(machine, "_uncertain", found)
+        return machine
+
+    @property
+    def uncertain(self) -> Any:
+        """The machine file's inputs given as intervals (an ``UncertainMachine``), or None.
+
+        The machine itself holds the values; ``uncertain.draw(values)`` builds the machine of
+        one sample (see :mod:`.uncertain`).  Copies made with ``_replace`` and pickled copies
+        are plain machines at the values.
+        """
+        return getattr(self, "__dict__", {}).get("_uncertain")
 
     def with_nodes(self, nodes: int) -> Machine:
         """The same machine with a different node count (the ``--nodes`` option)."""
@@ -537,6 +555,50 @@ class Machine(FrozenRecord):
                 for name, d in sorted(self.devices.items())
             }
         return out
+
+
+#: Keys that count things: the machine's shape, never an interval.
+_COUNT_KEYS = ("nodes", "cores_per_node", "count")
+#: The key naming each column of a measured link ``table`` row (for its unit).
+_TABLE_COLUMNS = ("size", "seconds")
+
+
+def _split_intervals(source: str, data: Any) -> tuple[Any, list[tuple[Any, Any]]]:
+    """The file with every ``{ value, low, high }`` replaced by its value, and the intervals by key path.
+
+    Each number of an interval is read like the key's plain numbers (units included); a count
+    (nodes, cores) cannot be an interval.  Problems name the key.
+    """
+    if not isinstance(data, dict):
+        return data, []
+    from .uncertain import path_text, split_intervals
+
+    def convert(path: tuple[Any, ...], raw: Any) -> float:
+        names = [part for part in path if isinstance(part, str)]
+        key = names[-1] if names else ""
+        if isinstance(path[-1], int) and len(names) and names[-1] == "table":
+            key = _TABLE_COLUMNS[min(path[-1], 1)]
+        where = path_text(path)
+        if key in _COUNT_KEYS:
+            raise MachineError(
+                f"{source}: {where} is a count and cannot be an interval",
+                hint="give the count as a whole number; intervals are for measured values",
+            )
+        value = _with_unit(source, f"{where} {key}", raw)
+        if not _is_number(value):
+            raise MachineError(
+                f"{source}: {where}: the numbers of an interval must be numbers, got {raw!r}",
+                hint="e.g. latency = { value = 7e-7, low = 6.5e-7, high = 9e-7 }",
+            )
+        return value  # type: ignore[no-any-return]
+
+    try:
+        return split_intervals(data, convert)
+    except ValueError as exc:
+        raise MachineError(
+            f"{source}: an interval {{ value, low, high }}: {exc}",
+            hint="write { value = V, low = L, high = H } with L <= V <= H (L, H: 5th and 95th percentiles)",
+        ) from None
 
 
 def _report_problems(source: str, data: Any) -> None:

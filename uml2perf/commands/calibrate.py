@@ -15,6 +15,10 @@ from .common import EXIT_OK, positive_int
 #: the file's ``peak_flops``; the all-core rate is only a comment there.
 PRINTED_NAMES = {"core_flops": "peak_flops", "peak_flops": "all-core flops"}
 
+#: Launches of every measurement (kept equal to ``uml2perf.calibrate.DEFAULT_LAUNCHES``, which the
+#: parser does not import: numpy would load with every command).
+DEFAULT_LAUNCHES = 4
+
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Measure this machine and write a machine file that loads before it replaces anything."""
@@ -40,14 +44,25 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         step[0] += 1
         print(f"[{step[0]}] {message} ...", file=sys.stderr, flush=True)
 
-    values = measure(repeats=args.repeats, progress=say, reference_sort=args.reference_sort)
+    values = measure(
+        repeats=args.repeats,
+        progress=say,
+        reference_sort=args.reference_sort,
+        launches=args.launches,
+        mpi=not args.no_mpi,
+    )
     text = machine_text(values, name=args.name)
     # the file must load as a machine before it replaces anything
     Machine.from_dict(tomllib.loads(text), source=str(args.output))
     write_output(args.output, text, what="machine file")
     for key, m in values.items():
+        if key == "link_table":
+            continue
         shown = PRINTED_NAMES.get(key, key)
-        print(f"{shown:<20} {m.median:12.4g}   spread {m.spread * 100:5.1f}%   {m.how}")
+        print(
+            f"{shown:<20} {m.median:12.4g}   5%..95% {m.low:10.4g} .. {m.high:<10.4g}"
+            + (f"   modes: {m.modes}" if m.modes else "")
+        )
     print(f"machine file written to {args.output} in {time.perf_counter() - started:.1f} s")
     return EXIT_OK
 
@@ -60,7 +75,17 @@ def register_command(sub: Any) -> None:
     )
     cal.add_argument("--name", default="calibrated", help="machine name in the file (default: calibrated)")
     cal.add_argument(
-        "--repeats", type=positive_int, default=11, metavar="N", help="repetitions per measurement"
+        "--repeats", type=positive_int, default=7, metavar="N", help="repetitions per measurement and launch"
+    )
+    cal.add_argument(
+        "--launches",
+        type=positive_int,
+        default=DEFAULT_LAUNCHES,
+        metavar="N",
+        help=f"independent launches (processes, mpiexec runs) per measurement (default {DEFAULT_LAUNCHES})",
+    )
+    cal.add_argument(
+        "--no-mpi", action="store_true", help="skip the MPI measurements (the default network applies)"
     )
     cal.add_argument(
         "--reference-sort",

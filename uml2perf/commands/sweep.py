@@ -94,6 +94,9 @@ def _sweep_for_command(sweep: Any, args: argparse.Namespace, grid_text: Any, war
         progress=args.progress or sys.stderr.isatty(),
         warnings=warnings,
         allow_zero=args.allow_zero,
+        samples=args.samples,
+        level=args.level,
+        interval=not args.no_interval,
     )
 
 
@@ -142,6 +145,21 @@ def register_command(sub: Any) -> None:
     sweep.add_argument("--nodes", type=positive_int, metavar="N", help="nodes when nodes is not swept")
     sweep.add_argument("--set", action="append", metavar="NAME=VALUE", help="fix a model variable")
     sweep.add_argument("--seed", type=int, default=0, help="seed of the random choices (default 0)")
+    sweep.add_argument(
+        "--samples",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="samples per point through uncertain inputs { value, low, high } (default 200)",
+    )
+    sweep.add_argument(
+        "--level",
+        type=float,
+        default=None,
+        metavar="L",
+        help="share the time_low..time_high columns hold (0.9)",
+    )
+    sweep.add_argument("--no-interval", action="store_true", help="no time_low/time_high columns")
     sweep.add_argument("--placement", choices=("block", "round_robin"), help="process placement on nodes")
     sweep.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: all cores)")
     sweep.add_argument("--dask", metavar="ADDRESS", help="simulate on a Dask cluster (tcp://host:port)")

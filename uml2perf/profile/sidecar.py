@@ -49,6 +49,9 @@ class Sidecar:
     tags: dict[tuple[str, str], tuple[str | None, str]] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)
     problems: list[Diagnostic] = field(default_factory=list)
+    #: inputs given as intervals ``{ value, low, high }``: variables and element costs (the
+    #: tables above hold their values)
+    uncertain: list[SidecarInterval] = field(default_factory=list)
 
     def error(self, message: str, hint: str | None = None) -> ModelError:
         return ModelError(message, Location(file=self.path), hint=hint)
@@ -62,6 +65,44 @@ class Sidecar:
     def raise_problems(self) -> None:
         if self.problems:
             raise SidecarError(self.path, self.problems)
+
+
+@dataclass(frozen=True)
+class SidecarInterval:
+    """A sidecar input given as ``{ value, low, high }``: ``kind`` "variable" or "cost", and whose.
+
+    The three are expression texts (numbers are texts too); a cost's interval is sampled as
+    the factor ``low/value`` .. ``high/value`` it has at the run's variables.
+    """
+
+    kind: str
+    name: str
+    value: str
+    low: str
+    high: str
+
+    @property
+    def label(self) -> str:
+        return f"variables.{self.name}" if self.kind == "variable" else f'elements."{self.name}".cost'
+
+
+def _interval_value(car: Sidecar, kind: str, name: str, value: object, key: str) -> object:
+    """The value of an interval table (noting the interval on ``car``); other values as they are."""
+    from uml2perf_runtime.platform.uncertain import INTERVAL_KEYS, is_interval
+
+    if not isinstance(value, dict):
+        return value
+    if not is_interval(value):
+        car.problem(
+            f"{key} is a table with keys {', '.join(sorted(map(str, value)))}: an interval has "
+            "value, low and high",
+            hint="e.g. { value = 0.2, low = 0.18, high = 0.25 } (low/high: 5th and 95th percentiles)",
+        )
+        return 0
+    texts = {k: expression_text(value.get(k, value["value"]), car, f"{key}.{k}") for k in INTERVAL_KEYS}
+    if len(set(texts.values())) > 1:
+        car.uncertain.append(SidecarInterval(kind, name, texts["value"], texts["low"], texts["high"]))
+    return value["value"]
 
 
 _SIDECAR_TABLES = ("defaults", "elements", "activities", "functions", "globals", "variables", "tags")
@@ -132,10 +173,18 @@ def load_sidecar(path: str | os.PathLike[str]) -> Sidecar:
                     hint=f'write [{table}."{name}"] on a line of its own, then its tags',
                 )
                 continue
+            if table == "elements" and "cost" in entry:
+                entry = {
+                    **entry,
+                    "cost": _interval_value(car, "cost", name, entry["cost"], f"[elements.{name!r}] cost"),
+                }
             getattr(car, table)[name] = entry
     car.functions = dict(tables.get("functions", {}))
     car.globals = dict(tables.get("globals", {}))
-    car.variables = dict(tables.get("variables", {}))
+    car.variables = {
+        name: _interval_value(car, "variable", name, value, f"[variables] {name}")
+        for name, value in tables.get("variables", {}).items()
+    }
     for name in car.variables:
         if not name.isidentifier():
             car.problem(

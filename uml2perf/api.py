@@ -615,6 +615,9 @@ def predict(
     from uml2perf_runtime.engine.limits import current
 
     current().check("replications", replications, "the number of replications")
+    if sidecar is not None and not isinstance(path, ModelSource):
+        # read once: the model, the cache key and the interval's inputs all come from these bytes
+        sidecar = _read_once(sidecar, "sidecar file")
     spec = load_spec(
         path,
         activity=activity,

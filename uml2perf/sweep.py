@@ -709,6 +709,11 @@ def sweep(
     current().check("replications", replications, "the number of replications")
     grid_text = plain_grid(grid)
     fixed = dict(fixed or {})
+    if sidecar is not None:
+        from .api import _read_once
+
+        # read once: the model and the intervals' inputs come from the same bytes (a FIFO works)
+        sidecar = _read_once(sidecar, "sidecar file")
     source = model_source(
         model, activity=activity, sidecar=sidecar, warnings=warnings, default_cost=default_cost
     )

@@ -8,7 +8,7 @@ import tomllib
 import numpy as np
 import pytest
 
-from uml2perf import calibrate
+from uml2perf import calibrate, quiet
 from uml2perf.cli import main
 from uml2perf_runtime.platform.machine import Machine
 
@@ -31,6 +31,54 @@ def _allreduce(eager: int, overhead: float = 3e-6, gamma: float = 5e-10, algorit
     choices = {"allreduce": algorithm} if algorithm else None
     model = CollectiveModel([0, 0], lambda a, b: line, choices, gamma, overhead=overhead, eager_limit=eager)
     return {size: [model.duration("allreduce", 0, size)] * 3 for size in calibrate.ALLREDUCE_SIZES}
+
+
+@pytest.fixture(autouse=True)
+def quiet_machine(monkeypatch):
+    """Tests run beside others: the quiet check of calibrate's launches sees a quiet machine."""
+    monkeypatch.setattr(quiet, "probe", lambda pause=0.2: quiet.Probe(0.0, 0.0))
+
+
+def _readings(busy_shares, load=0.0):
+    """A fake quiet check that returns ``busy_shares`` one after the other (then quiet)."""
+    shares = iter(busy_shares)
+    return lambda pause=0.2: quiet.Probe(next(shares, 0.0), load)
+
+
+def test_a_disturbed_launch_is_repeated_until_quiet():
+    gate = quiet.QuietGate(max_busy=0.1, retries=2, wait=0.0, reader=_readings([0.0, 0.6, 0.3, 0.0], 1.5))
+    runs = []
+    assert gate.run(lambda: runs.append(1) or len(runs)) == 3  # before/after: quiet/busy, busy/quiet, quiet
+    assert gate.launches == 1 and gate.repeated == 2 and gate.kept_disturbed == 0
+    assert gate.busiest == pytest.approx(0.6) and gate.highest_load == pytest.approx(1.5)
+    assert "1 launches, 2 repeated" in gate.describe() and "busiest 60%" in gate.describe()
+
+
+def test_repeats_are_bounded_and_a_still_disturbed_launch_is_said_so():
+    gate = quiet.QuietGate(max_busy=0.1, retries=1, wait=0.0, reader=_readings([0.9] * 10))
+    runs = []
+    gate.run(lambda: runs.append(1))
+    assert len(runs) == 2 and gate.repeated == 1 and gate.kept_disturbed == 1
+    assert "1 kept though still disturbed" in gate.describe()
+
+
+def test_calibrate_repeats_disturbed_launches_and_says_so(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(calibrate, "ping_pong", lambda repeats=5, progress=None, launches=1: {})
+    monkeypatch.setattr(calibrate, "TRIAD_ELEMENTS", 1 << 16)
+    monkeypatch.setattr(calibrate, "MATMUL_N", 64)
+    real = calibrate.measure_here
+    calls = []
+    monkeypatch.setattr(calibrate, "measure_here", lambda *a: calls.append(1) or real(*a))
+    # others busy 40% before the first try, quiet around the second
+    monkeypatch.setattr(quiet, "probe", _readings([0.4, 0.0, 0.0, 0.0], load=2.25))
+    out = tmp_path / "m.toml"
+    assert main(["calibrate", "-o", str(out), "--repeats", "1", "--launches", "1", "--no-mpi"]) == 0
+    assert len(calls) == 2
+    text = out.read_text()
+    assert "# quiet check: 1 launches, 1 repeated because others kept more than 10%" in text
+    assert "busiest 40%, load average up to 2.25" in text
+    assert "launch disturbed (others busy 40%" in capsys.readouterr().err
+    Machine.load(out)
 
 
 @pytest.mark.parametrize("eager", [4096, 16384, 65536])

@@ -52,15 +52,27 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+
+from .quiet import QuietGate
 
 SORT_ELEMENTS = 1 << 16
 TRIAD_ELEMENTS = 1 << 23  # 3 arrays of 64 MiB: far beyond every cache
 MATMUL_N = 512
 #: Independent launches of every measurement unless ``--launches`` says otherwise.
 DEFAULT_LAUNCHES = 4
+
+T = TypeVar("T")
+
+#: The quiet check of the calibration under way (set by :func:`measure`); None runs launches unchecked.
+_gate: QuietGate | None = None
+
+
+def _launch(run: Callable[[], T]) -> T:
+    """One launch of a measurement, repeated by the active :class:`QuietGate` while others disturb it."""
+    return run() if _gate is None else _gate.run(run)
 
 
 @dataclass
@@ -516,22 +528,18 @@ def measure_launches(
     """
     say = progress or (lambda _m: None)
     if launches <= 1:
-        return measure_here(repeats, say, reference_sort)
+        return _launch(lambda: measure_here(repeats, say, reference_sort))
     runs: list[dict[str, Measured]] = []
+    command = [
+        sys.executable,
+        "-c",
+        _HERE,
+        str(repeats),
+        "-" if reference_sort is None else repr(reference_sort),
+    ]
     for index in range(launches):
         say(f"kernels, memory, flop rate and thread costs: launch {index + 1} of {launches}")
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                _HERE,
-                str(repeats),
-                "-" if reference_sort is None else repr(reference_sort),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
+        done = _launch(lambda: subprocess.run(command, capture_output=True, text=True, timeout=900))
         if done.returncode != 0:
             raise RuntimeError(f"a measurement launch failed: {done.stderr.strip()[-400:]}")
         runs.append(_from_json(json.loads(done.stdout.strip().splitlines()[-1])))
@@ -547,12 +555,24 @@ def measure(
     reference_sort: float | None = None,
     launches: int = DEFAULT_LAUNCHES,
     mpi: bool = True,
+    gate: QuietGate | None = None,
 ) -> dict[str, Measured]:
-    """Every measurement of the machine (MPI ones only with ``mpi`` and when mpi4py and mpiexec are there)."""
+    """Every measurement of the machine (MPI ones only with ``mpi`` and when mpi4py and mpiexec are there).
+
+    With a ``gate``, every launch (process or ``mpiexec`` run) is quiet-checked and a launch
+    disturbed by others is repeated; the gate then holds the counts for the machine file.
+    """
+    global _gate
     say = progress or (lambda _m: None)
-    out = measure_launches(repeats, launches, say, reference_sort)
-    if mpi:
-        out.update(measure_mpi(repeats=repeats, progress=say, launches=launches))
+    if gate is not None and gate.progress is None:
+        gate.progress = say
+    _gate = gate
+    try:
+        out = measure_launches(repeats, launches, say, reference_sort)
+        if mpi:
+            out.update(measure_mpi(repeats=repeats, progress=say, launches=launches))
+    finally:
+        _gate = None
     return out
 
 
@@ -990,13 +1010,9 @@ def _run_mpi_script(source: str, ranks: int, args: list[str], timeout: float = 1
         command = mpiexec_command(launcher, ranks)
         if os.geteuid() == 0 and "--allow-run-as-root" not in command and _is_openmpi(launcher):
             command.append("--allow-run-as-root")
+        argv = command + [sys.executable, str(script), *args]
         try:
-            done = subprocess.run(
-                command + [sys.executable, str(script), *args],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-            )
+            done = _launch(lambda: subprocess.run(argv, capture_output=True, text=True, timeout=timeout))
         except (OSError, subprocess.SubprocessError):
             return None
     if done.returncode != 0 or not done.stdout.strip():
@@ -1298,8 +1314,8 @@ def network_text(values: dict[str, Measured], collectives: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
-def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
-    """A machine file whose comments say how each number was measured."""
+def machine_text(values: dict[str, Measured], name: str = "calibrated", gate: QuietGate | None = None) -> str:
+    """A machine file whose comments say how each number was measured (and, with ``gate``, how quietly)."""
     cores = os.cpu_count() or 1
 
     def key(label: str, key: str, unit: str) -> str:
@@ -1316,6 +1332,7 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated") -> str:
             if load > 0.5 * cores
             else ""
         ),
+        *([f"# {gate.describe()}"] if gate is not None else []),
         "# measured keys: { value = median, low = 5th percentile, high = 95th percentile } of what",
         "# independent launches saw; 'uml2perf run' predicts at the values and draws samples through the",
         "# intervals for its prediction interval",

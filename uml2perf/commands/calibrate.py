@@ -29,6 +29,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from uml2perf_runtime.platform.machine import Machine
 
     from ..calibrate import machine_text, measure
+    from ..quiet import QuietGate
 
     folder = Path(args.output).parent
     if not folder.is_dir() or not os.access(folder, os.W_OK):
@@ -44,14 +45,16 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         step[0] += 1
         print(f"[{step[0]}] {message} ...", file=sys.stderr, flush=True)
 
+    gate = QuietGate(max_busy=args.max_busy, retries=args.quiet_retries)
     values = measure(
         repeats=args.repeats,
         progress=say,
         reference_sort=args.reference_sort,
         launches=args.launches,
         mpi=not args.no_mpi,
+        gate=gate,
     )
-    text = machine_text(values, name=args.name)
+    text = machine_text(values, name=args.name, gate=gate)
     # the file must load as a machine before it replaces anything
     Machine.from_dict(tomllib.loads(text), source=str(args.output))
     write_output(args.output, text, what="machine file")
@@ -63,6 +66,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             f"{shown:<20} {m.median:12.4g}   5%..95% {m.low:10.4g} .. {m.high:<10.4g}"
             + (f"   modes: {m.modes}" if m.modes else "")
         )
+    print(gate.describe(), file=sys.stderr)
     print(f"machine file written to {args.output} in {time.perf_counter() - started:.1f} s")
     return EXIT_OK
 
@@ -83,6 +87,21 @@ def register_command(sub: Any) -> None:
         default=DEFAULT_LAUNCHES,
         metavar="N",
         help=f"independent launches (processes, mpiexec runs) per measurement (default {DEFAULT_LAUNCHES})",
+    )
+    cal.add_argument(
+        "--max-busy",
+        type=float,
+        default=0.10,
+        metavar="SHARE",
+        help="quiet check: a launch around which others kept more than this share of the CPUs busy "
+        "is run again (default 0.10)",
+    )
+    cal.add_argument(
+        "--quiet-retries",
+        type=int,
+        default=2,
+        metavar="N",
+        help="at most this many repeats of a disturbed launch (default 2)",
     )
     cal.add_argument(
         "--no-mpi", action="store_true", help="skip the MPI measurements (the default network applies)"

@@ -89,3 +89,27 @@ def test_two_calibrations_side_by_side(tmp_path, monkeypatch):
     assert (inside, total) == (2, 3)
     text = "\n".join(rows)
     assert "`network.intra_node.ranges[0..256].latency`" in text and "(not written)" in text
+
+
+def test_side_by_side_groups_the_cases_by_program_kind(monkeypatch):
+    monkeypatch.syspath_prepend(str(VALIDATION))
+    import compare
+
+    def row(case, error, covered, width):
+        return {"case": case, "error_percent": error, "covered": covered, "interval_width_percent": width}
+
+    rows = [
+        row("pool T=2 sort n=16384", 5.0, True, 20.0),
+        row("pool T=1 noop n=16384", -15.0, False, 40.0),
+        row("ping-pong 8 B x5000 2 ranks", 30.0, True, 10.0),
+        row("allreduce 8 B x2048 4 ranks", -2.0, True, 50.0),
+        row("halo 256x1024 x20 4 ranks", None, None, 60.0),  # no quiet run: left out
+    ]
+    got = compare.group_figures(rows)
+    assert got["threads"]["cases"] == 2 and got["threads"]["mean"] == pytest.approx(10.0)
+    assert got["threads"]["coverage"] == pytest.approx(50.0)
+    assert got["threads"]["width"] == pytest.approx(30.0)
+    assert got["MPI, 2 ranks"]["max"] == pytest.approx(30.0)
+    assert got["MPI, 4 ranks on 2 cores"]["cases"] == 1
+    assert got["all"]["cases"] == 4 and got["all"]["median"] == pytest.approx(10.0)
+    sys.modules.pop("compare", None)

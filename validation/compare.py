@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tomllib
 from pathlib import Path
@@ -144,6 +145,61 @@ def summaries(runs: list[dict[str, Any]], names: list[str]) -> list[str]:
     return rows
 
 
+#: The case groups of the summary by group, by how a case's name ends.
+GROUPS = ("threads", "MPI, 2 ranks", "MPI, 4 ranks on 2 cores")
+
+
+def group_of(case: str) -> str:
+    """``threads`` for the thread programs; the MPI cases by their ranks (4 ranks share 2 cores)."""
+    if case.endswith(" 4 ranks"):
+        return GROUPS[2]
+    return GROUPS[1] if case.endswith(" ranks") else GROUPS[0]
+
+
+def group_figures(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per group and over all: cases, mean/median/max |error|, coverage and median width (quiet cases)."""
+    quiet = [r for r in rows if r["error_percent"] is not None]
+    out = {}
+    for name in (*GROUPS, "all"):
+        chosen = [r for r in quiet if name in ("all", group_of(r["case"]))]
+        if not chosen:
+            continue
+        errors = [abs(r["error_percent"]) for r in chosen]
+        out[name] = {
+            "cases": len(chosen),
+            "mean": statistics.fmean(errors),
+            "median": statistics.median(errors),
+            "max": max(errors),
+            "coverage": 100 * sum(bool(r["covered"]) for r in chosen) / len(chosen),
+            "width": statistics.median(r["interval_width_percent"] for r in chosen),
+        }
+    return out
+
+
+def groups(runs: list[dict[str, Any]], names: list[str]) -> list[str]:
+    """The summary by group, one row per run and group."""
+    rows = [
+        "| run | group | cases | mean \\|error\\| | median | max "
+        "| coverage of 90% intervals | median width |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for run, name in zip(runs, names, strict=True):
+        for group, f in group_figures(run["rows"]).items():
+            rows.append(
+                f"| `{name}` | {group} | {f['cases']:d} | {f['mean']:.1f}% | {f['median']:.1f}% | "
+                f"{f['max']:.1f}% | {f['coverage']:.0f}% | {f['width']:.0f}% |"
+            )
+    return rows
+
+
+def quiet_check(machine: Path) -> str:
+    """The calibration's own quiet-check line of its machine file (empty when it has none)."""
+    for line in machine.read_text().splitlines():
+        if line.startswith("# quiet check:"):
+            return line.removeprefix("# ").strip()
+    return ""
+
+
 def cases(runs: list[dict[str, Any]], names: list[str]) -> list[str]:
     head = "| case | " + " | ".join(
         f"`{name}`: measured | predicted (90% interval) | error | covered" for name in names
@@ -193,9 +249,19 @@ def main(argv: list[str] | None = None) -> int:
             "",
             *rows,
             "",
+            *[
+                f"- `{run.name}`: {quiet_check(run / 'machine.toml')}"
+                for run in args.runs
+                if quiet_check(run / "machine.toml")
+            ],
+            "",
             "## Summaries",
             "",
             *summaries(results, [run.name for run in args.runs]),
+            "",
+            "## By group",
+            "",
+            *groups(results, [run.name for run in args.runs]),
             "",
             "## Cases",
             "",

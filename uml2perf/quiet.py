@@ -49,15 +49,28 @@ class Probe:
         return f"others busy {self.busy * 100:.0f}% of the CPUs (load average {self.load_average:.2f})"
 
 
+def _ticks_per_second() -> float:
+    try:
+        return float(os.sysconf("SC_CLK_TCK"))
+    except (AttributeError, ValueError, OSError):
+        return 100.0
+
+
 def probe(pause: float = 0.2) -> Probe:
-    """Pause ``pause`` seconds and measure how busy the machine was meanwhile."""
-    before = cpu_times()
+    """Pause ``pause`` seconds and measure how busy the machine was meanwhile.
+
+    The caller's own CPU time during the pause (a thread of its own still finishing an import
+    or a pool's shutdown) is taken out: it is not what others do.
+    """
+    before, own_before = cpu_times(), time.process_time()
     time.sleep(pause)
-    after = cpu_times()
+    after, own_after = cpu_times(), time.process_time()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     if before is None or after is None or after[1] == before[1]:
         return Probe(min(1.0, load / (os.cpu_count() or 1)), load)
-    return Probe((after[0] - before[0]) / (after[1] - before[1]), load)
+    own = (own_after - own_before) * _ticks_per_second()
+    busy = max(0.0, after[0] - before[0] - own)
+    return Probe(min(1.0, busy / (after[1] - before[1])), load)
 
 
 @dataclass

@@ -52,6 +52,7 @@ from .point_to_point import (
     _post_receive,
     _tag,
     account,
+    posted_isend,
     rank,
     size_of,
     spend_cost,
@@ -399,20 +400,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
 
 def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: float) -> Any:
     """Non-blocking send over the links; returns its :class:`Request`."""
-    dest, size, tag = _valid_send(ctx, elem, dest, size, tag)
-    counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
-    st = state(ctx.sim)
-    now = ctx.env.now
-    req = Request("send", ctx.pid, dest, tag, size, now, 0)
-    if size <= st.eager_limit:
-        _post(ctx, st, dest, size, tag, None)
-        req.start = req.done = now
-    else:
-        _post(ctx, st, dest, size, tag, req)
-        _keep_pending(st.pending[ctx.pid], req, now)
-    if not counted:
-        ctx.record(elem, "comm", now, now)
-    return req
+    return (yield from posted_isend(ctx, elem, dest, size, tag, cost, _post))
 
 
 def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: float) -> Any:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from simpy.events import Event, Timeout
@@ -562,6 +562,23 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
 
 def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: float) -> Any:
     """Non-blocking send; returns a :class:`Request` (complete at once for eager messages)."""
+    return (yield from posted_isend(ctx, elem, dest, size, tag, cost, _post_send))
+
+
+def posted_isend(
+    ctx: Context,
+    elem: Element,
+    dest: int,
+    size: float,
+    tag: int,
+    cost: float,
+    post: Callable[[Context, CommState, int, float, int, Request | None], None],
+) -> Any:
+    """A non-blocking send whose message ``post`` hands to the network (per pair or on links).
+
+    An eager message is complete at once (``post`` gets no request); a rendezvous one stays
+    pending until its transfer ends.
+    """
     dest = rank(ctx, elem, dest, "destination", wildcard=False)
     tag = _tag(ctx, elem, tag, wildcard=False)
     size = size_of(ctx, elem, size)
@@ -570,10 +587,10 @@ def isend(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: f
     now = ctx.env._now
     req = Request("send", ctx.pid, dest, tag, size, now, 0)
     if size <= st.eager_limit:
-        _post_send(ctx, st, dest, size, tag, None)
+        post(ctx, st, dest, size, tag, None)
         req.start = req.done = now
     else:
-        _post_send(ctx, st, dest, size, tag, req)
+        post(ctx, st, dest, size, tag, req)
         _keep_pending(st.pending[ctx.pid], req, now)
     if not counted:
         ctx.record(elem, "comm", now, now)

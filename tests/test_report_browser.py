@@ -75,7 +75,13 @@ CONTROLS_PROBE = """<script>
     }
     var tip = document.querySelector(".tip");
     if (tip) {
+      /* focus() moves the keyboard focus, but a headless page without window focus may not fire the
+         event for it, so the event is also sent by hand: the tip must be focusable and must answer. */
       tip.focus();
+      out.focusable = document.activeElement === tip;
+      if (!document.getElementById("chart-details").textContent) {
+        tip.dispatchEvent(new FocusEvent("focus"));
+      }
       out.told = document.getElementById("chart-details").textContent;
     }
     document.querySelectorAll("button.csv").forEach(function (b) { b.click(); });
@@ -194,6 +200,7 @@ def test_sweep_report_renders_without_script_errors(
         == 0
     )
     record = _open(report, tmp_path, SWEEP_SECTIONS)
+    assert record["focusable"] is True  # a point takes the keyboard focus
     assert record["told"].startswith("NAT=32: procs 4, predicted time")  # a focused point says its value
 
 

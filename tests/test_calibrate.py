@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 import tomllib
 
@@ -288,6 +289,95 @@ def test_pooled_launches_take_the_median_of_launches_and_the_spread_of_all():
     runs = [calibrate.Measured.of([v, v * 1.1], "x") for v in (1.0, 1.2, 1.4)]
     got = calibrate.pooled(runs, "x")
     assert got.median == pytest.approx(statistics.median([1.05, 1.26, 1.47]))
-    assert got.low == pytest.approx(np.percentile(got.values, 5)) and got.low < 1.1
-    assert got.high == pytest.approx(np.percentile(got.values, 95)) and got.high > 1.4 * 1.05
+    launch_low, launch_high = calibrate.launch_interval([1.05, 1.26, 1.47])
+    assert got.low == pytest.approx(min(np.percentile(got.values, 5), launch_low))
+    assert got.high == pytest.approx(max(np.percentile(got.values, 95), launch_high))
+    # three launches back the interval for a fourth: wider than the repetitions' own range
+    assert got.low < min(got.values) and got.high > max(got.values)
     assert "3 launches" in got.how
+
+
+def test_launch_interval_holds_the_next_launch_nine_times_in_ten():
+    rng = np.random.default_rng(7)
+    for n in (3, 4, 8):
+        trials = 4000
+        draws = rng.lognormal(mean=-13.0, sigma=0.3, size=(trials, n + 1))
+        inside = 0
+        for row in draws:
+            low, high = calibrate.launch_interval(row[:n])
+            inside += low <= row[n] <= high
+        assert 0.87 <= inside / trials <= 0.95, (n, inside / trials)
+
+
+def test_launch_interval_of_few_or_signed_values():
+    assert calibrate.launch_interval([2.0, 4.0]) == pytest.approx((2.1, 3.9))  # the percentiles alone
+    low, high = calibrate.launch_interval([0.0, 1e-6, 2e-6])  # a zero: on the plain scale, cut at 0
+    assert low == 0 and high > 2e-6
+    low, high = calibrate.launch_interval([-1.0, 0.0, 1.0])
+    assert low < -1.0 and high > 1.0
+    low, high = calibrate.launch_interval([1.0, 1.0, 1.0])
+    assert low == high == 1.0
+
+
+def _pong(size: float) -> float:
+    """A link with a kink at 2 KiB (the eager limit) and another near 100 KiB, with a little noise."""
+    wiggle = 1 + 0.02 * math.sin(size)
+    if size <= 2048:
+        return (6e-7 + size / 5e9) * wiggle
+    if size <= 100_000:
+        return (3e-6 + size / 6e9) * wiggle
+    return (3e-5 + size / 1.2e10) * wiggle
+
+
+def test_link_ranges_cut_only_at_fixed_sizes_and_the_eager_limit():
+    sizes = [8 << k for k in range(20)]
+    ranges = calibrate.link_ranges(tuple((s, _pong(s), 0.0) for s in sizes), eager=2048)
+    ends = [up_to for up_to, _, _ in ranges]
+    assert ends[-1] == math.inf
+    assert set(ends[:-1]) <= set(calibrate.RANGE_CUTS) | {2048.0}
+    assert 2048.0 in ends  # never one line across the protocol change
+    for up_to, alpha, beta in ranges:  # each range prices its sizes within a few percent
+        inside = [s for s in sizes if s <= up_to and all(s > e for e in ends if e < up_to)]
+        for s in inside:
+            assert alpha + s * beta == pytest.approx(_pong(s), rel=0.15)
+
+
+def test_link_ranges_of_two_noisy_calibrations_cut_at_the_same_sizes():
+    sizes = [8 << k for k in range(20)]
+    rng = np.random.default_rng(3)
+    cuts = []
+    for _ in range(2):
+        points = tuple((s, _pong(s) * rng.lognormal(0, 0.05), 0.0) for s in sizes)
+        cuts.append([up_to for up_to, _, _ in calibrate.link_ranges(points, eager=2048)])
+    assert cuts[0] == cuts[1]
+
+
+def test_run_to_run_is_the_spread_of_launches_around_their_median():
+    rng = np.random.default_rng(11)
+    series = [tuple(rng.lognormal(-10.0, 0.1, size=4)) for _ in range(60)]
+    got = calibrate.run_to_run(series)
+    assert got is not None and got.median == 1.0
+    # a log-normal spread of 0.1: the 5th..95th percentiles of one launch are exp(-+0.1645)
+    assert got.low == pytest.approx(math.exp(-0.1645), rel=0.05)
+    assert got.high == pytest.approx(math.exp(0.1645), rel=0.05)
+    assert calibrate.run_to_run(series[:3]) is None  # too few cases to say
+    assert calibrate.run_to_run([(1.0, 2.0)] * 10) is None  # two launches of each: no spread to say
+
+
+def test_launch_series_take_each_case_across_launches_with_rates_as_times():
+    launches = [_launch(4096, f, fresh_above=262144) for f in (0.97, 1.0, 1.02, 1.05)]
+    values = calibrate.fit_ping_pong(launches)
+    values["peak_flops"] = calibrate.pooled(
+        [calibrate.Measured.of([r], "x") for r in (1e10, 2e10, 4e10)], "matrix products"
+    )
+    series = calibrate.launch_series(values)
+    assert series[0] == pytest.approx((1e-10, 5e-11, 2.5e-11))  # a rate's launches as times
+    # every ping-pong size in each buffer condition: one value per launch
+    assert len(series) == 1 + 2 * len(calibrate.PING_PONG_SIZES)
+    assert all(len(case) == 4 for case in series[1:])
+    found = calibrate.run_to_run(series)
+    assert found is not None and found.low < 1.0 < found.high
+    text = calibrate.variability_text(found)
+    data = tomllib.loads('name = "m"\nnodes = 1\ncores_per_node = 2\n' + text)
+    machine = Machine.from_dict(data)
+    assert machine.uncertain is not None and machine.uncertain.names == ["variability.run_to_run"]

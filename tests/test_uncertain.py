@@ -232,3 +232,57 @@ def test_sensitivity_shares_follow_the_inputs_that_matter():
 
 def test_percentile_interval_is_central():
     assert percentile_interval(list(range(101)), 0.9) == pytest.approx((5.0, 95.0))
+
+
+def test_run_to_run_variability_widens_the_interval_around_the_same_prediction(tmp_path, capsys):
+    machine = tmp_path / "m.toml"
+    machine.write_text(
+        HEAD + "[network.intra_node]\nlatency = 1e-6\nbandwidth = 2e9\n"
+        "[variability]\nrun_to_run = { value = 1, low = 0.8, high = 1.5 }\n"
+    )
+    plain = tmp_path / "plain.toml"
+    plain.write_text(HEAD + "[network.intra_node]\nlatency = 1e-6\nbandwidth = 2e9\n")
+    varied = _run_json(capsys, *PINGPONG, "--set", "S=4096", "--machine", str(machine), "--samples", "200")
+    exact = _run_json(capsys, *PINGPONG, "--set", "S=4096", "--machine", str(plain))
+    assert varied["time"] == exact["time"]  # the prediction is the typical launch, bit for bit
+    box = varied["interval"]
+    # the only uncertain input is the factor: the interval is the prediction times its 5%..95% range
+    assert box["low"] == pytest.approx(0.8 * exact["time"], rel=0.03)
+    assert box["high"] == pytest.approx(1.5 * exact["time"], rel=0.03)
+    assert varied["sensitivity"][0]["input"] == "machine variability.run_to_run"
+
+
+def test_run_to_run_variability_combines_with_uncertain_keys(tmp_path):
+    from uml2perf.api import load_spec
+    from uml2perf.intervals import Sampler, uncertain_inputs
+
+    path = _uncertain_machine(tmp_path)
+    path.write_text(path.read_text() + "[variability]\nrun_to_run = { value = 1, low = 0.9, high = 1.2 }\n")
+    machine = Machine.load(path)
+    spec = load_spec(MODELS / "allreduce.uml", sidecar=MODELS / "allreduce.toml")
+    inputs = uncertain_inputs(machine, None, {}, (), "m.toml")
+    assert [inp.kind for inp in inputs].count("factor") == 1
+    sampler = Sampler(spec, machine, inputs, 2, None, {"S": 65536, "R": 5}, 0, None, None, {})
+    draws = latin_hypercube([inp.interval for inp in inputs], 12, seed=4)
+    analytic = sampler.analytic(draws)
+    assert analytic is not None
+    simulated = [sampler.simulate(i, row) for i, row in enumerate(draws)]
+    assert analytic == pytest.approx(simulated, rel=1e-9)
+    factor = next(i for i, inp in enumerate(inputs) if inp.kind == "factor")
+    unscaled = [t / row[factor] for t, row in zip(simulated, draws, strict=True)]
+    assert max(unscaled) / min(unscaled) < max(simulated) / min(simulated)
+
+
+@pytest.mark.parametrize(
+    ("table", "words"),
+    [
+        ("run_to_run = 1.2", "must be 1 at its value"),
+        ("run_to_run = { value = 1.1, low = 1, high = 1.3 }", "must be 1 at its value"),
+        ("run_too_run = 1", "unknown key"),
+    ],
+)
+def test_a_variability_other_than_a_factor_of_one_is_refused(tmp_path, table, words):
+    path = tmp_path / "m.toml"
+    path.write_text(HEAD + "[variability]\n" + table + "\n")
+    with pytest.raises(MachineError, match=words):
+        Machine.load(path)

@@ -93,6 +93,10 @@ class Measured:
     modes: str = ""
     #: per launch and condition, the ping-pong's processed table ``(label, ((size, seconds), ...))``
     cells: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
+    #: one value per launch (the launches' medians) when the key was measured in several
+    launches: tuple[float, ...] = ()
+    #: seconds of each measured case (a size, a buffer condition), one per launch: how runs vary
+    series: tuple[tuple[float, ...], ...] = ()
 
     @property
     def spread(self) -> float:
@@ -105,6 +109,48 @@ class Measured:
         mid = statistics.median(values) if value is None else value
         low, high = percentiles(values)
         return cls(mid, min(low, mid), max(high, mid), how, values=tuple(float(v) for v in values))
+
+    @classmethod
+    def across_launches(cls, values: Sequence[float], how: str, value: float | None = None) -> Measured:
+        """The median (or ``value``) of one value per launch, with the interval another launch lands in.
+
+        See :func:`launch_interval`: the percentiles of a few launches say where *these*
+        launches fell, not where the next one will.
+        """
+        mid = statistics.median(values) if value is None else value
+        low, high = launch_interval(values)
+        return cls(mid, min(low, mid), max(high, mid), how, values=tuple(float(v) for v in values))
+
+
+#: The share of launches a key's interval is meant to hold (its ends: 5th and 95th percentiles).
+LEVEL = 0.90
+
+
+def launch_interval(values: Sequence[float], level: float = LEVEL) -> tuple[float, float]:
+    """Where the value of one more launch falls with probability ``level``, from ``values`` of launches.
+
+    Two or three launches that happened to agree make a narrow percentile range that the next
+    calibration misses; the Student-t prediction interval for a new draw,
+    ``mean +- t(level, n-1) * s * sqrt(1 + 1/n)``, grows as fewer launches back it.  It is taken
+    on logarithms when every value is positive (times and rates vary by factors) and on the
+    plain scale otherwise, and never narrower than the launches' own percentile range.
+    """
+    data = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
+    low, high = percentiles(data.tolist())
+    if data.size < 3:
+        return low, high
+    from scipy.stats import t as student_t
+
+    positive = bool(np.all(data > 0))
+    scale = np.log(data) if positive else data
+    spread = float(np.std(scale, ddof=1)) * math.sqrt(1 + 1 / data.size)
+    half = float(student_t.ppf(0.5 + level / 2, data.size - 1)) * spread
+    centre = float(np.mean(scale))
+    ends = (centre - half, centre + half)
+    t_low, t_high = (math.exp(e) for e in ends) if positive else ends
+    if np.all(data >= 0):  # costs and times measured as at least 0 stay so
+        t_low = max(t_low, 0.0)
+    return min(low, t_low), max(high, t_high)
 
 
 def percentiles(
@@ -167,7 +213,8 @@ def _where(labels: Any) -> str:
 def pooled(launches: Sequence[Measured], how: str) -> Measured:
     """One key from several launches: the median of the launches' values, the interval of all values.
 
-    The interval takes the 5th..95th percentiles of every launch's repetitions together and
+    The interval takes the 5th..95th percentiles of every launch's repetitions together,
+    widened to where another launch's value would fall (:func:`launch_interval`), and
     always holds the value; launches whose values differ by more than :data:`MODE_GAP` are
     named as modes.
     """
@@ -175,6 +222,9 @@ def pooled(launches: Sequence[Measured], how: str) -> Measured:
     every = [v for m in launches for v in (m.values or (m.median,))]
     mid = statistics.median(middles)
     low, high = percentiles(every)
+    if len(launches) > 1:
+        launch_low, launch_high = launch_interval(middles)
+        low, high = min(low, launch_low), max(high, launch_high)
     modes = modes_of([(f"launch {i + 1}", v) for i, v in enumerate(middles)], unit="")
     note = f"; {len(launches)} launches" if len(launches) > 1 else ""
     return Measured(
@@ -185,6 +235,7 @@ def pooled(launches: Sequence[Measured], how: str) -> Measured:
         choice=launches[0].choice,
         values=tuple(every),
         modes=modes,
+        launches=tuple(middles),
     )
 
 
@@ -573,6 +624,9 @@ def measure(
             out.update(measure_mpi(repeats=repeats, progress=say, launches=launches))
     finally:
         _gate = None
+    found = run_to_run(launch_series(out))
+    if found is not None:
+        out["run_to_run"] = found
     return out
 
 
@@ -755,7 +809,7 @@ def fit_ping_pong(data: Launches | dict[int, list[float]]) -> dict[str, Measured
         each = [pick(c) for _, c in cells]
         finite = [v for v in each if math.isfinite(v)]
         value = pick(med)
-        m = Measured.of(finite or [value], how, value=value)
+        m = Measured.across_launches(finite or [value], how, value=value)
         if len(cells) > 1:
             m.modes = modes_of([(label, v) for (label, _), v in zip(cells, each, strict=True)], unit)
         return m
@@ -872,7 +926,9 @@ def _handshake_and_table(
             size_modes.append(f"{s} B: {found}")
     worst = max((p[2] for p in points), default=0.0)
     return {
-        "handshake": Measured.of([_handshake(c, eager) for _, c in cells], how_hs, value=handshake),
+        "handshake": Measured.across_launches(
+            [_handshake(c, eager) for _, c in cells], how_hs, value=handshake
+        ),
         "link_table": Measured(
             med[sizes[0]],
             med[sizes[0]],
@@ -908,6 +964,10 @@ def _line_fit(points: list[tuple[float, float]]) -> tuple[float, float, float]:
     return alpha, beta, float(err.sum())
 
 
+#: Sizes (bytes) after which a link range may end, besides the eager limit: every factor of 4.
+RANGE_CUTS = frozenset(float(4**k) for k in range(4, 13))  # 256 B .. 16 MiB
+
+
 def link_ranges(
     points: tuple[tuple[float, float, float], ...], eager: float, max_ranges: int = 6, target: float = 0.03
 ) -> list[tuple[float, float, float]]:
@@ -916,14 +976,19 @@ def link_ranges(
     A segmented regression: the sizes are cut into consecutive ranges, each priced by its own
     line (:func:`_line_fit`), never across the eager limit (the protocols are different
     curves); the cuts minimise the squared relative error (dynamic programming over the
-    measured sizes).  The fewest ranges whose root-mean-square relative error is at most
-    ``target`` are taken, at most ``max_ranges``.  A range covers the sizes up to its last
-    measured size; the sizes between two ranges take the upper one's line; the last range has
-    no bound.
+    measured sizes).  A range ends only at one of :data:`RANGE_CUTS` or at the eager limit, so
+    that two calibrations cut their tables at the same sizes and their ranges can be compared
+    key by key (free cuts follow the noise of the measurement).  Ranges are added, up to
+    ``max_ranges``, while the root-mean-square relative error is above ``target`` and each new
+    range at least halves the squared error: a missed change of slope does that, the noise of
+    the measured points does not, so noisier measurements do not get more ranges.  A range
+    covers the sizes up to its last measured size; the sizes between two ranges take the upper
+    one's line; the last range has no bound.
     """
     pts = sorted((float(s), float(t)) for s, t, _ in points)
     n = len(pts)
     cache: dict[tuple[int, int], tuple[float, float, float]] = {}
+    ends = {j for j in range(1, n + 1) if j == n or pts[j - 1][0] in RANGE_CUTS or pts[j - 1][0] == eager}
 
     def fit(i: int, j: int) -> tuple[float, float, float]:  # points i..j-1
         if (i, j) not in cache:
@@ -935,7 +1000,7 @@ def link_ranges(
     best: list[list[tuple[float, list[int]]]] = [[(math.inf, [])] * (n + 1) for _ in range(max_ranges + 1)]
     best[0][0] = (0.0, [])
     for k in range(1, max_ranges + 1):
-        for j in range(1, n + 1):
+        for j in sorted(ends):
             options = [
                 (best[k - 1][i][0] + fit(i, j)[2], [*best[k - 1][i][1], j])
                 for i in range(j)
@@ -943,12 +1008,14 @@ def link_ranges(
             ]
             best[k][j] = min(options, default=(math.inf, []), key=lambda o: o[0])
     chosen: list[int] = []
+    error = math.inf
     for k in range(1, max_ranges + 1):
         total, cuts = best[k][n]
-        if total < math.inf:
-            chosen = cuts
-            if math.sqrt(total / n) <= target:
-                break
+        if total == math.inf:
+            continue
+        if chosen and (math.sqrt(error / n) <= target or total > error / 2):
+            break  # good enough, or one more range would only follow the noise
+        chosen, error = cuts, total
     ranges = []
     start = 0
     for end in chosen:
@@ -1057,7 +1124,7 @@ def crowded_ping_pong(repeats: int = 7, launches: int = DEFAULT_LAUNCHES) -> dic
         f"one-way ping-pong of {WAKEUP_SIZE} B in pairs on {2 * cores} ranks ({t_crowded * 1e6:.3g} us, "
         f"two ranks per core) less on 2 ranks ({t_alone * 1e6:.3g} us), medians of {len(crowded)} launches"
     )
-    m = Measured.of(each, how, value=max(0.0, t_crowded - t_alone))
+    m = Measured.across_launches(each, how, value=max(0.0, t_crowded - t_alone))
     m.modes = modes_of([(f"launch {i + 1}", v) for i, v in enumerate(crowded)])
     return {"wakeup": m}
 
@@ -1175,7 +1242,7 @@ def collective_costs(launches: list[dict[int, list[float]]], network: str) -> di
     for key, pick in (("collective_overhead", "overhead"), ("reduce_cost", "reduce_cost")):
         m = best[key]
         values = [getattr(fit, pick) for fit in each]
-        spread = Measured.of(values, m.how, value=m.median)
+        spread = Measured.across_launches(values, m.how, value=m.median)
         out[key] = replace(m, low=spread.low, high=spread.high, values=spread.values)
     return out
 
@@ -1192,10 +1259,72 @@ def measure_mpi(
     data = allreduce_launches(repeats=repeats, launches=launches)
     if data:
         out.update(collective_costs(data, network_text(out, collectives=False)))
+        sizes = sorted(set.intersection(*(set(run) for run in data)))
+        out["reduce_cost"] = replace(
+            out["reduce_cost"], series=tuple(tuple(statistics.median(run[s]) for run in data) for s in sizes)
+        )
     if progress:
         progress(f"MPI ping-pong with two ranks per core, {launches} launches")
     out.update(crowded_ping_pong(repeats=repeats, launches=launches))
     return out
+
+
+# --------------------------------------------------------------------------- run to run
+
+#: Keys measured per launch as rates (more is faster): their launches' times go as 1 / value.
+RATE_KEYS = ("core_bandwidth", "memory_bandwidth", "core_flops", "peak_flops")
+
+
+def launch_series(values: dict[str, Measured]) -> list[tuple[float, ...]]:
+    """Seconds of every case measured in several launches, one tuple per case, one value per launch.
+
+    Cases: each rate key (as ``1 / rate``), each ping-pong size in each buffer condition, each
+    allreduce size.
+    """
+    series: list[tuple[float, ...]] = [
+        tuple(1.0 / v for v in values[key].launches if v > 0) for key in RATE_KEYS if key in values
+    ]
+    if "link_table" in values:
+        cells = values["link_table"].cells
+        for how in CONDITIONS:
+            tables = [dict(table) for label, table in cells if label.endswith(" " + how)]
+            for size in sorted(set.intersection(*(set(t) for t in tables)) if tables else ()):
+                series.append(tuple(t[size] for t in tables))
+    if "reduce_cost" in values:
+        series += list(values["reduce_cost"].series)
+    return series
+
+
+def run_to_run(series: Sequence[Sequence[float]]) -> Measured | None:
+    """How much one launch of the same program runs faster or slower than its typical launch.
+
+    Each case's launches are compared with the case's median launch (on logarithms, scaled by
+    ``sqrt(n / (n - 1))`` for the median taken from the same few launches); the factors of all
+    cases together give the interval, their 5th and 95th percentiles.  The value is 1: the
+    keys hold the typical launch, and this factor moves a whole run, every operation at once,
+    the way a launch meets the machine (the cores it is given, where its pages land, what
+    else runs).  None when fewer than 3 launches of 4 cases were measured.
+    """
+    deviations: list[float] = []
+    cases = 0
+    for case in series:
+        times = [t for t in case if t > 0 and math.isfinite(t)]
+        if len(times) < 3:
+            continue
+        logs = np.log(times)
+        deviations += list((logs - float(np.median(logs))) * math.sqrt(len(times) / (len(times) - 1)))
+        cases += 1
+    if cases < 4:
+        return None
+    low, high = (math.exp(v) for v in percentiles(deviations))
+    return Measured(
+        1.0,
+        min(low, 1.0),
+        max(high, 1.0),
+        f"each launch against the median launch of the same case, over {cases} cases measured in "
+        f"several launches (kernels, ping-pong sizes and buffers, allreduce sizes)",
+        values=tuple(math.exp(v) for v in deviations),
+    )
 
 
 # --------------------------------------------------------------------------- machine file
@@ -1229,12 +1358,12 @@ def _range_intervals(
             a, b, _ = _line_fit(inside)
             alphas.append(a)
             betas.append(b)
-    latency = Measured.of(alphas or [alpha], "", value=alpha)
+    latency = Measured.across_launches(alphas or [alpha], "", value=alpha)
     if beta <= 0:
         return latency, None
-    b_low, b_high = percentiles(betas or [beta])
-    if b_low <= 0:  # a launch whose range was flat: its bandwidth is unbounded; keep the value as the top
-        b_low = beta
+    b_low, b_high = launch_interval(betas or [beta])
+    if b_low <= 0:  # launches whose range was flat have no bandwidth: the least positive slope is the top
+        b_low = min((b for b in betas if b > 0), default=beta)
     bandwidth = Measured(
         1.0 / beta, min(1.0 / max(b_high, beta), 1.0 / beta), max(1.0 / min(b_low, beta), 1.0 / beta), ""
     )
@@ -1314,6 +1443,16 @@ def network_text(values: dict[str, Measured], collectives: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+def variability_text(m: Measured) -> str:
+    """The ``[variability]`` table: the factor by which a whole run moves from launch to launch."""
+    return (
+        "# a whole run's time varies from launch to launch by this factor: 'uml2perf run' draws it\n"
+        "# into the prediction interval (the prediction itself is the typical launch, factor 1)\n"
+        "[variability]\n"
+        f"run_to_run = {number_text(m)}  # factor; {m.how}\n"
+    )
+
+
 def machine_text(values: dict[str, Measured], name: str = "calibrated", gate: QuietGate | None = None) -> str:
     """A machine file whose comments say how each number was measured (and, with ``gate``, how quietly)."""
     cores = os.cpu_count() or 1
@@ -1351,6 +1490,8 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated", gate: Qu
         "# thread costs (seconds) of task pools and pipelines that give no startup/handoff/overhead tags",
         threads_section(values).rstrip("\n"),
     ]
+    if "run_to_run" in values:
+        lines += ["", variability_text(values["run_to_run"]).rstrip("\n")]
     if "latency" in values:
         lines += ["", network_text(values).rstrip("\n")]
     else:

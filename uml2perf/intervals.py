@@ -55,14 +55,14 @@ def uncertain_inputs(
     ``parameters`` are the run's variable values (the central run's), at which sidecar
     expressions are evaluated.
     """
-    from uml2perf_runtime.platform.uncertain import Uncertain
+    from uml2perf_runtime.platform.uncertain import FACTOR_TABLE, Uncertain
 
     found: list[Input] = []
     um = getattr(machine, "uncertain", None)
     if um is not None:
         found += [
-            Input(f"machine {name}", "machine", name, interval)
-            for name, interval in zip(um.names, um.intervals, strict=True)
+            Input(f"machine {name}", "factor" if path[0] == FACTOR_TABLE else "machine", name, interval)
+            for (path, interval), name in zip(um.inputs, um.names, strict=True)
         ]
     for entry in getattr(car, "uncertain", None) or ():
         if entry.kind == "variable" and entry.name in given:
@@ -114,8 +114,11 @@ class Sampler:
 
     def configuration(self, values: Sequence[float]) -> tuple[Any, dict[str, Any], dict[str, float]]:
         """``(machine, variables, speedups)`` of one sample."""
-        machine_values = [v for inp, v in zip(self.inputs, values, strict=True) if inp.kind == "machine"]
-        machine = self.machine.uncertain.draw(machine_values) if machine_values else self.machine
+        machine_values = [
+            v for inp, v in zip(self.inputs, values, strict=True) if inp.kind in ("machine", "factor")
+        ]
+        drawn = any(inp.kind == "machine" for inp in self.inputs)
+        machine = self.machine.uncertain.draw(machine_values) if drawn else self.machine
         overrides = dict(self.overrides)
         speedups = dict(self.speedups)
         for inp, value in zip(self.inputs, values, strict=True):
@@ -140,7 +143,15 @@ class Sampler:
             max_time=self.max_time,
             speedups=speedups or None,
         )
-        return float(result.time)
+        return float(result.time) * self.factor(values)
+
+    def factor(self, values: Sequence[float]) -> float:
+        """The product of the sample's whole-run factors (``[variability]`` of the machine file)."""
+        product = 1.0
+        for inp, value in zip(self.inputs, values, strict=True):
+            if inp.kind == "factor":
+                product *= float(value)
+        return product
 
     def analytic(self, draws: np.ndarray) -> list[float] | None:
         """Every sample's time by the analytic path, or None when the model needs the simulator."""
@@ -164,7 +175,7 @@ class Sampler:
                 return None
             for i, row in zip(indices, rows, strict=True):
                 assert row is not None
-                times[i] = float(row["time"])
+                times[i] = float(row["time"]) * self.factor(draws[i])
         return times
 
 

@@ -147,6 +147,7 @@ _TOP_KEYS = (
     "devices",
     "background_load",
     "threads",
+    "variability",
 )
 _DEVICE_KEYS = ("count", "peak_flops", "memory_bandwidth", "link")
 
@@ -445,6 +446,7 @@ class Machine(FrozenRecord):
             threads=_threads(source, data.get("threads")),
             topology=_topology(source, network.get("topology"), data["nodes"]),
         )
+        _variability(source, data.get("variability", {}))
         if uncertain:
             from .uncertain import UncertainMachine
 
@@ -911,6 +913,22 @@ def _topology(source: str, value: Any, nodes: Any) -> Topology | None:
     from .topology import parse_topology
 
     return parse_topology(source, value, int(nodes), _with_unit, _check_keys)
+
+
+def _variability(source: str, value: Any) -> None:
+    """``[variability] run_to_run``: a factor on the whole run, 1 at its value (only its interval counts).
+
+    The prediction is the typical launch; the factor's interval (see ``uml2perf calibrate``) is
+    drawn into the prediction interval by the caller, never into a simulated machine.
+    """
+    table = _table(source, "variability", value)
+    _check_keys(source, "variability", table, ("run_to_run",))
+    if "run_to_run" in table and (not _is_number(table["run_to_run"]) or table["run_to_run"] != 1):
+        raise MachineError(
+            f"{source}: [variability] run_to_run must be 1 at its value, got {table['run_to_run']!r}",
+            hint="write run_to_run = { value = 1, low = 0.9, high = 1.3 }: the run's time varies around "
+            "the prediction by low..high (5th..95th percentiles)",
+        )
 
 
 def _wakeup(source: str, value: Any) -> float:

@@ -238,6 +238,8 @@ def sensitivity(names: Sequence[str], draws: np.ndarray, outputs: Sequence[float
 
 #: Keys whose values are whole numbers: a drawn value is rounded.
 _WHOLE = ("eager_limit",)
+#: The machine table whose intervals are factors on a whole run's time, not machine numbers.
+FACTOR_TABLE = "variability"
 
 
 class UncertainMachine:
@@ -275,6 +277,8 @@ class UncertainMachine:
 
         data = copy.deepcopy(self.data)
         for (path, _), value in zip(self.inputs, values, strict=True):
+            if path[0] == FACTOR_TABLE:  # a factor on the run's time, applied by the caller
+                continue
             key = next((p for p in reversed(path) if isinstance(p, str)), "")
             set_path(data, path, int(round(value)) if key in _WHOLE else float(value))
         return self.build(data, self.source)

@@ -247,6 +247,20 @@ def test_report_refuses_to_overwrite_the_model(tmp_path: Path, capsys: pytest.Ca
     assert model.read_bytes() == (SAMPLES / "prophet.uml").read_bytes()
 
 
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_report_to_standard_output_is_refused_before_any_work(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    extra = ("--grid", "procs=2,4") if command == "sweep" else ()
+    with pytest.raises(SystemExit) as stop:
+        run(command, SAMPLES / "prophet.uml", *extra, "--report", "-")
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "does not go to standard output" in err and "--report run.html" in err
+    assert list(tmp_path.iterdir()) == []  # no file named '-'
+
+
 # --------------------------------------------------------------------------- the sweep report
 
 

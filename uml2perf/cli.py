@@ -29,6 +29,7 @@ from .commands.common import (
     positive_int,
     print_warnings,
     printable,
+    report_file,
 )
 from .errors import Severity, Uml2PerfError, UsageError
 
@@ -399,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--report",
         metavar="FILE.html",
+        type=report_file,
         help="also write one self-contained HTML report: summary, diagram shaded by time, tables, "
         "findings, critical path, timeline",
     )

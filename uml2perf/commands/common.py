@@ -47,6 +47,16 @@ def overrides(items: Sequence[str] | None) -> dict[str, Any]:
     return values
 
 
+def report_file(text: str) -> str:
+    """``--report``'s file name: '-' is refused (the report is a file beside the terminal's text)."""
+    if text == "-":
+        raise argparse.ArgumentTypeError(
+            "the report is one HTML file and does not go to standard output; give a file name, "
+            "e.g. --report run.html"
+        )
+    return text
+
+
 def positive_int(text: str) -> int:
     """An argparse type for counts (processes, nodes...): a whole number of at least 1."""
     try:

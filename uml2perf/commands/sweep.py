@@ -9,7 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Uml2PerfError, UsageError
-from .common import EXIT_OK, add_default_cost_option, add_limit_option, overrides, positive_int, printable
+from .common import (
+    EXIT_OK,
+    add_default_cost_option,
+    add_limit_option,
+    overrides,
+    positive_int,
+    printable,
+    report_file,
+)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -188,6 +196,7 @@ def register_command(sub: Any) -> None:
     sweep.add_argument(
         "--report",
         metavar="FILE.html",
+        type=report_file,
         help="also write one self-contained HTML report: time, speedup, efficiency and the "
         "breakdown over the grid, findings and the table",
     )

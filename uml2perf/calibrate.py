@@ -634,7 +634,12 @@ def measure(
 
 PING_PONG_SIZES = [8 << k for k in range(0, 20, 1)]  # 8 B .. 4 MiB
 #: The two buffer conditions of every ping-pong size: reused from earlier messages, newly allocated.
-CONDITIONS = ("reused", "fresh")
+BUFFERS = ("reused", "fresh")
+#: Prefix of the conditions of launches whose ranks the MPI left unbound (``--oversubscribe``).
+UNBOUND = "unbound"
+#: Every condition of a ping-pong size: each buffer, in launches as users start them (ranks bound
+#: to cores) and in launches with the ranks unbound.
+CONDITIONS = (*BUFFERS, *(f"{UNBOUND} {how}" for how in BUFFERS))
 
 _PING_PONG = r"""
 import sys, time, json, random
@@ -680,21 +685,27 @@ def mpi_available() -> str | None:
     return shutil.which("mpiexec") or shutil.which("mpirun")
 
 
-def mpiexec_command(launcher: str, ranks: int) -> list[str]:
+def mpiexec_command(launcher: str, ranks: int, unbound: bool = False) -> list[str]:
+    """``mpiexec -n RANKS`` as a user launches a program here, ranks bound to cores where they fit.
+
+    Open MPI binds each rank to a core when there are no more ranks than cores, and leaves them
+    unbound with ``--oversubscribe``; the flag is given only when the ranks outnumber the cores
+    (it is needed then) or when ``unbound`` asks for that condition (calibrate measures both).
+    Run as root, Open MPI needs ``--allow-run-as-root``.
+    """
     command = [launcher, "-n", str(ranks)]
-    if (
-        hasattr(os, "geteuid")
-        and os.geteuid() == 0
-        and "openmpi" in Path(launcher).resolve().as_posix().lower()
-        or os.environ.get("OMPI_ALLOW_RUN_AS_ROOT")
-    ):
+    openmpi = _is_openmpi(launcher)
+    if openmpi and hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-run-as-root")
-    if "openmpi" in Path(launcher).resolve().as_posix().lower() or _is_openmpi(launcher):
-        command += ["--oversubscribe"]
+    if openmpi and (unbound or ranks > (os.cpu_count() or 1)):
+        command.append("--oversubscribe")
     return command
 
 
+@functools.lru_cache(maxsize=8)
 def _is_openmpi(launcher: str) -> bool:
+    if "openmpi" in Path(launcher).resolve().as_posix().lower():
+        return True
     try:
         text = subprocess.run([launcher, "--version"], capture_output=True, text=True, timeout=20).stdout
     except (OSError, subprocess.SubprocessError):
@@ -707,17 +718,31 @@ Launches = list[dict[int, dict[str, list[float]]]]
 
 
 def ping_pong_launches(
-    repeats: int, launches: int, ranks: int = 2, sizes: Sequence[int] | None = None
+    repeats: int, launches: int, ranks: int = 2, sizes: Sequence[int] | None = None, unbound: int = 0
 ) -> Launches:
-    """The ping-pong over ``sizes`` in ``launches`` separate ``mpiexec`` runs (sizes shuffled in each)."""
+    """The ping-pong over ``sizes`` in ``launches`` separate ``mpiexec`` runs (sizes shuffled in each).
+
+    Then ``unbound`` more launches with the ranks left unbound by the MPI: their conditions
+    carry the :data:`UNBOUND` prefix.  A user's ``mpiexec -n 2`` binds each rank to a core; a
+    launch that oversubscribes (or asks to be allowed to) does not, and then the two ranks
+    sometimes share a core: small messages wait for the other rank to be scheduled, large ones
+    are copied within one cache.  Both are what programs meet here, so both are measured.
+    """
     found: Launches = []
-    for index in range(launches):
+    for index in range(launches + unbound):
+        loose = index >= launches
         line = _run_mpi_script(
-            _PING_PONG, ranks, [json.dumps(list(sizes or PING_PONG_SIZES)), str(repeats), str(1000 + index)]
+            _PING_PONG,
+            ranks,
+            [json.dumps(list(sizes or PING_PONG_SIZES)), str(repeats), str(1000 + index)],
+            unbound=loose,
         )
         if line is None:
             continue
-        found.append({int(k): v for k, v in json.loads(line).items()})
+        measured = {int(k): v for k, v in json.loads(line).items()}
+        if loose:
+            measured = {k: {f"{UNBOUND} {how}": t for how, t in v.items()} for k, v in measured.items()}
+        found.append(measured)
     return found
 
 
@@ -727,11 +752,14 @@ def ping_pong(
     """The intra-node link from 2-rank ping-pongs over :data:`PING_PONG_SIZES` (empty without MPI)."""
     if mpi_available() is None:
         return {}
+    unbound = max(1, launches // 2) if launches > 1 and _is_openmpi(mpi_available() or "") else 0
     if progress:
         progress(
-            f"MPI ping-pong, 8 B to 4 MiB, {launches} launches (sizes shuffled, reused and fresh buffers)"
+            f"MPI ping-pong, 8 B to 4 MiB, {launches} launches with ranks bound to cores"
+            + (f" and {unbound} with ranks unbound" if unbound else "")
+            + " (sizes shuffled, reused and fresh buffers)"
         )
-    data = ping_pong_launches(repeats, launches)
+    data = ping_pong_launches(repeats, launches, unbound=unbound)
     if not data:
         return {}
     return fit_ping_pong(data)
@@ -750,6 +778,11 @@ def _cells(data: Launches | dict[int, list[float]]) -> list[tuple[str, dict[int,
             if all(how in launch[s] and launch[s][how] for s in launch):
                 cells.append((f"{index + 1} {how}", {s: statistics.median(launch[s][how]) for s in launch}))
     return cells
+
+
+def condition(label: str) -> str:
+    """A cell label's condition: ``reused`` of ``3 reused``, ``unbound fresh`` of ``5 unbound fresh``."""
+    return label.split(" ", 1)[1] if " " in label else label
 
 
 def eager_step(times: dict[int, float], lowest: int = 512, highest: int = 1 << 18) -> int | None:
@@ -789,7 +822,7 @@ def fit_ping_pong(data: Launches | dict[int, list[float]]) -> dict[str, Measured
     """
     cells = _cells(data)
     sizes = sorted(set.intersection(*(set(c) for _, c in cells)))
-    steady = [c for label, c in cells if not label.endswith(" fresh")] or [c for _, c in cells]
+    steady = [c for label, c in cells if condition(label) == "reused"] or [c for _, c in cells]
     med = {s: statistics.median(c[s] for c in steady) for s in sizes}
     found = eager_step(med)
     eager = found if found is not None else _knee(med)
@@ -1066,7 +1099,9 @@ if comm.rank == 0:
 """
 
 
-def _run_mpi_script(source: str, ranks: int, args: list[str], timeout: float = 120) -> str | None:
+def _run_mpi_script(
+    source: str, ranks: int, args: list[str], timeout: float = 120, unbound: bool = False
+) -> str | None:
     """Run a Python script under mpiexec; its last line of output, or None when it failed."""
     launcher = mpi_available()
     if launcher is None:
@@ -1074,10 +1109,7 @@ def _run_mpi_script(source: str, ranks: int, args: list[str], timeout: float = 1
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "measure.py"
         script.write_text(source)
-        command = mpiexec_command(launcher, ranks)
-        if os.geteuid() == 0 and "--allow-run-as-root" not in command and _is_openmpi(launcher):
-            command.append("--allow-run-as-root")
-        argv = command + [sys.executable, str(script), *args]
+        argv = mpiexec_command(launcher, ranks, unbound) + [sys.executable, str(script), *args]
         try:
             done = _launch(lambda: subprocess.run(argv, capture_output=True, text=True, timeout=timeout))
         except (OSError, subprocess.SubprocessError):
@@ -1287,7 +1319,7 @@ def launch_series(values: dict[str, Measured]) -> list[tuple[float, ...]]:
     if "link_table" in values:
         cells = values["link_table"].cells
         for how in CONDITIONS:
-            tables = [dict(table) for label, table in cells if label.endswith(" " + how)]
+            tables = [dict(table) for label, table in cells if condition(label) == how]
             for size in sorted(set.intersection(*(set(t) for t in tables)) if tables else ()):
                 series.append(tuple(t[size] for t in tables))
     if "reduce_cost" in values:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import tomllib
 
@@ -381,3 +382,37 @@ def test_launch_series_take_each_case_across_launches_with_rates_as_times():
     data = tomllib.loads('name = "m"\nnodes = 1\ncores_per_node = 2\n' + text)
     machine = Machine.from_dict(data)
     assert machine.uncertain is not None and machine.uncertain.names == ["variability.run_to_run"]
+
+
+def test_mpiexec_binds_ranks_as_users_launch_them_and_oversubscribes_only_when_needed(tmp_path, monkeypatch):
+    fake = tmp_path / "mpiexec"
+    fake.write_text("#!/bin/sh\necho 'mpiexec (Open MPI) 5.0.0'\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    calibrate._is_openmpi.cache_clear()
+    try:
+        assert "--oversubscribe" not in calibrate.mpiexec_command(str(fake), 2)
+        assert "--oversubscribe" in calibrate.mpiexec_command(str(fake), 4)  # more ranks than cores
+        assert "--oversubscribe" in calibrate.mpiexec_command(str(fake), 2, unbound=True)
+        assert ("--allow-run-as-root" in calibrate.mpiexec_command(str(fake), 2)) == (os.geteuid() == 0)
+        other = tmp_path / "mpirun"
+        other.write_text("#!/bin/sh\necho 'HYDRA build details'\n")
+        other.chmod(0o755)
+        assert calibrate.mpiexec_command(str(other), 4) == [str(other), "-n", "4"]  # MPICH: no such flags
+    finally:
+        calibrate._is_openmpi.cache_clear()
+
+
+def test_unbound_launches_widen_the_intervals_but_not_the_values():
+    bound = [_launch(4096, f) for f in (0.98, 1.0, 1.02, 1.01)]
+    loose = [
+        {s: {f"unbound {how}": [t * 3 for t in v] for how, v in launch[s].items()} for s in launch}
+        for launch in [_launch(4096, 1.0), _launch(4096, 1.05)]
+    ]
+    alone = calibrate.fit_ping_pong(bound)
+    both = calibrate.fit_ping_pong(bound + loose)
+    assert both["latency"].median == pytest.approx(alone["latency"].median)
+    assert both["latency"].high > alone["latency"].high * 2
+    assert "unbound" in both["link_table"].modes
+    series = calibrate.launch_series(both)
+    assert {len(case) for case in series} == {4, 2}  # each condition's launches apart

@@ -999,6 +999,8 @@ def _line_fit(points: list[tuple[float, float]]) -> tuple[float, float, float]:
 
 #: Sizes (bytes) after which a link range may end, besides the eager limit: every factor of 4.
 RANGE_CUTS = frozenset(float(4**k) for k in range(4, 13))  # 256 B .. 16 MiB
+#: A link range is added only when it divides the fit's squared relative error by at least this.
+RANGE_GAIN = 2.0
 
 
 def link_ranges(
@@ -1046,7 +1048,7 @@ def link_ranges(
         total, cuts = best[k][n]
         if total == math.inf:
             continue
-        if chosen and (math.sqrt(error / n) <= target or total > error / 2):
+        if chosen and (math.sqrt(error / n) <= target or total > error / RANGE_GAIN):
             break  # good enough, or one more range would only follow the noise
         chosen, error = cuts, total
     ranges = []

@@ -82,20 +82,43 @@ def test_constant_data_gives_a_constant():
 
 
 def test_hand_computed_metrics_of_a_line():
-    # y = 1 + 2x on x = 1..4 with residuals +0.1, -0.1, -0.1, +0.1 -> least squares is exact on the line
-    data = Measurements(["x"], np.array([[1.0], [2.0], [3.0], [4.0]]), np.array([3.1, 4.9, 6.9, 9.1]))
+    # y = 1 + 2x on x = 1..4 with residuals +0.1, -0.1, -0.1, +0.1, fitted on relative errors:
+    # minimise sum(((y - c0 - c1*x) / y)**2), the normal equations with weights W = 1/y**2
+    xs, ys = (1.0, 2.0, 3.0, 4.0), (3.1, 4.9, 6.9, 9.1)
+    data = Measurements(["x"], np.array([[x] for x in xs]), np.array(ys))
     fit = fit_hypothesis((Term((Factor(0, Fraction(1), 0),)),), data, np.arange(4))
     c0, c1 = fit.coefficients
-    # closed form: slope = cov/var = 2.0, intercept = mean(y) - 2 * 2.5 = 6.0 - 5.0 = 1.0
-    assert (c0, c1) == (pytest.approx(1.0), pytest.approx(2.0))
-    assert fit.rss == pytest.approx(0.04)
-    tss = sum((y - 6.0) ** 2 for y in (3.1, 4.9, 6.9, 9.1))
-    r2 = 1 - 0.04 / tss
+    W = [1 / y**2 for y in ys]
+    S, Sx, Sy = sum(W), sum(w * x for w, x in zip(W, xs)), sum(w * y for w, y in zip(W, ys))
+    Sxx = sum(w * x * x for w, x in zip(W, xs))
+    Sxy = sum(w * x * y for w, x, y in zip(W, xs, ys))
+    slope = (S * Sxy - Sx * Sy) / (S * Sxx - Sx**2)
+    intercept = (Sy - slope * Sx) / S
+    assert (c0, c1) == (pytest.approx(intercept), pytest.approx(slope))
+    assert slope == pytest.approx(2.0, abs=0.1) and intercept == pytest.approx(1.0, abs=0.2)
+    rss = sum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys))
+    assert fit.rss == pytest.approx(rss)
+    tss = sum((y - 6.0) ** 2 for y in ys)
+    r2 = 1 - rss / tss
     assert fit.r2_adj == pytest.approx(1 - (1 - r2) * 3 / 2)
-    assert fit.sigma == pytest.approx(math.sqrt(0.04 / 2))
-    # leaving x=1 out: the line through (2,4.9),(3,6.9),(4,9.1) predicts 3.1 - ...
-    # (exactly checked by lstsq below)
+    assert fit.sigma == pytest.approx(math.sqrt(rss / 2))
     assert fit.cv_smape > fit.smape > 0
+
+
+def test_relative_least_squares_holds_the_small_end():
+    # a cost that is n*log2(n) plus a fixed part, timed with noise in proportion to the time:
+    # the fit must hold the smallest size as well as the largest (plain least squares did not)
+    rng = np.random.default_rng(5)
+    sizes = [1024 * 4**k for k in range(6)]
+    points, values = [], []
+    for n in sizes:
+        for _ in range(5):
+            points.append([n])
+            values.append((2e-5 + 2.5e-9 * n * math.log2(n)) * (1 + 0.03 * rng.standard_normal()))
+    model = fit_model(Measurements(["n"], np.array(points, float), np.array(values)))
+    for n in (sizes[0], sizes[-1]):
+        truth = 2e-5 + 2.5e-9 * n * math.log2(n)
+        assert float(model.predict(np.array([[n]]))[0]) == pytest.approx(truth, rel=0.06)
 
 
 def test_two_parameters_multiplicative_and_additive():

@@ -9,7 +9,10 @@ of Extra-P) and searches, as Extra-P does, the performance model normal form
 with exponents ``i`` from a fixed set of fractions (0..3 in quarters and
 thirds, and negative ones for quantities that shrink with the parameter) and
 ``j`` in {0, 1, 2}.  For one parameter every hypothesis ``c0 + c1*x^i*log2(x)^j``
-is fitted by least squares; for several, the best single-parameter terms of
+is fitted by least squares on relative errors (each point weighted by 1/value when
+all values are positive: timings scatter in proportion to their size, and a cost
+must hold at the small end as well as at the large one, where plain least squares
+lets the largest points decide); for several, the best single-parameter terms of
 each parameter are combined additively and multiplicatively.  The hypothesis
 chosen is the one with the smallest cross-validated SMAPE (leave one
 measurement point out, all its repetitions together); a hypothesis with more
@@ -610,6 +613,17 @@ def _smape(measured: np.ndarray, predicted: np.ndarray) -> float:
     return float(np.mean(np.where(denominator == 0, 0.0, 2 * np.abs(predicted - measured) / safe)) * 100)
 
 
+def _weights(values: np.ndarray) -> np.ndarray:
+    """1/value for positive values (least squares on relative errors), else 1 (plain least squares)."""
+    return 1.0 / values if np.all(values > 0) else np.ones_like(values)
+
+
+def _solve(design: np.ndarray, values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, int]:
+    """Weighted least squares: the coefficients and the rank of the weighted design."""
+    coef, _res, rank, _sv = np.linalg.lstsq(design * weights[:, None], values * weights, rcond=None)
+    return coef, int(rank)
+
+
 def fit_hypothesis(terms: Sequence[Term], data: Measurements, groups: np.ndarray) -> Fit | None:
     """Least squares of ``c0 + sum c_k * term_k``; None when the points cannot determine it."""
     X = _design(terms, data.points)
@@ -622,7 +636,8 @@ def fit_hypothesis(terms: Sequence[Term], data: Measurements, groups: np.ndarray
     scale = np.max(np.abs(X), axis=0)
     scale[scale == 0] = 1.0
     Xs = X / scale
-    coef_s, _res, rank, _sv = np.linalg.lstsq(Xs, y, rcond=None)
+    w = _weights(y)
+    coef_s, rank = _solve(Xs, y, w)
     if rank < X.shape[1]:
         return None
     coef = coef_s / scale
@@ -635,8 +650,10 @@ def fit_hypothesis(terms: Sequence[Term], data: Measurements, groups: np.ndarray
     r2 = 1 - rss / tss if tss > 0 else 1.0
     r2_adj = 1 - (1 - r2) * (n - 1) / dof if dof > 0 else r2
     sigma = math.sqrt(rss / dof) if dof > 0 else 0.0
+    weighted = residuals * w
+    sigma_w = math.sqrt(float(weighted @ weighted) / dof) if dof > 0 else 0.0
     try:
-        cov_s = np.linalg.inv(Xs.T @ Xs) * sigma**2
+        cov_s = np.linalg.inv((Xs * w[:, None]).T @ (Xs * w[:, None])) * sigma_w**2
     except np.linalg.LinAlgError:
         return None
     covariance = cov_s / np.outer(scale, scale)
@@ -644,7 +661,7 @@ def fit_hypothesis(terms: Sequence[Term], data: Measurements, groups: np.ndarray
     errors = []
     for g in range(n_groups):
         keep = groups != g
-        c, *_ = np.linalg.lstsq(Xs[keep], y[keep], rcond=None)
+        c, _rank = _solve(Xs[keep], y[keep], w[keep])
         out = ~keep
         errors.append(_smape(y[out], Xs[out] @ c))
     safe = np.where(predicted == 0, 1.0, np.abs(predicted))
@@ -819,7 +836,7 @@ def edge_checks(model: Model) -> list[dict[str, Any]]:
     for end, index in ends:
         group = groups[first[index]]
         keep = groups != group
-        coef, _res, rank, _sv = np.linalg.lstsq(X[keep] / scale, data.values[keep], rcond=None)
+        coef, rank = _solve(X[keep] / scale, data.values[keep], _weights(data.values[keep]))
         if rank < X.shape[1]:
             continue
         point = distinct[index][None, :]

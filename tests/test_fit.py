@@ -89,14 +89,16 @@ def test_hand_computed_metrics_of_a_line():
     fit = fit_hypothesis((Term((Factor(0, Fraction(1), 0),)),), data, np.arange(4))
     c0, c1 = fit.coefficients
     W = [1 / y**2 for y in ys]
-    S, Sx, Sy = sum(W), sum(w * x for w, x in zip(W, xs)), sum(w * y for w, y in zip(W, ys))
-    Sxx = sum(w * x * x for w, x in zip(W, xs))
-    Sxy = sum(w * x * y for w, x, y in zip(W, xs, ys))
+    S = sum(W)
+    Sx = sum(w * x for w, x in zip(W, xs, strict=True))
+    Sy = sum(w * y for w, y in zip(W, ys, strict=True))
+    Sxx = sum(w * x * x for w, x in zip(W, xs, strict=True))
+    Sxy = sum(w * x * y for w, x, y in zip(W, xs, ys, strict=True))
     slope = (S * Sxy - Sx * Sy) / (S * Sxx - Sx**2)
     intercept = (Sy - slope * Sx) / S
     assert (c0, c1) == (pytest.approx(intercept), pytest.approx(slope))
     assert slope == pytest.approx(2.0, abs=0.1) and intercept == pytest.approx(1.0, abs=0.2)
-    rss = sum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys))
+    rss = sum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys, strict=True))
     assert fit.rss == pytest.approx(rss)
     tss = sum((y - 6.0) ** 2 for y in ys)
     r2 = 1 - rss / tss

@@ -58,7 +58,7 @@ def test_the_fit_on_relative_errors_holds_both_ends_of_a_smooth_cost(tmp_path: P
 
 
 def test_a_model_that_misses_the_smallest_sizes_is_a_warning(tmp_path: Path, capsys) -> None:
-    """The smallest size off the trend of the others: left out, it is missed by more than the fit's interval."""
+    """The smallest size off the trend of the others: left out, it is missed by more than the interval."""
     path = _kinked(tmp_path / "t.csv", "smallest")
     (model,) = [fit_model(data) for data in read_measurements(str(path))]
     smallest = next(c for c in model.edge_checks() if c["end"] == "smallest")

@@ -8,6 +8,7 @@ The page's script is exercised in a real browser by ``test_report_browser.py``.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -206,7 +207,7 @@ def test_a_generated_module_report_shows_its_elements_instead_of_the_diagram(tmp
     html = report.read_text(encoding="utf-8")
     assert_self_contained(html)
     assert set(RUN_SECTIONS) <= sections(html)
-    assert "drawn for a run of an XMI export that can still be read" in html
+    assert "drawn for a run of an XMI export; this run (of a generated module)" in html
     assert '<a href="#el-_sft" class="node-link"' in html
 
 
@@ -438,17 +439,46 @@ def test_figures_a_newer_result_carries_are_listed_not_lost() -> None:
     assert "more" not in sections(render_run_report(plain, command="c"))
 
 
-def test_report_without_the_export_any_more_shows_the_elements(tmp_path: Path) -> None:
+def test_report_draws_the_model_that_ran_even_when_the_export_changed_since(tmp_path: Path) -> None:
     import uml2perf
 
     model = tmp_path / "prophet.uml"
     model.write_bytes((SAMPLES / "prophet.uml").read_bytes())
     results = uml2perf.predict(model, procs=2, trace=True)
+    before = results.write_report(tmp_path / "before.html").read_text(encoding="utf-8")
     model.write_text("<not xmi", encoding="utf-8")  # changed since the run
-    html = results.write_report(tmp_path / "r.html").read_text(encoding="utf-8")
-    assert "drawn for a run of an XMI export that can still be read" in html
+    changed = results.write_report(tmp_path / "changed.html").read_text(encoding="utf-8")
     model.unlink()
-    assert "can still be read" in results.write_report(tmp_path / "r.html").read_text(encoding="utf-8")
+    gone = results.write_report(tmp_path / "gone.html").read_text(encoding="utf-8")
+    for html in (before, changed, gone):  # the diagram of the bytes the run read, never the file again
+        assert "drawn for a run of an XMI export" not in html
+        assert 'class="node-link"' in html and "SA2" in html
+
+    def diagram(html: str) -> str:
+        return html[html.index('id="diagram"') : html.index('id="elements"')]
+
+    assert diagram(changed) == diagram(before) == diagram(gone)
+
+
+def test_report_of_a_fifo_export_draws_its_diagram(tmp_path: Path) -> None:
+    import threading
+
+    import uml2perf
+
+    fifo = tmp_path / "prophet.uml"
+    os.mkfifo(fifo)
+    data = (SAMPLES / "prophet.uml").read_bytes()
+
+    def feed() -> None:
+        with open(fifo, "wb") as out:  # one writer: the model can be read once only
+            out.write(data)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    results = uml2perf.predict(fifo, procs=2, trace=True)
+    writer.join(timeout=10)
+    html = results.write_report(tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "drawn for a run of an XMI export" not in html and 'class="node-link"' in html
 
 
 def test_a_diagram_too_large_to_draw_is_named_and_its_elements_shown(tmp_path: Path) -> None:

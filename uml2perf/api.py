@@ -268,7 +268,11 @@ def load_spec(
         if given is not None:
             require_values(spec, given)
         return spec
-    generated = _generated_for_run(p, activity, sidecar, default_cost_text(default_cost))
+    from uml2perf_runtime.output.files import InputBytes
+
+    generated = _generated_for_run(
+        model if isinstance(model, InputBytes) else p, activity, sidecar, default_cost_text(default_cost)
+    )
     if given is not None and generated.required:
         _require_values(generated.required, given)
     require_timing(p, generated.timing, warnings)
@@ -353,7 +357,7 @@ class _Generated:
 
 
 def _generated_for_run(
-    path: Path, activity: str | None, sidecar: str | Path | None, default_cost: str | None
+    path: Path | InputBytes, activity: str | None, sidecar: str | Path | None, default_cost: str | None
 ) -> _Generated:
     """The generated module of an XMI export, from the verified cache when nothing it depends on changed.
 
@@ -365,7 +369,7 @@ def _generated_for_run(
     cache = open_cache()
     key = None
     source: str | os.PathLike[str] = path
-    filename = f"<generated from {path.name}>"
+    filename = f"<generated from {Path(path).name}>"
     if cache is not None:
         # read once: the key and the model come from the same bytes, whatever happens to the files
         model_in = _read_once(path, "model file")
@@ -423,6 +427,15 @@ def _generated_for_run(
     if cache is not None and key is not None:
         cache.put("module", key, _encode_generated(generated))
     return generated
+
+
+def _is_export(path: Any) -> bool:
+    """An existing XMI export (not a model source, not a generated module, not a missing file)."""
+    from uml2perf_runtime.output.files import InputBytes
+
+    if isinstance(path, ModelSource) or isinstance(path, InputBytes):
+        return False
+    return Path(path).suffix not in PYTHON_SUFFIXES and Path(path).exists()
 
 
 def _read_once(path: str | os.PathLike[str], what: str) -> InputBytes:
@@ -618,6 +631,9 @@ def predict(
     if sidecar is not None and not isinstance(path, ModelSource):
         # read once: the model, the cache key and the interval's inputs all come from these bytes
         sidecar = _read_once(sidecar, "sidecar file")
+    if _is_export(path):
+        # read once: the model, the cache key and the report's diagram all come from these bytes
+        path = _read_once(path, "model file")
     spec = load_spec(
         path,
         activity=activity,
@@ -696,6 +712,7 @@ def predict(
         # where the run came from, so that its report can draw the diagram as drawn (uml2perf.report)
         result.model_origin = {
             "path": str(path),
+            "input": path if not isinstance(path, (str, Path)) else None,  # the bytes read (InputBytes)
             "activity": activity,
             "sidecar": sidecar,
             "default_cost": default_cost,

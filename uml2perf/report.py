@@ -1,7 +1,8 @@
 """What the HTML report needs from the model as drawn, and the sweep's result writers.
 
 The runtime draws the report (:mod:`uml2perf_runtime.output.report`) from plain data.  A run of
-an XMI export knows the diagram: this module reads the export again and turns the activity that
+an XMI export knows the diagram: this module reads the bytes the run read (never the file again,
+which may have changed since) and turns the activity that
 ran, the bodies of its structured nodes and the activities it calls into *panels* of nodes and
 flows as the user drew them (the runtime lays them out).  A generated module run on its own has
 no flows, and its report shows the elements instead.
@@ -96,7 +97,10 @@ def diagram_of_results(results: Any) -> dict[str, Any] | None:
     if not isinstance(origin, Mapping):
         return None
     path = origin.get("path")
-    if path is None or Path(str(path)).suffix in (".py", ".pyw") or not Path(str(path)).is_file():
+    read = origin.get("input")  # the bytes the run read: the diagram is of the model that ran
+    if path is None or Path(str(path)).suffix in (".py", ".pyw"):
+        return None
+    if read is None and not Path(str(path)).is_file():
         return None
     from uml2perf_runtime.errors import SimulationError
 
@@ -105,7 +109,7 @@ def diagram_of_results(results: Any) -> dict[str, Any] | None:
 
     try:
         cost = default_cost_text(origin.get("default_cost"))
-        model = read_model_checked(Path(str(path)), origin.get("sidecar"), cost)
+        model = read_model_checked(read if read is not None else Path(str(path)), origin.get("sidecar"), cost)
         return diagram_of_model(model, origin.get("activity"))
     except (Uml2PerfError, SimulationError):  # changed or unreadable since the run: no diagram
         return None

@@ -77,7 +77,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--retry-rounds", type=int, default=None, help="extra rounds for disturbed runs (default: --repeats)"
     )
     parser.add_argument(
-        "--samples", type=int, default=None, help="samples per interval (default 200; quick 20)"
+        "--samples", type=int, default=None, help="samples per interval (default 100; quick 20)"
     )
     parser.add_argument("--launches", type=int, default=None, help="calibrate's launches (default its own)")
     parser.add_argument(
@@ -454,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     repeats = args.repeats or (1 if args.quick else 5)
     retry_rounds = 0 if args.quick else (repeats if args.retry_rounds is None else args.retry_rounds)
-    samples = args.samples or (20 if args.quick else 200)
+    samples = args.samples or (20 if args.quick else 100)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uml2perf-unseen-"))
     out.mkdir(parents=True, exist_ok=True)
     cases = select(all_cases(args.quick), args)

@@ -107,6 +107,9 @@ def test_errors_coverage_and_left_out_cases(unseen):
     assert summary["mean_abs_error_percent"] == pytest.approx(30.0)
     assert summary["max_abs_error_percent"] == pytest.approx(50.0)
     assert summary["coverage_percent"] == pytest.approx(50.0)
+    assert summary["groups"]["2 ranks"]["cases"] == 2
+    assert summary["groups"]["communication only"]["mean_abs_error_percent"] == pytest.approx(30.0)
+    assert any(line.startswith("communication only") for line in run.summary_lines(summary, rows, False))
     lines = run.table(rows)
     assert "(no quiet run)" in lines[-1] and "+10.0%" in lines[2]
     # a quick run never reports accuracy
@@ -131,6 +134,7 @@ def test_quick_run_end_to_end(tmp_path):
     assert "NO ACCURACY REPORTED" in done.stdout
     report = json.loads((tmp_path / "results.json").read_text())
     assert report["quick"] is True and report["summary"] is None
+    assert "commit" in report["source"]
     assert report["calibration"]["command"].startswith("uml2perf calibrate -o ")
     assert (tmp_path / "machine.toml").read_text() == report["machine"]
     assert "[network" in report["machine"]

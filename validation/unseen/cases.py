@@ -100,6 +100,17 @@ QUICK: dict[str, Setting] = {
     "alltoall_exchange": _alltoall(512, 50),
 }
 
+#: program -> where its model's compute costs come from (the summary's groups)
+COST_SOURCE = {
+    "ring_shift": "communication only",
+    "alltoall_exchange": "communication only",
+    "jacobi1d": "roofline",
+    "power_iteration": "roofline",
+    "axpy_allreduce": "roofline",
+    "scatter_poly": "micro-benchmark",
+    "task_farm": "micro-benchmark",
+}
+
 #: rank counts: 2 (one per core) and 4 (two per core) for every program; --quick runs 2, and 4
 #: for the task farm (the only program whose model changes shape with the ranks: more workers)
 PROCS = (2, 4)

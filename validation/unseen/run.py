@@ -9,8 +9,8 @@ Steps: (1) ``uml2perf calibrate -o DIR/machine.toml`` as a user runs it (or ``--
 (2) the two kernels whose cost a model takes as a measured number are timed once, alone, at the
 sizes the programs give them (``kernels.py``); (3) every case (program, setting, ranks) runs
 ``--repeats`` times under ``mpiexec`` (launched as ``uml2perf calibrate`` launches its own MPI
-programs), interleaved in shuffled rounds, each run after a quiet check (others' share of the CPUs
-during a short pause, ``uml2perf.quiet``); a run before which others kept more than
+programs), interleaved in shuffled rounds, each run between two quiet checks (others' share of
+the CPUs during a short pause, ``uml2perf.quiet``); a run around which others kept more than
 ``--max-busy`` busy does not count and the case runs again in a later round; (4) each case is
 predicted with ``uml2perf run MODEL --machine DIR/machine.toml --set ... --procs N --json``, whose
 ``interval`` is the 90% prediction interval from the machine file's (and the kernels') intervals;
@@ -40,7 +40,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from cases import Case, all_cases  # noqa: E402  (found through the sys.path entry above)
+from cases import COST_SOURCE, Case, all_cases  # noqa: E402  (found through the sys.path entry above)
 
 from uml2perf.calibrate import mpi_available, mpiexec_command  # noqa: E402
 from uml2perf.quiet import probe  # noqa: E402
@@ -119,10 +119,15 @@ def calibrate(path: Path, args: argparse.Namespace, log: Log) -> dict[str, Any]:
         raise SystemExit(f"uml2perf calibrate failed:\n{done.stderr}")
     for line in (done.stdout + done.stderr).splitlines():
         log(f"    {line}")
+    disturbed = "kept though still disturbed" in done.stdout + done.stderr
+    if disturbed:
+        log("  WARNING: calibrate kept launches that others disturbed: its machine file, and so every")
+        log("  prediction below, describes a loaded machine; run again when the machine is quiet")
     return {
         "command": shown,
         "seconds": time.perf_counter() - started,
         "others_busy_before": before.busy,
+        "kept_disturbed_launches": disturbed,
         "output": done.stdout + done.stderr,
     }
 
@@ -201,11 +206,13 @@ def run_once(command: list[str], timeout: float) -> tuple[float | None, str]:
 def measure_interleaved(
     cases: list[Case], launcher: str, repeats: int, retry_rounds: int, args: argparse.Namespace, log: Log
 ) -> list[float]:
-    """Every case ``repeats`` times in shuffled rounds, a quiet check before each run.
+    """Every case ``repeats`` times in shuffled rounds, each run between two quiet checks.
 
-    A run before which others kept more than ``--max-busy`` of the CPUs busy is kept aside as
-    disturbed and the case runs again in a later round (up to ``retry_rounds`` extra rounds);
-    a case that never got a quiet run is left out of the summary.  Returns every probe's busy share.
+    The probe after a run is the probe before the next (nothing runs between them), so a round
+    of n runs pauses n + 1 times.  A run around which others kept more than ``--max-busy`` of the
+    CPUs busy (before it or after it) is kept aside as disturbed and the case runs again in a
+    later round (up to ``retry_rounds`` extra rounds); a case that never got a quiet run is left
+    out of the summary.  Returns every probe's busy share.
     """
     seen: list[float] = []
     pause = 0.05 if args.quick else 0.2
@@ -219,24 +226,28 @@ def measure_interleaved(
         random.Random(round_).shuffle(wanting)
         disturbed = failed = 0
         started = time.perf_counter()
+        before = probe(pause)
+        seen.append(before.busy)
         for case in wanting:
-            checked = probe(pause)
-            seen.append(checked.busy)
             seconds, why = run_once(program_command(launcher, case), args.timeout)
+            after = probe(pause)
+            seen.append(after.busy)
+            busy = max(before.busy, after.busy)
+            before = after
             if seconds is None:
                 case.failures.append(why)
                 failed += 1
                 log(f"  {case.name}: failed ({why})")
-            elif checked.busy > args.max_busy:
-                case.disturbed.append((seconds, checked.busy))
+            elif busy > args.max_busy:
+                case.disturbed.append((seconds, busy))
                 disturbed += 1
             else:
                 case.measured.append(seconds)
-                case.busy.append(checked.busy)
+                case.busy.append(busy)
         log(
             f"  round {round_ + 1}: {len(wanting)} runs in {time.perf_counter() - started:.0f} s, "
             f"{disturbed} disturbed, {failed} failed (others busy up to "
-            f"{max(seen[-len(wanting) :]) * 100:.0f}% before a run)"
+            f"{max(seen[-len(wanting) - 1 :]) * 100:.0f}% around a run)"
         )
     return seen
 
@@ -318,6 +329,7 @@ def rows_of(cases: list[Case], quick: bool) -> list[dict[str, Any]]:
             "program": case.program,
             "setting": case.label,
             "procs": case.procs,
+            "cost_source": COST_SOURCE[case.program],
             "variables": case.variables,
             "runs": len(case.measured),
             "measured_runs": list(case.measured),
@@ -392,15 +404,10 @@ def table(rows: list[dict[str, Any]], quick: bool = False) -> list[str]:
     return lines
 
 
-def summary_of(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Mean, median and max |error|, coverage and median width over the cases that count."""
-    counted = [r for r in rows if r["error_percent"] is not None]
-    if not counted:
-        return None
+def _figures(counted: list[dict[str, Any]]) -> dict[str, Any]:
     errors = [abs(r["error_percent"]) for r in counted]
     return {
         "cases": len(counted),
-        "left_out": [r["case"] for r in rows if r["error_percent"] is None],
         "mean_abs_error_percent": statistics.mean(errors),
         "median_abs_error_percent": statistics.median(errors),
         "max_abs_error_percent": max(errors),
@@ -409,6 +416,24 @@ def summary_of(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         "coverage_percent": 100 * sum(bool(r["covered"]) for r in counted) / len(counted),
         "median_interval_width_percent": statistics.median(r["interval_width_percent"] for r in counted),
         "median_spread_percent": statistics.median(r["spread_percent"] for r in counted),
+    }
+
+
+def summary_of(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Mean, median and max |error|, coverage and median width over the cases that count, and
+    the same by group: ranks (one or two per core) and where the compute costs come from."""
+    counted = [r for r in rows if r["error_percent"] is not None]
+    if not counted:
+        return None
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in counted:
+        groups.setdefault(f"{r['procs']} ranks", []).append(r)
+    for r in counted:
+        groups.setdefault(r["cost_source"], []).append(r)
+    return {
+        **_figures(counted),
+        "left_out": [r["case"] for r in rows if r["error_percent"] is None],
+        "groups": {name: _figures(members) for name, members in groups.items()},
     }
 
 
@@ -429,10 +454,32 @@ def summary_lines(summary: dict[str, Any] | None, rows: list[dict[str, Any]], qu
         f"(max - min over median) {summary['median_spread_percent']:.0f}% (median over the cases)",
     ]
     lines.append("left out: " + ", ".join(summary["left_out"]) if summary["left_out"] else "left out: none")
+    width = max(len(name) for name in summary["groups"])
+    lines += ["", f"{'group':<{width}}  cases  mean |error|  median    max  coverage  median width"]
+    for name, g in summary["groups"].items():
+        lines.append(
+            f"{name:<{width}}  {g['cases']:>5}  {g['mean_abs_error_percent']:11.1f}%  "
+            f"{g['median_abs_error_percent']:5.1f}%  {g['max_abs_error_percent']:5.1f}%  "
+            f"{g['coverage_percent']:7.0f}%  {g['median_interval_width_percent']:11.0f}%"
+        )
     return lines
 
 
 # --------------------------------------------------------------------------- main
+
+
+def source_version() -> dict[str, Any]:
+    """The commit the programs and models come from, and whether they differ from it."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True, timeout=20
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--", "."], cwd=HERE, capture_output=True, text=True, timeout=20
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "changed": None}
+    return {"commit": commit or None, "changed": changed.splitlines() if commit else None}
 
 
 def select(cases: list[Case], args: argparse.Namespace) -> list[Case]:
@@ -497,6 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - started
     log(f"\n{seconds:.0f} s in all; results in {out}")
     report = {
+        "source": source_version(),
         "quick": args.quick,
         "repeats": repeats,
         "samples": samples,

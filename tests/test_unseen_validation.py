@@ -154,5 +154,11 @@ def test_quick_run_end_to_end(tmp_path):
         assert row["interval_low"] <= row["predicted"] <= row["interval_high"]
         assert row["error_percent"] is None and row["covered"] is None
         assert re.match(r"uml2perf run \S+\.uml --machine ", row["prediction_command"])
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        assert (tmp_path / "results.png").read_bytes().startswith(b"\x89PNG")
     log = (tmp_path / "run.log").read_text()
     assert "90% interval" in log and "task_farm TASKS=40 WORK=1000 4 ranks" in log

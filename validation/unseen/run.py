@@ -14,7 +14,8 @@ the CPUs during a short pause, ``uml2perf.quiet``); a run around which others ke
 ``--max-busy`` busy does not count and the case runs again in a later round; (4) each case is
 predicted with ``uml2perf run MODEL --machine DIR/machine.toml --set ... --procs N --json``, whose
 ``interval`` is the 90% prediction interval from the machine file's (and the kernels') intervals;
-(5) the table and its summary are printed and written to DIR (results.json, run.log, machine.toml).
+(5) the table and its summary are printed and written to DIR (results.json, run.log, machine.toml,
+and results.png when matplotlib is there).
 
 Nothing here is tuned to measured numbers: the models and the sizes were written before any
 program was measured, and the runner never changes a model or the machine file.  Every process it
@@ -470,6 +471,52 @@ def summary_lines(summary: dict[str, Any] | None, rows: list[dict[str, Any]], qu
     return lines
 
 
+def plot(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
+    """Measured (median, min..max) beside predicted (90% interval) per case; False without matplotlib."""
+    shown = [r for r in rows if "measured_median" in r and "predicted" in r]
+    if not shown:
+        return False
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, ax = plt.subplots(figsize=(9, 0.32 * len(shown) + 1.6))
+    ys = list(range(len(shown)))
+    ax.barh(
+        [y + 0.2 for y in ys],
+        [r["measured_median"] * 1e3 for r in shown],
+        0.4,
+        label="measured (median, min..max)",
+        xerr=[
+            [(r["measured_median"] - r["measured_min"]) * 1e3 for r in shown],
+            [(r["measured_max"] - r["measured_median"]) * 1e3 for r in shown],
+        ],
+    )
+    ax.barh(
+        [y - 0.2 for y in ys],
+        [r["predicted"] * 1e3 for r in shown],
+        0.4,
+        label="predicted (90% interval)",
+        xerr=[
+            [(r["predicted"] - r["interval_low"]) * 1e3 for r in shown],
+            [(r["interval_high"] - r["predicted"]) * 1e3 for r in shown],
+        ],
+    )
+    ax.set_yticks(ys, [r["case"] for r in shown], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("ms")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=100)
+    plt.close(fig)
+    return True
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -566,6 +613,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     (out / "results.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "run.log").write_text("\n".join(log.lines) + "\n")
+    title = "uml2perf on held-out MPI programs" + (" (quick: no accuracy)" if args.quick else "")
+    plot(rows, out / "results.png", title)
     failed = [case.name for case in cases if not case.measured and not case.disturbed]
     unpredicted = [case.name for case in cases if not case.prediction or "error" in case.prediction]
     return 1 if failed or unpredicted else 0

@@ -162,3 +162,29 @@ def test_quick_run_end_to_end(tmp_path):
         assert (tmp_path / "results.png").read_bytes().startswith(b"\x89PNG")
     log = (tmp_path / "run.log").read_text()
     assert "90% interval" in log and "task_farm TASKS=40 WORK=1000 4 ranks" in log
+
+
+def test_disturbed_and_failed_runs_are_run_again(unseen, monkeypatch):
+    """A run that others disturbed does not count and its case runs again in a later round; a
+    failed launch is tried once more at once."""
+    import argparse
+
+    cases, run = unseen
+    from uml2perf.quiet import Probe
+
+    busy = iter([0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])  # the 2nd probe sees others
+    monkeypatch.setattr(run, "probe", lambda pause: Probe(next(busy), 0.0))
+    monkeypatch.setattr(run.time, "sleep", lambda seconds: None)
+    outcomes = iter([(1.0, ""), (None, "exit status 1"), (2.0, ""), (3.0, "")])
+    monkeypatch.setattr(run, "run_once", lambda command, timeout: next(outcomes))
+    monkeypatch.setattr(run, "program_command", lambda launcher, case: [case.program])
+    first = cases.Case("ring_shift", "a", {}, {}, 2)
+    second = cases.Case("jacobi1d", "b", {}, {}, 2)
+    args = argparse.Namespace(quick=False, max_busy=0.1, timeout=1.0)
+    seen = run.measure_interleaved([first, second], "mpiexec", 1, 1, args, lambda text="": None)
+    runs = {case.program: (case.measured, case.disturbed, case.failures) for case in (first, second)}
+    # round 1 (order shuffled): one case's run lies next to the busy probe, the other fails once
+    disturbed = [name for name, (_, d, _) in runs.items() if d]
+    assert len(disturbed) == 1 and runs[disturbed[0]][1][0][1] == 0.5
+    assert all(measured for measured, _, _ in runs.values())  # every case got its quiet run
+    assert sum(len(f) for _, _, f in runs.values()) == 1 and max(seen) == 0.5

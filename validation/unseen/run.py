@@ -223,11 +223,11 @@ def measure_interleaved(
     seen: list[float] = []
     pause = 0.05 if args.quick else 0.2
     for round_ in range(repeats + retry_rounds):
-        wanting = [case for case in cases if len(case.measured) < repeats and len(case.failures) < 2]
+        wanting = [case for case in cases if len(case.measured) < repeats and len(case.failures) < 4]
         if not wanting:
             break
         if round_ >= repeats:
-            log(f"  re-running {len(wanting)} cases whose runs were disturbed (after 10 s)")
+            log(f"  re-running {len(wanting)} cases whose runs were disturbed or failed (after 10 s)")
             time.sleep(10)
         random.Random(round_).shuffle(wanting)
         disturbed = failed = 0
@@ -236,6 +236,11 @@ def measure_interleaved(
         seen.append(before.busy)
         for case in wanting:
             seconds, why = run_once(program_command(launcher, case), args.timeout)
+            if seconds is None:  # once more at once: a launch can fail for reasons of its own
+                case.failures.append(why)
+                log(f"  {case.name}: failed ({why}); running it again")
+                before = probe(pause)
+                seconds, why = run_once(program_command(launcher, case), args.timeout)
             after = probe(pause)
             seen.append(after.busy)
             busy = max(before.busy, after.busy)

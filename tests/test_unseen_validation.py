@@ -6,6 +6,7 @@ without them; the other tests run anywhere.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -20,15 +21,18 @@ UNSEEN = ROOT / "validation" / "unseen"
 
 @pytest.fixture(scope="module")
 def unseen():
-    """The runner's modules (cases, run), imported as the runner imports them."""
-    sys.path.insert(0, str(UNSEEN))
+    """The runner's modules (its cases, and run.py under a name no other test's ``run`` takes)."""
+    spec = importlib.util.spec_from_file_location("unseen_run", UNSEEN / "run.py")
+    assert spec is not None and spec.loader is not None
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)  # puts validation/unseen on sys.path for its unseen_cases
     try:
-        import cases
-        import run
+        import unseen_cases
 
-        yield cases, run
+        yield unseen_cases, run
     finally:
-        sys.path.remove(str(UNSEEN))
+        while str(UNSEEN) in sys.path:
+            sys.path.remove(str(UNSEEN))
 
 
 def test_every_program_has_a_model_and_takes_the_flags_its_cases_pass(unseen):

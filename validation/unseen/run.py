@@ -41,7 +41,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from cases import COST_SOURCE, Case, all_cases  # noqa: E402  (found through the sys.path entry above)
+from unseen_cases import COST_SOURCE, Case, all_cases  # noqa: E402  (through the sys.path entry above)
 
 from uml2perf.calibrate import mpi_available, mpiexec_command  # noqa: E402
 from uml2perf.quiet import probe  # noqa: E402

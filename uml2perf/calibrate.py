@@ -1,8 +1,9 @@
 """``uml2perf calibrate``: measure this machine the way programs meet it, and write a machine file.
 
 Every measured key is written as ``{ value = <median>, low = <5th percentile>, high = <95th
-percentile> }`` (a plain number when it has no spread), with its unit and a comment that
-says how it was measured.  The values come from several *independent launches* (separate
+percentile> }`` of where one more launch's value falls (:func:`launch_interval`; a plain
+number when it has no spread), with its unit and a comment that says how it was measured.
+The values come from several *independent launches* (separate
 processes, separate ``mpiexec`` runs), never from the fastest repetition: a program meets
 whatever state the machine is in when it starts, and one process's repetitions share the
 state of that process (its buffers, its placement, the MPI's protocol choices).  What is
@@ -1506,9 +1507,9 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated", gate: Qu
             else ""
         ),
         *([f"# {gate.describe()}"] if gate is not None else []),
-        "# measured keys: { value = median, low = 5th percentile, high = 95th percentile } of what",
-        "# independent launches saw; 'uml2perf run' predicts at the values and draws samples through the",
-        "# intervals for its prediction interval",
+        "# measured keys: { value = median of independent launches, low/high = where one more launch's",
+        "# value falls nine times in ten (5th/95th percentiles) }; 'uml2perf run' predicts at the values",
+        "# and draws samples through the intervals for its prediction interval",
         f'name = "{name}"',
         "nodes = 1",
         f"cores_per_node = {cores}",

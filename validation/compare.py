@@ -245,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             "",
             f"**{inside} of {total} keys ({100 * inside / max(total, 1):.0f}%) of the second calibration lie "
             "inside the first's interval (5th..95th percentiles of one more launch)** (link ranges are "
-            "named by the sizes they cover; a range that only one calibration cut is listed as not written by the other).",
+            "named by the sizes they cover; a range that only one calibration cut is listed as not "
+            "written by the other).",
             "",
             *rows,
             "",

@@ -643,7 +643,6 @@ class Context:
             or dest != site_dest
             or tag != site_tag
             or size != site_size
-            or cost
             or dest.__class__ is not int
             or tag.__class__ is not int
             or size.__class__ is not site_cls
@@ -683,6 +682,8 @@ class Context:
             i = elem.index
             site = (elem, dest, tag, size, cls, st, lat, beta, wild, posted, mail, calls, i, key, rendezvous)
             self.send_site = site
+        elif cost:  # the arguments of this site, checked before: spend the cost, then send
+            return self._after_local_cost(elem, cost, self.send, dest, size, tag)
         env = self.env
         now = env._now
         # eager: when the data arrives; rendezvous: when the transfer ends if it starts now
@@ -817,7 +818,6 @@ class Context:
             site_elem is not elem
             or source != site_source
             or tag != site_tag
-            or cost
             or source.__class__ is not int
             or tag.__class__ is not int
         ):
@@ -843,6 +843,8 @@ class Context:
             # still made only when first needed, as the general path does
             mail = st.mail[me].get(key)
             self.recv_site = (elem, source, tag, st, key, mail)
+        elif cost:  # the arguments of this site, checked before: spend the cost, then receive
+            return self._after_local_cost(elem, cost, self.recv, source, size, tag)
         env = self.env
         now = env._now
         if mail is None:

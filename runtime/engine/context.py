@@ -95,7 +95,7 @@ _INF = math.inf
 #: What a context keeps of its last send and receive call site before its first one (no element
 #: is None: the first call always takes the full checks).
 _NO_SEND_SITE: tuple[Any, ...] = (None,) * 15
-_NO_RECV_SITE: tuple[Any, ...] = (None,) * 6
+_NO_RECV_SITE: tuple[Any, ...] = (None,) * 7
 #: The line of the last rendezvous message a context received, before its first: ``(source, size,
 #: communication state, latency + handshake, seconds per byte)``.
 _NO_RECV_LINE: tuple[Any, ...] = (None,) * 5
@@ -785,10 +785,7 @@ class Context:
             mine.size = size
             mine.posted = now
             mine.seq = 0
-            mine.start = None
-            mine.done = None
-            mine.source = None
-            mine.matched_tag = None
+            mine.done = None  # not complete; the receiver's match sets start and done
         if mail is None:
             mail = self._send_mailbox(st, dest, tag * self.nprocs + self.pid)
         mail.append((seq, _INF, now, size, mine, self.pid, tag))
@@ -813,7 +810,7 @@ class Context:
         """
         self.cur = elem
         site = self.recv_site
-        site_elem, site_source, site_tag, st, key, mail = site
+        site_elem, site_source, site_tag, st, key, mail, posted = site
         if (
             site_elem is not elem
             or source != site_source
@@ -839,10 +836,11 @@ class Context:
                 return self._recv_any(st, elem, source, size, tag)
             key = tag * nprocs + source
             me = self.pid
-            # the mailbox of this key, once it exists (never removed: it can be kept); a queue is
-            # still made only when first needed, as the general path does
+            # the mailbox and the posted receives of this key, once they exist (never removed:
+            # they can be kept); a queue is still made only when first needed, as the general path does
             mail = st.mail[me].get(key)
-            self.recv_site = (elem, source, tag, st, key, mail)
+            posted = st.posted[me].get(key)
+            self.recv_site = (elem, source, tag, st, key, mail, posted)
         elif cost:  # the arguments of this site, checked before: spend the cost, then receive
             return self._after_local_cost(elem, cost, self.recv, source, size, tag)
         env = self.env
@@ -850,7 +848,7 @@ class Context:
         if mail is None:
             mail = st.mail[self.pid].get(key)
             if mail is not None:  # a sender has used this key since: keep its queue
-                self.recv_site = (elem, source, tag, st, key, mail)
+                self.recv_site = (elem, source, tag, st, key, mail, posted)
         if mail:
             msg = mail.popleft()
             if msg[4] is not None:  # a rendezvous message: its sender waits
@@ -885,14 +883,13 @@ class Context:
             req.size = size
             req.posted = now
             req.seq = seq
-            req.start = None
-            req.done = None
-            req.source = None
-            req.matched_tag = None
-        box = st.posted[self.pid]
-        posted = box.get(key)
+            req.done = None  # not complete; the match sets start, done, source and matched_tag
         if posted is None:
-            posted = box[key] = deque()
+            box = st.posted[self.pid]
+            posted = box.get(key)
+            if posted is None:
+                posted = box[key] = deque()
+            self.recv_site = (elem, source, tag, st, key, mail, posted)
         posted.append(req)
         ev = self.park_ev
         if ev is None or ev.callbacks is not None:

@@ -145,6 +145,15 @@ class Simulation:
         ctx.cpu.members[ctx] = None
         return _ThreadProcess(self, ctx, runner)
 
+    def start_generator(self, ctx: Context, body: Any) -> simpy.Process:
+        """Start thread context ``ctx`` running the generator ``body`` (of a generator function: no
+        model code has run yet); its SimPy process resumes ``body`` from its first step on."""
+        if self.tracing:
+            self.track_labels[(ctx.pid, ctx.track)] = f"thread {ctx.tid} of {ctx.nthreads}"
+        self.live[ctx] = None
+        ctx.cpu.members[ctx] = None
+        return _GeneratorProcess(self, ctx, body)
+
     def _start_process(self, ctx: Context) -> simpy.Process:
         """Start the main context ``ctx``: a :class:`_ModelProcess` running the model's code."""
         self.live[ctx] = None
@@ -417,6 +426,20 @@ class _ThreadProcess(_ModelProcess):
             return
         self._generator = gen  # resumed directly from now on; this generator is done with
         yield first
+
+
+class _GeneratorProcess(_ModelProcess):
+    """The SimPy process of a thread whose body is a generator already made (``start_generator``).
+
+    Making a generator runs none of its code, so the process is SimPy's own start on it: its first
+    resumption enters the body, with no starting generator in between (``_ThreadProcess`` needs
+    one to call its runner at the thread's first step).
+    """
+
+    def __init__(self, sim: Simulation, ctx: Context, body: Any) -> None:
+        self.sim = sim
+        self.ctx = ctx
+        DirectProcess.__init__(self, sim.env, body)
 
 
 def _invalid_yield(generator: Any, value: object) -> SimulationError:

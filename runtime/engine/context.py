@@ -169,6 +169,7 @@ class Context:
         "_rng",
         "_locks",
         "_tracks",
+        "_idle",
     )
 
     def __init__(self, sim: Any, pid: int, node: int, ppn: int, cpu: Any) -> None:
@@ -231,12 +232,38 @@ class Context:
         self._rng: _random.Random | None = None
         self._locks: dict[str, Resource] | None = None
         self._tracks = 0
+        #: finished thread contexts of this process, made again by the next thread (see _new_thread)
+        self._idle: list[Context] | None = None
 
     # -- threads -----------------------------------------------------------------
 
     def _new_thread(self, tid: int, nthreads: int) -> Context:
-        """A thread context of this context's process sharing its statistics and ``v``."""
+        """A thread context of this context's process sharing its statistics and ``v``.
+
+        A finished thread of the process is made again when there is one (``_idle``, filled by
+        :meth:`thread_ended`): what every thread of a process has alike (identity, node, shared
+        statistics, its reusable events and checked call sites, which are checked against each
+        call's arguments anyway) is kept, and what is the thread's own is set as for a new one.
+        """
         proc = self.process
+        idle = proc._idle
+        if idle:
+            t = idle.pop()
+            t.tid = tid
+            t.nthreads = nthreads
+            t.uid = self.pid * nthreads + tid
+            t.item = 0
+            proc._tracks += 1
+            t.track = proc._tracks
+            t.fast_end = -1.0
+            t.covered = 0.0
+            if t.stack:  # its code returned from inside a composite
+                t.stack = []
+            t.cur = self.cur
+            t.blocked_for = None
+            t.finished = False
+            t.finish_time = 0.0
+            return t
         t = object.__new__(type(self))
         t.sim = self.sim
         t.env = self.env
@@ -289,7 +316,16 @@ class Context:
         t._rng = None
         t._locks = None
         t._tracks = 0
+        t._idle = None
         return t
+
+    def thread_ended(self) -> None:
+        """This thread's code has ended: keep its context for the process's next thread."""
+        proc = self.process
+        idle = proc._idle
+        if idle is None:
+            idle = proc._idle = []
+        idle.append(self)
 
     # -- parameters and random numbers ------------------------------------------
 

@@ -171,10 +171,10 @@ class Simulation:
             self._fail(model_error(exc, ctx, self.elements))
         self._retire(ctx)
         if ctx.process is not ctx:
-            # A thread's context refers to itself through its bound callbacks; without them the
-            # finished context is freed at once instead of waiting for the garbage collector
-            # (which a run of many short threads would otherwise keep busy).
-            del ctx.on_computed, ctx.on_received
+            # A finished thread's context serves the process's next thread (Context._new_thread):
+            # a run of many short threads makes no garbage of contexts (each refers to itself
+            # through its bound callbacks, so the collector would have to free them).
+            ctx.thread_ended()
 
     def _retire(self, ctx: Context) -> None:
         del self.live[ctx]

@@ -13,9 +13,14 @@ from types import GeneratorType
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from runtime_helpers import elements, machine, spec
+from test_runtime_fastpath import build, machines, steps
+from test_runtime_fastpath import outcome as fastpath_outcome
 
 from uml2perf_runtime import Link
+from uml2perf_runtime.engine.context import Context
 from uml2perf_runtime.engine.simulation import Simulation
 from uml2perf_runtime.errors import DeadlockError, SimulationError
 
@@ -211,3 +216,43 @@ def test_a_deadlock_inside_a_parallel_region_names_the_region() -> None:
     with pytest.raises(DeadlockError) as info:
         Simulation(spec(main, ELEMS), _machine(nodes=1, cores=2), 1).run()
     assert "the 2 threads of parallel region 'PAR'" in str(info.value)
+
+
+def _fresh_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every thread gets a new context, as before contexts were made again."""
+    monkeypatch.setattr(Context, "thread_ended", lambda self: None)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program=st.lists(steps, min_size=1, max_size=6), mach=machines, procs=st.integers(1, 5))
+def test_threads_made_again_predict_what_new_threads_predict(program: Any, mach: Any, procs: int) -> None:
+    model = build(program)
+    again = fastpath_outcome(model, mach, procs, general=False)
+    with pytest.MonkeyPatch.context() as patch:
+        _fresh_threads(patch)
+        assert fastpath_outcome(model, mach, procs, general=False) == again
+
+
+def test_a_thread_made_again_outside_a_sped_up_container_runs_at_its_own_speed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A what-if run keeps a thread's inherited factor per context: a context made again for a
+    region outside the sped-up container must not keep the factor of its last region."""
+
+    def body(t: Any, v: Any) -> Any:
+        yield from t.compute(T, 0.001 * (1 + t.tid))
+
+    def main(p: Any, v: Any) -> Any:
+        p.enter(C)
+        yield from p.parallel(PAR, 2, body)
+        p.leave(C)
+        yield from p.parallel(PAR, 2, body)
+
+    def run() -> Any:
+        sim = Simulation(spec(main, ELEMS), _machine(nodes=1, cores=2), 1)
+        sim.apply_speedups({"C": 2.0})
+        return sim.run().to_dict()["time"]
+
+    again = run()
+    _fresh_threads(monkeypatch)
+    assert run() == again == pytest.approx(0.001 + 0.002)

@@ -534,6 +534,8 @@ def _scaled_context_class(base: type[Context]) -> type[Context]:
             inherited *= self.sim.cost_scale[region.index]
         if inherited != 1.0:
             self.sim.thread_scale[thread] = inherited
+        else:  # a finished thread's context made again may still have its last factor here
+            self.sim.thread_scale.pop(thread, None)
         return thread
 
     def compute(self: Any, elem: Element, cost: float) -> Any:

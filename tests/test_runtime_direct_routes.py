@@ -256,3 +256,21 @@ def test_a_thread_made_again_outside_a_sped_up_container_runs_at_its_own_speed(
     again = run()
     _fresh_threads(monkeypatch)
     assert run() == again == pytest.approx(0.001 + 0.002)
+
+
+@pytest.mark.parametrize("sped_up", ["S", "R", "C"])
+def test_a_sped_up_local_cost_is_scaled_on_the_direct_route_as_on_the_general_path(sped_up: str) -> None:
+    main = rendezvous_ring(3, 64, cost=0.002)
+
+    def run(general: bool) -> Any:
+        sim = Simulation(spec(main, ELEMS), _machine(nodes=1, cores=4), 4, general=general)
+        sim.apply_speedups({sped_up: 2.0})
+        return sim.run().to_dict()
+
+    direct = run(False)
+    direct.pop("wall_time", None)
+    general = run(True)
+    general.pop("wall_time", None)
+    assert direct == general
+    plain = Simulation(spec(main, ELEMS), _machine(nodes=1, cores=4), 4).run().to_dict()["time"]
+    assert direct["time"] < plain

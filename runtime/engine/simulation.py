@@ -544,10 +544,21 @@ def _scaled_context_class(base: type[Context]) -> type[Context]:
     def spend(self: Any, seconds: float) -> Any:
         return base.spend(self, seconds * factor(self, self.cur) if seconds > 0.0 else seconds)
 
+    def after_local_cost(self: Any, elem: Element, cost: float, *route: Any) -> Any:
+        # the direct route of a local cost spends it without calling spend: scaled here as spend is
+        scaled_cost = cost * factor(self, self.cur) if cost > 0.0 else cost
+        return base._after_local_cost(self, elem, scaled_cost, *route)
+
     scaled: type[Context] = type(
         f"Scaled{base.__name__}",
         (base,),
-        {"__slots__": (), "compute": compute, "spend": spend, "_new_thread": new_thread},
+        {
+            "__slots__": (),
+            "compute": compute,
+            "spend": spend,
+            "_after_local_cost": after_local_cost,
+            "_new_thread": new_thread,
+        },
     )
     _SCALED_CLASSES[base] = scaled
     return scaled

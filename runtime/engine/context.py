@@ -141,6 +141,8 @@ class Context:
         "conv",
         "on_computed",
         "on_received",
+        "send_route",
+        "recv_route",
         "fast_req",
         "fast_g",
         "wait_ev",
@@ -200,6 +202,9 @@ class Context:
         self.conv: Event | None = None
         self.on_computed = self._computed
         self.on_received = self._received
+        #: this context's own send and recv, bound once: what a local cost hands on to
+        self.send_route = self.send
+        self.recv_route = self.recv
         self.fast_req: Any = None
         self.fast_g: Any = None
         self.wait_ev: Timeout | None = None
@@ -292,6 +297,8 @@ class Context:
         t.conv = None
         t.on_computed = t._computed
         t.on_received = t._received
+        t.send_route = t.send
+        t.recv_route = t.recv
         t.fast_req = None
         t.fast_g = None
         t.wait_ev = None
@@ -719,7 +726,7 @@ class Context:
             site = (elem, dest, tag, size, cls, st, lat, beta, wild, posted, mail, calls, i, key, rendezvous)
             self.send_site = site
         elif cost:  # the arguments of this site, checked before: spend the cost, then send
-            return self._after_local_cost(elem, cost, self.send, dest, size, tag)
+            return self._after_local_cost(elem, cost, self.send_route, dest, size, tag)
         env = self.env
         now = env._now
         # eager: when the data arrives; rendezvous: when the transfer ends if it starts now
@@ -878,7 +885,7 @@ class Context:
             posted = st.posted[me].get(key)
             self.recv_site = (elem, source, tag, st, key, mail, posted)
         elif cost:  # the arguments of this site, checked before: spend the cost, then receive
-            return self._after_local_cost(elem, cost, self.recv, source, size, tag)
+            return self._after_local_cost(elem, cost, self.recv_route, source, size, tag)
         env = self.env
         now = env._now
         if mail is None:

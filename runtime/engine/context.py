@@ -4,9 +4,11 @@ Generated code sees a context as ``p`` (see ``docs/architecture.md``): system
 parameters, ``compute``, ``enter``/``leave``, communication, threads and
 patterns.  The contract is ``uml2perf_runtime.engine.process.ProcessContext``.
 
-Blocking compute, eager send, receive and collectives without a local cost take the *direct
-route* here: they return the event to wait for in a tuple and account their time in the
-event's callback (see ``docs/runtime-semantics.md``, section 9).  Everything else takes the
+Blocking compute, a process's eager and rendezvous send and receive, and collectives without a
+local cost take the *direct route* here: they return the event to wait for in a tuple and account
+their time at once or in the event's callback; a send or receive with a local cost at a checked
+call site spends it in one small generator and then takes that route (see
+``docs/runtime-semantics.md``, section 9).  Everything else takes the
 general path of ``comm.py`` and ``collectives.py``, which build on these hooks:
 
 Hooks for the communication layer

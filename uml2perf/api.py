@@ -744,6 +744,15 @@ def _add_interval(
     speedups: dict[str, float],
 ) -> None:
     """``result.interval`` and ``result.sensitivity`` when some input is uncertain (else nothing)."""
+    car = None
+    if sidecar is not None:
+        from .profile.sidecar import load_sidecar
+
+        car = load_sidecar(sidecar)
+    if getattr(machine, "uncertain", None) is None and not getattr(car, "uncertain", None):
+        # nothing uncertain (what uncertain_inputs would find): a plain run never loads the interval
+        # module, which imports numpy (about 0.1 s of every run's start-up)
+        return
     from .intervals import (
         DEFAULT_LEVEL,
         DEFAULT_SAMPLES,
@@ -753,11 +762,6 @@ def _add_interval(
         uncertain_inputs,
     )
 
-    car = None
-    if sidecar is not None:
-        from .profile.sidecar import load_sidecar
-
-        car = load_sidecar(sidecar)
     where = str(sidecar or getattr(machine, "source", None) or path)
     inputs = uncertain_inputs(machine, car, result.parameters, tuple(run["overrides"]), where)
     if not inputs:

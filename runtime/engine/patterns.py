@@ -23,6 +23,16 @@ from .limits import ENVIRONMENT as LIMIT_VARIABLES
 from .limits import current as current_limits
 from .process import COMPUTE, WAIT
 
+#: ``inspect.CO_GENERATOR``, the flag of a generator function's code (``inspect`` is not loaded for it)
+_CO_GENERATOR = 0x20
+
+
+def _makes_generators(body: Callable[..., Any]) -> bool:
+    """Whether calling ``body`` only makes a generator (a generator function, as generated code's
+    bodies are): then a thread can be started on that generator, no model code having run yet."""
+    code = getattr(body, "__code__", None)
+    return code is not None and bool(code.co_flags & _CO_GENERATOR)
+
 
 def _call_body(body: Callable[..., Any], ctx: Any, v: Any) -> Any:
     """Call a branch/stage/body function; return its generator or None."""
@@ -80,6 +90,26 @@ def _run_threads(ctx: Any, elem: Element, bodies: Sequence[Callable[[Any], Any]]
     _region_done(ctx, elem, start)
 
 
+def _run_generators(ctx: Any, elem: Element, n: int, body: Callable[[Any, Any], Any]) -> Any:
+    """``_run_threads`` for ``n`` threads of one generator function ``body``: each thread's process
+    starts on the generator ``body(t, v)`` itself (``Simulation.start_generator``)."""
+    ctx.cur = elem
+    env = ctx.env
+    start = env._now
+    if n:
+        sim = ctx.sim
+        v = ctx.v
+        procs = []
+        for tid in range(n):
+            t = ctx._new_thread(tid, n)
+            procs.append(sim.start_generator(t, body(t, v)))
+        # formatted only if a deadlock report needs it
+        ctx.block(elem, lambda: f"the {n} threads of parallel region {elem.describe()}")
+        yield AllOf(env, procs)
+        ctx.blocked_for = None
+    _region_done(ctx, elem, start)
+
+
 def _region_done(ctx: Any, elem: Element, start: float) -> None:
     """Account a thread region: wall time as process compute, exclusive zero."""
     d = ctx.env._now - start
@@ -98,6 +128,8 @@ def _region_done(ctx: Any, elem: Element, start: float) -> None:
 def parallel(ctx: Any, elem: Element, threads: int, body: Callable[[Any, Any], Any]) -> Any:
     """OpenMP-style region: ``body(t, v)`` once per thread ``t.tid`` in 0..threads-1."""
     n = _thread_count(ctx, elem, threads, "number of threads")
+    if _makes_generators(body):
+        return _run_generators(ctx, elem, n, body)
     v = ctx.v
 
     def runner(t: Any) -> Any:

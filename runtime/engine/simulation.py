@@ -145,6 +145,15 @@ class Simulation:
         ctx.cpu.members[ctx] = None
         return _ThreadProcess(self, ctx, runner)
 
+    def start_generator(self, ctx: Context, body: Any) -> simpy.Process:
+        """Start thread context ``ctx`` running the generator ``body`` (of a generator function: no
+        model code has run yet); its SimPy process resumes ``body`` from its first step on."""
+        if self.tracing:
+            self.track_labels[(ctx.pid, ctx.track)] = f"thread {ctx.tid} of {ctx.nthreads}"
+        self.live[ctx] = None
+        ctx.cpu.members[ctx] = None
+        return _GeneratorProcess(self, ctx, body)
+
     def _start_process(self, ctx: Context) -> simpy.Process:
         """Start the main context ``ctx``: a :class:`_ModelProcess` running the model's code."""
         self.live[ctx] = None
@@ -162,10 +171,10 @@ class Simulation:
             self._fail(model_error(exc, ctx, self.elements))
         self._retire(ctx)
         if ctx.process is not ctx:
-            # A thread's context refers to itself through its bound callbacks; without them the
-            # finished context is freed at once instead of waiting for the garbage collector
-            # (which a run of many short threads would otherwise keep busy).
-            del ctx.on_computed, ctx.on_received
+            # A finished thread's context serves the process's next thread (Context._new_thread):
+            # a run of many short threads makes no garbage of contexts (each refers to itself
+            # through its bound callbacks, so the collector would have to free them).
+            ctx.thread_ended()
 
     def _retire(self, ctx: Context) -> None:
         del self.live[ctx]
@@ -419,6 +428,20 @@ class _ThreadProcess(_ModelProcess):
         yield first
 
 
+class _GeneratorProcess(_ModelProcess):
+    """The SimPy process of a thread whose body is a generator already made (``start_generator``).
+
+    Making a generator runs none of its code, so the process is SimPy's own start on it: its first
+    resumption enters the body, with no starting generator in between (``_ThreadProcess`` needs
+    one to call its runner at the thread's first step).
+    """
+
+    def __init__(self, sim: Simulation, ctx: Context, body: Any) -> None:
+        self.sim = sim
+        self.ctx = ctx
+        DirectProcess.__init__(self, sim.env, body)
+
+
 def _invalid_yield(generator: Any, value: object) -> SimulationError:
     """A model function that yields something other than the runtime's operations (a hand edit)."""
     frame = getattr(generator, "gi_frame", None)
@@ -511,6 +534,8 @@ def _scaled_context_class(base: type[Context]) -> type[Context]:
             inherited *= self.sim.cost_scale[region.index]
         if inherited != 1.0:
             self.sim.thread_scale[thread] = inherited
+        else:  # a finished thread's context made again may still have its last factor here
+            self.sim.thread_scale.pop(thread, None)
         return thread
 
     def compute(self: Any, elem: Element, cost: float) -> Any:
@@ -519,10 +544,21 @@ def _scaled_context_class(base: type[Context]) -> type[Context]:
     def spend(self: Any, seconds: float) -> Any:
         return base.spend(self, seconds * factor(self, self.cur) if seconds > 0.0 else seconds)
 
+    def after_local_cost(self: Any, elem: Element, cost: float, *route: Any) -> Any:
+        # the direct route of a local cost spends it without calling spend: scaled here as spend is
+        scaled_cost = cost * factor(self, self.cur) if cost > 0.0 else cost
+        return base._after_local_cost(self, elem, scaled_cost, *route)
+
     scaled: type[Context] = type(
         f"Scaled{base.__name__}",
         (base,),
-        {"__slots__": (), "compute": compute, "spend": spend, "_new_thread": new_thread},
+        {
+            "__slots__": (),
+            "compute": compute,
+            "spend": spend,
+            "_after_local_cost": after_local_cost,
+            "_new_thread": new_thread,
+        },
     )
     _SCALED_CLASSES[base] = scaled
     return scaled

@@ -72,6 +72,15 @@ CONTROLS_PROBE = """<script>
       document.querySelector("[data-zoom=in]").click();
       document.querySelector("[data-zoom=right]").click();
       out.zoomed = [before, plot.getAttribute("viewBox")];
+      var box = document.querySelector(".timeline");
+      function key(name) { box.dispatchEvent(new KeyboardEvent("keydown", {key: name, bubbles: true})); }
+      key("ArrowDown"); key("ArrowDown");
+      var second = plot.querySelectorAll("rect")[1];
+      out.stepped = {
+        said: document.getElementById("timeline-details").textContent,
+        title: second ? second.querySelector("title").textContent : null,
+        marked: second ? second.classList.contains("current") : null
+      };
     }
     var tip = document.querySelector(".tip");
     if (tip) {
@@ -188,6 +197,8 @@ def test_every_sample_report_renders_without_script_errors(
     assert record["selected"] is not None and record["selected"].startswith("el-")  # a node shows its row
     before, after = record["zoomed"]
     assert before != after  # the timeline zoomed and panned
+    stepped = record["stepped"]  # the keyboard reaches a bar: its details said, the bar marked
+    assert stepped["title"] and stepped["said"] == stepped["title"] and stepped["marked"] is True
 
 
 def test_sweep_report_renders_without_script_errors(

@@ -177,9 +177,26 @@
       });
     });
     var focusable = wrap.parentNode;
+    /* The keyboard's way to a bar: up and down step through them (by track, then time) and the
+       details line says the one reached, as hovering does; the view pans to keep it in sight. */
+    var bars = plot.querySelectorAll("rect");
+    var current = -1;
+    function reach(index) {
+      if (!bars.length) { return; }
+      if (current >= 0) { bars[current].classList.remove("current"); }
+      current = Math.max(0, Math.min(bars.length - 1, index));
+      var bar = bars[current];
+      bar.classList.add("current");
+      var title = bar.querySelector("title");
+      if (title && timelineDetails) { timelineDetails.textContent = title.textContent; }
+      var x = parseFloat(bar.getAttribute("x")), w = parseFloat(bar.getAttribute("width"));
+      if (x + w < view.x || x > view.x + view.w) { view.x = x + w / 2 - view.w / 2; redraw(); }
+    }
     focusable.addEventListener("keydown", function (event) {
       var handled = true;
-      if (event.key === "+" || event.key === "=") { zoom(0.5); }
+      if (event.key === "ArrowDown") { reach(current + 1); }
+      else if (event.key === "ArrowUp") { reach(current < 0 ? 0 : current - 1); }
+      else if (event.key === "+" || event.key === "=") { zoom(0.5); }
       else if (event.key === "-") { zoom(2); }
       else if (event.key === "ArrowLeft") { pan(-0.25); }
       else if (event.key === "ArrowRight") { pan(0.25); }

@@ -819,7 +819,8 @@ def fit_ping_pong(data: Launches | dict[int, list[float]]) -> dict[str, Measured
     but its first), and the first touch of new pages is the cost of the kernel that writes
     them, which ``fit`` measures the way programs run it.  The intervals come from the same
     fits done on each launch and buffer condition alone, fresh buffers included (a program
-    that receives into new arrays meets them), so they span every mode seen.
+    that receives into new arrays meets them).  Launches with the ranks unbound are in
+    neither: a user's ``mpiexec -n 2`` binds them; they are named among the modes.
     """
     cells = _cells(data)
     sizes = sorted(set.intersection(*(set(c) for _, c in cells)))
@@ -839,9 +840,12 @@ def fit_ping_pong(data: Launches | dict[int, list[float]]) -> dict[str, Measured
         slope, intercept = np.polyfit(x, y, 1, w=1 / y)
         return max(float(intercept), 1e-9), (1 / float(slope) if slope > 0 else float("inf"))
 
+    bound = [(label, c) for label, c in cells if not condition(label).startswith(UNBOUND)] or cells
+
     def keyed(pick: Callable[[dict[int, float]], float], how: str, unit: str = "s") -> Measured:
         each = [pick(c) for _, c in cells]
-        finite = [v for v in each if math.isfinite(v)]
+        finite = [pick(c) for _, c in bound]
+        finite = [v for v in finite if math.isfinite(v)]
         value = pick(med)
         m = Measured.across_launches(finite or [value], how, value=value)
         if len(cells) > 1:
@@ -877,7 +881,7 @@ def fit_ping_pong(data: Launches | dict[int, list[float]]) -> dict[str, Measured
             "B/s",
         ),
     }
-    out.update(_handshake_and_table(cells, med, eager))
+    out.update(_handshake_and_table(cells, med, eager, bound))
     return out
 
 
@@ -929,7 +933,10 @@ def _table(times: dict[int, float], eager: int, handshake: float) -> list[tuple[
 
 
 def _handshake_and_table(
-    cells: list[tuple[str, dict[int, float]]], med: dict[int, float], eager: int
+    cells: list[tuple[str, dict[int, float]]],
+    med: dict[int, float],
+    eager: int,
+    bound: list[tuple[str, dict[int, float]]] | None = None,
 ) -> dict[str, Measured]:
     """The rendezvous handshake and the link's measured table (handshake taken out above the limit).
 
@@ -940,6 +947,7 @@ def _handshake_and_table(
     shared machine sometimes say otherwise), less the handshake above the limit.  Each size's
     spread is its interval's width over its time, and its modes are kept for the comment.
     """
+    bound = bound or cells
     sizes = sorted(med)
     above = [s for s in sizes if s > eager][:3]
     handshake = _handshake(med, eager)
@@ -953,7 +961,7 @@ def _handshake_and_table(
     points = []
     size_modes = []
     for (size, t), s in zip(table, sizes, strict=True):
-        low, high = percentiles([c[s] for _, c in cells])
+        low, high = percentiles([c[s] for _, c in bound])
         points.append((size, t, (high - low) / med[s] if med[s] else 0.0))
         found = modes_of([(label, c[s]) for label, c in cells])
         if found:
@@ -961,7 +969,7 @@ def _handshake_and_table(
     worst = max((p[2] for p in points), default=0.0)
     return {
         "handshake": Measured.across_launches(
-            [_handshake(c, eager) for _, c in cells], how_hs, value=handshake
+            [_handshake(c, eager) for _, c in bound], how_hs, value=handshake
         ),
         "link_table": Measured(
             med[sizes[0]],
@@ -1384,24 +1392,36 @@ def _range_intervals(
     up_to: float,
     value: tuple[float, float],
 ) -> tuple[Measured, Measured | None]:
-    """A range's latency and bandwidth with intervals: its line fitted to each launch's table alone."""
+    """A range's latency and bandwidth with intervals: how far each launch's times lie from the line.
+
+    A range holds a few sizes, and its line fitted to each launch alone traded latency against
+    slope: drawn independently, those latencies and bandwidths made intervals hundreds of times
+    the time.  Instead, at each size of the range, each launch and buffer condition (launches
+    with unbound ranks left out: they are modes of the comments) gives the ratio of its time to
+    the line's, and :func:`launch_interval` says where another launch's ratio falls; the widest
+    of these over the range's sizes scales the latency and divides the bandwidth.  A message in
+    the range then moves by at most the factor its sizes were seen to move, however the two are
+    drawn, and a slow mode at some of the sizes still widens the interval.
+    """
     alpha, beta = value
-    alphas, betas = [], []
-    for _, table in cells:
-        inside = [(s, t) for s, t in table if low < s <= up_to]
-        if len(inside) >= 2:
-            a, b, _ = _line_fit(inside)
-            alphas.append(a)
-            betas.append(b)
-    latency = Measured.across_launches(alphas or [alpha], "", value=alpha)
+    by_size: dict[float, list[float]] = {}
+    for label, table in cells:
+        if condition(label).startswith(UNBOUND):
+            continue
+        for size, t in table:
+            if low < size <= up_to and alpha + size * beta > 0:
+                by_size.setdefault(size, []).append(t / (alpha + size * beta))
+    f_low, f_high = 1.0, 1.0
+    for ratios in by_size.values():
+        if len(ratios) > 1:
+            r_low, r_high = launch_interval(ratios)
+            f_low, f_high = min(f_low, r_low), max(f_high, r_high)
+    f_low = max(f_low, 1e-3)  # a launch 1000 times faster than the line is no launch
+    every = tuple(r for ratios in by_size.values() for r in ratios)
+    latency = Measured(alpha, alpha * f_low, alpha * f_high, "", values=every)
     if beta <= 0:
         return latency, None
-    b_low, b_high = launch_interval(betas or [beta])
-    if b_low <= 0:  # launches whose range was flat have no bandwidth: the least positive slope is the top
-        b_low = min((b for b in betas if b > 0), default=beta)
-    bandwidth = Measured(
-        1.0 / beta, min(1.0 / max(b_high, beta), 1.0 / beta), max(1.0 / min(b_low, beta), 1.0 / beta), ""
-    )
+    bandwidth = Measured(1.0 / beta, 1.0 / (beta * f_high), 1.0 / (beta * f_low), "", values=every)
     return latency, bandwidth
 
 
@@ -1424,8 +1444,9 @@ def network_text(values: dict[str, Measured], collectives: bool = True) -> str:
         "# one line per message-size range: a message of n bytes up to 'up_to' takes latency + n/bandwidth;",
         "# each range's line is fitted to the measured one-way ping-pong times in it",
         "# (" + table_m.how + "),",
-        "# less the handshake above the eager limit; its interval from the same line fitted to each launch",
-        f"# and buffer condition alone; single line for reference: latency {values['latency'].median:.4g} s, "
+        "# less the handshake above the eager limit; its interval: where another launch's time at each size",
+        "# of the range lies from the line (ratios of each bound launch and buffer condition; the widest",
+        f"# over the range's sizes); single line for reference: latency {values['latency'].median:.4g} s, "
         f"bandwidth {values['bandwidth'].median:.4g} B/s",
     ]
     if table_m.modes:

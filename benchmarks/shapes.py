@@ -33,9 +33,16 @@ Rows:
     ``uml2perf run samples/lapw0.uml --machine cluster-modern --procs 32768 --set NAT=32768``,
     whole-process seconds.  Target under 5 s.
 
+``--against DIR`` adds, to the convert rows and the sample, the same ``uml2perf convert`` run with
+another copy of the ``uml2perf`` package first on the path (``DIR/uml2perf``; the runtime and the
+templates stay this checkout's), interleaved with the two commands of the row, and prints the new
+command's CPU as a ratio of the other's: how a change moved convert, measured in one run.
+
 Usage::
 
     python benchmarks/shapes.py -k 5                   # full sizes (about 10 minutes here)
+    git archive REV uml2perf | tar -x -C /tmp/old       # then, with the old code beside:
+    python benchmarks/shapes.py --only convert,sample --against /tmp/old
     python benchmarks/shapes.py --quick -k 2           # tiny sizes, a smoke run
     python benchmarks/shapes.py --only ring --json out.json
 """
@@ -174,7 +181,32 @@ def _in_process_run(
     return {"uml2perf": tool, "floor": base, "ratio": tool / base if base > 0 else None}
 
 
-def bench_convert(work: Path, actions: list[int], repeat: int) -> list[dict[str, Any]]:
+def _other_copy(tool: Measurement, other: Path | None) -> Measurement | None:
+    """The command of ``tool`` with the copy of uml2perf in ``other`` first on the path (``--against``)."""
+    if other is None:
+        return None
+    command = [*tool.command]
+    command[-1] += ".other"  # its own output file: the two outputs can be compared afterwards
+    return Measurement(f"{tool.label}, {other}", command, env={**tool.env, "PYTHONPATH": str(other)})
+
+
+def _against(tool: Measurement, other: Measurement | None) -> dict[str, Any] | None:
+    """This checkout's command against the other copy's, CPU of the same rounds, and whether both
+    wrote the same module."""
+    if other is None:
+        return None
+    out = Path(tool.command[-1])
+    same = (
+        out.exists()
+        and Path(other.command[-1]).exists()
+        and out.read_bytes() == Path(other.command[-1]).read_bytes()
+    )
+    return {"other": other.summary(), "ratio": ratios(tool, other), "same_output": same}
+
+
+def bench_convert(
+    work: Path, actions: list[int], repeat: int, other: Path | None = None
+) -> list[dict[str, Any]]:
     env = _templates_env(work)
     rows = []
     for n in actions:
@@ -186,7 +218,8 @@ def bench_convert(work: Path, actions: list[int], repeat: int) -> list[dict[str,
             env=env,
         )
         floor = _lxml_floor(model)
-        interleave([tool, floor], repeat, work)
+        before = _other_copy(tool, other)
+        interleave([tool, floor, *([before] if before else [])], repeat, work)
         ratio = ratios(tool, floor)
         rows.append(
             {
@@ -197,12 +230,13 @@ def bench_convert(work: Path, actions: list[int], repeat: int) -> list[dict[str,
                 "in_process": _in_process(model, out, max(3, repeat), env),
                 "target": CONVERT_TARGET,
                 "met": ratio is not None and ratio["cpu"] <= CONVERT_TARGET,
+                "against": _against(tool, before),
             }
         )
     return rows
 
 
-def bench_sample(work: Path, repeat: int) -> dict[str, Any]:
+def bench_sample(work: Path, repeat: int, other: Path | None = None) -> dict[str, Any]:
     env = _templates_env(work)
     model = REPO / "samples" / "prophet.uml"
     out = work / "prophet.py"
@@ -212,7 +246,8 @@ def bench_sample(work: Path, repeat: int) -> dict[str, Any]:
         env=env,
     )
     floor = Measurement('python -c "import simpy"', [sys.executable, "-c", "import simpy"])
-    interleave([tool, floor], repeat, work)
+    before = _other_copy(tool, other)
+    interleave([tool, floor, *([before] if before else [])], repeat, work)
     return {
         "label": "convert samples/prophet.uml, CPU seconds",
         "uml2perf": tool.summary(),
@@ -221,6 +256,7 @@ def bench_sample(work: Path, repeat: int) -> dict[str, Any]:
         "in_process": _in_process(model, out, max(3, repeat), env),
         "target": SAMPLE_TARGET_S,
         "met": tool.ok and tool.cpu <= SAMPLE_TARGET_S,
+        "against": _against(tool, before),
     }
 
 
@@ -466,6 +502,20 @@ def render(report: dict[str, Any]) -> str:
             f"| {_ring_inner(inner)} "
             f"| ≤ {row['target']}× | {'met' if row['met'] else 'missed'} |"
         )
+    compared = [r for r in [*report.get("convert", []), report.get("sample")] if r and r.get("against")]
+    if compared:
+        lines += [
+            "",
+            f"Against the copy of uml2perf in {report['against']} (same rounds, CPU of whole processes):",
+            "",
+        ]
+        lines += ["| row | this checkout [s] | the copy [s] | ratio | same module |", "|---|---|---|---|---|"]
+        for row in compared:
+            against = row["against"]
+            lines.append(
+                f"| {row['label']} | {_s(row['uml2perf'])} | {_s(against['other'])} | {_x(against['ratio'])} "
+                f"| {'yes' if against['same_output'] else 'NO'} |"
+            )
     if "lapw0" in report:
         row = report["lapw0"]
         lines.append(
@@ -489,6 +539,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", help="message sizes of the ring in bytes, comma-separated")
     parser.add_argument("--json", help="also write the raw numbers here")
     parser.add_argument("--workdir", help="keep the models and caches here")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="a folder holding another copy of the uml2perf package: convert compared with it",
+    )
     args = parser.parse_args(argv)
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     unknown = set(parts) - set(PARTS)
@@ -504,11 +559,23 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(args.workdir or tempfile.mkdtemp(prefix="uml2perf-shapes-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
     compile_packages()
+    other = args.against.resolve() if args.against else None
+    if other is not None:
+        if not (other / "uml2perf" / "__init__.py").is_file():
+            print(
+                f"error: {other} holds no uml2perf package (expected {other / 'uml2perf'})", file=sys.stderr
+            )
+            return 2
+        import compileall
+
+        compileall.compile_dir(str(other / "uml2perf"), quiet=1)  # byte-compiled, as this checkout is
     report: dict[str, Any] = {"machine": machine_info(), "quick": args.quick, "repeat": args.repeat}
+    if other is not None:
+        report["against"] = str(other)
     if "convert" in parts:
-        report["convert"] = bench_convert(work, actions, args.repeat)
+        report["convert"] = bench_convert(work, actions, args.repeat, other)
     if "sample" in parts:
-        report["sample"] = bench_sample(work, args.repeat)
+        report["sample"] = bench_sample(work, args.repeat, other)
     if "ring" in parts:
         report["ring"] = bench_ring(work, procs, rounds, sizes, args.repeat)
     if "allreduce" in parts:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -184,3 +185,40 @@ def test_quick_shapes_benchmark_compares_whole_commands_with_their_floors(tmp_pa
     assert convert["uml2perf"]["returncode"] == 0 and convert["in_process"]["convert"] > 0
     assert report["sample"]["uml2perf"]["returncode"] == 0 and report["lapw0"]["uml2perf"]["returncode"] == 0
     assert "| row |" in proc.stdout and "in-process ratio" in proc.stdout
+
+
+def test_shapes_compares_convert_with_another_copy_of_uml2perf(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(REPO / "uml2perf", other / "uml2perf", ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "shapes.json"
+    command = [sys.executable, str(REPO / "benchmarks" / "shapes.py"), "--quick", "-k", "1"]
+    proc = subprocess.run(
+        [
+            *command,
+            "--only",
+            "convert,sample",
+            "--actions",
+            "20",
+            "--against",
+            str(other),
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(out.read_text())
+    for row in [*report["convert"], report["sample"]]:
+        against = row["against"]
+        assert against["other"]["returncode"] == 0 and against["ratio"]["cpu"] > 0
+        assert against["same_output"] is True  # the same code writes the same module
+    assert f"Against the copy of uml2perf in {other.resolve()}" in proc.stdout
+    refused = subprocess.run(
+        [*command, "--only", "sample", "--against", str(tmp_path / "nothing")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "holds no uml2perf package" in refused.stderr

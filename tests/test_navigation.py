@@ -433,3 +433,35 @@ def test_the_flat_state_machine_form_matches_the_reference_interpreter(
     if any(n.kind is NodeKind.DECISION for n in main.region.nodes):
         assert "_state" in flat  # a straight chain needs no state machine
     assert run_module(load_module(flat)).trace == expected, flat
+
+
+def test_statements_print_their_fields_as_dataclasses_do():
+    """The records of the statement IR share one ``__repr__``: ``Name(field=value, ...)``, fields in order."""
+    import dataclasses
+
+    from uml2perf.controlflow import ir
+    from uml2perf.model import Node, NodeKind
+
+    node = Node("_a", "A", NodeKind.ACTION, "OpaqueAction")
+    cond = ir.Cond(ir.CondKind.GUARD, "x > 0")
+    body = ir.Sequence((ir.Exec(node), ir.Break()))
+    samples = [
+        body,
+        cond,
+        ir.Branch(cond, body),
+        ir.If(None, (ir.Branch(cond, body),)),
+        ir.Transition(None, -1),
+    ]
+    for record in samples:
+        shown = ", ".join(f"{f.name}={getattr(record, f.name)!r}" for f in dataclasses.fields(record))
+        assert repr(record) == f"{type(record).__qualname__}({shown})"
+    assert repr(ir.Exec(node)) == f"Exec(node={node!r}, function=None)"
+    assert repr(ir.Break()) == "Break()"
+    records = [
+        cls
+        for cls in vars(ir).values()
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == ir.__name__
+    ]
+    assert all("__repr__" not in vars(cls) for cls in records if cls is not ir.RecoveredModel)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        body.body = ()  # type: ignore[misc]

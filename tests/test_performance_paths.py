@@ -28,7 +28,7 @@ from uml2perf.cli import main
 from uml2perf.controlflow import Block, Exec, Repeat, Run, graph, recover_model, walk
 from uml2perf.generation import generate
 from uml2perf.handlers.base import ContentHandler
-from uml2perf.model import Model, NodeKind, Region
+from uml2perf.model import Edge, Model, Node, NodeKind, Region
 from uml2perf.navigation import StructureNavigator, Traverser
 
 # ----------------------------------------------------------------------------- chains
@@ -245,3 +245,82 @@ def test_the_synthetic_chain_takes_the_fast_path():
     region = read_bytes(chain_model(50).encode(), "chain.uml").activities[0].region
     chain = graph.straight_chain(region)
     assert chain is not None and chain[0].kind is NodeKind.INITIAL and len(chain) == len(region.nodes)
+
+
+# ----------------------------------------------------------------------------- chains in file order
+
+#: Kinds of the nodes of the random regions below (several initial and final nodes may be drawn).
+_REGION_KINDS = (NodeKind.INITIAL, NodeKind.ACTION, NodeKind.ACTION, NodeKind.MERGE, NodeKind.ACTIVITY_FINAL)
+
+
+def _raw_region(kinds: list[NodeKind], flows: list[tuple[int, int]], repeated_id: bool = False) -> Region:
+    nodes = tuple(Node(f"n{i}", f"N{i}", kind, "OpaqueAction") for i, kind in enumerate(kinds))
+    if repeated_id and len(nodes) > 1:
+        nodes = (*nodes[:-1], Node("n0", "again", kinds[-1], "OpaqueAction"))
+    edges = tuple(Edge(f"e{j}", f"n{s}", f"n{t}") for j, (s, t) in enumerate(flows))
+    return Region(nodes, edges)
+
+
+def _general_chain(region: Region, monkeypatch: pytest.MonkeyPatch) -> list[Node] | None:
+    with monkeypatch.context() as patch:
+        patch.setattr(graph, "_chain_in_file_order", lambda region: False)
+        return graph.straight_chain(region)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(_REGION_KINDS), min_size=1, max_size=8),
+    change=st.sampled_from(("none", "drop", "repeat", "reverse", "skip", "self", "extra", "repeated id")),
+    at=st.integers(min_value=0, max_value=10),
+)
+def test_the_file_order_test_agrees_with_the_general_one(kinds, change, at):
+    """Flows linking each node to the next in the file, as exporters write chains, then one change."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        flows = [(i, i + 1) for i in range(len(kinds) - 1)]
+        if flows:
+            k = at % len(flows)
+            s, t = flows[k]
+            if change == "drop":
+                del flows[k]
+            elif change == "repeat":
+                flows.append(flows[k])
+            elif change == "reverse":
+                flows[k] = (t, s)
+            elif change == "skip" and t + 1 < len(kinds):
+                flows[k] = (s, t + 1)
+            elif change == "self":
+                flows[k] = (s, s)
+            elif change == "extra":
+                flows.append((t, s))
+        region = _raw_region(kinds, flows, repeated_id=change == "repeated id")
+        fast = graph.straight_chain(region)
+        assert fast == _general_chain(region, monkeypatch)
+        if graph._chain_in_file_order(region):
+            assert fast == list(region.nodes)
+
+
+def test_a_chain_in_file_order_takes_the_file_order_test(monkeypatch):
+    region = _raw_region(
+        [NodeKind.INITIAL, NodeKind.ACTION, NodeKind.ACTION, NodeKind.ACTIVITY_FINAL],
+        [(0, 1), (1, 2), (2, 3)],
+    )
+    assert graph._chain_in_file_order(region)
+    assert graph.straight_chain(region) == list(region.nodes) == _general_chain(region, monkeypatch)
+    shuffled = Region((region.nodes[2], region.nodes[0], region.nodes[1], region.nodes[3]), region.edges)
+    assert not graph._chain_in_file_order(shuffled)  # the general test takes it
+    assert graph.straight_chain(shuffled) == list(region.nodes)
+
+
+def test_actions_sharing_an_annotation_are_recovered_as_each_alone():
+    """Recovery asks once per annotation whether an action is plain: shared ones, repeated or not."""
+    b = ModelBuilder("shared")
+    main = b.activity("main", main=True)
+    start = main.initial()
+    ids = [main.action(f"R{i}", 1, repeat=3) if i % 3 == 0 else main.action(f"A{i}", 2) for i in range(9)]
+    main.chain(start, *ids, main.final())
+    model = b.build()
+    region = model.activities[0].region
+    assert graph._chain_in_file_order(region)
+    body = recover_model(model).activities[0].body.body
+    assert [type(s).__name__ for s in body] == ["Repeat", "Run", "Repeat", "Run", "Repeat", "Run"]
+    assert generate(model).text == _generated_without_fast_path(model)

@@ -323,3 +323,36 @@ def test_every_edge_of_a_region_joins_nodes_of_that_region() -> None:
     for activity in model.activities:
         check(activity.region)
         assert len(list(walk_region(activity.region))) == len(list(activity.walk()))
+
+
+_ANNOTATED = """<?xml version="1.0" encoding="UTF-8"?>
+<xmi:XMI xmi:version="20131001" xmlns:xmi="http://www.omg.org/spec/XMI/20131001"
+    xmlns:uml="http://www.eclipse.org/uml2/5.0.0/UML" xmlns:P="http://example.org/p">
+  <uml:Model xmi:id="_m" name="annotated">
+    <packagedElement xmi:type="uml:Package" xmi:id="_pkg" name="lib"/>
+    <packagedElement xmi:type="uml:Activity" xmi:id="_act" name="main">
+      <node xmi:type="uml:InitialNode" xmi:id="_i"/>
+      <node xmi:type="uml:OpaqueAction" xmi:id="_a" name="A"/>
+      <edge xmi:type="uml:ControlFlow" xmi:id="_e" source="_i" target="_a"/>
+    </packagedElement>
+  </uml:Model>
+  <P:Context xmi:id="_s1" base_Package="_gone" note="first"/>
+  <P:Context xmi:id="_s2" base_Package="_pkg" note="on the package"/>
+  <P:Step xmi:id="_s3" base_Action="_a" note="on the action"/>
+  <P:Context xmi:id="_s4" base_Model="_m" note="on the model"/>
+  <P:Other xmi:id="_s5" base_Package="_pkg" note="again"/>
+  <P:Context xmi:id="_s6" base_Package="_gone" note="second"/>
+</xmi:XMI>
+"""
+
+
+def test_applications_on_elements_not_read_are_checked_once_each() -> None:
+    """Dangling bases are reported in file order, once per application; the model and the package keep
+    theirs as container annotations, each container once with all its applications; the action's is
+    neither."""
+    model = read_bytes(_ANNOTATED.encode(), "annotated.uml")
+    dangling = [d for d in model.diagnostics if d.code == "dangling-stereotype"]
+    assert [(d.location.line, d.location.element_id) for d in dangling] == [(12, "_s1"), (17, "_s6")]
+    assert all("'_gone'" in d.message for d in dangling)
+    found = [(a.element_id, a.metaclass, [s.name for s in a.stereotypes]) for a in model.annotations]
+    assert found == [("_pkg", "Package", ["Context", "Other"]), ("_m", "Model", ["Context"])]

@@ -520,8 +520,12 @@ def straight_chain(region: Region) -> list[Node] | None:
     including every case the general walk would warn about, returns ``None``.
     """
     nodes = region.nodes
+    if not nodes:
+        return None
+    if _chain_in_file_order(region):
+        return list(nodes)
     by_id = {node.id: node for node in nodes}
-    if not nodes or len(by_id) != len(nodes):
+    if len(by_id) != len(nodes):
         return None
     following: dict[str, str] = {}
     entered: set[str] = set()
@@ -543,6 +547,41 @@ def straight_chain(region: Region) -> list[Node] | None:
         chain.append(by_id[target])
         target = following.get(target)
     return chain if len(chain) == len(nodes) else None
+
+
+def _chain_in_file_order(region: Region) -> bool:
+    """Whether the region is a straight chain whose flow order is the file order.
+
+    Exporters write a long sequence in the order it runs, so the general test of
+    :func:`straight_chain` (tables of successors and predecessors, then a walk) is
+    mostly confirming that.  Here each flow must lead from a node to the next one
+    in the file, from a different node each time: with as many flows as nodes minus
+    one, that links every node to its successor, so nothing branches, merges or is
+    left out.  The first node must be the one initial node and no final node may
+    stand before the last.  Anything else (a chain written in another order
+    included) is left to the general test.
+    """
+    nodes, edges = region.nodes, region.edges
+    if len(edges) != len(nodes) - 1:
+        return False
+    position = {node.id: i for i, node in enumerate(nodes)}
+    if len(position) != len(nodes):
+        return False  # a repeated id: the general test refuses it
+    left = bytearray(len(nodes))  # 1 where a flow already leaves the node at that position
+    for edge in edges:
+        start = position.get(edge.source)
+        if start is None or position.get(edge.target) != start + 1 or left[start]:
+            return False
+        left[start] = 1
+    if nodes[0].kind is not NodeKind.INITIAL:
+        return False
+    for node in nodes[1:]:
+        if node.kind is NodeKind.INITIAL:
+            return False
+    for node in nodes[:-1]:
+        if node.kind in FINAL_KINDS:
+            return False
+    return True
 
 
 # --------------------------------------------------------------------------- exclusive guards

@@ -9,7 +9,7 @@ structured form, ...); an activity becomes an :class:`ActivityBody`, a model a
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
 
 from ..errors import Diagnostic, Location
@@ -20,7 +20,22 @@ FINAL_KINDS = frozenset({NodeKind.ACTIVITY_FINAL, NodeKind.FLOW_FINAL})
 # --------------------------------------------------------------------------- statements
 
 
-class Statement:
+class _Printed:
+    """``Name(field=value, ...)``, as a dataclass prints itself, for the records of this module.
+
+    The records below are declared with ``repr=False`` and share this one method: a
+    dataclass would compile a ``__repr__`` of its own for each of them when the module is
+    imported (about 4 ms of every command that converts).
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)  # type: ignore[arg-type]
+        return f"{type(self).__qualname__}({shown})"
+
+
+class Statement(_Printed):
     """Base of every recovered statement; ``kind`` names it for handler dispatch."""
 
     __slots__ = ()
@@ -34,7 +49,7 @@ class Statement:
         return ()
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Sequence(Statement):
     """Statements run one after the other."""
 
@@ -47,7 +62,7 @@ class Sequence(Statement):
         return len(self.body)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Exec(Statement):
     """Run one element: an action or a communication (what its ``perf.role`` says)."""
 
@@ -55,7 +70,7 @@ class Exec(Statement):
     function: CostFunction | None = None  # a CallBehaviorAction that calls a cost function
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Run(Statement):
     """Plain actions run one after the other: most of a large model.
 
@@ -72,7 +87,7 @@ class Run(Statement):
         return tuple(Exec(node) for node in self.nodes)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Call(Statement):
     """Run another activity (CallBehaviorAction, ``activity+`` call) as a generator function."""
 
@@ -80,7 +95,7 @@ class Call(Statement):
     activity: Activity
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Block(Statement):
     """A structured activity node inlined: its nested region, bracketed by enter/leave.
 
@@ -103,8 +118,8 @@ class CondKind(StrEnum):
     PROBABILITY = "probability"
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Cond:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Cond(_Printed):
     """A branch condition: a guard expression, ``else``, or a probability.
 
     ``negate`` is set when a loop's exit guard became a ``while`` condition.
@@ -121,13 +136,13 @@ class Cond:
         return Cond(self.kind, self.text, self.location, self.edge, not self.negate)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Branch:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Branch(_Printed):
     cond: Cond
     body: Sequence
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class If(Statement):
     """A choice: guards in order, probabilities (one draw of ``p.random()``), ``else`` last."""
 
@@ -142,7 +157,7 @@ class If(Statement):
         return tuple(b.body for b in self.branches)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class While(Statement):
     """A loop; ``cond`` None means ``while True`` left by a :class:`Break`.
 
@@ -157,7 +172,7 @@ class While(Statement):
         return (self.body,)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class For(Statement):
     """A counted loop (``loop+`` with ``iterations``)."""
 
@@ -169,7 +184,7 @@ class For(Statement):
         return (self.body,)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Repeat(Statement):
     """A ``repeat`` tag: the wrapped statement runs ``count`` times."""
 
@@ -181,24 +196,24 @@ class Repeat(Statement):
         return (self.body,)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Break(Statement):
     """Leave the innermost loop."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Continue(Statement):
     """Start the next iteration of the innermost loop."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Return(Statement):
     """The flow ends here (activity final or flow final not at the end of its scope)."""
 
     node: Node | None = None
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Parallel(Statement):
     """Fork/join: the branches run concurrently inside the process; all are awaited."""
 
@@ -209,7 +224,7 @@ class Parallel(Statement):
         return self.branches
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ParallelRegion(Statement):
     """``parallel+``: the body runs once per thread (``threads`` expression or the default)."""
 
@@ -221,7 +236,7 @@ class ParallelRegion(Statement):
         return (self.body,)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Critical(Statement):
     """``critical+``: the body runs under the named lock of the process."""
 
@@ -233,7 +248,7 @@ class Critical(Statement):
         return (self.body,)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Pipeline(Statement):
     """``pipeline+``: the stages (child nodes in flow order) over a stream of ``items``."""
 
@@ -245,7 +260,7 @@ class Pipeline(Statement):
         return self.stages
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class TaskPool(Statement):
     """``taskpool+``: ``items`` tasks (each the body) served by ``threads`` workers."""
 
@@ -258,16 +273,16 @@ class TaskPool(Statement):
         return (self.body,)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Transition:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Transition(_Printed):
     """A state machine edge; ``target`` −1 leaves the state machine."""
 
     cond: Cond | None
     target: int
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class State:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class State(_Printed):
     """One numbered state: a chain of nodes, then its outgoing transitions."""
 
     index: int
@@ -280,7 +295,7 @@ class State:
         return any(t.cond is not None and t.cond.kind is CondKind.PROBABILITY for t in self.transitions)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class StateMachine(Statement):
     """Fallback for an unstructured region: ``while _state >= 0`` dispatching numbered states."""
 
@@ -291,7 +306,7 @@ class StateMachine(Statement):
         return tuple(s.body for s in self.states)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Offer(Statement):
     """Token-flow form: the node passes its token on along flows, then its function returns.
 
@@ -310,8 +325,8 @@ class Offer(Statement):
     kept: bool = False
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class TokenNode:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class TokenNode(_Printed):
     """One node of a :class:`TokenFlow`: its own statement, then the :class:`Offer` (or a choice of them).
 
     ``inputs`` above one makes the node a join: it runs once a token has
@@ -324,7 +339,7 @@ class TokenNode:
     inputs: int = 1
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class TokenFlow(Statement):
     """A region run by the token game itself: one function per node, tokens offered along the flows.
 
@@ -347,7 +362,7 @@ class TokenFlow(Statement):
         return tuple(n.body for n in self.nodes)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ActivityBody(Statement):
     """The recovered body of one activity (the root a generator function is made of)."""
 

@@ -128,8 +128,19 @@ class RegionRecovery(LoopRecovery, StateMachineRecovery):
         shared = self.shared
         body: list[Statement] = []
         run: list[Node] = []
+        # whether an action is plain depends on its annotation alone, and a large chain shares a
+        # handful of annotations (one PerfSpec per distinct application set): asked once per annotation,
+        # keyed by identity (the nodes keep every annotation alive)
+        plain_by_annotation: dict[int, bool] = {}
         for node in chain:
-            if plain_action(node):
+            if node.kind is NodeKind.ACTION:
+                key = id(node.perf)
+                plain = plain_by_annotation.get(key)
+                if plain is None:
+                    plain = plain_by_annotation[key] = plain_action(node)
+            else:
+                plain = False
+            if plain:
                 run.append(node)
                 continue
             if run:

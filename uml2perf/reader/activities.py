@@ -285,8 +285,10 @@ class ActivityReading(StereotypeReading):
     def read_region(self, container: etree._Element, state: RegionState) -> Region:
         """The nodes and flows ``container`` owns, in file order; flows are read once every node is known.
 
-        One pass over the children reads the nodes; flows are kept and read
-        after it (tools write them before or after the nodes).  A childless
+        One pass over the node children reads the nodes; the flow children are
+        read after it (tools write them before or after the nodes).  lxml picks
+        either kind out in C, so the other children (attributes, comments,
+        groups) cost nothing here.  A childless
         element whose ``xmi:type`` needs nothing beyond its attributes (the
         bulk of any large activity: actions, control nodes, plain control
         flows) is read right in the loop; anything else goes through
@@ -298,47 +300,46 @@ class ActivityReading(StereotypeReading):
         region_of, partition_of, pin_owner = self.region_of, self.partition_of, self.pin_owner
         container_id, file = state.container, self.file
         nodes, ids = state.nodes, state.ids
-        edge_elements: list[etree._Element] = []
-        for child in container:
-            tag = child.tag
-            if tag in NODE_FEATURES:
-                get = child.get
-                nid = get(k_id)
-                if nid is None:  # without an id: a reference (partition membership), not a definition
-                    continue
-                typed = get(k_type)
-                plain = node_types[typed] if typed is not None else None
-                if (
-                    plain is None
-                    or len(child)
-                    or (plain[0] == "OpaqueAction" and get("body") is not None)
-                    or get("inPartition") is not None
-                ):
-                    node = self.read_node(child, state, nid)
-                    if node is not None:
-                        state.add(node)
-                    continue
-                metaclass, kind = plain
-                region_of[nid] = container_id
-                applied = stereotypes.get(nid, ())
-                if applied:
-                    used.add(nid)
-                nodes.append(
-                    Node(
-                        nid,
-                        get("name") or "",
-                        kind,
-                        metaclass,
-                        None,
-                        applied,
-                        partition=partition_of.get(nid) if partition_of else None,
-                        line=child.sourceline,
-                        file=file,
-                    )
+        # lxml picks the node children out in C, in file order (an activity has thousands of children)
+        for child in container.iterchildren(*NODE_FEATURES):
+            get = child.get
+            nid = get(k_id)
+            if nid is None:  # without an id: a reference (partition membership), not a definition
+                continue
+            typed = get(k_type)
+            plain = node_types[typed] if typed is not None else None
+            if (
+                plain is None
+                or len(child)
+                or (plain[0] == "OpaqueAction" and get("body") is not None)
+                or get("inPartition") is not None
+            ):
+                node = self.read_node(child, state, nid)
+                if node is not None:
+                    state.add(node)
+                continue
+            metaclass, kind = plain
+            region_of[nid] = container_id
+            applied = stereotypes.get(nid, ())
+            if applied:
+                used.add(nid)
+            nodes.append(
+                Node(
+                    nid,
+                    get("name") or "",
+                    kind,
+                    metaclass,
+                    None,
+                    applied,
+                    partition=partition_of.get(nid) if partition_of else None,
+                    line=child.sourceline,
+                    file=file,
                 )
-                ids.add(nid)
-            elif tag in EDGE_FEATURES and child.get(k_id) is not None:
-                edge_elements.append(child)
+            )
+            ids.add(nid)
+        edge_elements = [
+            child for child in container.iterchildren(*EDGE_FEATURES) if child.get(k_id) is not None
+        ]
         edges: list[Edge] = []
         for element in self.adjust_edges(container_id, edge_elements):
             get = element.get

@@ -153,14 +153,17 @@ class StereotypeReading(XmiAccess):
             pending.append((base, stereotype, element))
             add(base, stereotype)
 
-    def check_stereotype_bases(self) -> None:
-        """Warn about applications whose base element is not in the file.
+    def check_stereotype_bases(self) -> list[tuple[str, StereotypeApplication, etree._Element]]:
+        """Warn about applications whose base element is not in the file; return the applications whose
+        base was not read (a few at most: :meth:`container_annotations` looks at them alone).
 
         Checked after reading, so the id index is only built when some
         application points at something other than a node, flow or activity.
         """
-        for base, stereotype, element in self.pending_bases:
-            if base in self.used_bases or base in self.index:
+        used = self.used_bases
+        unread = [pending for pending in self.pending_bases if pending[0] not in used]
+        for base, stereotype, element in unread:
+            if base in self.index:
                 continue
             self.diag(
                 Severity.WARNING,
@@ -170,6 +173,7 @@ class StereotypeReading(XmiAccess):
                 hint="the model may have been exported partially; re-export it with its profiles",
                 code="dangling-stereotype",
             )
+        return unread
 
     def add_stereotype(self, element_id: str, stereotype: StereotypeApplication) -> None:
         """Attach an application, merging tags into an existing one of the same name."""
@@ -196,11 +200,17 @@ class StereotypeReading(XmiAccess):
             self.used_bases.add(element_id)
         return found
 
-    def container_annotations(self) -> tuple[ElementAnnotations, ...]:
-        """Applications on the model, packages and classes (not on activities, nodes or flows)."""
+    def container_annotations(
+        self, unread: list[tuple[str, StereotypeApplication, etree._Element]] | None = None
+    ) -> tuple[ElementAnnotations, ...]:
+        """Applications on the model, packages and classes (not on activities, nodes or flows).
+
+        ``unread``: what :meth:`check_stereotype_bases` returned, when it ran just before (every
+        application otherwise).
+        """
         found: list[ElementAnnotations] = []
         seen: set[str] = set()
-        for base, _stereotype, _application in self.pending_bases:
+        for base, _stereotype, _application in self.pending_bases if unread is None else unread:
             if base in self.used_bases or base in seen:
                 continue
             seen.add(base)

@@ -455,7 +455,8 @@ class UmbrelloDialect:
         if "umbrello" in exporter_of(doc).lower():
             return 95
         data = doc.data or b""
-        if b'extender="umbrello"' in data or b"extender='umbrello'" in data:
+        # one scan of the whole file settles the usual case (no "umbrello" anywhere) before the two exact ones
+        if b"umbrello" in data and (b'extender="umbrello"' in data or b"extender='umbrello'" in data):
             return 90
         return 0
 

@@ -56,8 +56,8 @@ class Uml2Reader(ActivityReading):
         activities = tuple(self.read_activity(el) for el in self.activity_elements)
         functions = tuple(f for f in (self.read_function(el) for el in self.behavior_elements) if f)
         globals_ = tuple(v for el in self.class_elements for v in self.read_globals(el))
-        self.check_stereotype_bases()
-        annotations = self.container_annotations()
+        unread = self.check_stereotype_bases()
+        annotations = self.container_annotations(unread)
         self.report_skipped()
         self.finish()
         contents = [

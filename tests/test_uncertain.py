@@ -286,3 +286,16 @@ def test_a_variability_other_than_a_factor_of_one_is_refused(tmp_path, table, wo
     path.write_text(HEAD + "[variability]\n" + table + "\n")
     with pytest.raises(MachineError, match=words):
         Machine.load(path)
+
+
+def test_inputs_without_effect_rarely_get_a_share_however_many_there_are():
+    """Thirty inputs, one that matters: chance may credit another in about one run of twenty."""
+    spurious = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        draws = rng.random((200, 30))
+        times = 1.0 + draws[:, 0] + 0.05 * rng.random(200)
+        shares = sensitivity([f"x{i}" for i in range(30)], draws, times)
+        assert shares[0]["input"] == "x0"
+        spurious += sum(1 for s in shares if s["share"] > 0) > 1
+    assert spurious <= 6  # about 2 expected at 5% for all inputs together (a 5% test each: nearly all)

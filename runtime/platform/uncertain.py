@@ -206,8 +206,11 @@ def sensitivity(names: Sequence[str], draws: np.ndarray, outputs: Sequence[float
     time over the samples, divided by the sum over all inputs.  For independent inputs and a
     time that grows or falls with each, the squared rank correlation is the part of the
     time's (rank) variance that input explains alone, so the shares say how much of the
-    spread each input makes.  A correlation that chance alone gives (below 1.96/sqrt(n - 1),
-    the 5% level of a test of no correlation) counts as 0, so inputs without effect get 0; a
+    spread each input makes.  A correlation that chance alone gives counts as 0, so inputs
+    without effect get 0: below ``z/sqrt(n - 1)``, the level of a test of no correlation at
+    which, over all ``k`` inputs together, chance passes one in twenty times (``z`` the normal
+    quantile of ``1 - 0.05 / (2k)``, Bonferroni's bound).  A 5% test for each input alone let
+    one of twenty inputs without effect through, and a machine file has twenty or more.  A
     constant time gives no shares.
     """
     import numpy as np
@@ -217,7 +220,7 @@ def sensitivity(names: Sequence[str], draws: np.ndarray, outputs: Sequence[float
         return []
     ry = _ranks(y)
     ry -= ry.mean()
-    noise = 1.96 / math.sqrt(len(y) - 1)
+    noise = _chance_level(draws.shape[1]) / math.sqrt(len(y) - 1)
     weights = []
     for column in range(draws.shape[1]):
         x = draws[:, column]
@@ -227,13 +230,20 @@ def sensitivity(names: Sequence[str], draws: np.ndarray, outputs: Sequence[float
         rx = _ranks(x)
         rx -= rx.mean()
         rho = float(rx @ ry / math.sqrt(float(rx @ rx) * float(ry @ ry)))
-        # a correlation within chance of 0 (|rho| under 1.96/sqrt(n - 1), the 5% level) is none
+        # a correlation within chance of 0 (for all inputs together, at the 5% level) is none
         weights.append(rho * rho if abs(rho) >= noise else 0.0)
     total = sum(weights)
     if total <= 0.0:
         return []
     ranked = sorted(zip(names, weights, strict=True), key=lambda item: (-item[1], item[0]))
     return [{"input": name, "share": round(w / total, 4)} for name, w in ranked]
+
+
+def _chance_level(inputs: int) -> float:
+    """The normal quantile beyond which a correlation is not chance, for ``inputs`` tested at once."""
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(1 - 0.05 / (2 * max(inputs, 1)))
 
 
 #: Keys whose values are whole numbers: a drawn value is rounded.

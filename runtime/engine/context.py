@@ -787,7 +787,7 @@ class Context:
         mail: Any,
         i: int,
     ) -> Any:
-        """A process's own rendezvous send, its site checked: what ``comm.send_posted`` does, inline.
+        """A process's own rendezvous send, its site checked: what ``comm.send`` does above the eager limit.
 
         With the receive posted (``req``), the transfer runs from now to ``end``: the receive's
         event is scheduled at ``end``, the send is accounted now and waits with one timeout.

@@ -460,32 +460,6 @@ def recv_posted(
     return (Timeout(env, done - now),) if done > now else ()
 
 
-def send_posted(ctx: Context, st: CommState, elem: Element, dest: int, size: float, tag: int) -> Any:
-    """The direct route of a blocking rendezvous send without local cost, arguments checked.
-
-    What :func:`send` does for a message above the eager limit, without a generator: the send is
-    posted (matched at once when its receive waits), and the caller's ``yield from`` waits on
-    what this returns.  A send that must wait parks on one event its receiver schedules, and the
-    context's ``on_received`` callback accounts it: the wait and the transfer of a send are
-    accounted as those of a receive (:func:`account`, the same for both).  A matched send's times
-    are known now, so it is accounted now and waited for with one timeout.
-    """
-    env = ctx.env
-    now = env._now
-    req = Request("send", ctx.pid, dest, tag, size, now, 0)
-    _post_send(ctx, st, dest, size, tag, req)
-    done = req.done
-    if done is None:
-        req.event = ev = armed_event(env)
-        ev.callbacks.append(ctx.on_received)  # type: ignore[union-attr]
-        ctx.fast_req = req
-        ctx.blocked_elem = elem
-        ctx.blocked_for = req
-        return (ev,)
-    account(ctx, elem, False, now, req.start, done)  # type: ignore[arg-type]
-    return (Timeout(env, done - now),) if done > now else ()
-
-
 def send(ctx: Context, elem: Element, dest: int, size: float, tag: int, cost: float) -> Any:
     """Blocking send: eager (returns after ``cost``) or rendezvous (waits for the receiver)."""
     if dest.__class__ is not int or not 0 <= dest < ctx.nprocs:

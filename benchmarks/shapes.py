@@ -270,6 +270,38 @@ def _ring_floor(script: str, procs: int, rounds: int, size: int) -> list[str]:
     ]
 
 
+def _simulated_row(
+    work: Path,
+    tool: Measurement,
+    floor: Measurement,
+    repeat: int,
+    floor_run: tuple[str, list[Any], dict[str, Any]],
+    label: str,
+    target: float,
+) -> dict[str, Any]:
+    """One ``run`` row: the command and its floor interleaved, their ratio, the in-process figure
+    (``floor_run``: the floor module, its ``run()`` arguments and keywords) and the checks that
+    both simulated the same time with the same events."""
+    warm(tool, work)  # one untimed run fills the module cache
+    interleave([tool, floor], repeat, work)
+    t, f = tool.output(), floor.output()
+    ratio = ratios(tool, floor)
+    module, args, kwargs = floor_run
+    inner = _in_process_run(work, tool.command, module, args, kwargs, max(3, repeat))
+    return {
+        "label": label,
+        "uml2perf": tool.summary(),
+        "floor": floor.summary(),
+        "ratio": ratio,
+        "in_process": inner,
+        "simulated": {"uml2perf": t.get("time"), "floor": f.get("time")},
+        "events": {"uml2perf": t.get("events"), "floor": f.get("events")},
+        "same_time": same_time(t.get("time"), f.get("time")),
+        "target": target,
+        "met": ratio is not None and ratio["cpu"] <= target,
+    }
+
+
 def bench_ring(work: Path, procs: int, rounds: int, sizes: list[int], repeat: int) -> list[dict[str, Any]]:
     """The ring at each message size (eager up to the limit, rendezvous above), then the 1 KiB
     ring whose sends and receives have a local cost of :data:`LOCAL_COST` seconds."""
@@ -291,38 +323,19 @@ def bench_ring(work: Path, procs: int, rounds: int, sizes: list[int], repeat: in
         script = "lean_simpy_ring.py" if eager else "lean_simpy_rendezvous.py"
         command = _ring_floor(script, procs, rounds, size) + (["--local", repr(local)] if local else [])
         floor = Measurement(f"lean SimPy ring, {protocol}", command)
-        warm(tool, work)  # one untimed run fills the module cache
-        interleave([tool, floor], repeat, work)
-        t, f = tool.output(), floor.output()
-        ratio = ratios(tool, floor)
         floor_args = [procs, rounds, RING_WORK, size, CORES_PER_NODE, list(INTRA), list(INTER)]
-        inner = _in_process_run(
-            work,
-            tool.command,
-            script.removesuffix(".py"),
-            floor_args,
-            {"local": local} if local else {},
-            max(3, repeat),
-        )
         costs = f", local cost {local * 1e6:g} µs per send and receive" if local else ""
         target = COLLECTIVE_TARGET if local else RING_TARGET  # local costs: the 1.5× of "other models"
-        rows.append(
-            {
-                "label": f"run {procs}-process ring × {rounds:,}, {size:,} B {protocol}{costs} vs lean SimPy",
-                "size": size,
-                "protocol": protocol,
-                "local": local,
-                "uml2perf": tool.summary(),
-                "floor": floor.summary(),
-                "ratio": ratio,
-                "in_process": inner,
-                "simulated": {"uml2perf": t.get("time"), "floor": f.get("time")},
-                "events": {"uml2perf": t.get("events"), "floor": f.get("events")},
-                "same_time": same_time(t.get("time"), f.get("time")),
-                "target": target,
-                "met": ratio is not None and ratio["cpu"] <= target,
-            }
+        row = _simulated_row(
+            work,
+            tool,
+            floor,
+            repeat,
+            (script.removesuffix(".py"), floor_args, {"local": local} if local else {}),
+            f"run {procs}-process ring × {rounds:,}, {size:,} B {protocol}{costs} vs lean SimPy",
+            target,
         )
+        rows.append({**row, "size": size, "protocol": protocol, "local": local})
     return rows
 
 
@@ -353,31 +366,16 @@ def bench_allreduce(work: Path, procs: int, rounds: int, repeat: int) -> dict[st
             *("--offsets", str(offsets)),
         ],
     )
-    warm(tool, work)
-    interleave([tool, floor], repeat, work)
-    t, f = tool.output(), floor.output()
-    ratio = ratios(tool, floor)
     offsets_list = json.loads(offsets.read_text(encoding="utf-8"))
-    inner = _in_process_run(
+    return _simulated_row(
         work,
-        tool.command,
-        "lean_simpy_allreduce",
-        [procs, rounds, RING_WORK, offsets_list],
-        {},
-        max(3, repeat),
+        tool,
+        floor,
+        repeat,
+        ("lean_simpy_allreduce", [procs, rounds, RING_WORK, offsets_list], {}),
+        f"run {procs}-process compute + {ALLREDUCE_SIZE} B all-reduce × {rounds:,} vs lean SimPy",
+        COLLECTIVE_TARGET,
     )
-    return {
-        "label": f"run {procs}-process compute + {ALLREDUCE_SIZE} B all-reduce × {rounds:,} vs lean SimPy",
-        "uml2perf": tool.summary(),
-        "floor": floor.summary(),
-        "ratio": ratio,
-        "in_process": inner,
-        "simulated": {"uml2perf": t.get("time"), "floor": f.get("time")},
-        "events": {"uml2perf": t.get("events"), "floor": f.get("events")},
-        "same_time": same_time(t.get("time"), f.get("time")),
-        "target": COLLECTIVE_TARGET,
-        "met": ratio is not None and ratio["cpu"] <= COLLECTIVE_TARGET,
-    }
 
 
 def bench_threads(work: Path, procs: int, rounds: int, repeat: int) -> dict[str, Any]:
@@ -402,25 +400,15 @@ def bench_threads(work: Path, procs: int, rounds: int, repeat: int) -> dict[str,
             *("--work", repr(RING_WORK)),
         ],
     )
-    warm(tool, work)
-    interleave([tool, floor], repeat, work)
-    t, f = tool.output(), floor.output()
-    ratio = ratios(tool, floor)
-    inner = _in_process_run(
-        work, tool.command, "lean_simpy_threads", [procs, rounds, THREADS, RING_WORK], {}, max(3, repeat)
+    return _simulated_row(
+        work,
+        tool,
+        floor,
+        repeat,
+        ("lean_simpy_threads", [procs, rounds, THREADS, RING_WORK], {}),
+        f"run {procs} processes × {rounds:,} parallel regions of {THREADS} threads vs lean SimPy",
+        COLLECTIVE_TARGET,
     )
-    return {
-        "label": f"run {procs} processes × {rounds:,} parallel regions of {THREADS} threads vs lean SimPy",
-        "uml2perf": tool.summary(),
-        "floor": floor.summary(),
-        "ratio": ratio,
-        "in_process": inner,
-        "simulated": {"uml2perf": t.get("time"), "floor": f.get("time")},
-        "events": {"uml2perf": t.get("events"), "floor": f.get("events")},
-        "same_time": same_time(t.get("time"), f.get("time")),
-        "target": COLLECTIVE_TARGET,
-        "met": ratio is not None and ratio["cpu"] <= COLLECTIVE_TARGET,
-    }
 
 
 def bench_lapw0(work: Path, procs: int, repeat: int) -> dict[str, Any]:

@@ -389,17 +389,24 @@ class _ModelProcess(DirectProcess):
         spec.init(ctx, ctx.v)
         main = spec.main
         if main is not None:
-            gen = main(ctx, ctx.v)
-            if not isinstance(gen, GeneratorType):  # None, or events in a tuple or list
-                if gen is not None:
-                    yield from gen
-                return
-            try:
-                first = gen.send(None)
-            except StopIteration:
-                return
-            self._generator = gen  # resumed directly from now on; this generator is done with
-            yield first
+            yield from self._enter(main(ctx, ctx.v))
+
+    def _enter(self, gen: Any) -> Any:
+        """Run a body's generator to its first event, then hand the process over to it.
+
+        ``gen`` may also be None or the events of a body that is no generator (a tuple or a
+        list), which are waited for here.
+        """
+        if not isinstance(gen, GeneratorType):
+            if gen is not None:
+                yield from gen
+            return
+        try:
+            first = gen.send(None)
+        except StopIteration:
+            return
+        self._generator = gen  # resumed directly from now on; the generators entering it are done
+        yield first
 
 
 class _ThreadProcess(_ModelProcess):
@@ -415,17 +422,7 @@ class _ThreadProcess(_ModelProcess):
 
     def _begin(self) -> Any:
         """Start the thread's body, then let it run as the process."""
-        gen = self.runner(self.ctx)
-        if not isinstance(gen, GeneratorType):  # None, or events in a tuple
-            if gen is not None:
-                yield from gen
-            return
-        try:
-            first = gen.send(None)
-        except StopIteration:
-            return
-        self._generator = gen  # resumed directly from now on; this generator is done with
-        yield first
+        yield from self._enter(self.runner(self.ctx))
 
 
 class _GeneratorProcess(_ModelProcess):

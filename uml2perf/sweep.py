@@ -34,6 +34,7 @@ from typing import Any
 
 from uml2perf_runtime.analysis.analytic import grid_points
 from uml2perf_runtime.output.progress import ProgressBar
+from uml2perf_runtime.output.results import SWEEP_TIME_COLUMNS
 
 from .answers import checked_overrides
 from .api import ModelSource, load_spec
@@ -552,18 +553,8 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-#: Columns holding seconds: the text table picks one unit per column, CSV headers say ``_s``.
-TIME_COLUMNS = (
-    "time",
-    "compute",
-    "comm",
-    "wait",
-    "time_std",
-    "time_ci95_low",
-    "time_ci95_high",
-    "time_low",
-    "time_high",
-)
+#: Columns holding seconds (one definition, shared with the report).
+TIME_COLUMNS = SWEEP_TIME_COLUMNS
 #: Significant digits of the largest value of a numeric column in the text table.
 TABLE_DIGITS = 4
 _UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))

@@ -23,7 +23,7 @@ from typing import Any
 
 from . import charts
 from .diagram import diagram_panels, element_bars, row_anchor
-from .results import critical_path_totals, format_time
+from .results import SWEEP_TIME_COLUMNS, critical_path_totals, format_time
 
 #: Rows of the per-process table shown in the page (all of them go into its CSV download).
 MAX_PROCESS_ROWS = 1024
@@ -552,7 +552,7 @@ def sweep_context(data: Mapping[str, Any], *, command: str | None = None) -> dic
     kinds = {
         c: (
             "s"
-            if c in SWEEP_SECONDS
+            if c in SWEEP_TIME_COLUMNS
             else "n"
             if rows and all(isinstance(r.get(c), (int, float)) for r in rows)
             else "t"
@@ -607,20 +607,6 @@ def _time_range(row: Mapping[str, Any]) -> tuple[float, float] | None:
     return None
 
 
-#: Sweep columns in seconds (as ``uml2perf.sweep.TIME_COLUMNS``).
-SWEEP_SECONDS = (
-    "time",
-    "compute",
-    "comm",
-    "wait",
-    "time_std",
-    "time_ci95_low",
-    "time_ci95_high",
-    "time_low",
-    "time_high",
-)
-
-
 def _best(rows: Sequence[Mapping[str, Any]]) -> str | None:
     timed = [r for r in rows if isinstance(r.get("time"), (int, float))]
     if not timed:
@@ -629,7 +615,7 @@ def _best(rows: Sequence[Mapping[str, Any]]) -> str | None:
     where = ", ".join(
         f"{k}={v}"
         for k, v in best.items()
-        if k not in SWEEP_SECONDS and not isinstance(v, float) and k != "method"
+        if k not in SWEEP_TIME_COLUMNS and not isinstance(v, float) and k != "method"
     )
     return f"{format_time(best['time'])} at {where}"
 

@@ -37,6 +37,21 @@ from ..engine.process import CATEGORY_NAMES
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
 
+#: Columns of a sweep's rows that hold seconds: the text table picks one unit per column, CSV
+#: headers say ``_s``, the report draws them as times.
+SWEEP_TIME_COLUMNS = (
+    "time",
+    "compute",
+    "comm",
+    "wait",
+    "time_std",
+    "time_ci95_low",
+    "time_ci95_high",
+    "time_low",
+    "time_high",
+)
+
+
 #: A finished :class:`~uml2perf_runtime.engine.simulation.Simulation` (which imports this module).
 Simulation = Any
 

@@ -109,6 +109,7 @@ def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
     )
     monkeypatch.setattr(calibrate, "TRIAD_ELEMENTS", 1 << 16)
     monkeypatch.setattr(calibrate, "MATMUL_N", 64)
+    monkeypatch.setattr(calibrate, "CACHE_SAMPLE_BYTES", 4_000_000)
     out = tmp_path / "machine.toml"
     assert main(["calibrate", "-o", str(out), "--repeats", "2", "--launches", "1"]) == 0
     text = out.read_text()
@@ -131,6 +132,10 @@ def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
     assert "overhead = " in text and "fitted as overhead + reduce_cost" in text
     assert "allreduce = " not in text  # MPICH's rules (auto) made these times: nothing to choose
     assert machine.wakeup == pytest.approx(4e-6) and "two ranks per core" in text
+    # the cache-aware roofline: one row per measured working set, smallest first
+    assert [level.up_to for level in machine.caches] == list(calibrate.CACHE_WORKING_SETS)
+    assert all(level.core_bandwidth > 0 and level.bandwidth > 0 for level in machine.caches)
+    assert "[caches]" in text and "one process each" not in text  # the method is said once, above
 
 
 def test_reference_sort_sets_the_speed(monkeypatch, tmp_path):
@@ -440,3 +445,26 @@ def test_range_intervals_move_a_message_by_what_its_sizes_were_seen_to_move():
     for path, interval in machine.uncertain.inputs:
         if "ranges" in path:
             assert interval.high / interval.low < 2.0, (path, interval)  # times moved by ~5-10% here
+
+
+def test_the_caches_table_reads_back_with_its_intervals():
+    values = {}
+    for i, size in enumerate(calibrate.CACHE_WORKING_SETS[:2]):
+        values[f"cache_core {size}"] = calibrate.Measured(
+            5e10 + i * 5e9, 4e10, 6e10, "x; 3 launches", launches=(4e10, 5e10, 6e10)
+        )
+        values[f"cache_node {size}"] = calibrate.Measured(9e10, 9e10, 9e10, "y")
+    text = 'name = "m"\nnodes = 1\ncores_per_node = 2\n' + calibrate.caches_text(values)
+    machine = Machine.from_dict(tomllib.loads(text))
+    assert [(c.up_to, c.core_bandwidth, c.bandwidth) for c in machine.caches] == [
+        (16384, 5e10, 9e10),
+        (65536, 5.5e10, 9e10),
+    ]
+    assert machine.uncertain.names == ["caches.levels[1].core_bandwidth", "caches.levels[2].core_bandwidth"]
+    assert "# bytes/s; 3 launches" in text
+
+
+def test_a_cached_triad_loop_moves_what_it_says():
+    run, moved = calibrate.triad_loop(24 * 1000)
+    assert moved == 40 * 1000 * (calibrate.CACHE_SAMPLE_BYTES // 40_000)
+    assert run() > 0

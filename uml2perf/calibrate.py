@@ -61,6 +61,12 @@ from .quiet import QuietGate
 
 SORT_ELEMENTS = 1 << 16
 TRIAD_ELEMENTS = 1 << 23  # 3 arrays of 64 MiB: far beyond every cache
+#: Working sets (bytes per core: the triad's three arrays together) of the ``[caches]`` rows:
+#: powers of 4 from 16 KiB to 16 MiB, which step through the first-level, second-level and
+#: last-level caches of current CPUs without knowing their sizes.
+CACHE_WORKING_SETS = tuple(16384 << (2 * k) for k in range(6))
+#: Bytes one timed sample of a cached triad moves (repeated triads): long enough for the timer.
+CACHE_SAMPLE_BYTES = 200_000_000
 MATMUL_N = 512
 #: Independent launches of every measurement unless ``--launches`` says otherwise.
 DEFAULT_LAUNCHES = 4
@@ -278,6 +284,95 @@ def triad_seconds(elements: int = TRIAD_ELEMENTS) -> Callable[[], float]:
         return time.perf_counter() - start
 
     return run
+
+
+def triad_loop(working_set: int) -> tuple[Callable[[], float], float]:
+    """A timed loop of triads over ``working_set`` bytes of arrays, and the bytes it moves.
+
+    The loop repeats the triad until it has moved about :data:`CACHE_SAMPLE_BYTES`, so a
+    working set that fits in a cache is read from that cache (the first pass warms it), the
+    way a program's loop sweeps the same arrays again and again; one timer pair per sample.
+    """
+    n = max(1, working_set // 24)
+    b = np.ones(n)
+    c = np.full(n, 2.0)
+    a = np.empty(n)
+    per_triad = 5 * 8 * n  # numpy's two passes, as in the memory triad
+    inner = max(2, CACHE_SAMPLE_BYTES // per_triad)
+    multiply, add = np.multiply, np.add
+
+    def run() -> float:
+        start = time.perf_counter()
+        for _ in range(inner):
+            multiply(c, 3.0, out=a)
+            add(a, b, out=a)
+        return time.perf_counter() - start
+
+    run()
+    return run, float(per_triad * inner)
+
+
+def _cache_rounds(working_sets: Sequence[int], repeats: int, barrier: Any = None) -> list[list[float]]:
+    """Seconds of ``repeats`` samples at each working set (interleaved), optionally in step with others."""
+    loops = [triad_loop(size)[0] for size in working_sets]
+    times: list[list[float]] = [[] for _ in working_sets]
+    for _ in range(repeats):
+        for index, run in enumerate(loops):
+            if barrier is not None:
+                barrier.wait()
+            times[index].append(run())
+    return times
+
+
+def _cache_worker(working_sets: Sequence[int], repeats: int, barrier: Any, results: Any) -> None:
+    """One process of the all-cores cached triad (see :func:`cache_bandwidths`)."""
+    results.put(_cache_rounds(working_sets, repeats, barrier))
+
+
+def cache_bandwidths(
+    repeats: int, cores: int, say: Callable[[str], None] | None = None
+) -> dict[str, Measured]:
+    """Triad bandwidth at each working set of :data:`CACHE_WORKING_SETS`: one core, then every core.
+
+    Keys ``cache_core <bytes>`` (one core alone) and ``cache_node <bytes>`` (all cores at once,
+    each over its own arrays of that size, summed): the ``[caches]`` rows.  All cores run as
+    processes, not threads: at a few KiB a triad is shorter than the interpreter lock's switch
+    interval, so threads would measure the lock instead of the caches.
+    """
+    import multiprocessing
+
+    say = say or (lambda _m: None)
+    sizes = list(CACHE_WORKING_SETS)
+    say(f"cache bandwidths, one core ({len(sizes)} working sets, 16 KiB..16 MiB)")
+    moved = [triad_loop(size)[1] for size in sizes]
+    alone = _cache_rounds(sizes, repeats)
+    out: dict[str, Measured] = {}
+    for size, nbytes, times in zip(sizes, moved, alone, strict=True):
+        out[f"cache_core {size}"] = Measured.of(
+            [nbytes / t for t in times],
+            f"triad over {size} bytes of arrays on one core (median of {repeats})",
+        )
+    say(f"cache bandwidths, {cores} cores at once")
+    context = multiprocessing.get_context()
+    barrier = context.Barrier(cores)
+    results = context.Queue()
+    workers = [
+        context.Process(target=_cache_worker, args=(sizes, repeats, barrier, results), daemon=True)
+        for _ in range(cores)
+    ]
+    for worker in workers:
+        worker.start()
+    per_worker = [results.get(timeout=600) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=60)
+    for index, (size, nbytes) in enumerate(zip(sizes, moved, strict=True)):
+        slowest = [max(run[index][r] for run in per_worker) for r in range(repeats)]
+        out[f"cache_node {size}"] = Measured.of(
+            [cores * nbytes / t for t in slowest],
+            f"triad over {size} bytes of arrays per core on {cores} cores at once, "
+            f"one process each (median of {repeats})",
+        )
+    return out
 
 
 def matmul_seconds(n: int = MATMUL_N) -> Callable[[], float]:
@@ -528,6 +623,7 @@ def measure_here(
             f"{reference_sort * 1e3:.3f} ms on the reference machine",
         )
     out.update(memory_bandwidths(repeats, cores, say))
+    out.update(cache_bandwidths(repeats, cores, say))
     say("peak floating-point rate (numpy matrix product)")
     mm = matmul_seconds(MATMUL_N)
     flops = 2 * MATMUL_N**3
@@ -1499,6 +1595,39 @@ def network_text(values: dict[str, Measured], collectives: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+def caches_measured(values: dict[str, Measured]) -> list[int]:
+    """The working sets at which the cached triad was measured on one core and on all cores."""
+    return [
+        size
+        for size in CACHE_WORKING_SETS
+        if f"cache_core {size}" in values and f"cache_node {size}" in values
+    ]
+
+
+def caches_text(values: dict[str, Measured]) -> str:
+    """The ``[caches]`` table: one row per measured working set, bandwidths with their intervals."""
+    lines = [
+        "# cache-aware roofline: an action whose working set (its footprint, by default its bytes)",
+        "# fits in 'up_to' bytes per core streams at these rates instead of the memory's: a triad",
+        "# swept again and again over arrays of that size, on one core alone and on all cores at once",
+        "[caches]",
+        "levels = [",
+    ]
+    for size in caches_measured(values):
+        alone, node = values[f"cache_core {size}"], values[f"cache_node {size}"]
+        lines.append(
+            f"  {{ up_to = {size}, core_bandwidth = {number_text(alone)}, bandwidth = {number_text(node)} }},"
+            f"  # bytes/s; {_launches_note(alone)}"
+        )
+    return "\n".join([*lines, "]"]) + "\n"
+
+
+def _launches_note(m: Measured) -> str:
+    """How many launches a key pools (its method is in the table's header), and its modes."""
+    count = max(1, len(m.launches))
+    return f"{count} launch{'es' if count > 1 else ''}{_note(m)}"
+
+
 def variability_text(m: Measured) -> str:
     """The ``[variability]`` table: the factor by which a whole run moves from launch to launch."""
     return (
@@ -1542,6 +1671,7 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated", gate: Qu
         key("memory_bandwidth", "memory_bandwidth", "bytes/s"),
         key("core_bandwidth", "core_bandwidth", "bytes/s"),
         f"# all cores at once: {number_text(values['peak_flops'])} flop/s; {values['peak_flops'].how}",
+        *([""] + caches_text(values).rstrip("\n").splitlines() if caches_measured(values) else []),
         "",
         "# thread costs (seconds) of task pools and pipelines that give no startup/handoff/overhead tags",
         threads_section(values).rstrip("\n"),

@@ -576,11 +576,12 @@ class Context:
         device: str | None = None,
         copy_in: Any = 0.0,
         copy_out: Any = 0.0,
+        footprint: Any = None,
     ) -> Any:
         """Run a hardware-aware action: roofline time on a core or a device (see ``roofline.py``)."""
         from ..platform.roofline import roofline
 
-        return roofline(self, elem, cost, flops, bytes, device, copy_in, copy_out)
+        return roofline(self, elem, cost, flops, bytes, device, copy_in, copy_out, footprint)
 
     def no_guard_holds(self, where: str, values: dict[str, Any]) -> None:
         """A decision none of whose guards holds: UML keeps the token there, so the run cannot go on."""

@@ -86,7 +86,7 @@ class Simulation:
         self.cost_scale: list[float] | None = None
         #: what-if runs: the factor a thread inherits from the containers that started it
         self.thread_scale: dict[Any, float] = {}
-        self._memories: dict[int, Any] = {}
+        self._memories: dict[tuple[int, int], Any] = {}
         self._devices: dict[tuple[int, str], Any] = {}
         #: ``device = "auto"`` actions met in this run, and the mapping chosen for them (index -> device)
         self.auto_elements: dict[int, Element] = {}
@@ -232,18 +232,26 @@ class Simulation:
 
     # -- hardware-aware actions (see uml2perf_runtime.platform.roofline) ----------------------------
 
-    def memory(self, node: int) -> Any:
-        """The shared memory bandwidth of ``node`` (created on first use)."""
-        found = self._memories.get(node)
+    def memory(self, node: int, level: int = -1) -> Any:
+        """The shared bandwidth of ``node``'s memory (``level`` -1) or of its cache ``level``.
+
+        Created on first use.  Each level is a pool of its own: actions streaming from a
+        cache do not take bandwidth from those streaming from memory (caches are per core or
+        far wider than the memory bus; what they share is measured into the level's rates).
+        """
+        found = self._memories.get((node, level))
         if found is None:
             from ..platform.roofline import NodeMemory
 
             machine = self.machine
-            bandwidth = machine.memory_bandwidth
-            assert bandwidth is not None
-            found = self._memories[node] = NodeMemory(
-                self.env, bandwidth, machine.core_bandwidth or bandwidth
-            )
+            if level < 0:
+                bandwidth = machine.memory_bandwidth
+                assert bandwidth is not None
+                cap = machine.core_bandwidth or bandwidth
+            else:
+                cache = machine.caches[level]
+                bandwidth, cap = cache.bandwidth, cache.core_bandwidth
+            found = self._memories[node, level] = NodeMemory(self.env, bandwidth, cap)
         return found
 
     def devices(self, node: int, kind: str) -> Any:

@@ -148,6 +148,7 @@ _TOP_KEYS = (
     "background_load",
     "threads",
     "variability",
+    "caches",
 )
 _DEVICE_KEYS = ("count", "peak_flops", "memory_bandwidth", "link")
 
@@ -206,11 +207,44 @@ class ThreadCosts(FrozenRecord):
         put(self, "wakeup", wakeup)
 
 
+class CacheLevel(FrozenRecord):
+    """One row of ``[caches] levels``: how fast data that fits in ``up_to`` bytes per core streams.
+
+    A roofline action whose working set (its ``footprint``, by default its ``bytes``) fits in
+    ``up_to`` bytes streams at ``core_bandwidth`` alone and shares ``bandwidth`` with the other
+    actions of its node that stream from the same level; beyond the last level, the node's
+    ``memory_bandwidth`` and ``core_bandwidth`` apply as before.
+    """
+
+    up_to: int
+    core_bandwidth: float
+    bandwidth: float
+    name: str
+
+    __slots__ = _FIELDS = ("up_to", "core_bandwidth", "bandwidth", "name")
+
+    def __init__(self, up_to: int, core_bandwidth: float, bandwidth: float, name: str = "") -> None:
+        put = object.__setattr__
+        put(self, "up_to", up_to)
+        put(self, "core_bandwidth", core_bandwidth)
+        put(self, "bandwidth", bandwidth)
+        put(self, "name", name)
+
+    def describe(self) -> str:
+        """``L2 (up to 1 MiB per core)``: the level as an error or a comment names it."""
+        size = f"up to {self.up_to:,} bytes per core"
+        return f"{self.name} ({size})" if self.name else size
+
+
 _NETWORK_KEYS = ("intra_node", "inter_node", "eager_limit", "wakeup", "topology")
 _LINK_KEYS = ("latency", "bandwidth")
 #: Keys of a network link table (``[network.intra_node]``, ``[network.inter_node]``).
 _NETWORK_LINK_KEYS = ("latency", "bandwidth", "handshake", "ranges", "table")
 _RANGE_KEYS = ("up_to", "latency", "bandwidth")
+_CACHE_KEYS = ("levels",)
+#: Rows ``[caches] levels`` may have: every action looks its level up among them.
+MAX_CACHE_LEVELS = 16
+_CACHE_LEVEL_KEYS = ("up_to", "core_bandwidth", "bandwidth", "name")
 _PLACEMENT_KEYS = ("policy",)
 
 
@@ -235,6 +269,8 @@ class Machine(FrozenRecord):
     memory_bandwidth: float | None
     #: bytes/s one core can stream alone (default: the node's memory bandwidth)
     core_bandwidth: float | None
+    #: faster rates for working sets that fit in a cache (``[caches] levels``, smallest first)
+    caches: tuple[CacheLevel, ...]
     devices: dict[str, Device]
     #: Seconds every rank spends per collective call beyond its messages (``[collectives] overhead``).
     collective_overhead: float
@@ -262,6 +298,7 @@ class Machine(FrozenRecord):
         "peak_flops",
         "memory_bandwidth",
         "core_bandwidth",
+        "caches",
         "devices",
         "collective_overhead",
         "reduce_cost",
@@ -286,6 +323,7 @@ class Machine(FrozenRecord):
         peak_flops: float | None = None,
         memory_bandwidth: float | None = None,
         core_bandwidth: float | None = None,
+        caches: tuple[CacheLevel, ...] = (),
         devices: dict[str, Device] | None = None,
         collective_overhead: float = 0.0,
         reduce_cost: float = 0.0,
@@ -308,6 +346,7 @@ class Machine(FrozenRecord):
         put(self, "peak_flops", peak_flops)
         put(self, "memory_bandwidth", memory_bandwidth)
         put(self, "core_bandwidth", core_bandwidth)
+        put(self, "caches", tuple(caches))
         put(self, "devices", {} if devices is None else devices)
         put(self, "collective_overhead", collective_overhead)
         put(self, "reduce_cost", reduce_cost)
@@ -437,6 +476,7 @@ class Machine(FrozenRecord):
             peak_flops=_optional_positive(source, "peak_flops", data.get("peak_flops")),
             memory_bandwidth=_optional_positive(source, "memory_bandwidth", data.get("memory_bandwidth")),
             core_bandwidth=_optional_positive(source, "core_bandwidth", data.get("core_bandwidth")),
+            caches=_caches(source, data.get("caches")),
             devices=_devices(source, data.get("devices", {})),
             collective_overhead=_collective_cost(source, data.get("collectives", {}), "overhead"),
             reduce_cost=_collective_cost(source, data.get("collectives", {}), "reduce_cost"),
@@ -542,6 +582,18 @@ class Machine(FrozenRecord):
         for key in ("peak_flops", "memory_bandwidth", "core_bandwidth"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.caches:
+            out["caches"] = {
+                "levels": [
+                    ({"name": level.name} if level.name else {})
+                    | {
+                        "up_to": level.up_to,
+                        "core_bandwidth": level.core_bandwidth,
+                        "bandwidth": level.bandwidth,
+                    }
+                    for level in self.caches
+                ]
+            }
         if self.background_load:
             out["background_load"] = self.background_load
         if self.threads is not None:
@@ -651,6 +703,7 @@ def _report_problems(source: str, data: Any) -> None:
             check(_collective_cost, source, collectives, key)
     for key in ("peak_flops", "memory_bandwidth", "core_bandwidth"):
         check(_optional_positive, source, key, data.get(key))
+    check(_caches, source, data.get("caches"))
     check(_devices, source, data.get("devices", {}))
     found = _distinct(found)
     if len(found) == 1:
@@ -741,6 +794,56 @@ def _threads(source: str, value: Any) -> ThreadCosts | None:
             )
         seconds[key] = float(given)
     return ThreadCosts(**seconds)
+
+
+def _caches(source: str, value: Any) -> tuple[CacheLevel, ...]:
+    """``[caches] levels = [{ up_to, core_bandwidth, bandwidth, name }, ...]``, smallest first."""
+    if value is None:
+        return ()
+    table = _table(source, "caches", value)
+    _check_keys(source, "caches", table, _CACHE_KEYS)
+    rows = table.get("levels", [])
+    hint = (
+        'e.g. levels = [{ up_to = "1 MiB", core_bandwidth = 9e10, bandwidth = 1.8e11 }]: '
+        "bytes per core, then bytes/s of one core alone and of the whole node"
+    )
+    if not isinstance(rows, list):
+        raise MachineError(f"{source}: [caches] levels must be a list of tables, got {rows!r}", hint=hint)
+    if len(rows) > MAX_CACHE_LEVELS:
+        raise MachineError(
+            f"{source}: [caches] has {len(rows)} levels, more than {MAX_CACHE_LEVELS}",
+            hint="give one row per cache level (or per measured working-set size), smallest first",
+        )
+    levels: list[CacheLevel] = []
+    for index, row in enumerate(rows, start=1):
+        where = f"caches.levels[{index}]"
+        row = _table(source, where, row)
+        _check_keys(source, where, row, _CACHE_LEVEL_KEYS)
+        for key in ("up_to", "core_bandwidth", "bandwidth"):
+            if key not in row:
+                raise MachineError(f"{source}: [{where}] needs '{key}'", hint=hint)
+        up_to = _positive_int(
+            source, f"[{where}] up_to", _with_unit(source, f"[{where}] up_to", row["up_to"])
+        )
+        if levels and up_to <= levels[-1].up_to:
+            raise MachineError(
+                f"{source}: [{where}] up_to {up_to:,} is not above the level before ({levels[-1].up_to:,})",
+                hint="list the levels smallest first",
+            )
+        name = row.get("name", "")
+        if not isinstance(name, str):
+            raise MachineError(
+                f"{source}: [{where}] name must be a string, got {name!r}", hint='e.g. name = "L2"'
+            )
+        levels.append(
+            CacheLevel(
+                up_to=up_to,
+                core_bandwidth=_positive_number(source, f"[{where}] core_bandwidth", row["core_bandwidth"]),
+                bandwidth=_positive_number(source, f"[{where}] bandwidth", row["bandwidth"]),
+                name=name,
+            )
+        )
+    return tuple(levels)
 
 
 def _devices(source: str, value: Any) -> dict[str, Device]:
@@ -1143,4 +1246,5 @@ __all__ = [
     "DEFAULT_INTRA_NODE",
     "DEFAULT_INTER_NODE",
     "ThreadCosts",
+    "CacheLevel",
 ]

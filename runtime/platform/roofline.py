@@ -6,7 +6,18 @@ An action with ``flops`` and/or ``bytes`` tags takes, on a CPU core,
 
 where the two parts run side by side: the flops through the node's cores
 (shared with every other computation, as a plain cost is), the bytes through
-the node's memory.  The memory of a node is a fluid resource: the actions
+the node's memory, or through a cache when the action's data fits in one.
+
+Caches: a machine file's ``[caches] levels`` give faster rates for working sets
+up to a size per core (measured by calibrate as a triad over arrays of that
+size).  The action's working set is its ``footprint`` tag, by default its
+``bytes`` (an action that moves n bytes touches at most n); the first level
+whose ``up_to`` holds it prices the bytes, with that level's own bandwidth pool
+per node, and a working set beyond every level streams from memory.  Where a
+node runs more processes than cores, the processes that share a core share its
+caches too: the working set counts that many times.  The data
+is taken to be warm, as in a program's loop that reuses it: a level's rate is
+what a repeated sweep over that working set achieves.  The memory of a node is a fluid resource: the actions
 streaming at a moment share ``memory_bandwidth`` max-min fairly, each capped
 by ``core_bandwidth`` (one core cannot pull the whole node's bandwidth); the
 shares are recomputed whenever an action starts or stops streaming.  Since
@@ -39,7 +50,7 @@ from ..spec import Element
 #: The simulating context (``uml2perf_runtime.engine.context.Context``, which imports this module).
 Context = Any
 
-__all__ = ["NodeMemory", "roofline"]
+__all__ = ["NodeMemory", "cache_level", "roofline"]
 
 
 class NodeMemory:
@@ -134,6 +145,7 @@ def roofline(
     device: str | None,
     copy_in: Any,
     copy_out: Any,
+    footprint: Any = None,
 ) -> Any:
     """Generator behind ``p.roofline(...)``: run one hardware-aware action (see the module docstring)."""
     sim = ctx.sim
@@ -150,8 +162,16 @@ def roofline(
         machine = sim.machine
         waits = []
         if bytes_v > 0.0:
-            _machine_value(ctx, "memory_bandwidth", machine.memory_bandwidth, elem)
-            waits.append(sim.memory(ctx.node).stream(bytes_v))
+            working_set = bytes_v if footprint is None else _number(ctx, elem, "footprint", footprint)
+            if machine.caches:
+                # processes time-sliced on one core keep their data in that core's caches together
+                crowding = max(1.0, ctx.ppn / machine.cores_per_node)
+                level = cache_level(machine.caches, working_set * crowding)
+            else:
+                level = -1
+            if level < 0:
+                _machine_value(ctx, "memory_bandwidth", machine.memory_bandwidth, elem)
+            waits.append(sim.memory(ctx.node, level).stream(bytes_v))
         if flops_v > 0.0:
             work = flops_v / _machine_value(ctx, "peak_flops", machine.peak_flops, elem)
             waits.append(env.process(ctx.spend(work)))
@@ -184,6 +204,14 @@ def roofline(
             ctx.record_phase(elem, "compute", start + queued, env._now)
             return
     ctx.record(elem, "compute", start, env._now)
+
+
+def cache_level(levels: Any, working_set: float) -> int:
+    """The index of the first cache level whose ``up_to`` holds ``working_set`` bytes; -1: memory."""
+    for index, level in enumerate(levels):
+        if working_set <= level.up_to:
+            return index
+    return -1
 
 
 def device_resource(env: Any, count: int) -> Resource:

@@ -991,6 +991,7 @@ _MAPPED_UNITS: dict[str, Callable[[str], str]] = {
     "startup": parse_vsl_duration,
     "size": parse_vsl_size,
     "bytes": parse_vsl_size,
+    "footprint": parse_vsl_size,
     "copyin": parse_vsl_size,
     "copyout": parse_vsl_size,
     "probability": probability_value,

@@ -19,7 +19,18 @@ METADATA_TAGS = ("id", "type")
 ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
     "action+": (
         Role.ACTION,
-        ("cost", "repeat", "code", "flops", "bytes", "device", "copyin", "copyout", "threads")
+        (
+            "cost",
+            "repeat",
+            "code",
+            "flops",
+            "bytes",
+            "footprint",
+            "device",
+            "copyin",
+            "copyout",
+            "threads",
+        )
         + METADATA_TAGS,
     ),
     "activity+": (Role.ACTIVITY, ("repeat", "cost") + METADATA_TAGS),

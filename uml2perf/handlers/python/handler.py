@@ -609,6 +609,7 @@ class PythonHandler(ContentHandler):
             ("bytes", "bytes"),
             ("copyin", "copy_in"),
             ("copyout", "copy_out"),
+            ("footprint", "footprint"),
         ):
             if node.perf is not None and node.perf.get(name):
                 parts.append((keyword, self.tag(node, name, None)))
@@ -1194,7 +1195,7 @@ class _Annotation(NamedTuple):
 
 
 #: ``action+`` tags that make an action hardware-aware (``p.roofline`` instead of ``p.compute``).
-_ROOFLINE_TAGS = ("flops", "bytes", "device", "copyin", "copyout")
+_ROOFLINE_TAGS = ("flops", "bytes", "device", "copyin", "copyout", "footprint")
 
 
 def _simple(text: str) -> bool:

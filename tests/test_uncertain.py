@@ -252,6 +252,58 @@ def test_run_to_run_variability_widens_the_interval_around_the_same_prediction(t
     assert varied["sensitivity"][0]["input"] == "machine variability.run_to_run"
 
 
+def test_the_interval_of_a_median_of_runs_narrows_the_run_to_run_factor_only(tmp_path, capsys):
+    from uml2perf_runtime.platform.uncertain import median_spread
+
+    machine = tmp_path / "m.toml"
+    machine.write_text(
+        HEAD + "[network.intra_node]\nlatency = 1e-6\nbandwidth = { value = 2e9, low = 1e9, high = 3e9 }\n"
+        "[variability]\nrun_to_run = { value = 1, low = 0.8, high = 1.5 }\n"
+    )
+    args = (*PINGPONG, "--set", "S=4096", "--machine", str(machine), "--samples", "400")
+    one = _run_json(capsys, *args)
+    five = _run_json(capsys, *args, "--median-of", "5")
+    assert five["time"] == one["time"]
+    assert one["interval"]["median_of"] == 1 and five["interval"]["median_of"] == 5
+
+    def width(result: dict) -> float:
+        return result["interval"]["high"] - result["interval"]["low"]
+
+    assert width(five) < width(one)
+    # the factor alone: its 5%..95% range shrinks to what it moves a median of five by
+    machine.write_text(HEAD + "[variability]\nrun_to_run = { value = 1, low = 0.8, high = 1.5 }\n")
+    alone = _run_json(capsys, *args, "--median-of", "5")
+    c = median_spread(5)
+    assert alone["interval"]["low"] == pytest.approx(0.8**c * alone["time"], rel=0.03)
+    assert alone["interval"]["high"] == pytest.approx(1.5**c * alone["time"], rel=0.03)
+    assert main(["run", *args, "--median-of", "5"]) == 0
+    assert "for the median of 5 runs" in capsys.readouterr().out
+
+
+def test_median_spread_of_a_few_runs_and_of_many():
+    from uml2perf_runtime.platform.uncertain import median_spread
+
+    assert median_spread(1) == 1.0
+    assert median_spread(2) == pytest.approx(1 / math.sqrt(2), rel=0.01)  # the mean of two
+    assert median_spread(3) == pytest.approx(0.670, rel=0.01)  # the exact order-statistic value
+    assert median_spread(1000) == pytest.approx(math.sqrt(math.pi / 2000))
+    assert median_spread(5) == median_spread(5)  # seeded: the same count gives the same number
+
+
+def test_a_narrowed_interval_keeps_its_value_and_its_scale():
+    log = Uncertain(2.0, 1.0, 8.0).narrowed(0.5)
+    assert (log.value, log.low, log.high) == pytest.approx((2.0, 2.0 / math.sqrt(2), 4.0))
+    plain = Uncertain(1.0, 0.0, 3.0).narrowed(0.5)
+    assert (plain.value, plain.low, plain.high) == pytest.approx((1.0, 0.5, 2.0))
+
+
+@pytest.mark.parametrize("runs", ["0", "-2", "x"])
+def test_a_bad_run_count_is_refused_in_words(runs, capsys):
+    with pytest.raises(SystemExit):
+        main(["run", *PINGPONG, "--median-of", runs])
+    assert "--median-of" in capsys.readouterr().err
+
+
 def test_run_to_run_variability_combines_with_uncertain_keys(tmp_path):
     from uml2perf.api import load_spec
     from uml2perf.intervals import Sampler, uncertain_inputs

@@ -582,6 +582,7 @@ def predict(
     samples: int | None = None,
     level: float | None = None,
     interval: bool = True,
+    median_of: int = 1,
 ) -> Any:
     """Read (or import) a model and simulate it; returns the runtime's ``Results``.
 
@@ -607,7 +608,8 @@ def predict(
     When the machine file or the sidecar gives inputs as intervals ``{ value, low, high }``
     (and ``interval`` is true), ``samples`` more predictions at values drawn through them give
     ``Results.interval`` (its ``level`` share, default 90%) and ``Results.sensitivity`` (see
-    :mod:`uml2perf.intervals`); the prediction itself stays the one at the values.
+    :mod:`uml2perf.intervals`); the prediction itself stays the one at the values.  ``median_of``
+    makes the interval one for the median of that many launches of the program (default 1).
     """
     from uml2perf_runtime import Machine, simulate
     from uml2perf_runtime.engine.collector import release_cycles
@@ -701,6 +703,7 @@ def predict(
             dict(procs=procs, nodes=nodes, overrides=dict(overrides or {}), seed=seed, placement=placement),
             max_time,
             dict(speedups or {}),
+            median_of,
         )
     if speedups:
         base_runs = [run_once(index, None, False, False) for index in range(replications)]
@@ -742,6 +745,7 @@ def _add_interval(
     run: dict[str, Any],
     max_time: float | None,
     speedups: dict[str, float],
+    median_of: int = 1,
 ) -> None:
     """``result.interval`` and ``result.sensitivity`` when some input is uncertain (else nothing)."""
     car = None
@@ -763,15 +767,15 @@ def _add_interval(
     )
 
     where = str(sidecar or getattr(machine, "source", None) or path)
-    inputs = uncertain_inputs(machine, car, result.parameters, tuple(run["overrides"]), where)
-    if not inputs:
-        return
     samples = DEFAULT_SAMPLES if samples is None else samples
     level = DEFAULT_LEVEL if level is None else level
-    check_options(samples, level, where)
+    check_options(samples, level, where, median_of)
+    inputs = uncertain_inputs(machine, car, result.parameters, tuple(run["overrides"]), where, median_of)
+    if not inputs:
+        return
     sampler = Sampler(spec, machine, inputs, max_time=max_time, speedups=speedups, **run)
     found = prediction_interval(sampler, samples, level)
-    result.interval = found["interval"]
+    result.interval = found["interval"] | {"median_of": median_of}
     result.sensitivity = found["sensitivity"]
 
 

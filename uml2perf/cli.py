@@ -206,6 +206,7 @@ def _predict_for_run(predict: Any, args: argparse.Namespace, warnings: list[str]
         samples=args.samples,
         level=args.level,
         interval=not args.no_interval,
+        median_of=args.median_of,
     )
 
 
@@ -428,6 +429,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="L",
         help="share of the samples the prediction interval holds (default 0.9)",
+    )
+    run.add_argument(
+        "--median-of",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="the interval is for the median of N launches of the program (default 1: one launch)",
     )
     run.add_argument(
         "--no-interval",

@@ -32,6 +32,8 @@ from .errors import InputError, Location
 DEFAULT_SAMPLES = 200
 #: The interval's level when ``--level`` does not say (low/high of the inputs are a 90% range).
 DEFAULT_LEVEL = 0.90
+#: The most launches an interval can be asked to be the median of (``--median-of``).
+MAX_RUNS = 10_000
 #: Simulated samples run in parallel processes when they would take longer than this (seconds).
 PARALLEL_AFTER = 8.0
 
@@ -48,22 +50,32 @@ class Input:
 
 
 def uncertain_inputs(
-    machine: Any, car: Any, parameters: Mapping[str, Any], given: Sequence[str], where: str
+    machine: Any,
+    car: Any,
+    parameters: Mapping[str, Any],
+    given: Sequence[str],
+    where: str,
+    median_of: int = 1,
 ) -> list[Input]:
     """Every uncertain input of a run: the machine's, then the sidecar's (variables set by ``--set`` are not).
 
     ``parameters`` are the run's variable values (the central run's), at which sidecar
-    expressions are evaluated.
+    expressions are evaluated.  ``median_of``: the interval is for the median of that many launches
+    of the program, so the whole-run factors (``[variability]``), which move each launch on its
+    own, are narrowed to what they move a median by (:func:`median_spread`).  The machine's
+    other keys stay as they are: they say where the machine's state may be during the runs.
     """
-    from uml2perf_runtime.platform.uncertain import FACTOR_TABLE, Uncertain
+    from uml2perf_runtime.platform.uncertain import FACTOR_TABLE, Uncertain, median_spread
 
     found: list[Input] = []
     um = getattr(machine, "uncertain", None)
     if um is not None:
-        found += [
-            Input(f"machine {name}", "factor" if path[0] == FACTOR_TABLE else "machine", name, interval)
-            for (path, interval), name in zip(um.inputs, um.names, strict=True)
-        ]
+        for (path, interval), name in zip(um.inputs, um.names, strict=True):
+            if path[0] == FACTOR_TABLE:
+                narrowed = interval.narrowed(median_spread(median_of))
+                found.append(Input(f"machine {name}", "factor", name, narrowed))
+            else:
+                found.append(Input(f"machine {name}", "machine", name, interval))
     for entry in getattr(car, "uncertain", None) or ():
         if entry.kind == "variable" and entry.name in given:
             continue
@@ -239,8 +251,14 @@ def _sample_in_worker(job: tuple[int, list[float]]) -> float:
     return float(_FORKED[0].simulate(job[0], job[1]))
 
 
-def check_options(samples: int, level: float, where: str) -> None:
-    """Refuse a sample count or level that cannot give an interval, in words."""
+def check_options(samples: int, level: float, where: str, median_of: int = 1) -> None:
+    """Refuse a sample count, level or run count that cannot give an interval, in words."""
+    if not isinstance(median_of, int) or isinstance(median_of, bool) or not 1 <= median_of <= MAX_RUNS:
+        raise InputError(
+            f"--median-of must be a whole number from 1 to {MAX_RUNS}, got {median_of!r}",
+            Location(file=where),
+            hint="the number of launches whose median the interval is for (1: a single launch)",
+        )
     if not isinstance(samples, int) or isinstance(samples, bool) or samples < 10:
         raise InputError(
             f"--samples must be a whole number of at least 10, got {samples!r}",
@@ -268,6 +286,7 @@ def add_sweep_intervals(
     level: float | None,
     where: str,
     system: Sequence[str] = ("procs", "nodes"),
+    median_of: int = 1,
 ) -> None:
     """``time_low``/``time_high`` on every row of a sweep whose machine or sidecar has intervals.
 
@@ -285,13 +304,13 @@ def add_sweep_intervals(
         return
     samples = DEFAULT_SAMPLES if samples is None else samples
     level = DEFAULT_LEVEL if level is None else level
-    check_options(samples, level, where)
+    check_options(samples, level, where, median_of)
     fixed_values = validate_overrides(spec, dict(fixed))
     for row in result.rows:
         point = {k: row[k] for k in result.parameters if k not in system and k in row}
         overrides = {**fixed_values, **point}
         parameters = {**dict(spec.parameters), **overrides}
-        inputs = uncertain_inputs(machine, car, parameters, tuple(overrides), where)
+        inputs = uncertain_inputs(machine, car, parameters, tuple(overrides), where, median_of)
         if not inputs:
             row["time_low"] = row["time_high"] = row["time"]
             continue

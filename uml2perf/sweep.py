@@ -673,6 +673,7 @@ def sweep(
     samples: int | None = None,
     level: float | None = None,
     interval: bool = True,
+    median_of: int = 1,
 ) -> Any:
     """Predict ``model`` at every point of ``grid``; returns a ``SweepResult`` (``rows``, ``to_dataframe()``).
 
@@ -686,7 +687,7 @@ def sweep(
     :class:`ModelError` (the model's elements take time, and none ran), unless ``allow_zero``.
     When the machine file or the sidecar gives inputs as intervals, every row gains ``time_low``
     and ``time_high``: its prediction interval (``level``, default 90%, from ``samples`` samples;
-    see :mod:`uml2perf.intervals`).
+    see :mod:`uml2perf.intervals`), for the median of ``median_of`` launches of the program (default 1).
     """
     from uml2perf_runtime.engine.limits import LimitExceeded, current
     from uml2perf_runtime.model import require_values
@@ -762,6 +763,7 @@ def sweep(
             level,
             str(model),
             SYSTEM_PARAMETERS,
+            median_of,
         )
     return result
 

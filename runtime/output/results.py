@@ -481,8 +481,11 @@ class Results:
         box = self.interval
         if box is None:
             return ""
+        runs = box.get("median_of", 1)
+        median = f" for the median of {runs} runs" if runs > 1 else ""
         return (
-            f" ({box['level']:.0%} interval {box['low']:.4g}–{box['high']:.4g} s, {box['samples']} samples)"
+            f" ({box['level']:.0%} interval {box['low']:.4g}–{box['high']:.4g} s{median}, "
+            f"{box['samples']} samples)"
         )
 
     def _sensitivity_lines(self, most: int = 8) -> list[str]:

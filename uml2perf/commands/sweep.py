@@ -105,6 +105,7 @@ def _sweep_for_command(sweep: Any, args: argparse.Namespace, grid_text: Any, war
         samples=args.samples,
         level=args.level,
         interval=not args.no_interval,
+        median_of=args.median_of,
     )
 
 
@@ -166,6 +167,13 @@ def register_command(sub: Any) -> None:
         default=None,
         metavar="L",
         help="share the time_low..time_high columns hold (0.9)",
+    )
+    sweep.add_argument(
+        "--median-of",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="time_low/time_high for the median of N launches of the program (default 1)",
     )
     sweep.add_argument("--no-interval", action="store_true", help="no time_low/time_high columns")
     sweep.add_argument("--placement", choices=("block", "round_robin"), help="process placement on nodes")

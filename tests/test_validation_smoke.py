@@ -56,6 +56,10 @@ def test_validation_smoke(tmp_path):
     # the machine's thread costs come from calibrate's no-op pools, as [threads] keys
     assert "[threads]" in report["machine"] and "handoff = " in report["machine"]
     assert "pipe(pool T=2 sort, pool T=2 increment) n=16384" in names
+    # after the programs, the calibrate --check command said whether the machine file still held
+    check = report["machine_check"]
+    assert check["exit_status"] in (0, 3) and check["holds"] == (check["exit_status"] == 0)
+    assert " keys inside the file's intervals " in check["output"]
 
 
 def test_quiet_probe_sees_other_programs():

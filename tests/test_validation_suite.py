@@ -113,3 +113,15 @@ def test_side_by_side_groups_the_cases_by_program_kind(monkeypatch):
     assert got["MPI, 4 ranks on 2 cores"]["cases"] == 1
     assert got["all"]["cases"] == 4 and got["all"]["median"] == pytest.approx(10.0)
     sys.modules.pop("compare", None)
+
+
+def test_side_by_side_says_whether_each_machine_file_held(monkeypatch):
+    monkeypatch.syspath_prepend(str(VALIDATION))
+    import compare
+
+    held = {"holds": True, "output": "x\n9 of 10 keys inside the file's intervals (90%): m holds"}
+    moved = {"holds": False, "output": "2 of 10 keys inside the file's intervals (20%, fewer than 80%): ..."}
+    assert compare._held({"machine_check": held}) == "yes (9 of 10 keys)"
+    assert compare._held({"machine_check": moved}) == "NO (2 of 10 keys)"
+    assert compare._held({}) == "—"
+    sys.modules.pop("compare", None)

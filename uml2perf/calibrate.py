@@ -330,9 +330,12 @@ def _cache_worker(working_sets: Sequence[int], repeats: int, barrier: Any, resul
 
 
 def cache_bandwidths(
-    repeats: int, cores: int, say: Callable[[str], None] | None = None
+    repeats: int,
+    cores: int,
+    say: Callable[[str], None] | None = None,
+    working_sets: Sequence[int] = CACHE_WORKING_SETS,
 ) -> dict[str, Measured]:
-    """Triad bandwidth at each working set of :data:`CACHE_WORKING_SETS`: one core, then every core.
+    """Triad bandwidth at each working set (:data:`CACHE_WORKING_SETS`): one core, then every core.
 
     Keys ``cache_core <bytes>`` (one core alone) and ``cache_node <bytes>`` (all cores at once,
     each over its own arrays of that size, summed): the ``[caches]`` rows.  All cores run as
@@ -342,8 +345,8 @@ def cache_bandwidths(
     import multiprocessing
 
     say = say or (lambda _m: None)
-    sizes = list(CACHE_WORKING_SETS)
-    say(f"cache bandwidths, one core ({len(sizes)} working sets, 16 KiB..16 MiB)")
+    sizes = list(working_sets)
+    say(f"cache bandwidths, one core ({len(sizes)} working sets, {sizes[0]:,} to {sizes[-1]:,} bytes)")
     moved = [triad_loop(size)[1] for size in sizes]
     alone = _cache_rounds(sizes, repeats)
     out: dict[str, Measured] = {}

@@ -141,8 +141,23 @@ def summaries(runs: list[dict[str, Any]], names: list[str]) -> list[str]:
         )
         + " |"
     )
+    rows.append(
+        "| machine file held after the programs (`calibrate --check`) | "
+        + " | ".join(_held(run) for run in runs)
+        + " |"
+    )
     rows.append("| suite's wall time | " + " | ".join(f"{run['seconds']:.0f} s" for run in runs) + " |")
     return rows
+
+
+def _held(run: dict[str, Any]) -> str:
+    """``yes (9 of 10 keys)`` from the run's ``calibrate --check`` (— for runs from before the check)."""
+    check = run.get("machine_check")
+    if not check:
+        return "—"
+    counted = next((line for line in check["output"].splitlines() if " keys inside the file" in line), "")
+    keys = counted.split(" keys inside", 1)[0] if counted else "?"
+    return f"{'yes' if check['holds'] else 'NO'} ({keys} keys)"
 
 
 #: The case groups of the summary by group, by how a case's name ends.

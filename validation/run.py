@@ -108,6 +108,23 @@ def calibrate(path: Path, args: argparse.Namespace, max_busy: float, tries: int 
     }
 
 
+def check_machine(path: Path, args: argparse.Namespace) -> dict[str, object]:
+    """``uml2perf calibrate --check PATH`` after the programs ran: had the machine moved from its file?
+
+    A calibration is one sample of the machine's state; the check says whether the state the
+    programs met is still the one the file describes (exit status 3 when it has moved).
+    """
+    command = [sys.executable, "-m", "uml2perf", "calibrate", "--check", str(path)]
+    command += ["--repeats", "2" if args.smoke else "5"] + (["--no-mpi"] if args.no_mpi else [])
+    print("  $ uml2perf " + " ".join(command[3:]), flush=True)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    for line in done.stdout.splitlines():
+        print(f"    {line}")
+    if done.returncode not in (0, 3):
+        print(f"    the check failed: {done.stderr.strip()[-300:]}")
+    return {"holds": done.returncode == 0, "exit_status": done.returncode, "output": done.stdout}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     repeats = args.repeats or (1 if args.smoke else 7)
@@ -140,7 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         cases, repeats, pause=0.05 if args.smoke else 0.2, max_busy=args.max_busy, retry_rounds=retry_rounds
     )
 
-    print(f"4. predictions ({args.samples} samples each for the intervals)")
+    print("4. does the machine file still hold after the programs? (the uml2perf calibrate --check command)")
+    machine_check = check_machine(machine_path, args)
+
+    print(f"5. predictions ({args.samples} samples each for the intervals)")
     suite.predict_all(cases, setup, args.samples)
 
     rows = suite.rows_of(cases, args.smoke)
@@ -171,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         "samples": args.samples,
         "smoke": args.smoke,
         "calibration": calibration,
+        "machine_check": machine_check,
         "kernel_costs": setup.costs,
         "kernel_cost_intervals": setup.spreads,
         "machine": machine_path.read_text(),

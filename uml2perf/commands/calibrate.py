@@ -20,8 +20,44 @@ PRINTED_NAMES = {"core_flops": "peak_flops", "peak_flops": "all-core flops"}
 DEFAULT_LAUNCHES = 4
 
 
+#: Exit status of ``calibrate --check`` when the machine has moved from the file.
+EXIT_MOVED = 3
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Measure a quick subset of the keys now and say whether the machine file still holds."""
+    from uml2perf_runtime.platform.machine import Machine
+
+    from ..drift import check_machine, holds, report_lines
+
+    machine = Machine.load(args.check)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    step = [0]
+
+    def say(message: str) -> None:
+        step[0] += 1
+        print(f"[{step[0]}] {message} ...", file=sys.stderr, flush=True)
+
+    started = time.perf_counter()
+    checks = check_machine(machine, repeats=args.repeats, mpi=not args.no_mpi, progress=say)
+    print(
+        f"{args.check} against this machine now ({time.perf_counter() - started:.1f} s; load average "
+        f"{load:.2f} on {os.cpu_count() or 1} cores):"
+    )
+    for line in report_lines(checks, str(args.check)):
+        print(line)
+    if load > 0.5 * (os.cpu_count() or 1):
+        print(
+            "note: the machine was busy during the check (load average above half its cores): keys "
+            "outside their intervals may be other programs' doing; check again when it is quiet"
+        )
+    return EXIT_OK if holds(checks) else EXIT_MOVED
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Measure this machine and write a machine file that loads before it replaces anything."""
+    if args.check is not None:
+        return cmd_check(args)
     import tomllib
     from pathlib import Path
 
@@ -74,8 +110,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def register_command(sub: Any) -> None:
     """Add ``calibrate`` to the subcommands of the ``uml2perf`` parser."""
     cal = sub.add_parser("calibrate", help="measure this machine and write a machine file (TOML, commented)")
-    cal.add_argument(
-        "-o", "--output", required=True, metavar="machine.toml", help="the machine file to write"
+    target = cal.add_mutually_exclusive_group(required=True)
+    target.add_argument("-o", "--output", metavar="machine.toml", help="the machine file to write")
+    target.add_argument(
+        "--check",
+        metavar="machine.toml",
+        help="measure a quick subset now and say whether this machine file still holds "
+        f"(exit status {EXIT_MOVED} when the machine has moved from it)",
     )
     cal.add_argument("--name", default="calibrated", help="machine name in the file (default: calibrated)")
     cal.add_argument(

@@ -468,3 +468,11 @@ def test_a_cached_triad_loop_moves_what_it_says():
     run, moved = calibrate.triad_loop(24 * 1000)
     assert moved == 40 * 1000 * (calibrate.CACHE_SAMPLE_BYTES // 40_000)
     assert run() > 0
+
+
+def test_the_summary_names_cache_rows_by_their_working_set():
+    from uml2perf.commands.calibrate import printed_name
+
+    assert printed_name("cache_core 1048576") == "cache 1,048,576 B, one core"
+    assert printed_name("cache_node 16384") == "cache 16,384 B, all cores"
+    assert printed_name("core_flops") == "peak_flops" and printed_name("latency") == "latency"

@@ -15,6 +15,15 @@ from .common import EXIT_OK, positive_int
 #: the file's ``peak_flops``; the all-core rate is only a comment there.
 PRINTED_NAMES = {"core_flops": "peak_flops", "peak_flops": "all-core flops"}
 
+
+def printed_name(key: str) -> str:
+    """A measurement as the summary prints it: a cache row by its working set, others by their key."""
+    kind, _, size = key.partition(" ")
+    if kind in ("cache_core", "cache_node") and size.isdigit():
+        return f"cache {int(size):,} B, {'one core' if kind == 'cache_core' else 'all cores'}"
+    return PRINTED_NAMES.get(key, key)
+
+
 #: Launches of every measurement (kept equal to ``uml2perf.calibrate.DEFAULT_LAUNCHES``, which the
 #: parser does not import: numpy would load with every command).
 DEFAULT_LAUNCHES = 4
@@ -97,9 +106,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     for key, m in values.items():
         if key == "link_table":
             continue
-        shown = PRINTED_NAMES.get(key, key)
         print(
-            f"{shown:<20} {m.median:12.4g}   5%..95% {m.low:10.4g} .. {m.high:<10.4g}"
+            f"{printed_name(key):<28} {m.median:12.4g}   5%..95% {m.low:10.4g} .. {m.high:<10.4g}"
             + (f"   modes: {m.modes}" if m.modes else "")
         )
     print(gate.describe(), file=sys.stderr)

@@ -359,7 +359,7 @@ def test_layered_layout_puts_flows_downwards_and_bends_long_ones_and_loops() -> 
     y = {n["id"]: n["y"] for n in laid["nodes"]}
     assert y["i"] < y["m"] < y["a"] < y["d"] < y["f"]
     back = [e for e in laid["edges"] if e["back"]]
-    assert [e["label"] for e in back] == ["[yes]"] and back[0]["path"].count("C") == 1
+    assert [e["label"] for e in back] == ["[yes]"] and back[0]["path"].count("L") == 7
     # Skip -> final spans three layers: it passes placeholders, a path of several segments
     long_edge = laid["edges"][6]
     assert long_edge["path"].count("L") == 3
@@ -371,6 +371,58 @@ def test_layered_layout_puts_flows_downwards_and_bends_long_ones_and_loops() -> 
         row.sort(key=lambda n: n["x"])
         for left, right in zip(row, row[1:], strict=False):
             assert left["x"] + left["w"] / 2 < right["x"] - right["w"] / 2
+
+
+def _segments(path: str) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    points = [tuple(float(v) for v in part.split(",")) for part in path[1:].split(" L")]
+    return list(zip(points, points[1:], strict=False))
+
+
+def _crosses(segment: tuple[tuple[float, float], tuple[float, float]], node: dict) -> bool:
+    """Whether an axis-parallel or straight segment passes through a node's box (sampled finely)."""
+    (ax, ay), (bx, by) = segment
+    left, right = node["x"] - node["w"] / 2 + 0.5, node["x"] + node["w"] / 2 - 0.5
+    top, bottom = node["y"] - node["h"] / 2 + 0.5, node["y"] + node["h"] / 2 - 0.5
+    for k in range(201):
+        t = k / 200
+        x, y = ax + (bx - ax) * t, ay + (by - ay) * t
+        if left < x < right and top < y < bottom:
+            return True
+    return False
+
+
+def test_loops_run_round_every_node_even_past_wider_layers() -> None:
+    """A loop whose body has a wide layer (a fork of three actions) closes round it, crossing no node."""
+    nodes = [
+        {"id": "i", "name": "", "kind": "initial"},
+        {"id": "m", "name": "", "kind": "merge"},
+        {"id": "f", "name": "", "kind": "fork"},
+        {"id": "a", "name": "A rather long action name", "kind": "action"},
+        {"id": "b", "name": "Another long action name", "kind": "action"},
+        {"id": "c", "name": "A third long action name", "kind": "action"},
+        {"id": "j", "name": "", "kind": "join"},
+        {"id": "d", "name": "again?", "kind": "decision"},
+        {"id": "e", "name": "", "kind": "activity_final"},
+        {"id": "s", "name": "Self", "kind": "action"},
+    ]
+    edges = [("i", "m"), ("m", "f"), ("f", "a"), ("f", "b"), ("f", "c"), ("a", "j"), ("b", "j")]
+    edges += [("c", "j"), ("j", "d"), ("d", "m"), ("d", "s"), ("s", "s"), ("s", "e")]
+    laid = layout_panel(
+        {"title": "t", "nodes": nodes, "edges": [{"source": u, "target": v} for u, v in edges]}
+    )
+    placed = {n["id"]: n for n in laid["nodes"]}
+    back = [(e, edges[i]) for i, e in enumerate(laid["edges"]) if e["back"]]
+    assert {pair for _, pair in back} == {("d", "m"), ("s", "s")}
+    for edge, (u, v) in back:
+        for segment in _segments(edge["path"]):
+            for node in laid["nodes"]:
+                assert not _crosses(segment, node), (u, v, node["id"], segment)
+        xs = [x for seg in _segments(edge["path"]) for x, _ in seg]
+        assert max(xs) <= laid["width"]
+    # the loop's closing flow ends at the merge's right edge
+    (loop, _) = next(item for item in back if item[1] == ("d", "m"))
+    end = _segments(loop["path"])[-1][1]
+    assert end == pytest.approx((placed["m"]["x"] + placed["m"]["w"] / 2, placed["m"]["y"]), abs=0.1)
 
 
 def test_timeline_is_binned_for_large_runs() -> None:

@@ -10,7 +10,8 @@ Sugiyama layout, kept small:
 2. each node's layer is the length of the longest path reaching it (flows point down);
 3. nodes within a layer are ordered by the mean position of their neighbours, sweeping down
    and up a few times, which removes most crossings;
-4. each layer is centred; flows are straight lines, back edges curve around the right side.
+4. each layer is centred; flows are straight lines, back edges run round the right side in
+   the gaps between layers (:func:`_around_the_right`).
 
 Input is plain data, one *panel* per flow graph (an activity, or the body of a structured
 node), ``{"title", "nodes": [{"id", "name", "kind"}], "edges": [{"source", "target", "label"}]}``;
@@ -188,12 +189,11 @@ def layout_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
     for i, (u, v) in enumerate(edges):
         (x1, y1), (x2, y2) = place[u], place[v]
         if i in back or u == v:
-            # around the right of every node in the layers it passes, each loop a little further out
             low, high = sorted((layer[u], layer[v]))
             side = max(extent[r] for r in range(low, high + 1)) + 18.0 + 8.0 * loops
             loops += 1
-            path = f"M{x1 + sizes[u][0] / 2:.1f},{y1:.1f} C{side:.1f},{y1:.1f} {side:.1f},{y2:.1f} "
-            path += f"{x2 + sizes[v][0] / 2:.1f},{y2:.1f}"
+            points = _around_the_right((x1 + sizes[u][0] / 2, y1), (x2 + sizes[v][0] / 2, y2), side)
+            path = "M" + " L".join(f"{x:.1f},{y:.1f}" for x, y in points)
             label_at = (side + 3, (y1 + y2) / 2)
             right = max(right, side + 10)
         else:
@@ -217,6 +217,37 @@ def layout_panel(panel: Mapping[str, Any]) -> dict[str, Any]:
             right = max(right, x + 20 + 6.0 * len(_short(by_id[n]["name"], LABEL_CHARS)))
         placed.append({**by_id[n], "x": x, "y": y, "w": w, "h": h, "shape": shape})
     return {"width": right, "height": height, "nodes": placed, "edges": drawn_edges}
+
+
+def _around_the_right(
+    start: tuple[float, float], end: tuple[float, float], side: float
+) -> list[tuple[float, float]]:
+    """The corners of a flow that closes a loop: out of ``start``'s right edge, round every node, in.
+
+    It leaves the right edge a few units into the gap beside the node, drops (or climbs) into the
+    gap between its layer and the next one towards ``end``, runs out to ``side`` (right of every
+    node of the layers it passes), along it, and back in the same way to ``end``'s right edge.
+    Only the short stubs beside the two nodes run within a layer, inside the gap between
+    neighbours, so the flow crosses no node (a curve from edge to edge cut across the nodes of
+    wider layers between).
+    """
+    (x1, y1), (x2, y2) = start, end
+    step = NODE_GAP / 3
+    towards = 1.0 if y2 >= y1 else -1.0
+    gap = (LAYER_GAP - NODE_HEIGHT) / 2 + NODE_HEIGHT / 2  # from a node's centre to mid-gap
+    if (x1, y1) == (x2, y2):  # a flow from a node to itself: a small loop in the gap beside it
+        return [(x1, y1 + 6.0), (x1 + step, y1 + 6.0), (x1 + step, y1 - 6.0), (x2, y2 - 6.0)]
+    leave, arrive = y1 + towards * gap, y2 - towards * gap
+    return [
+        (x1, y1),
+        (x1 + step, y1),
+        (x1 + step, leave),
+        (side, leave),
+        (side, arrive),
+        (x2 + step, arrive),
+        (x2 + step, y2),
+        (x2, y2),
+    ]
 
 
 def _short(text: str, most: int) -> str:

@@ -72,11 +72,11 @@ def _monte(points: int, batches: int, every: int) -> Setting:
 #: program -> its settings (full runs)
 SETTINGS: dict[str, list[Setting]] = {
     "stencil2d": [_stencil(256, 256, 400), _stencil(1024, 1024, 40), _stencil(2048, 2048, 8)],
-    "cg": [_cg(4096, 1000), _cg(262_144, 100), _cg(4_194_304, 6)],
+    "cg": [_cg(4096, 800), _cg(262_144, 100), _cg(4_194_304, 6)],
     "nbody": [_nbody(128, 400), _nbody(512, 60), _nbody(2048, 4)],
     "bcast_matmul": [_matmul(256, 60), _matmul(1024, 6)],
     "fft_pipeline": [_fft(4096, 600), _fft(262_144, 16)],
-    "montecarlo": [_monte(1000, 2000, 1), _monte(1_000_000, 8, 2)],
+    "montecarlo": [_monte(1000, 1000, 1), _monte(1_000_000, 8, 2)],
 }
 
 #: program -> one tiny setting (--quick: checks the loop end to end, says nothing of accuracy)

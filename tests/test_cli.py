@@ -166,6 +166,8 @@ def test_every_sample_runs_through_the_cli(capsys: pytest.CaptureFixture[str], m
         args += ["--machine", "gescher"]
     if model.name.startswith("kernels"):
         args += ["--machine", "gpu-node"]
+    if model.name.startswith("relax"):  # flops and bytes: a machine with roofline keys
+        args += ["--machine", "cluster-modern"]
     result = run_json(capsys, model, *args)
     assert result["time"] > 0
     assert len(result["per_process"]) == 4

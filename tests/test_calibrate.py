@@ -101,7 +101,14 @@ def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
         "ping_pong",
         lambda repeats=5, progress=None, launches=1: calibrate.fit_ping_pong(_ping_pong(4096)),
     )
-    monkeypatch.setattr(calibrate, "allreduce_launches", lambda repeats=5, launches=1: [_allreduce(4096)])
+    monkeypatch.setattr(
+        calibrate,
+        "allreduce_launches",
+        # buffers from memory combine at 0.5 ns per byte, reused ones (in cache) at 0.1 ns
+        lambda repeats=5, launches=1, rotate=calibrate.ROTATE_BYTES: [
+            _allreduce(4096, gamma=5e-10 if rotate else 1e-10)
+        ],
+    )
     monkeypatch.setattr(
         calibrate,
         "crowded_ping_pong",
@@ -129,6 +136,10 @@ def test_machine_file_loads_and_explains_itself(monkeypatch, tmp_path, capsys):
     # the allreduce's costs beyond its messages: 3 us per call, 0.5 ns per reduced byte
     assert machine.collective_overhead == pytest.approx(3e-6, rel=0.05)
     assert machine.reduce_cost == pytest.approx(5e-10, rel=0.05)
+    # reused buffers: their own cost up to the largest size measured so
+    (up_to, cached), (rest, memory) = machine.reduce_ranges
+    assert up_to == max(calibrate.ALLREDUCE_SIZES) and rest == math.inf
+    assert cached == pytest.approx(1e-10, rel=0.05) and memory == pytest.approx(5e-10, rel=0.05)
     assert "overhead = " in text and "fitted as overhead + reduce_cost" in text
     assert "allreduce = " not in text  # MPICH's rules (auto) made these times: nothing to choose
     assert machine.wakeup == pytest.approx(4e-6) and "two ranks per core" in text
@@ -476,3 +487,12 @@ def test_the_summary_names_cache_rows_by_their_working_set():
     assert printed_name("cache_core 1048576") == "cache 1,048,576 B, one core"
     assert printed_name("cache_node 16384") == "cache 16,384 B, all cores"
     assert printed_name("core_flops") == "peak_flops" and printed_name("latency") == "latency"
+
+
+def test_the_cost_of_reused_buffers_is_fitted_with_the_overhead_kept():
+    network = calibrate.network_text(calibrate.fit_ping_pong(_ping_pong(4096)), collectives=False)
+    launches = [_allreduce(4096, overhead=3e-6, gamma=g) for g in (1.0e-10, 1.2e-10, 0.9e-10)]
+    got = calibrate.cached_reduce_cost(launches, network, "auto", 3e-6)
+    assert got.median == pytest.approx(1.0e-10, rel=0.03)
+    assert got.low <= 0.9e-10 * 1.03 and got.high >= 1.2e-10 * 0.97
+    assert "one pair of buffers" in got.how

@@ -90,3 +90,71 @@ def test_ranks_that_share_a_core_share_the_reduction():
     alone = _simulate_allreduce(4, 4, 1e-9)
     crowded = _simulate_allreduce(4, 2, 1e-9)
     assert crowded.time == pytest.approx(alone.time + 2 * 1000 * 1e-9)
+
+
+# -- reduction costs by the size of the reduced buffer ----------------------------------------------
+
+RANGES = [{"up_to": 4096, "cost": 1e-10}, {"cost": 1e-9}]
+
+
+def test_a_reduction_is_priced_by_its_sizes_range():
+    model = CollectiveModel.for_machine(_machine(reduce_cost=RANGES), [0, 0])
+    # recursive doubling on 2 ranks: one exchange, then each rank combines the bytes it received
+    assert model.duration("allreduce", 0, 1000.0) == pytest.approx(2e-6 + 1000 * 1e-10)
+    assert model.duration("allreduce", 0, 4096.0) == pytest.approx(1e-6 + 4096 / 1e9 + 4096 * 1e-10)
+    assert model.duration("allreduce", 0, 8192.0) == pytest.approx(1e-6 + 8192 / 1e9 + 8192 * 1e-9)
+    machine = _machine(reduce_cost=RANGES)
+    assert machine.reduce_cost == 1e-9 and machine.reduce_cost_at(100) == 1e-10
+    again = Machine.from_dict(machine.to_dict())
+    assert again.reduce_ranges == ((4096.0, 1e-10), (float("inf"), 1e-9))
+
+
+@pytest.mark.parametrize("size", [1000.0, 65536.0])
+def test_the_simulator_and_the_closed_form_take_the_same_range(size):
+    from uml2perf_runtime import Element, ModelSpec, simulate
+    from uml2perf_runtime.analysis.analytic import evaluate_points
+
+    coll = Element(0, "AR", "collective")
+
+    def main(p, v):
+        yield from p.allreduce(coll, size=size)
+
+    spec = ModelSpec("reduce", "test", (coll,), main=main)
+    machine = _machine(reduce_cost=RANGES)
+    simulated = simulate(spec, machine, procs=2).time
+    model = CollectiveModel.for_machine(machine, [0, 0])
+    assert simulated == pytest.approx(model.duration("allreduce", 0, size))
+    rows, _ = evaluate_points(spec, machine, [{}], procs=2)
+    if rows[0] is not None:
+        assert rows[0]["time"] == pytest.approx(simulated)
+
+
+@pytest.mark.parametrize(
+    ("ranges", "words"),
+    [
+        ([{"cost": 1e-9}, {"cost": 1e-10}], "needs 'up_to'"),
+        ([{"up_to": 10, "cost": 1e-9}, {"up_to": 20, "cost": 1e-10}], "must not have 'up_to'"),
+        ([{"up_to": 10}, {"cost": 1e-10}], "needs 'cost'"),
+        ([{"up_to": 20, "cost": 1e-9}, {"up_to": 10, "cost": 1e-9}, {"cost": 1e-9}], "not above"),
+        ([{"up_to": 10, "cost": -1.0}, {"cost": 1e-10}], "cost must be seconds per byte"),
+        ([], "needs 1 to"),
+        ([{"up_to": 10, "cots": 1e-9}, {"cost": 1e-10}], "did you mean 'cost'"),
+    ],
+)
+def test_bad_reduction_ranges_are_named(ranges, words):
+    with pytest.raises(MachineError, match=words):
+        _machine(reduce_cost=ranges)
+
+
+def test_reduction_ranges_take_intervals():
+    import tomllib
+
+    text = (
+        'name = "m"\nnodes = 1\ncores_per_node = 2\n[collectives]\n'
+        'reduce_cost = [{ up_to = "4 MiB", cost = { value = 1e-10, low = 8e-11, high = 2e-10 } },'
+        " { cost = 3e-10 }]\n"
+    )
+    machine = Machine.from_dict(tomllib.loads(text))
+    assert machine.reduce_ranges == ((4194304.0, 1e-10), (float("inf"), 3e-10))
+    assert machine.uncertain.names == ["collectives.reduce_cost[1].cost"]
+    assert machine.uncertain.draw([2e-10]).reduce_cost_at(1000) == pytest.approx(2e-10)

@@ -1229,12 +1229,25 @@ def _run_mpi_script(
     return done.stdout.strip().splitlines()[-1]
 
 
-def allreduce_launches(repeats: int = 7, launches: int = DEFAULT_LAUNCHES) -> list[dict[int, list[float]]]:
-    """Seconds per ``MPI_Allreduce`` (sum of doubles) on 2 ranks, by size, per launch (sizes shuffled)."""
+def allreduce_launches(
+    repeats: int = 7, launches: int = DEFAULT_LAUNCHES, rotate: int = ROTATE_BYTES
+) -> list[dict[int, list[float]]]:
+    """Seconds per ``MPI_Allreduce`` (sum of doubles) on 2 ranks, by size, per launch (sizes shuffled).
+
+    The buffers rotate through ``rotate`` bytes (0: one pair of buffers reduced again and again,
+    as a program's loop reduces the buffer it just computed).
+    """
     found = []
     for index in range(launches):
         line = _run_mpi_script(
-            _ALLREDUCE, 2, [json.dumps(ALLREDUCE_SIZES), str(repeats), str(2000 + index), str(ROTATE_BYTES)]
+            _ALLREDUCE,
+            2,
+            [
+                json.dumps(ALLREDUCE_SIZES),
+                str(repeats),
+                str(2000 + index + (0 if rotate else 100)),
+                str(rotate),
+            ],
         )
         if line is not None:
             found.append({int(k): v for k, v in json.loads(line).items()})
@@ -1319,29 +1332,9 @@ class _CollectiveFit:
 
 
 def _collective_fit(data: dict[int, list[float]], network: str, algorithm: str) -> _CollectiveFit:
-    import tomllib
-
-    from uml2perf_runtime.platform.machine import Machine
-    from uml2perf_runtime.platform.network import CollectiveModel
-
-    table = tomllib.loads('name = "fit"\nnodes = 1\ncores_per_node = 2\n' + network)
-    table.pop("collectives", None)
-    if algorithm != "auto":
-        table["collectives"] = {"allreduce": algorithm}
-    machine = Machine.from_dict(table)
     sizes = sorted(data)
     med = np.array([statistics.median(data[s]) for s in sizes])
-    plain = CollectiveModel.for_machine(machine, [0, 0])
-    reducing = CollectiveModel(
-        [0, 0],
-        machine.link,
-        machine.collectives,
-        1.0,
-        levels=machine.link_levels(),
-        eager_limit=plain.eager_limit,
-    )
-    net = np.array([plain.duration("allreduce", 0, s) for s in sizes])
-    reduced = np.array([reducing.duration("allreduce", 0, s) for s in sizes]) - net
+    net, reduced = _allreduce_parts(sizes, network, algorithm)
     rest = med - net
     weights = 1.0 / med
 
@@ -1389,6 +1382,66 @@ def collective_costs(launches: list[dict[int, list[float]]], network: str) -> di
     return out
 
 
+def cached_reduce_cost(
+    launches: list[dict[int, list[float]]], network: str, algorithm: str, overhead: float
+) -> Measured:
+    """``reduce_cost`` of buffers reused in a loop (in cache): the allreduce with one pair of buffers.
+
+    The per-call overhead is the one fitted with buffers from memory (the same calls, the same
+    MPI); what the reused buffers change is the cost of combining, so only that is fitted, on
+    relative errors, to each size's median over the launches, and to each launch alone for the
+    interval.
+    """
+    sizes = sorted(set.intersection(*(set(run) for run in launches)))
+
+    def fitted(data: dict[int, list[float]]) -> tuple[float, float]:
+        net, reduced = _allreduce_parts(sorted(data), network, algorithm)
+        med = np.array([statistics.median(data[s]) for s in sorted(data)])
+        rest, weights = med - net - overhead, 1.0 / med
+        column = reduced * weights
+        gamma = max(0.0, float(column @ (rest * weights)) / float(column @ column))
+        errors = np.abs(net + overhead + gamma * reduced - med) / med
+        return gamma, float(errors.max())
+
+    middles = {s: [statistics.median(run[s]) for run in launches] for s in sizes}
+    gamma, worst = fitted(middles)
+    how = (
+        f"the same allreduce with one pair of buffers reduced again and again ({len(sizes)} sizes, "
+        f"{sizes[0]}..{sizes[-1]} B, {algorithm} algorithm, the overhead above): time beyond the messages "
+        f"and the overhead per reduced byte (fit error up to {worst * 100:.0f}%)"
+    )
+    if len(launches) < 2:
+        return Measured(gamma, gamma, gamma, how)
+    each = [fitted({s: run[s] for s in sizes})[0] for run in launches]
+    spread = Measured.across_launches(each, how, value=gamma)
+    return replace(spread, median=gamma, low=min(spread.low, gamma), high=max(spread.high, gamma))
+
+
+def _allreduce_parts(sizes: list[int], network: str, algorithm: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per size: the allreduce's time in messages alone, and its reduced bytes (the seconds at gamma 1)."""
+    import tomllib
+
+    from uml2perf_runtime.platform.machine import Machine
+    from uml2perf_runtime.platform.network import CollectiveModel
+
+    table = tomllib.loads('name = "fit"\nnodes = 1\ncores_per_node = 2\n' + network)
+    table.pop("collectives", None)
+    if algorithm != "auto":
+        table["collectives"] = {"allreduce": algorithm}
+    machine = Machine.from_dict(table)
+    plain = CollectiveModel.for_machine(machine, [0, 0])
+    reducing = CollectiveModel(
+        [0, 0],
+        machine.link,
+        machine.collectives,
+        1.0,
+        levels=machine.link_levels(),
+        eager_limit=plain.eager_limit,
+    )
+    net = np.array([plain.duration("allreduce", 0, s) for s in sizes])
+    return net, np.array([reducing.duration("allreduce", 0, s) for s in sizes]) - net
+
+
 def measure_mpi(
     repeats: int = 7, progress: Callable[[str], None] | None = None, launches: int = DEFAULT_LAUNCHES
 ) -> dict[str, Measured]:
@@ -1405,6 +1458,16 @@ def measure_mpi(
         out["reduce_cost"] = replace(
             out["reduce_cost"], series=tuple(tuple(statistics.median(run[s]) for run in data) for s in sizes)
         )
+        if progress:
+            progress(f"MPI allreduce, 8 B to 4 MiB, {launches} launches (one pair of buffers, reused)")
+        reused = allreduce_launches(repeats=repeats, launches=launches, rotate=0)
+        if reused:
+            out["reduce_cost_cached"] = cached_reduce_cost(
+                reused,
+                network_text(out, collectives=False),
+                out["collective_overhead"].choice or "auto",
+                out["collective_overhead"].median,
+            )
     if progress:
         progress(f"MPI ping-pong with two ranks per core, {launches} launches")
     out.update(crowded_ping_pong(repeats=repeats, launches=launches))
@@ -1584,12 +1647,19 @@ def network_text(values: dict[str, Measured], collectives: bool = True) -> str:
         lines.append("#   " + ", ".join(f"{int(size)}: {t:.4g}" for size, t, _ in table[k : k + 5]))
     if collectives and "collective_overhead" in values:
         o, g = values["collective_overhead"], values["reduce_cost"]
-        lines += [
-            "",
-            "[collectives]",
-            f"overhead = {number_text(o)}  # seconds per call; {o.how}",
-            f"reduce_cost = {number_text(g)}  # seconds per reduced byte; " + g.how,
-        ]
+        lines += ["", "[collectives]", f"overhead = {number_text(o)}  # seconds per call; {o.how}"]
+        cached = values.get("reduce_cost_cached")
+        if cached is None:
+            lines.append(f"reduce_cost = {number_text(g)}  # seconds per reduced byte; " + g.how)
+        else:
+            lines += [
+                "# seconds per reduced byte: buffers a loop reduces again and again (in cache) up to the",
+                "# largest size measured so, buffers from memory beyond",
+                "reduce_cost = [",
+                f"  {{ up_to = {max(ALLREDUCE_SIZES)}, cost = {number_text(cached)} }},  # {cached.how}",
+                f"  {{ cost = {number_text(g)} }},  # buffers rotating beyond the caches: {g.how}",
+                "]",
+            ]
         algorithm = o.choice
         if algorithm and algorithm != "auto":
             lines.append(

@@ -1101,7 +1101,7 @@ class Context:
             or not 0 <= size < _INF
             or root.__class__ is not int
             or not 0 <= root < self.nprocs
-            or (kind in REDUCING and self.sim.machine.reduce_cost)
+            or (kind in REDUCING and (self.sim.machine.reduce_cost or self.sim.machine.reduce_ranges))
         ):
             return _collectives.collective(self, elem, kind, root, size, cost)
         return _collectives.collective_fast(self, elem, kind, root, size)

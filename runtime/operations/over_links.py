@@ -470,7 +470,7 @@ def _run_schedule(sim: Any, st: CommState, g: Gathering) -> None:
     for r, k in enumerate(last):
         by_step.setdefault(k, []).append(r)
     net = network(st, sim)
-    gamma = model.gamma
+    gamma = model.gamma_at(g.size)
     overhead = model.overhead
     eager = st.eager_limit
 

@@ -274,8 +274,12 @@ class Machine(FrozenRecord):
     devices: dict[str, Device]
     #: Seconds every rank spends per collective call beyond its messages (``[collectives] overhead``).
     collective_overhead: float
-    #: Seconds per byte a reduction spends combining what it received (``[collectives] reduce_cost``).
+    #: Seconds per byte a reduction spends combining what it received (``[collectives] reduce_cost``;
+    #: with ranges, the last one's: the cost of buffers too large for the ranges before).
     reduce_cost: float
+    #: ``(up_to, seconds per byte)`` of ``reduce_cost`` given per range of the call's size, the last
+    #: ``up_to`` infinite; empty when it is one number.
+    reduce_ranges: tuple[tuple[float, float], ...]
     #: cores' worth of other programs running on every node (0: the model has the nodes to itself)
     background_load: float
     #: thread start and hand-off costs (``[threads]``); None: patterns without tags cost nothing extra
@@ -302,6 +306,7 @@ class Machine(FrozenRecord):
         "devices",
         "collective_overhead",
         "reduce_cost",
+        "reduce_ranges",
         "background_load",
         "threads",
         "topology",
@@ -327,6 +332,7 @@ class Machine(FrozenRecord):
         devices: dict[str, Device] | None = None,
         collective_overhead: float = 0.0,
         reduce_cost: float = 0.0,
+        reduce_ranges: tuple[tuple[float, float], ...] = (),
         background_load: float = 0.0,
         threads: ThreadCosts | None = None,
         topology: Topology | None = None,
@@ -349,7 +355,8 @@ class Machine(FrozenRecord):
         put(self, "caches", tuple(caches))
         put(self, "devices", {} if devices is None else devices)
         put(self, "collective_overhead", collective_overhead)
-        put(self, "reduce_cost", reduce_cost)
+        put(self, "reduce_cost", reduce_ranges[-1][1] if reduce_ranges else reduce_cost)
+        put(self, "reduce_ranges", tuple(reduce_ranges))
         put(self, "background_load", background_load)
         put(self, "threads", threads)
         put(self, "topology", topology)
@@ -480,6 +487,7 @@ class Machine(FrozenRecord):
             devices=_devices(source, data.get("devices", {})),
             collective_overhead=_collective_cost(source, data.get("collectives", {}), "overhead"),
             reduce_cost=_collective_cost(source, data.get("collectives", {}), "reduce_cost"),
+            reduce_ranges=_reduce_ranges(source, data.get("collectives", {})),
             background_load=_background_load(
                 source, data.get("background_load", 0.0), data["cores_per_node"]
             ),
@@ -494,6 +502,22 @@ class Machine(FrozenRecord):
             found = UncertainMachine(data, tuple(uncertain), source, cls.from_dict)
             object.__setattr__(machine, "_uncertain", found)
         return machine
+
+    def _reduce_cost_dict(self) -> Any:
+        """``reduce_cost`` as the machine file writes it: one number, or its ranges."""
+        if not self.reduce_ranges:
+            return self.reduce_cost
+        return [
+            ({} if up_to == math.inf else {"up_to": int(up_to)}) | {"cost": cost}
+            for up_to, cost in self.reduce_ranges
+        ]
+
+    def reduce_cost_at(self, size: float) -> float:
+        """Seconds per byte a reduction of a ``size``-byte buffer spends combining (its range's)."""
+        for up_to, cost in self.reduce_ranges:
+            if size <= up_to:
+                return cost
+        return self.reduce_cost
 
     @property
     def uncertain(self) -> Any:
@@ -576,7 +600,7 @@ class Machine(FrozenRecord):
             "network": network,
             "collectives": dict(sorted(self.collectives.items()))
             | ({"overhead": self.collective_overhead} if self.collective_overhead else {})
-            | ({"reduce_cost": self.reduce_cost} if self.reduce_cost else {}),
+            | ({"reduce_cost": self._reduce_cost_dict()} if self.reduce_cost or self.reduce_ranges else {}),
             "placement": {"policy": self.placement},
         }
         for key in ("peak_flops", "memory_bandwidth", "core_bandwidth"):
@@ -1198,12 +1222,75 @@ def _collective_cost(source: str, value: Any, key: str) -> float:
     if key not in data:
         return 0.0
     number = data[key]
+    if key == "reduce_cost" and isinstance(number, list):
+        ranges = _reduce_ranges(source, data)
+        return ranges[-1][1]
     if not _is_number(number) or not math.isfinite(float(number)) or float(number) < 0:
         raise MachineError(
             f"{source}: [collectives] {key} must be a number of at least 0 (seconds"
-            f"{' per byte' if key == 'reduce_cost' else ''}), got {number!r}"
+            f"{' per byte' if key == 'reduce_cost' else ''}), got {number!r}",
+            hint=REDUCE_RANGES_HINT if key == "reduce_cost" else None,
         )
     return float(number)
+
+
+REDUCE_RANGES_HINT = (
+    "reduce_cost = 2.5e-10, or per range of the reduced buffer's size: "
+    'reduce_cost = [{ up_to = "8 MiB", cost = 6e-11 }, { cost = 2.5e-10 }]'
+)
+
+
+def _reduce_ranges(source: str, value: Any) -> tuple[tuple[float, float], ...]:
+    """``[collectives] reduce_cost = [{ up_to, cost }, ..., { cost }]``: seconds per byte by the call's size.
+
+    Why ranges: a reduction combines what it received with its own buffer, and a program that
+    reduces the same buffers in a loop finds them in a cache while they fit there, from memory
+    beyond; the two cost several times apart.  Sizes are the call's ``size`` (bytes reduced),
+    ranges smallest first, the last without ``up_to``.
+    """
+    data = _table(source, "collectives", value)
+    rows = data.get("reduce_cost")
+    if not isinstance(rows, list):
+        return ()
+    where = "[collectives] reduce_cost"
+    if not rows or len(rows) > MAX_CACHE_LEVELS + 1:
+        raise MachineError(
+            f"{source}: {where} needs 1 to {MAX_CACHE_LEVELS + 1} ranges, got {len(rows)}",
+            hint=REDUCE_RANGES_HINT,
+        )
+    ranges: list[tuple[float, float]] = []
+    for index, row in enumerate(rows, start=1):
+        at = f"{where}[{index}]"
+        if not isinstance(row, dict):
+            raise MachineError(f"{source}: {at} must be a table, got {row!r}", hint=REDUCE_RANGES_HINT)
+        _check_keys(source, at.replace("[collectives] ", "collectives."), row, ("up_to", "cost"))
+        last = index == len(rows)
+        if "cost" not in row:
+            raise MachineError(f"{source}: {at} needs 'cost' (seconds per byte)", hint=REDUCE_RANGES_HINT)
+        if last != ("up_to" not in row):
+            raise MachineError(
+                f"{source}: {at} "
+                + (
+                    "must not have 'up_to': the last range takes every larger size"
+                    if last
+                    else "needs 'up_to' (bytes): only the last range has none"
+                ),
+                hint=REDUCE_RANGES_HINT,
+            )
+        up_to = (
+            math.inf
+            if last
+            else float(_positive_int(source, f"{at} up_to", _with_unit(source, f"{at} up_to", row["up_to"])))
+        )
+        if ranges and up_to <= ranges[-1][0]:
+            raise MachineError(
+                f"{source}: {at} up_to is not above the range before", hint="list the ranges smallest first"
+            )
+        cost = row["cost"]
+        if not _is_number(cost) or not math.isfinite(float(cost)) or float(cost) < 0:
+            raise MachineError(f"{source}: {at} cost must be seconds per byte (0 or more), got {cost!r}")
+        ranges.append((up_to, float(cost)))
+    return tuple(ranges)
 
 
 def _collectives(source: str, value: Any) -> dict[str, str]:

@@ -683,6 +683,7 @@ class CollectiveModel:
         overhead: float = 0.0,
         eager_limit: float | None = None,
         wakeup: list[float] | None = None,
+        gamma_ranges: tuple[tuple[float, float], ...] = (),
     ):
         self.node_of = [int(node) for node in node_of]
         self.p = len(self.node_of)
@@ -691,6 +692,9 @@ class CollectiveModel:
             if kind in ALGORITHMS:
                 resolve_algorithm(kind, choice, max(self.p, 1), 0.0)  # fail early on a typo
         self.gamma = float(gamma)
+        #: ``(up_to, gamma)`` by the call's size (a machine's ``reduce_cost`` ranges: buffers that
+        #: fit in a cache combine faster); empty: ``gamma`` for every size
+        self.gamma_ranges = tuple(gamma_ranges)
         self.overhead = float(overhead)
         self.eager_limit = math.inf if eager_limit is None else float(eager_limit)
         self._costs = _PairCosts(self.node_of, link, levels, self.eager_limit, wakeup=wakeup)
@@ -707,6 +711,9 @@ class CollectiveModel:
         """
         link_levels = getattr(machine, "link_levels", None)
         levels = link_levels() if link_levels is not None else None
+        ranges: tuple[tuple[float, float], ...] = (
+            () if gamma else tuple(getattr(machine, "reduce_ranges", ()))
+        )
         gamma = gamma or float(getattr(machine, "reduce_cost", 0.0))
         return cls(
             node_of,
@@ -717,7 +724,15 @@ class CollectiveModel:
             overhead=float(getattr(machine, "collective_overhead", 0.0)),
             eager_limit=_eager_limit(machine),
             wakeup=machine.crowded_wakeup(node_of) if hasattr(machine, "crowded_wakeup") else None,
+            gamma_ranges=ranges,
         )
+
+    def gamma_at(self, size: float) -> float:
+        """Seconds per byte a reduction of a ``size``-byte call spends combining (its range's)."""
+        for up_to, gamma in self.gamma_ranges:
+            if size <= up_to:
+                return gamma
+        return self.gamma
 
     def algorithm(self, kind: str, size: float) -> str:
         """The algorithm name used for ``kind`` with ``size`` bytes on this machine."""
@@ -729,7 +744,7 @@ class CollectiveModel:
         hit = self._cache.get(key)
         if hit is None:
             steps = schedule(kind, self.algorithm(kind, size), self.p, size, root)
-            hit = finish_offsets(steps, self.p, self._costs, self.gamma)
+            hit = finish_offsets(steps, self.p, self._costs, self.gamma_at(size))
             if self.overhead:
                 hit = [x + self.overhead for x in hit]  # every rank pays the call's software overhead
             self._cache[key] = hit
@@ -742,7 +757,7 @@ class CollectiveModel:
         simulation spends it there, so ranks that share a core also share that work.  ``None``
         when the call combines nothing (no ``gamma``, or a collective that does not reduce).
         """
-        if not self.gamma:
+        if not self.gamma and not any(g for _, g in self.gamma_ranges):
             return None
         key = (kind, root, size)
         if key in self._reductions:

@@ -298,12 +298,137 @@ class Edge(_Record):
         self.uml_type = uml_type
 
 
-@dataclass(frozen=True, slots=True)
-class Region:
-    """Nodes and edges that form one flow graph (an activity or a structured node)."""
+#: One flow of a region as the reader found it, before its :class:`Edge` is built: the element (its
+#: name and line are read from it when the record is built), id, source, target, metaclass and kind.
+FlowRow = tuple[Any, str, str, str, str, str]
 
-    nodes: tuple[Node, ...] = ()
-    edges: tuple[Edge, ...] = ()
+
+class Flows:
+    """A region's flows as the reader found them, in file order: built :class:`Edge` records and rows.
+
+    A large activity is mostly plain flows (no guard, no stereotype, no children), and
+    the stages before the handler ask only where each one starts and ends: a row keeps
+    what the reader read (the flow's element, id, source, target, metaclass, kind) and
+    its :class:`Edge` is built only when ``Region.edges`` is asked for.  ``quiet`` is
+    true when every flow is such a row (the profile then has nothing to interpret).
+    """
+
+    __slots__ = ("file", "quiet", "rows")
+
+    def __init__(self, rows: list[Edge | FlowRow], file: str | None, quiet: bool) -> None:
+        self.rows = rows
+        self.file = file
+        self.quiet = quiet
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def ends(self) -> Iterator[tuple[str, str]]:
+        """``(source, target)`` of every flow, in file order, without building records."""
+        for row in self.rows:
+            if isinstance(row, Edge):
+                yield row.source, row.target
+            else:
+                yield row[2], row[3]
+
+    def names(self) -> Iterator[tuple[str, str]]:
+        """``(source, name)`` of every flow (a row's name read from its element), no records built."""
+        for row in self.rows:
+            if isinstance(row, Edge):
+                yield row.source, row.name
+            else:
+                yield row[2], row[0].get("name") or ""
+
+    def build(self) -> tuple[Edge, ...]:
+        """Every flow as its :class:`Edge` record (a row's name and line read from its element)."""
+        file = self.file
+        return tuple(
+            row
+            if isinstance(row, Edge)
+            else Edge(
+                row[1],
+                row[2],
+                row[3],
+                None,
+                row[0].get("name") or "",
+                row[5],
+                line=row[0].sourceline,
+                file=file,
+                uml_type=row[4],
+            )
+            for row in self.rows
+        )
+
+
+class Region:
+    """Nodes and edges that form one flow graph (an activity or a structured node).
+
+    A reader may give the flows as :class:`Flows` (``flows=``) instead of ``edges``:
+    ``edges`` builds their records on first use, and :meth:`flow_ends` and
+    :attr:`flows` let the stages that need no more (the profile when no flow carries
+    anything to interpret, the straight-chain test of recovery) skip building them.
+    Immutable, compared and hashed by its nodes and edges.
+    """
+
+    __slots__ = ("_edges", "_flows", "nodes")
+    __match_args__ = ("nodes", "edges")
+
+    nodes: tuple[Node, ...]
+    _edges: tuple[Edge, ...] | None
+    _flows: Flows | None
+
+    def __init__(
+        self, nodes: tuple[Node, ...] = (), edges: tuple[Edge, ...] = (), *, flows: Flows | None = None
+    ) -> None:
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "_edges", None if flows is not None else edges)
+        object.__setattr__(self, "_flows", flows)
+
+    @property
+    def edges(self) -> tuple[Edge, ...]:
+        """The flows as :class:`Edge` records (built from the reader's rows on first use)."""
+        edges = self._edges
+        if edges is None:
+            edges = self._flows.build()  # type: ignore[union-attr]
+            object.__setattr__(self, "_edges", edges)
+            object.__setattr__(self, "_flows", None)
+        return edges
+
+    @property
+    def flows(self) -> Flows | None:
+        """The reader's rows while no :class:`Edge` record has been built, else ``None``."""
+        return self._flows
+
+    def flow_ends(self) -> Iterator[tuple[str, str]]:
+        """``(source, target)`` of every flow in file order (no records built)."""
+        flows = self._flows
+        if flows is not None:
+            return flows.ends()
+        return ((edge.source, edge.target) for edge in self.edges)
+
+    def flow_count(self) -> int:
+        flows = self._flows
+        return len(flows) if flows is not None else len(self.edges)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Region is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Region is immutable: cannot delete {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Region:
+            return NotImplemented
+        return self.nodes == other.nodes and self.edges == other.edges  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.nodes, self.edges))
+
+    def __repr__(self) -> str:
+        return f"Region(nodes={self.nodes!r}, edges={self.edges!r})"
+
+    def __reduce__(self) -> tuple[type[Region], tuple[tuple[Node, ...], tuple[Edge, ...]]]:
+        return Region, (self.nodes, self.edges)
 
     def node(self, node_id: str) -> Node | None:
         for node in self.nodes:

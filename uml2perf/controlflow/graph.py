@@ -561,16 +561,16 @@ def _chain_in_file_order(region: Region) -> bool:
     stand before the last.  Anything else (a chain written in another order
     included) is left to the general test.
     """
-    nodes, edges = region.nodes, region.edges
-    if len(edges) != len(nodes) - 1:
+    nodes = region.nodes
+    if region.flow_count() != len(nodes) - 1:
         return False
     position = {node.id: i for i, node in enumerate(nodes)}
     if len(position) != len(nodes):
         return False  # a repeated id: the general test refuses it
     left = bytearray(len(nodes))  # 1 where a flow already leaves the node at that position
-    for edge in edges:
-        start = position.get(edge.source)
-        if start is None or position.get(edge.target) != start + 1 or left[start]:
+    for source, target in region.flow_ends():  # the reader's rows: no flow record is built
+        start = position.get(source)
+        if start is None or position.get(target) != start + 1 or left[start]:
             return False
         left[start] = 1
     if nodes[0].kind is not NodeKind.INITIAL:

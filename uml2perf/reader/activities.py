@@ -16,7 +16,7 @@ Tool dialects override the hooks (``node_kind``, ``edge_kind``,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -28,6 +28,8 @@ from ..model import (
     Clause,
     CostFunction,
     Edge,
+    FlowRow,
+    Flows,
     LoopSpec,
     Node,
     NodeKind,
@@ -337,12 +339,22 @@ class ActivityReading(StereotypeReading):
                 )
             )
             ids.add(nid)
-        edge_elements = [
-            child for child in container.iterchildren(*EDGE_FEATURES) if child.get(k_id) is not None
-        ]
-        edges: list[Edge] = []
-        for element in self.adjust_edges(container_id, edge_elements):
+        edge_elements: Iterable[etree._Element]
+        if type(self).adjust_edges is ActivityReading.adjust_edges:
+            edge_elements = container.iterchildren(*EDGE_FEATURES)  # read once, as lxml walks them
+        else:
+            edge_elements = self.adjust_edges(
+                container_id,
+                [child for child in container.iterchildren(*EDGE_FEATURES) if child.get(k_id) is not None],
+            )
+        # plain flows stay rows until someone asks for their records (see model.Flows)
+        rows: list[Edge | FlowRow] = []
+        quiet = True
+        for element in edge_elements:
             get = element.get
+            eid = get(k_id)
+            if eid is None:  # a reference to a flow, not its definition
+                continue
             typed = get(k_type)
             plain_edge = edge_types[typed] if typed is not None else None
             source, target = get("source"), get("target")
@@ -358,12 +370,14 @@ class ActivityReading(StereotypeReading):
                 if pin_owner:
                     source, target = pin_owner.get(source, source), pin_owner.get(target, target)
                 if source in ids and target in ids and source != target:
-                    eid = get(k_id) or ""
                     applied = stereotypes.get(eid, ())
-                    if applied:
-                        used.add(eid)
                     metaclass, edge_kind = plain_edge
-                    edges.append(
+                    if not applied:
+                        rows.append((element, eid, source, target, metaclass, edge_kind))
+                        continue
+                    used.add(eid)
+                    quiet = False
+                    rows.append(
                         Edge(
                             eid,
                             source,
@@ -382,8 +396,9 @@ class ActivityReading(StereotypeReading):
                     continue
             edge = self.read_edge(element, state)
             if edge is not None:
-                edges.append(edge)
-        return Region(tuple(nodes), tuple(edges))
+                quiet = False
+                rows.append(edge)
+        return Region(tuple(nodes), flows=Flows(rows, file, quiet))
 
     def plain_node_type(self, typed: str) -> tuple[str, NodeKind] | None:
         """``(metaclass, kind)`` for nodes of this ``xmi:type`` that :meth:`read_region` reads in its

@@ -564,6 +564,29 @@ def _chain_in_file_order(region: Region) -> bool:
     nodes = region.nodes
     if region.flow_count() != len(nodes) - 1:
         return False
+    if not _flows_in_node_order(region):
+        return _chain_by_positions(region)
+    return _chain_kinds(nodes)
+
+
+def _flows_in_node_order(region: Region) -> bool:
+    """Whether the k-th flow leads from the k-th node to the next one, for every k (no table needed).
+
+    Exporters usually write the flows of a sequence in the same order as its nodes. Distinct ids
+    are still required (a repeated id is left to the general test).
+    """
+    nodes = region.nodes
+    index = 0
+    for source, target in region.flow_ends():
+        if source != nodes[index].id or target != nodes[index + 1].id:
+            return False
+        index += 1
+    return len({node.id for node in nodes}) == len(nodes)
+
+
+def _chain_by_positions(region: Region) -> bool:
+    """The test of :func:`_chain_in_file_order` for flows written in any order: a table of positions."""
+    nodes = region.nodes
     position = {node.id: i for i, node in enumerate(nodes)}
     if len(position) != len(nodes):
         return False  # a repeated id: the general test refuses it
@@ -573,6 +596,11 @@ def _chain_in_file_order(region: Region) -> bool:
         if start is None or position.get(target) != start + 1 or left[start]:
             return False
         left[start] = 1
+    return _chain_kinds(nodes)
+
+
+def _chain_kinds(nodes: tuple[Node, ...]) -> bool:
+    """The first node is the one initial node and no final node stands before the last."""
     if nodes[0].kind is not NodeKind.INITIAL:
         return False
     for node in nodes[1:]:

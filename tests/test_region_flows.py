@@ -121,3 +121,12 @@ def test_rows_and_records_mix_in_file_order() -> None:
     assert list(flows.names()) == [("n0", "first"), ("n1", "named")]
     assert [e.id for e in region.edges] == ["e0", "e1"] and region.edges[1] is record
     assert region.edges[0].name == "first" and region.edges[0].file == "f.uml"
+
+
+def test_nodes_and_flows_past_line_65535_keep_their_lines() -> None:
+    """libxml2 keeps a line above 65,535 beside the element, not in it: read lazily, it is still right."""
+    text = chain_model(3)
+    head, activity, tail = text.partition('<packagedElement xmi:type="uml:Activity"')
+    region = read_bytes((head + "\n" * 70000 + activity + tail).encode(), "far.uml").activities[0].region
+    assert [node.line for node in region.nodes[:2]] == [70014, 70015]
+    assert region.edges[0].line == 70010 and region.edges[0].location.line == 70010

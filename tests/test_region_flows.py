@@ -115,7 +115,9 @@ def test_rows_and_records_mix_in_file_order() -> None:
     from lxml import etree
 
     element = etree.fromstring(b'<edge name="first"/>')
-    flows = Flows([(element, "e0", "n0", "n1", "ControlFlow", "control"), record], "f.uml", quiet=False)
+    flows = Flows(
+        [(element, "e0", "n0", "n1", "ControlFlow", "control", "first"), record], "f.uml", quiet=False
+    )
     region = Region(nodes, flows=flows)
     assert list(region.flow_ends()) == [("n0", "n1"), ("n1", "n2")]
     assert list(flows.names()) == [("n0", "first"), ("n1", "named")]

@@ -299,8 +299,8 @@ class Edge(_Record):
 
 
 #: One flow of a region as the reader found it, before its :class:`Edge` is built: the element (its
-#: name and line are read from it when the record is built), id, source, target, metaclass and kind.
-FlowRow = tuple[Any, str, str, str, str, str]
+#: line is read from it when the record is built), id, source, target, metaclass, kind and name.
+FlowRow = tuple[Any, str, str, str, str, str, str]
 
 
 class Flows:
@@ -308,17 +308,19 @@ class Flows:
 
     A large activity is mostly plain flows (no guard, no stereotype, no children), and
     the stages before the handler ask only where each one starts and ends: a row keeps
-    what the reader read (the flow's element, id, source, target, metaclass, kind) and
-    its :class:`Edge` is built only when ``Region.edges`` is asked for.  ``quiet`` is
-    true when every flow is such a row (the profile then has nothing to interpret).
+    what the reader read (the flow's element, id, source, target, metaclass, kind, name)
+    and its :class:`Edge` is built only when ``Region.edges`` is asked for.  ``quiet`` is
+    true when every flow is such a row (the profile then has nothing to interpret);
+    ``named`` when some flow has a name (which may be a guard written as a name).
     """
 
-    __slots__ = ("file", "quiet", "rows")
+    __slots__ = ("file", "named", "quiet", "rows")
 
-    def __init__(self, rows: list[Edge | FlowRow], file: str | None, quiet: bool) -> None:
+    def __init__(self, rows: list[Edge | FlowRow], file: str | None, quiet: bool, named: bool = True) -> None:
         self.rows = rows
         self.file = file
         self.quiet = quiet
+        self.named = named
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -332,15 +334,15 @@ class Flows:
                 yield row[2], row[3]
 
     def names(self) -> Iterator[tuple[str, str]]:
-        """``(source, name)`` of every flow (a row's name read from its element), no records built."""
+        """``(source, name)`` of every flow, no records built."""
         for row in self.rows:
             if isinstance(row, Edge):
                 yield row.source, row.name
             else:
-                yield row[2], row[0].get("name") or ""
+                yield row[2], row[6]
 
     def build(self) -> tuple[Edge, ...]:
-        """Every flow as its :class:`Edge` record (a row's name and line read from its element)."""
+        """Every flow as its :class:`Edge` record (a row's line read from its element)."""
         file = self.file
         return tuple(
             row
@@ -350,7 +352,7 @@ class Flows:
                 row[2],
                 row[3],
                 None,
-                row[0].get("name") or "",
+                row[6],
                 row[5],
                 line=row[0].sourceline,
                 file=file,

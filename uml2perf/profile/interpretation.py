@@ -860,7 +860,8 @@ class _Interpreter:
         flows = region.flows
         if flows is not None and flows.quiet:
             # the reader's plain rows: no guard, no probability; only a name can make a choice
-            wanted = _choice_sources(((False, source, name) for source, name in flows.names()), nodes)
+            named = flows.names() if flows.named else ()
+            wanted = _choice_sources(((False, source, name) for source, name in named), nodes)
         else:
             wanted = _choice_sources(
                 ((e.guard is not None or e.probability is not None, e.source, e.name) for e in region.edges),

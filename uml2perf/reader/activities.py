@@ -350,6 +350,7 @@ class ActivityReading(StereotypeReading):
         # plain flows stay rows until someone asks for their records (see model.Flows)
         rows: list[Edge | FlowRow] = []
         quiet = True
+        named = False
         for element in edge_elements:
             get = element.get
             eid = get(k_id)
@@ -373,7 +374,10 @@ class ActivityReading(StereotypeReading):
                     applied = stereotypes.get(eid, ())
                     metaclass, edge_kind = plain_edge
                     if not applied:
-                        rows.append((element, eid, source, target, metaclass, edge_kind))
+                        name = get("name") or ""
+                        if name:
+                            named = True
+                        rows.append((element, eid, source, target, metaclass, edge_kind, name))
                         continue
                     used.add(eid)
                     quiet = False
@@ -398,7 +402,7 @@ class ActivityReading(StereotypeReading):
             if edge is not None:
                 quiet = False
                 rows.append(edge)
-        return Region(tuple(nodes), flows=Flows(rows, file, quiet))
+        return Region(tuple(nodes), flows=Flows(rows, file, quiet, named or not quiet))
 
     def plain_node_type(self, typed: str) -> tuple[str, NodeKind] | None:
         """``(metaclass, kind)`` for nodes of this ``xmi:type`` that :meth:`read_region` reads in its

@@ -132,3 +132,21 @@ def test_nodes_and_flows_past_line_65535_keep_their_lines() -> None:
     region = read_bytes((head + "\n" * 70000 + activity + tail).encode(), "far.uml").activities[0].region
     assert [node.line for node in region.nodes[:2]] == [70014, 70015]
     assert region.edges[0].line == 70010 and region.edges[0].location.line == 70010
+
+
+def test_plain_node_builds_what_the_constructor_builds() -> None:
+    """Every slot of a node is set, to the values the constructor gives them."""
+    from uml2perf.model import StereotypeApplication, _Record, plain_node
+
+    applied = (StereotypeApplication("ActionPlus", "uml2perf", (("cost", "1"),)),)
+    fast = plain_node("a1", "A1", NodeKind.ACTION, "OpaqueAction", applied, "lane", 12, "m.uml")
+    slow = Node(
+        "a1", "A1", NodeKind.ACTION, "OpaqueAction", None, applied, partition="lane", line=12, file="m.uml"
+    )
+    slots = [name for cls in Node.__mro__ if cls is not object for name in getattr(cls, "__slots__", ())]
+    assert set(slots) >= set(Node.FIELDS) - {"location"} and "_location" in slots
+    for name in slots:
+        assert getattr(fast, name) == getattr(slow, name), name
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    assert fast.location == slow.location and fast.replace(name="B").name == "B"
+    assert isinstance(fast, _Record)

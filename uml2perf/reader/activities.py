@@ -36,6 +36,7 @@ from ..model import (
     Region,
     Variable,
     plain_assignments,
+    plain_node,
 )
 from .stereotypes import StereotypeReading
 from .xmi import ASSIGNMENT_LANGUAGES, CODE_LANGUAGES, FUNCTION_LANGUAGES
@@ -326,16 +327,15 @@ class ActivityReading(StereotypeReading):
             if applied:
                 used.add(nid)
             nodes.append(
-                Node(
+                plain_node(
                     nid,
                     get("name") or "",
                     kind,
                     metaclass,
-                    None,
                     applied,
-                    partition=partition_of.get(nid) if partition_of else None,
-                    line=child.sourceline,
-                    file=file,
+                    partition_of.get(nid) if partition_of else None,
+                    child.sourceline,
+                    file,
                 )
             )
             ids.add(nid)

@@ -150,3 +150,17 @@ def test_plain_node_builds_what_the_constructor_builds() -> None:
     assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
     assert fast.location == slow.location and fast.replace(name="B").name == "B"
     assert isinstance(fast, _Record)
+
+
+def test_walk_gives_every_node_in_file_order_nested_regions_included() -> None:
+    from uml2perf.model import walk_region
+
+    def node(name: str, region: Region | None = None) -> Node:
+        return Node(name, name, NodeKind.STRUCTURED if region else NodeKind.ACTION, "Action", region=region)
+
+    inner = Region((node("b1"), node("b2", Region((node("c1"),)))))
+    outer = Region((node("a1"), node("a2", inner), node("a3")))
+    assert [n.id for n in walk_region(outer)] == ["a1", "a2", "b1", "b2", "c1", "a3"]
+    flat = Region((node("x"), node("y")))
+    assert list(walk_region(flat)) == list(flat.nodes)
+    assert list(walk_region(Region())) == []

@@ -93,6 +93,8 @@ PIN_FEATURES = frozenset(
     }
 )
 NODE_FEATURES = frozenset({"node", "ownedNode", "structuredNode", "containedNode"})
+#: Features under which an activity owns its partitions and other groups.
+_GROUP_FEATURES = ("group", "partition", "ownedGroup")
 EDGE_FEATURES = frozenset({"edge", "ownedEdge", "containedEdge"})
 
 
@@ -247,7 +249,19 @@ class ActivityReading(StereotypeReading):
     def read_activity(self, element: etree._Element) -> Activity:
         aid = self.eid(element) or f"activity@{element.sourceline}"
         name = self.name_of(element)
-        self.read_partitions(element)
+        # one walk over the activity's children (tens of thousands in a large one) for all three features
+        attributes: list[etree._Element] = []
+        variables: list[etree._Element] = []
+        groups: list[etree._Element] = []
+        for child in element.iterchildren("ownedAttribute", "variable", *_GROUP_FEATURES):
+            tag = child.tag
+            if tag == "ownedAttribute":
+                attributes.append(child)
+            elif tag == "variable":
+                variables.append(child)
+            else:
+                groups.append(child)
+        self.read_partitions(element, groups)
         state = RegionState(aid)
         self.parent_region[aid] = None
         region = self.read_region(element, state)
@@ -256,14 +270,17 @@ class ActivityReading(StereotypeReading):
             name=name,
             location=self.location(element, name, "Activity"),
             region=region,
-            attributes=tuple(self.read_variable(a) for a in self.children(element, "ownedAttribute")),
-            variables=tuple(self.read_variable(v) for v in self.children(element, "variable")),
+            attributes=tuple(self.read_variable(a) for a in attributes),
+            variables=tuple(self.read_variable(v) for v in variables),
             stereotypes=self.stereotypes_of(aid),
         )
 
-    def read_partitions(self, activity: etree._Element) -> None:
-        """Map node ids to partition names, from ``group``/``partition`` and their ``node`` lists."""
-        stack = list(activity.iterchildren("group", "partition", "ownedGroup"))
+    def read_partitions(self, activity: etree._Element, groups: list[etree._Element] | None = None) -> None:
+        """Map node ids to partition names, from ``group``/``partition`` and their ``node`` lists.
+
+        ``groups``: the activity's children under those features, when the caller has them.
+        """
+        stack = list(activity.iterchildren(*_GROUP_FEATURES)) if groups is None else groups
         while stack:
             group = stack.pop()
             metaclass = self.metaclass(group)

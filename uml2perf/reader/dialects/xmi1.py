@@ -8,7 +8,7 @@ and the tests here show it without importing them: a UML 1.x file has an ``XMI``
 
 from __future__ import annotations
 
-from .. import xml
+from ..xml import XmiDocument
 
 _CANONICAL: dict[str, str] = {}
 
@@ -36,7 +36,7 @@ def canonical(tag: object) -> str:
     return name
 
 
-def exporter_of(doc: xml.XmiDocument) -> str:
+def exporter_of(doc: XmiDocument) -> str:
     """The ``XMI.header/XMI.documentation/XMI.exporter`` text (or XMI 2's attribute)."""
     # lxml picks the two candidates out in C: the root may hold thousands of stereotype applications
     for header in doc.root.iterchildren("{*}XMI.header", "{*}Documentation"):
@@ -53,7 +53,7 @@ def exporter_of(doc: xml.XmiDocument) -> str:
     return ""
 
 
-def xmi1_version(doc: xml.XmiDocument) -> str | None:
+def xmi1_version(doc: XmiDocument) -> str | None:
     """The ``xmi.version`` of an XMI 1.x file (its root is ``XMI``), else ``None``."""
     version = doc.root.get("xmi.version")
     if canonical(doc.root.tag) == "XMI" and version and version.startswith("1."):
@@ -61,7 +61,7 @@ def xmi1_version(doc: xml.XmiDocument) -> str | None:
     return None
 
 
-def umbrello_score(doc: xml.XmiDocument) -> int:
+def umbrello_score(doc: XmiDocument) -> int:
     """The Umbrello dialect's detection score (:class:`.umbrello.UmbrelloDialect`).
 
     Umbrello 2.x writes an XMI 2.1 header and the UML 2.1 namespace, so this must

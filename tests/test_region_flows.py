@@ -112,17 +112,12 @@ def test_the_chain_test_reads_the_rows_and_the_records_alike() -> None:
 def test_rows_and_records_mix_in_file_order() -> None:
     nodes = tuple(Node(f"n{i}", f"N{i}", NodeKind.ACTION, "OpaqueAction") for i in range(3))
     record = Edge("e1", "n1", "n2", name="named")
-    from lxml import etree
-
-    element = etree.fromstring(b'<edge name="first"/>')
-    flows = Flows(
-        [(element, "e0", "n0", "n1", "ControlFlow", "control", "first"), record], "f.uml", quiet=False
-    )
+    flows = Flows([(7, "e0", "n0", "n1", "ControlFlow", "control", "first"), record], "f.uml", quiet=False)
     region = Region(nodes, flows=flows)
     assert list(region.flow_ends()) == [("n0", "n1"), ("n1", "n2")]
     assert list(flows.names()) == [("n0", "first"), ("n1", "named")]
     assert [e.id for e in region.edges] == ["e0", "e1"] and region.edges[1] is record
-    assert region.edges[0].name == "first" and region.edges[0].file == "f.uml"
+    assert region.edges[0].name == "first" and region.edges[0].file == "f.uml" and region.edges[0].line == 7
 
 
 def test_nodes_and_flows_past_line_65535_keep_their_lines() -> None:

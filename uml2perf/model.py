@@ -299,9 +299,9 @@ class Edge(_Record):
         self.uml_type = uml_type
 
 
-#: One flow of a region as the reader found it, before its :class:`Edge` is built: the element (its
-#: line is read from it when the record is built), id, source, target, metaclass, kind and name.
-FlowRow = tuple[Any, str, str, str, str, str, str]
+#: One flow of a region as the reader found it, before its :class:`Edge` is built: its line, id,
+#: source, target, metaclass, kind and name (no reference to the parsed document is kept).
+FlowRow = tuple[int | None, str, str, str, str, str, str]
 
 
 class Flows:
@@ -309,7 +309,7 @@ class Flows:
 
     A large activity is mostly plain flows (no guard, no stereotype, no children), and
     the stages before the handler ask only where each one starts and ends: a row keeps
-    what the reader read (the flow's element, id, source, target, metaclass, kind, name)
+    what the reader read (the flow's line, id, source, target, metaclass, kind, name)
     and its :class:`Edge` is built only when ``Region.edges`` is asked for.  ``quiet`` is
     true when every flow is such a row (the profile then has nothing to interpret);
     ``named`` when some flow has a name (which may be a guard written as a name).
@@ -343,7 +343,7 @@ class Flows:
                 yield row[2], row[6]
 
     def build(self) -> tuple[Edge, ...]:
-        """Every flow as its :class:`Edge` record (a row's line read from its element)."""
+        """Every flow as its :class:`Edge` record."""
         file = self.file
         return tuple(
             row
@@ -355,7 +355,7 @@ class Flows:
                 None,
                 row[6],
                 row[5],
-                line=row[0].sourceline,
+                line=row[0],
                 file=file,
                 uml_type=row[4],
             )

@@ -394,7 +394,7 @@ class ActivityReading(StereotypeReading):
                         name = get("name") or ""
                         if name:
                             named = True
-                        rows.append((element, eid, source, target, metaclass, edge_kind, name))
+                        rows.append((element.sourceline, eid, source, target, metaclass, edge_kind, name))
                         continue
                     used.add(eid)
                     quiet = False

@@ -222,3 +222,32 @@ def test_shapes_compares_convert_with_another_copy_of_uml2perf(tmp_path: Path) -
         timeout=60,
     )
     assert refused.returncode == 2 and "holds no uml2perf package" in refused.stderr
+
+
+def test_convert_stages_times_every_stage_of_one_conversion(tmp_path: Path) -> None:
+    """Every stage is reached by a conversion of a chain (the wrapped names still exist)."""
+    model = tmp_path / "chain.uml"
+    subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "synthetic.py"), "chain", str(model), "--actions", "30"],
+        check=True,
+    )
+    out = tmp_path / "stages.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "convert_stages.py"),
+            str(model),
+            "-k",
+            "1",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    figures = json.loads(out.read_text())
+    assert "| regions (nodes and flows) |" in proc.stdout
+    stages = [line.split(" | ")[0].lstrip("| ") for line in proc.stdout.splitlines()[2:]]
+    assert stages == list(figures)
+    assert all(len(values) == 1 and values[0] is not None for values in figures.values()), figures

@@ -91,3 +91,51 @@ def test_an_object_that_is_no_dialect_is_refused(tmp_path, monkeypatch):
             by_name("odd")
     finally:
         sys.modules.pop("notadialect", None)
+
+
+def _asking_every_dialect(doc):  # noqa: ANN001, ANN202 - the rule of best_dialect, written out plainly
+    best, best_score = None, 0
+    for dialect in all_dialects():
+        score = dialect.detect(doc)
+        if score > best_score:
+            best, best_score = dialect, score
+    return best
+
+
+def test_detection_without_loading_every_dialect_picks_what_asking_every_dialect_picks():
+    """The light tests of the UML 1.x and Umbrello dialects change no choice, over every corpus file."""
+    from conftest import find_corpus
+
+    from uml2perf.reader.registry import best_dialect
+    from uml2perf.reader.xml import load_file
+
+    files = [p for p in sorted(find_corpus().rglob("*")) if p.suffix.lower() in {".xmi", ".uml", ".xml"}]
+    assert files
+    for path in files:
+        try:
+            doc = load_file(path)
+        except InputError:
+            continue
+        chosen = best_dialect(doc)
+        expected = _asking_every_dialect(doc)
+        assert (chosen.name if chosen else None) == (expected.name if expected else None), path
+
+
+def test_a_uml2_export_is_read_without_importing_the_uml1_and_umbrello_readers(tmp_path):
+    """Only the dialects a file could belong to are imported (the UML 1.x and Umbrello readers are
+    the largest modules of the reader)."""
+    import subprocess
+
+    from synthetic import chain_model
+
+    model = tmp_path / "chain.uml"
+    model.write_text(chain_model(3))
+    code = (
+        "import sys\nfrom uml2perf.reader import read_model\nread_model(sys.argv[1])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('uml2perf.reader.dialects.')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code, str(model)], capture_output=True, text=True, check=True
+    )
+    assert "uml2perf.reader.dialects.uml2" in loaded.stdout
+    assert "uml14" not in loaded.stdout and "umbrello" not in loaded.stdout

@@ -294,6 +294,35 @@ def test_too_deep_nesting_is_refused() -> None:
         read_bytes(data, "deep.xmi")
 
 
+def test_too_deep_nesting_is_refused_by_the_walk_when_the_parser_allows_it(monkeypatch) -> None:
+    """A libxml2 with a higher depth limit parses 300 levels; the XPath walk then refuses them."""
+    from lxml import etree
+
+    from uml2perf.reader import xml
+
+    deep = etree.fromstring(b"<a>" * 257 + b"</a>" * 257, parser=etree.XMLParser(huge_tree=True))
+    monkeypatch.setattr(xml, "_parser_limits_depth", lambda: False)
+    with pytest.raises(InputError, match="nested more than 256 levels") as info:
+        xml._check_depth(deep, "deep.xmi")
+    assert info.value.location.file == "deep.xmi"
+    xml._check_depth(etree.fromstring(b"<a>" * 256 + b"</a>" * 256), "flat.xmi")  # the limit itself passes
+
+
+def test_the_parser_probe_matches_what_the_parser_does() -> None:
+    """The probe says True exactly when the hardened parser refuses MAX_DEPTH + 1 levels."""
+    from lxml import etree
+
+    from uml2perf.reader import xml
+
+    depth = xml.MAX_DEPTH + 1
+    try:
+        etree.fromstring(b"<a>" * depth + b"</a>" * depth, parser=xml._parser())
+        refused = False
+    except etree.XMLSyntaxError:
+        refused = True
+    assert xml._parser_limits_depth() is refused
+
+
 def test_a_file_without_activities_names_its_contents() -> None:
     data = b"""<?xml version="1.0"?>
 <xmi:XMI xmi:version="20131001" xmlns:xmi="http://www.omg.org/spec/XMI/20131001"

@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from uml2perf_runtime.operations.registry import OPERATIONS
@@ -298,12 +299,139 @@ class Edge(_Record):
         self.uml_type = uml_type
 
 
-@dataclass(frozen=True, slots=True)
-class Region:
-    """Nodes and edges that form one flow graph (an activity or a structured node)."""
+#: One flow of a region as the reader found it, before its :class:`Edge` is built: its line, id,
+#: source, target, metaclass, kind and name (no reference to the parsed document is kept).
+FlowRow = tuple[int | None, str, str, str, str, str, str]
 
-    nodes: tuple[Node, ...] = ()
-    edges: tuple[Edge, ...] = ()
+
+class Flows:
+    """A region's flows as the reader found them, in file order: built :class:`Edge` records and rows.
+
+    A large activity is mostly plain flows (no guard, no stereotype, no children), and
+    the stages before the handler ask only where each one starts and ends: a row keeps
+    what the reader read (the flow's line, id, source, target, metaclass, kind, name)
+    and its :class:`Edge` is built only when ``Region.edges`` is asked for.  ``quiet`` is
+    true when every flow is such a row (the profile then has nothing to interpret);
+    ``named`` when some flow has a name (which may be a guard written as a name).
+    """
+
+    __slots__ = ("file", "named", "quiet", "rows")
+
+    def __init__(self, rows: list[Edge | FlowRow], file: str | None, quiet: bool, named: bool = True) -> None:
+        self.rows = rows
+        self.file = file
+        self.quiet = quiet
+        self.named = named
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def ends(self) -> Iterator[tuple[str, str]]:
+        """``(source, target)`` of every flow, in file order, without building records."""
+        for row in self.rows:
+            if isinstance(row, Edge):
+                yield row.source, row.target
+            else:
+                yield row[2], row[3]
+
+    def names(self) -> Iterator[tuple[str, str]]:
+        """``(source, name)`` of every flow, no records built."""
+        for row in self.rows:
+            if isinstance(row, Edge):
+                yield row.source, row.name
+            else:
+                yield row[2], row[6]
+
+    def build(self) -> tuple[Edge, ...]:
+        """Every flow as its :class:`Edge` record."""
+        file = self.file
+        return tuple(
+            row
+            if isinstance(row, Edge)
+            else Edge(
+                row[1],
+                row[2],
+                row[3],
+                None,
+                row[6],
+                row[5],
+                line=row[0],
+                file=file,
+                uml_type=row[4],
+            )
+            for row in self.rows
+        )
+
+
+class Region:
+    """Nodes and edges that form one flow graph (an activity or a structured node).
+
+    A reader may give the flows as :class:`Flows` (``flows=``) instead of ``edges``:
+    ``edges`` builds their records on first use, and :meth:`flow_ends` and
+    :attr:`flows` let the stages that need no more (the profile when no flow carries
+    anything to interpret, the straight-chain test of recovery) skip building them.
+    Immutable, compared and hashed by its nodes and edges.
+    """
+
+    __slots__ = ("_edges", "_flows", "nodes")
+    __match_args__ = ("nodes", "edges")
+
+    nodes: tuple[Node, ...]
+    _edges: tuple[Edge, ...] | None
+    _flows: Flows | None
+
+    def __init__(
+        self, nodes: tuple[Node, ...] = (), edges: tuple[Edge, ...] = (), *, flows: Flows | None = None
+    ) -> None:
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "_edges", None if flows is not None else edges)
+        object.__setattr__(self, "_flows", flows)
+
+    @property
+    def edges(self) -> tuple[Edge, ...]:
+        """The flows as :class:`Edge` records (built from the reader's rows on first use)."""
+        edges = self._edges
+        if edges is None:
+            edges = self._flows.build()  # type: ignore[union-attr]
+            object.__setattr__(self, "_edges", edges)
+            object.__setattr__(self, "_flows", None)
+        return edges
+
+    @property
+    def flows(self) -> Flows | None:
+        """The reader's rows while no :class:`Edge` record has been built, else ``None``."""
+        return self._flows
+
+    def flow_ends(self) -> Iterator[tuple[str, str]]:
+        """``(source, target)`` of every flow in file order (no records built)."""
+        flows = self._flows
+        if flows is not None:
+            return flows.ends()
+        return ((edge.source, edge.target) for edge in self.edges)
+
+    def flow_count(self) -> int:
+        flows = self._flows
+        return len(flows) if flows is not None else len(self.edges)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Region is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Region is immutable: cannot delete {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Region:
+            return NotImplemented
+        return self.nodes == other.nodes and self.edges == other.edges  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.nodes, self.edges))
+
+    def __repr__(self) -> str:
+        return f"Region(nodes={self.nodes!r}, edges={self.edges!r})"
+
+    def __reduce__(self) -> tuple[type[Region], tuple[tuple[Node, ...], tuple[Edge, ...]]]:
+        return Region, (self.nodes, self.edges)
 
     def node(self, node_id: str) -> Node | None:
         for node in self.nodes:
@@ -422,6 +550,41 @@ class Node(_Record):
         self.file = file
 
 
+def plain_node(
+    id: str,
+    name: str,
+    kind: NodeKind,
+    uml_type: str,
+    stereotypes: tuple[StereotypeApplication, ...],
+    partition: str | None,
+    line: int | None,
+    file: str | None,
+    _new: Any = object.__new__,
+) -> Node:
+    """``Node(id, name, kind, uml_type, None, stereotypes, partition=partition, line=line, file=file)``
+    without the constructor's keyword handling: a reader builds one per plain node of a region
+    (tens of thousands in a large activity), at less than half the constructor's cost."""
+    node: Node = _new(Node)
+    node.id = id
+    node.name = name
+    node.kind = kind
+    node.uml_type = uml_type
+    node.stereotypes = stereotypes
+    node.perf = None
+    node.code = None
+    node.body_text = None
+    node.body_language = None
+    node.behavior = None
+    node.region = None
+    node.loop = None
+    node.clauses = ()
+    node.partition = partition
+    node._location = None
+    node.line = line
+    node.file = file
+    return node
+
+
 @dataclass(frozen=True, slots=True)
 class Variable:
     """A model variable: a global (activity attribute) or a local (UML Variable)."""
@@ -465,11 +628,27 @@ class Activity:
 
     def walk(self) -> Iterator[Node]:
         """Every node of the activity, nested regions included, in file order."""
-        yield from walk_region(self.region)
+        return walk_region(self.region)
+
+
+_REGION_OF = attrgetter("region")
 
 
 def walk_region(region: Region) -> Iterator[Node]:
-    for node in region.nodes:
+    """Every node of ``region``, nested regions included, in file order.
+
+    A region without nested regions (most of a large activity) is walked by its tuple's own
+    iterator: several stages walk every node, and a generator costs more per node than the
+    check, which runs in C.
+    """
+    nodes = region.nodes
+    if not any(map(_REGION_OF, nodes)):
+        return iter(nodes)
+    return _walk_nested(nodes)
+
+
+def _walk_nested(nodes: tuple[Node, ...]) -> Iterator[Node]:
+    for node in nodes:
         yield node
         if node.region is not None:
             yield from walk_region(node.region)

@@ -72,20 +72,35 @@ class Namer:
 
     def claim(self, text: str, key: Hashable, *, prefix: str = "", fallback: str = "unnamed") -> str:
         """The unique identifier for ``key``, built from ``prefix + sanitise(text)``."""
-        known = self._by_key.get(key)
+        by_key = self._by_key
+        known = by_key.get(key)
         if known is not None:
             return known
-        base = prefix + sanitise(text, fallback=fallback) if prefix else sanitise(text, fallback=fallback)
-        if prefix and not base.isidentifier():  # pragma: no cover - prefixes are identifiers
-            base = sanitise(base)
-        candidate = base
-        counter = 2
-        while candidate in self._taken:
+        if (  # sanitise's fast case, inline: a large model claims one name per element
+            text.isidentifier()
+            and text.isascii()
+            and "__" not in text
+            and text[0] != "_"
+            and text[-1] != "_"
+            and not keyword.iskeyword(text)
+            and not keyword.issoftkeyword(text)
+        ):
+            base = prefix + text
+        else:
+            base = prefix + sanitise(text, fallback=fallback) if prefix else sanitise(text, fallback=fallback)
+            if prefix and not base.isidentifier():  # pragma: no cover - prefixes are identifiers
+                base = sanitise(base)
+        taken = self._taken
+        if base in taken:
+            counter = 2
             candidate = f"{base}_{counter}"
-            counter += 1
-        self._taken.add(candidate)
-        self._by_key[key] = candidate
-        return candidate
+            while candidate in taken:
+                counter += 1
+                candidate = f"{base}_{counter}"
+            base = candidate
+        taken.add(base)
+        by_key[key] = base
+        return base
 
     def claim_exact(self, name: str, key: Hashable) -> bool:
         """Bind ``name`` itself to ``key``; False when it is taken by another key."""

@@ -30,11 +30,14 @@ import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from ..errors import Diagnostic, Location, Severity, Uml2PerfError
 from ..expressions import means_else
 from ..model import Edge, NodeKind
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fractions import Fraction  # imported where used: most models have no probability to add up
 
 __all__ = [
     "GuardKind",
@@ -118,12 +121,16 @@ _OPERATOR = re.compile(r"==|!=|<>|<=|>=|[<>=+*/&|]")
 
 
 def _number(text: str, percent: bool) -> Fraction:
+    from fractions import Fraction
+
     value = Fraction(text.replace(",", "."))
     return value / 100 if percent else value
 
 
 def _shown(value: Fraction) -> str:
     """A probability as short text: ``0.7``, ``0.25``, ``1/3``."""
+    from fractions import Fraction
+
     if value.denominator == 1:
         return str(value.numerator)
     den = value.denominator
@@ -341,6 +348,8 @@ class Choice:
 
 
 def _constant(text: str) -> Fraction | None:
+    from fractions import Fraction
+
     from ..expressions import constant_value, is_constant, parse_expression
 
     try:
@@ -402,6 +411,8 @@ def resolve_choices(
       warning;
     * a node with a single outgoing flow whose guard is informal always takes it.
     """
+    from fractions import Fraction
+
     diagnostics: list[Diagnostic] = []
     readings: dict[str, tuple[GuardReading | None, str]] = {e.id: read(e) for e in outgoing}
     result: dict[str, Edge] = {}

@@ -460,10 +460,14 @@ class _Interpreter:
             changed = changed or new_node is not node
             if probability is not None:
                 node_probability[node.id] = (probability, new_node)
+        plain = self.car is None
+        flows = region.flows
+        if plain and not node_probability and flows is not None and flows.quiet:
+            # every flow is a plain row: no guard, no stereotype, nothing to place on it
+            return _with_nodes(region, tuple(nodes)) if changed else region
         kinds = {n.id: n.kind for n in nodes} if node_probability else {}
         edges: list[Edge] = []
         placed: set[str] = set()
-        plain = self.car is None
         for edge in region.edges:
             if plain and edge.guard is None and not edge.stereotypes and edge.target not in node_probability:
                 edges.append(edge)  # nothing to interpret
@@ -853,23 +857,19 @@ class _Interpreter:
                 if new_nodes is None:
                     new_nodes = list(nodes)
                 new_nodes[index] = node.replace(region=inner)
-        edges = region.edges
-        decisions: frozenset[str] | None = None
-        wanted: set[str] = set()
-        for edge in edges:
-            if edge.guard is not None or edge.probability is not None:
-                wanted.add(edge.source)
-            elif edge.name:
-                name = edge.name.strip()
-                if name.startswith("[") and name.endswith("]"):
-                    wanted.add(edge.source)
-                    continue
-                if decisions is None:
-                    decisions = frozenset(n.id for n in nodes if n.kind is NodeKind.DECISION)
-                if edge.source in decisions:
-                    wanted.add(edge.source)
+        flows = region.flows
+        if flows is not None and flows.quiet:
+            # the reader's plain rows: no guard, no probability; only a name can make a choice
+            named = flows.names() if flows.named else ()
+            wanted = _choice_sources(((False, source, name) for source, name in named), nodes)
+        else:
+            wanted = _choice_sources(
+                ((e.guard is not None or e.probability is not None, e.source, e.name) for e in region.edges),
+                nodes,
+            )
         new_edges: list[Edge] | None = None
         if wanted:
+            edges = region.edges
             by_source: dict[str, list[Edge]] = {}
             for edge in edges:
                 if edge.source in wanted:
@@ -882,10 +882,9 @@ class _Interpreter:
                 new_edges = [changed.get(e.id, e) for e in edges]
         if new_nodes is None and new_edges is None:
             return region
-        return Region(
-            nodes=tuple(new_nodes) if new_nodes is not None else nodes,
-            edges=tuple(new_edges) if new_edges is not None else edges,
-        )
+        if new_edges is None:
+            return _with_nodes(region, tuple(new_nodes))  # type: ignore[arg-type]
+        return Region(nodes=tuple(new_nodes) if new_nodes is not None else nodes, edges=tuple(new_edges))
 
     def guard_choice(
         self,
@@ -1024,6 +1023,33 @@ def _variable_names(activities: Iterable[Activity], globals_: Iterable[Variable]
 def key_is_else(text: str | None) -> bool:
     """Whether a guard text means "otherwise" (the expression language's words for ``else``)."""
     return means_else(text)
+
+
+def _choice_sources(flows: Iterable[tuple[bool, str, str]], nodes: tuple[Node, ...]) -> set[str]:
+    """The nodes whose outgoing flows make a choice to settle: a flow leaves them with a guard or a
+    probability (``flows``: whether it has one, its source, its name), a name written as a guard
+    (``[x > 0]``), or any name when they are decisions."""
+    decisions: frozenset[str] | None = None
+    wanted: set[str] = set()
+    for settled, source, name in flows:
+        if settled:
+            wanted.add(source)
+        elif name:
+            name = name.strip()
+            if name.startswith("[") and name.endswith("]"):
+                wanted.add(source)
+                continue
+            if decisions is None:
+                decisions = frozenset(n.id for n in nodes if n.kind is NodeKind.DECISION)
+            if source in decisions:
+                wanted.add(source)
+    return wanted
+
+
+def _with_nodes(region: Region, nodes: tuple[Node, ...]) -> Region:
+    """``region`` with other nodes and the same flows (still the reader's rows if they were)."""
+    flows = region.flows
+    return Region(nodes, flows=flows) if flows is not None else Region(nodes, region.edges)
 
 
 def _clause_members(node: Node) -> frozenset[str]:

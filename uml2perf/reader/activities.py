@@ -16,7 +16,7 @@ Tool dialects override the hooks (``node_kind``, ``edge_kind``,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -28,12 +28,15 @@ from ..model import (
     Clause,
     CostFunction,
     Edge,
+    FlowRow,
+    Flows,
     LoopSpec,
     Node,
     NodeKind,
     Region,
     Variable,
     plain_assignments,
+    plain_node,
 )
 from .stereotypes import StereotypeReading
 from .xmi import ASSIGNMENT_LANGUAGES, CODE_LANGUAGES, FUNCTION_LANGUAGES
@@ -90,6 +93,8 @@ PIN_FEATURES = frozenset(
     }
 )
 NODE_FEATURES = frozenset({"node", "ownedNode", "structuredNode", "containedNode"})
+#: Features under which an activity owns its partitions and other groups.
+_GROUP_FEATURES = ("group", "partition", "ownedGroup")
 EDGE_FEATURES = frozenset({"edge", "ownedEdge", "containedEdge"})
 
 
@@ -244,7 +249,19 @@ class ActivityReading(StereotypeReading):
     def read_activity(self, element: etree._Element) -> Activity:
         aid = self.eid(element) or f"activity@{element.sourceline}"
         name = self.name_of(element)
-        self.read_partitions(element)
+        # one walk over the activity's children (tens of thousands in a large one) for all three features
+        attributes: list[etree._Element] = []
+        variables: list[etree._Element] = []
+        groups: list[etree._Element] = []
+        for child in element.iterchildren("ownedAttribute", "variable", *_GROUP_FEATURES):
+            tag = child.tag
+            if tag == "ownedAttribute":
+                attributes.append(child)
+            elif tag == "variable":
+                variables.append(child)
+            else:
+                groups.append(child)
+        self.read_partitions(element, groups)
         state = RegionState(aid)
         self.parent_region[aid] = None
         region = self.read_region(element, state)
@@ -253,14 +270,17 @@ class ActivityReading(StereotypeReading):
             name=name,
             location=self.location(element, name, "Activity"),
             region=region,
-            attributes=tuple(self.read_variable(a) for a in self.children(element, "ownedAttribute")),
-            variables=tuple(self.read_variable(v) for v in self.children(element, "variable")),
+            attributes=tuple(self.read_variable(a) for a in attributes),
+            variables=tuple(self.read_variable(v) for v in variables),
             stereotypes=self.stereotypes_of(aid),
         )
 
-    def read_partitions(self, activity: etree._Element) -> None:
-        """Map node ids to partition names, from ``group``/``partition`` and their ``node`` lists."""
-        stack = list(activity.iterchildren("group", "partition", "ownedGroup"))
+    def read_partitions(self, activity: etree._Element, groups: list[etree._Element] | None = None) -> None:
+        """Map node ids to partition names, from ``group``/``partition`` and their ``node`` lists.
+
+        ``groups``: the activity's children under those features, when the caller has them.
+        """
+        stack = list(activity.iterchildren(*_GROUP_FEATURES)) if groups is None else groups
         while stack:
             group = stack.pop()
             metaclass = self.metaclass(group)
@@ -324,25 +344,35 @@ class ActivityReading(StereotypeReading):
             if applied:
                 used.add(nid)
             nodes.append(
-                Node(
+                plain_node(
                     nid,
                     get("name") or "",
                     kind,
                     metaclass,
-                    None,
                     applied,
-                    partition=partition_of.get(nid) if partition_of else None,
-                    line=child.sourceline,
-                    file=file,
+                    partition_of.get(nid) if partition_of else None,
+                    child.sourceline,
+                    file,
                 )
             )
             ids.add(nid)
-        edge_elements = [
-            child for child in container.iterchildren(*EDGE_FEATURES) if child.get(k_id) is not None
-        ]
-        edges: list[Edge] = []
-        for element in self.adjust_edges(container_id, edge_elements):
+        edge_elements: Iterable[etree._Element]
+        if type(self).adjust_edges is ActivityReading.adjust_edges:
+            edge_elements = container.iterchildren(*EDGE_FEATURES)  # read once, as lxml walks them
+        else:
+            edge_elements = self.adjust_edges(
+                container_id,
+                [child for child in container.iterchildren(*EDGE_FEATURES) if child.get(k_id) is not None],
+            )
+        # plain flows stay rows until someone asks for their records (see model.Flows)
+        rows: list[Edge | FlowRow] = []
+        quiet = True
+        named = False
+        for element in edge_elements:
             get = element.get
+            eid = get(k_id)
+            if eid is None:  # a reference to a flow, not its definition
+                continue
             typed = get(k_type)
             plain_edge = edge_types[typed] if typed is not None else None
             source, target = get("source"), get("target")
@@ -358,12 +388,17 @@ class ActivityReading(StereotypeReading):
                 if pin_owner:
                     source, target = pin_owner.get(source, source), pin_owner.get(target, target)
                 if source in ids and target in ids and source != target:
-                    eid = get(k_id) or ""
                     applied = stereotypes.get(eid, ())
-                    if applied:
-                        used.add(eid)
                     metaclass, edge_kind = plain_edge
-                    edges.append(
+                    if not applied:
+                        name = get("name") or ""
+                        if name:
+                            named = True
+                        rows.append((element.sourceline, eid, source, target, metaclass, edge_kind, name))
+                        continue
+                    used.add(eid)
+                    quiet = False
+                    rows.append(
                         Edge(
                             eid,
                             source,
@@ -382,8 +417,9 @@ class ActivityReading(StereotypeReading):
                     continue
             edge = self.read_edge(element, state)
             if edge is not None:
-                edges.append(edge)
-        return Region(tuple(nodes), tuple(edges))
+                quiet = False
+                rows.append(edge)
+        return Region(tuple(nodes), flows=Flows(rows, file, quiet, named or not quiet))
 
     def plain_node_type(self, typed: str) -> tuple[str, NodeKind] | None:
         """``(metaclass, kind)`` for nodes of this ``xmi:type`` that :meth:`read_region` reads in its

@@ -20,10 +20,11 @@ a dialect is asked for by a name that is not built in.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ..errors import InputError, Location
 from .dialects.base import Dialect
+from .dialects.xmi1 import umbrello_score, xmi1_version
 from .xml import XmiDocument
 
 GROUP = "uml2perf.dialects"
@@ -43,6 +44,18 @@ BUILTIN: Mapping[str, str] = {
 
 #: A built-in score at least this high settles detection without asking plug-ins.
 SURE = 50
+
+
+def _uml14_score(doc: XmiDocument) -> int | None:
+    return 0 if xmi1_version(doc) is None else None
+
+
+#: Built-in dialects whose score (or whose score of 0) a light test tells without importing the
+#: dialect's module (the UML 1.x and Umbrello readers are the largest); ``None``: ask the dialect.
+_PRESCORES: Mapping[str, Callable[[XmiDocument], int | None]] = {
+    "umbrello": umbrello_score,
+    "uml14": _uml14_score,
+}
 
 _loaded: dict[str, Dialect] = {}
 
@@ -114,8 +127,14 @@ def best_dialect(doc: XmiDocument) -> Dialect | None:
     """The dialect that scores highest on ``doc`` (see the module text for ties and plug-ins)."""
     best: Dialect | None = None
     best_score = 0
-    for dialect in builtin_dialects():
-        score = dialect.detect(doc)
+    for name, target in BUILTIN.items():
+        prescore = _PRESCORES.get(name)
+        score = prescore(doc) if prescore is not None else None
+        if score is not None and score <= best_score:
+            continue  # it cannot win: its module is not even imported
+        dialect = _load(name, target)
+        if score is None:
+            score = dialect.detect(doc)
         if score > best_score:
             best, best_score = dialect, score
     if best_score >= SURE:

@@ -25,7 +25,7 @@ import codecs
 import os
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from lxml import etree
 
@@ -180,8 +180,29 @@ class XmiDocument:
 _TOO_DEEP = etree.XPath("/" + "*/" * MAX_DEPTH + "*")
 
 
+@lru_cache(maxsize=1)
+def _parser_limits_depth() -> bool:
+    """Whether the hardened parser itself refuses elements nested deeper than :data:`MAX_DEPTH`.
+
+    libxml2 refuses more than 256 levels unless ``XML_PARSE_HUGE`` is set, the
+    limit this module keeps; a libxml2 built with another limit parses the
+    probe, and every document then gets the XPath walk of :func:`_check_depth`
+    (about 0.4 µs per element).  The probe is one tiny document, parsed once
+    per process.
+    """
+    depth = MAX_DEPTH + 1
+    probe = b"<a>" * depth + b"</a>" * depth
+    try:
+        etree.fromstring(probe, parser=_parser())
+    except etree.XMLSyntaxError:
+        return True
+    return False
+
+
 def _check_depth(root: etree._Element, path: str) -> None:
-    """Refuse documents nested deeper than :data:`MAX_DEPTH` (libxml2 may allow more)."""
+    """Refuse documents nested deeper than :data:`MAX_DEPTH`, when the parser has not already."""
+    if _parser_limits_depth():
+        return
     deep = _TOO_DEEP(root.getroottree())
     if deep:
         raise InputError(

@@ -46,7 +46,8 @@ from lxml import etree
 from ...errors import Diagnostic, Location, ModelError, Severity
 from ...model import Activity, Edge, Model, Node, NodeKind, Region
 from ..xml import XmiDocument
-from .uml14 import CONTENT_LABELS, canonical, exporter_of
+from .uml14 import CONTENT_LABELS
+from .xmi1 import canonical, umbrello_score
 
 Element: TypeAlias = etree._Element
 
@@ -449,16 +450,7 @@ class UmbrelloDialect:
     description = "Umbrello UML Modeller 1.6 and 2.x (activity diagrams stored as diagram widgets)"
 
     def detect(self, doc: XmiDocument) -> int:
-        # Umbrello 2.x writes an XMI 2.1 header and the UML 2.1 namespace, so
-        # this must outscore the generic UML 2 reader; 1.x files must outscore
-        # the UML 1.x reader, which would find no activity graph in them.
-        if "umbrello" in exporter_of(doc).lower():
-            return 95
-        data = doc.data or b""
-        # one scan of the whole file settles the usual case (no "umbrello" anywhere) before the two exact ones
-        if b"umbrello" in data and (b'extender="umbrello"' in data or b"extender='umbrello'" in data):
-            return 90
-        return 0
+        return umbrello_score(doc)
 
     def read(self, doc: XmiDocument) -> Model:
         return UmbrelloReader(doc, self.name).read()

@@ -96,6 +96,7 @@ from ...model import (
     normalise_name,
 )
 from ..xml import XmiDocument
+from .xmi1 import canonical, exporter_of, xmi1_version
 
 Element: TypeAlias = etree._Element
 
@@ -137,32 +138,6 @@ CONTENT_LABELS: tuple[tuple[str, str], ...] = (
     ("Object", "objects"),
 )
 _COUNTED = frozenset(kind for kind, _ in CONTENT_LABELS) | {"ActivityGraph"}
-
-_CANONICAL: dict[str, str] = {}
-
-
-def canonical(tag: object) -> str:
-    """The tool-independent name of an XMI 1.x tag.
-
-    ``{ns}ActionState``, ``UML:ActionState`` and XMI 1.0's fully qualified
-    ``Behavioral_Elements.Activity_Graphs.ActionState`` all become
-    ``ActionState``; property tags keep their owner
-    (``Foundation.Core.ModelElement.name`` -> ``ModelElement.name``).
-    Results are cached per tag string, so this costs one dict lookup.
-    """
-    if not isinstance(tag, str):
-        return ""
-    hit = _CANONICAL.get(tag)
-    if hit is not None:
-        return hit
-    name = tag.rpartition("}")[2].rpartition(":")[2]
-    if "." in name:
-        parts = name.split(".")
-        last = parts[-1]
-        name = f"{parts[-2]}.{last}" if last[:1].islower() else last
-    _CANONICAL[tag] = name
-    return name
-
 
 _PROPERTY: dict[str, str] = {}
 
@@ -1181,32 +1156,8 @@ class NovosoftReader(Uml14Reader):
 # ----------------------------------------------------------------- detection
 
 
-def exporter_of(doc: XmiDocument) -> str:
-    """The ``XMI.header/XMI.documentation/XMI.exporter`` text (or XMI 2's attribute)."""
-    # lxml picks the two candidates out in C: the root may hold thousands of stereotype applications
-    for header in doc.root.iterchildren("{*}XMI.header", "{*}Documentation"):
-        kind = canonical(header.tag)
-        if kind == "XMI.header":
-            for documentation in header:
-                if canonical(documentation.tag) != "XMI.documentation":
-                    continue
-                for item in documentation:
-                    if canonical(item.tag) == "XMI.exporter":
-                        return (item.text or "").strip()
-        elif kind == "Documentation":
-            return (header.get("exporter") or "").strip()
-    return ""
-
-
 #: Exporter texts of the tools this dialect is written for.
 _KNOWN_EXPORTERS = ("argouml", "netbeans xmi writer", "novosoft", "poseidon", "gentleware", "magicdraw")
-
-
-def _xmi1_version(doc: XmiDocument) -> str | None:
-    version = doc.root.get("xmi.version")
-    if canonical(doc.root.tag) == "XMI" and version and version.startswith("1."):
-        return version
-    return None
 
 
 class Uml14Dialect:
@@ -1216,7 +1167,7 @@ class Uml14Dialect:
     description = "UML 1.3/1.4 activity graphs in XMI 1.x (ArgoUML, Poseidon, MagicDraw 9.5, Novosoft)"
 
     def detect(self, doc: XmiDocument) -> int:
-        version = _xmi1_version(doc)
+        version = xmi1_version(doc)
         if version is None:
             return 0
         exporter = exporter_of(doc).lower()

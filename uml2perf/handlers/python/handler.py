@@ -68,6 +68,7 @@ from ...profile import unset_variables
 from ..base import ContentHandler, GenerationJob
 from ..naming import Namer
 from ..templates import render
+from .invariants import invariant
 from .limits import MAX_NESTED_LOOPS, NestedTooDeeply, first_excess
 from .literals import comment, describe, docstring, quote
 from .printer import ExpressionPrinter
@@ -99,6 +100,7 @@ from .views import (
     RepeatView,
     ReturnView,
     RunView,
+    SiteView,
     StateMachineView,
     StateView,
     StopView,
@@ -134,6 +136,10 @@ _COMM = {role: OPERATIONS[role.value] for role in Role if role.value in OPERATIO
 
 #: the cost every runtime call takes last, and its default there (runtime/engine/context.py)
 _COST_DEFAULTS = frozenset({"0", "0.0"})
+
+#: operations whose calls with unchanging arguments are call sites made once (runtime/engine/sites.py),
+#: with the argument they must name: a receive from any source (the default) never takes the site's route
+_SITE_OPERATIONS = {"send": "dest", "recv": "source"}
 
 #: the pending requests a wait completes: every request of the process (see
 #: runtime/operations/point_to_point.py).  The runtime's ``wait`` takes no default for them yet, so generated
@@ -187,6 +193,8 @@ class _Scope:
     the functions it runs are defined (at its start)."""
 
     functions: list[FunctionView]
+    #: the call sites made at its start (sends and receives whose arguments never change there)
+    sites: list[SiteView]
     yielded: bool = False
 
 
@@ -248,6 +256,7 @@ class PythonHandler(ContentHandler):
         self._guards_by_source: dict[str, list[str | None]] | None = None
         self._prepare_names()
         self.globals, self.parameters = self._globals()
+        self.constants = self._constant_variables()
         self.cost_functions = self._cost_functions()
 
     def _prepare_names(self) -> None:
@@ -313,6 +322,17 @@ class PythonHandler(ContentHandler):
             views.append(GlobalView(variable.name, literal, self._default(variable)))
             parameters.append((literal, self._literal_default(variable)))
         return views, parameters
+
+    def _constant_variables(self) -> frozenset[str]:
+        """The model variables nothing assigns after ``init_globals``: no code fragment, no activity's
+        local variables (call arguments that are such a variable can be evaluated once per function)."""
+        assigned = {variable.name for _, variable in self._all_variables()[1]}
+        for activity in self.model.activities:
+            for node in activity.walk():
+                text = self.code_text(node)
+                if text is not None:
+                    assigned.update(self.printer.ex.parse_code(text, node.location).assigned)
+        return frozenset(view.name for view in self.globals if view.name not in assigned)
 
     def _implicit_variables(self, globals_: list[Variable]) -> None:
         """Names assigned by code fragments but never declared become globals (with a warning)."""
@@ -434,7 +454,7 @@ class PythonHandler(ContentHandler):
         """Write into ``function``, defined at the start of the function being written."""
         self.scopes[-1].functions.append(function)
         self.open_body(function.body)
-        self.scopes.append(_Scope(function.functions))
+        self.scopes.append(_Scope(function.functions, function.sites))
 
     def close_function(self, function: FunctionView) -> None:
         function.guard = not self.scopes.pop().yielded
@@ -489,7 +509,7 @@ class PythonHandler(ContentHandler):
         self.token_names = set()
         self.body = []
         self.bodies = []
-        self.scopes = [_Scope(view.functions)]
+        self.scopes = [_Scope(view.functions, view.sites)]
         self.open_body(view.body)
 
     def leave_ActivityBody(self, body: ActivityBody) -> None:
@@ -564,6 +584,13 @@ class PythonHandler(ContentHandler):
                         args.append((parameter.name, value))
             if cost not in _COST_DEFAULTS:
                 args.append(("cost", cost))
+            named = _SITE_OPERATIONS.get(operation.name)
+            if named is not None and len(args) > 1 and args[1][0] == named:
+                constants = self.constants
+                if all(invariant(value, constants) for _, value in args[1:]):
+                    site = self.local_name(operation.name)
+                    self.scopes[-1].sites.append(SiteView(site, operation.name, args))
+                    return CommView(operation.name, args, xmi_id, code, site)
             return CommView(operation.name, args, xmi_id, code)
         if annotation.roofline:
             return CommView("roofline", self._roofline_arguments(node, element, cost), xmi_id, code)

@@ -1,0 +1,289 @@
+"""Call sites of sends and receives whose arguments never change: checked once, then posted directly.
+
+Generated code makes a site at the start of a function for each send or receive whose
+destination or source, size, tag and cost are the same at every call of that function run
+(literals, system parameters such as ``p.pid``, model variables that nothing assigns after
+``init_globals``; the python handler proves it)::
+
+    send_right = p.send_site(E_send_right, dest=(p.pid + 1) % p.nprocs, size=v.SIZE)
+    ...
+    yield from send_right()  # the same as yield from p.send(E_send_right, dest=..., size=...)
+
+Calling the site does exactly what ``p.send(...)`` with those arguments does at that moment.
+Making one does nothing else (no check, no state): its first call is an ordinary ``p.send``
+(or ``p.recv``), whose checks either accept the arguments for the context's direct route or
+send the call elsewhere.  When they accepted them, the site keeps what they decided (the
+communication state, the link, the queues of the key) and every later call runs only the
+direct route's posting: no argument is compared or checked again, no keyword is passed.
+Otherwise every call stays an ordinary ``p.send``: the general path, a local cost, a thread's
+rendezvous message, a wildcard receive, or a context class with routes of its own (tracing,
+shared links, the general context the tests compare with) all behave as before.
+
+The posting below is :meth:`Context.send` and :meth:`Context.recv` after their checks, line for
+line (the same times, float additions, sequence numbers and scheduled events, in the same order);
+``tests/test_runtime_sites.py`` compares the two on every protocol and queue state.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from ..operations import point_to_point as _comm
+from .simpy_access import NORMAL, armed_event, armed_timeout
+from .simpy_access import push as _push
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..spec import Element
+    from .context import Context
+
+
+class SendSite:
+    """One send call site of one function run (see the module docstring); :meth:`send` posts."""
+
+    __slots__ = (
+        "ctx",
+        "elem",
+        "dest",
+        "size",
+        "tag",
+        "cost",
+        "st",
+        "lat",
+        "beta",
+        "wild",
+        "posted",
+        "mail",
+        "calls",
+        "i",
+        "key",
+        "rendezvous",
+        "costly",
+    )
+
+    def __init__(self, ctx: Context, elem: Element, dest: Any, size: Any, tag: Any, cost: Any) -> None:
+        self.ctx = ctx
+        self.elem = elem
+        self.dest = dest
+        self.size = size
+        self.tag = tag
+        self.cost = cost
+        self.st: Any = None  # set once the context's checks have accepted the arguments
+        self.costly = False  # set when they accepted them with a local cost (see _checked)
+        # what the checks decided (``Context.send_checked`` / ``recv_checked``), kept with ``st``
+        self.key: int = 0
+        self.mail: Any = None
+        self.posted: Any = None
+
+    def send(self) -> Any:
+        """``ctx.send(elem, dest, size, tag, cost)``; after an accepted first call, its posting only."""
+        st = self.st
+        if st is None:
+            return self._checked()
+        ctx = self.ctx
+        elem = self.elem
+        ctx.cur = elem
+        size = self.size
+        now = ctx.env._now
+        # eager: when the data arrives; rendezvous: when the transfer ends if it starts now
+        arrival = now + self.lat + size * self.beta
+        seq = st.seq = st.seq + 1
+        if self.wild:  # wildcard receives posted: the first posted matching one
+            req = _comm.take_receive(st, ctx.pid, self.dest, self.tag)
+        else:
+            posted = self.posted
+            if posted is None:
+                posted = st.posted[self.dest].get(self.key)
+                if posted is not None:  # the receiver has posted on this key since: keep its queue
+                    self.posted = posted
+            req = posted.popleft() if posted else None
+        mail = self.mail
+        if self.rendezvous:
+            if mail is None:
+                mail = self.mail = st.mail[self.dest].get(self.key)
+            return ctx._send_rendezvous(
+                ctx.env, now, st, elem, req, self.dest, size, self.tag, seq, arrival, mail, self.i
+            )
+        if req is not None:
+            req.source = ctx.pid
+            req.matched_tag = self.tag
+            done = arrival if arrival > now else now
+            req.start = now
+            req.done = done
+            ev = req.event
+            if ev is not None:  # an armed event (simpy_access): scheduling it triggers it
+                req.event = None
+                _push(ctx.queue, (now + (done - now), NORMAL, next(ctx.eids), ev))  # env.schedule
+        else:
+            if mail is None:
+                box = st.mail[self.dest]
+                mail = box.get(self.key)
+                if mail is None:
+                    mail = box[self.key] = deque()
+                self.mail = mail
+            mail.append((seq, arrival, now, size, None, ctx.pid, self.tag))
+        self.calls[self.i] += 1
+        # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
+        return ()
+
+    def _checked(self) -> Any:
+        """A call before the context's checks accepted the arguments for the direct route: an
+        ordinary send, after which the site keeps what the checks decided if they accepted them.
+
+        With a local cost, an accepted site does what the send does at a checked site: it spends
+        the cost and then takes the route (``Context._after_local_cost``).
+        """
+        ctx = self.ctx
+        elem, dest, size, tag, cost = self.elem, self.dest, self.size, self.tag, self.cost
+        if self.costly:
+            ctx.cur = elem
+            return ctx._after_local_cost(elem, cost, ctx.send_route, dest, size, tag)
+        result = ctx.send(elem, dest, size, tag, cost)
+        kept = ctx.send_checked  # what the send's checks decided, when they accepted these arguments
+        if (
+            kept[0] is elem
+            and dest.__class__ is int
+            and tag.__class__ is int
+            and size.__class__ is kept[4]
+            and kept[1] == dest
+            and kept[2] == tag
+            and kept[3] == size
+        ):
+            if cost:
+                self.costly = True
+            else:
+                self.lat, self.beta, self.wild, self.posted, self.mail, self.calls = kept[6:12]
+                self.i, self.key, self.rendezvous = kept[12:]
+                self.st = kept[5]
+        return result
+
+
+class RecvSite:
+    """One receive call site of one function run (see the module docstring); :meth:`recv` takes."""
+
+    __slots__ = (
+        "ctx",
+        "elem",
+        "source",
+        "size",
+        "tag",
+        "cost",
+        "st",
+        "key",
+        "mail",
+        "posted",
+        "me",
+        "costly",
+    )
+
+    def __init__(self, ctx: Context, elem: Element, source: Any, size: Any, tag: Any, cost: Any) -> None:
+        self.ctx = ctx
+        self.elem = elem
+        self.source = source
+        self.size = size
+        self.tag = tag
+        self.cost = cost
+        self.st: Any = None  # set once the context's checks have accepted the arguments
+        self.costly = False  # set when they accepted them with a local cost (see _checked)
+        # what the checks decided (``Context.send_checked`` / ``recv_checked``), kept with ``st``
+        self.key: int = 0
+        self.mail: Any = None
+        self.posted: Any = None
+
+    def recv(self) -> Any:
+        """``ctx.recv(elem, source, size, tag, cost)``; after an accepted first call, its taking only."""
+        st = self.st
+        if st is None:
+            return self._checked()
+        ctx = self.ctx
+        elem = self.elem
+        ctx.cur = elem
+        env = ctx.env
+        now = env._now
+        mail = self.mail
+        if mail is None:
+            mail = st.mail[self.me].get(self.key)
+            if mail is not None:  # a sender has used this key since: keep its queue
+                self.mail = mail
+        if mail:
+            msg = mail.popleft()
+            if msg[4] is not None:  # a rendezvous message: its sender waits
+                return ctx._recv_rendezvous(env, now, st, elem, msg)
+            # an eager message: its arrival is known
+            arrival = msg[1]
+            i = elem.index
+            ctx.calls[i] += 1
+            if arrival > now:
+                d = arrival - now
+                ctx.incl[i] += d
+                ctx.covered += d
+                ctx.totals[1] += d
+                timeout = ctx.wait_ev
+                if timeout is None or timeout.callbacks is not None:
+                    timeout = ctx.wait_ev = armed_timeout(env)
+                timeout.callbacks = []
+                _push(ctx.queue, (now + d, NORMAL, next(ctx.eids), timeout))
+                return (timeout,)
+            return ()
+        # post the receive and park on one event, which the sender schedules
+        seq = st.seq = st.seq + 1
+        # the request and the event of the last parked receive, used again once it is complete
+        req = ctx.park_req
+        source = self.source
+        tag = self.tag
+        size = self.size
+        if req is None:
+            req = ctx.park_req = _comm.Request("recv", ctx.pid, source, tag, size, now, seq)
+        else:
+            req.op = "recv"  # the last parked call may have been a rendezvous send
+            req.peer = source
+            req.tag = tag
+            req.size = size
+            req.posted = now
+            req.seq = seq
+            req.done = None  # not complete; the match sets start, done, source and matched_tag
+        posted = self.posted
+        if posted is None:
+            box = st.posted[self.me]
+            posted = box.get(self.key)
+            if posted is None:
+                posted = box[self.key] = deque()
+            self.posted = posted
+        posted.append(req)
+        ev = ctx.park_ev
+        if ev is None or ev.callbacks is not None:
+            ev = ctx.park_ev = armed_event(env)
+        req.event = ev
+        ev.callbacks = [ctx.on_received]
+        ctx.fast_req = req
+        ctx.blocked_elem = elem
+        ctx.blocked_for = req
+        return (ev,)
+
+    def _checked(self) -> Any:
+        """A call before the context's checks accepted the arguments for the direct route: an
+        ordinary receive, after which the site keeps what the checks decided if they accepted them
+        (with a local cost as :meth:`SendSite._checked` does)."""
+        ctx = self.ctx
+        elem, source, size, tag, cost = self.elem, self.source, self.size, self.tag, self.cost
+        if self.costly:
+            ctx.cur = elem
+            return ctx._after_local_cost(elem, cost, ctx.recv_route, source, size, tag)
+        result = ctx.recv(elem, source, size, tag, cost)
+        kept = ctx.recv_checked  # what the receive's checks decided, when they accepted these arguments
+        if (
+            kept[0] is elem
+            and source.__class__ is int
+            and tag.__class__ is int
+            and kept[1] == source
+            and kept[2] == tag
+        ):
+            if cost:
+                self.costly = True
+            else:
+                self.key = kept[4]
+                self.mail = kept[5]
+                self.posted = kept[6]
+                self.me = ctx.pid
+                self.st = kept[3]
+        return result

@@ -58,8 +58,15 @@ class SendSite:
         "i",
         "key",
         "rendezvous",
-        "costly",
+        "inner",
     )
+    # what the context's checks decided, kept once they accepted the arguments (``send_checked``)
+    lat: float
+    beta: float
+    wild: Any
+    calls: list[int]
+    i: int
+    rendezvous: bool
 
     def __init__(self, ctx: Context, elem: Element, dest: Any, size: Any, tag: Any, cost: Any) -> None:
         self.ctx = ctx
@@ -69,7 +76,9 @@ class SendSite:
         self.tag = tag
         self.cost = cost
         self.st: Any = None  # set once the context's checks have accepted the arguments
-        self.costly = False  # set when they accepted them with a local cost (see _checked)
+        #: with a local cost, once the checks accepted the arguments: the site of the same call
+        #: without the cost, which the spent cost hands on to (see _checked)
+        self.inner: Any = None
         # what the checks decided (``Context.send_checked`` / ``recv_checked``), kept with ``st``
         self.key: int = 0
         self.mail: Any = None
@@ -131,13 +140,14 @@ class SendSite:
         ordinary send, after which the site keeps what the checks decided if they accepted them.
 
         With a local cost, an accepted site does what the send does at a checked site: it spends
-        the cost and then takes the route (``Context._after_local_cost``).
+        the cost (``Context._after_local_cost``), which then hands on to the send without the cost;
+        here that is a site of its own (``inner``), which posts without checking again.
         """
         ctx = self.ctx
         elem, dest, size, tag, cost = self.elem, self.dest, self.size, self.tag, self.cost
-        if self.costly:
+        if self.inner is not None:
             ctx.cur = elem
-            return ctx._after_local_cost(elem, cost, ctx.send_route, dest, size, tag)
+            return ctx._after_local_cost(elem, cost, self.inner.route, dest, size, tag)
         result = ctx.send(elem, dest, size, tag, cost)
         kept = ctx.send_checked  # what the send's checks decided, when they accepted these arguments
         if (
@@ -149,13 +159,17 @@ class SendSite:
             and kept[2] == tag
             and kept[3] == size
         ):
+            site = self
             if cost:
-                self.costly = True
-            else:
-                self.lat, self.beta, self.wild, self.posted, self.mail, self.calls = kept[6:12]
-                self.i, self.key, self.rendezvous = kept[12:]
-                self.st = kept[5]
+                site = self.inner = SendSite(ctx, elem, dest, size, tag, 0.0)
+            site.lat, site.beta, site.wild, site.posted, site.mail, site.calls = kept[6:12]
+            site.i, site.key, site.rendezvous = kept[12:]
+            site.st = kept[5]
         return result
+
+    def route(self, elem: Element, dest: int, size: float, tag: int) -> Any:
+        """The send as a local cost hands on to it (its arguments are this site's own)."""
+        return self.send()
 
 
 class RecvSite:
@@ -173,8 +187,9 @@ class RecvSite:
         "mail",
         "posted",
         "me",
-        "costly",
+        "inner",
     )
+    me: int  # the receiving process, kept with what the checks decided (``recv_checked``)
 
     def __init__(self, ctx: Context, elem: Element, source: Any, size: Any, tag: Any, cost: Any) -> None:
         self.ctx = ctx
@@ -184,7 +199,9 @@ class RecvSite:
         self.tag = tag
         self.cost = cost
         self.st: Any = None  # set once the context's checks have accepted the arguments
-        self.costly = False  # set when they accepted them with a local cost (see _checked)
+        #: with a local cost, once the checks accepted the arguments: the site of the same call
+        #: without the cost, which the spent cost hands on to (see _checked)
+        self.inner: Any = None
         # what the checks decided (``Context.send_checked`` / ``recv_checked``), kept with ``st``
         self.key: int = 0
         self.mail: Any = None
@@ -266,9 +283,9 @@ class RecvSite:
         (with a local cost as :meth:`SendSite._checked` does)."""
         ctx = self.ctx
         elem, source, size, tag, cost = self.elem, self.source, self.size, self.tag, self.cost
-        if self.costly:
+        if self.inner is not None:
             ctx.cur = elem
-            return ctx._after_local_cost(elem, cost, ctx.recv_route, source, size, tag)
+            return ctx._after_local_cost(elem, cost, self.inner.route, source, size, tag)
         result = ctx.recv(elem, source, size, tag, cost)
         kept = ctx.recv_checked  # what the receive's checks decided, when they accepted these arguments
         if (
@@ -278,12 +295,16 @@ class RecvSite:
             and kept[1] == source
             and kept[2] == tag
         ):
+            site = self
             if cost:
-                self.costly = True
-            else:
-                self.key = kept[4]
-                self.mail = kept[5]
-                self.posted = kept[6]
-                self.me = ctx.pid
-                self.st = kept[3]
+                site = self.inner = RecvSite(ctx, elem, source, size, tag, 0.0)
+            site.key = kept[4]
+            site.mail = kept[5]
+            site.posted = kept[6]
+            site.me = ctx.pid
+            site.st = kept[3]
         return result
+
+    def route(self, elem: Element, source: int, size: float, tag: int) -> Any:
+        """The receive as a local cost hands on to it (its arguments are this site's own)."""
+        return self.recv()

@@ -143,7 +143,7 @@ class Context:
         "fast_ev",
         "fast_resume",
         "conv",
-        "on_computed",
+        "computing",
         "on_received",
         "send_route",
         "recv_route",
@@ -204,7 +204,8 @@ class Context:
         self.fast_ev: Event | None = None
         self.fast_resume: list[Any] | None = None
         self.conv: Event | None = None
-        self.on_computed = self._computed
+        #: a compute on a free core is waited for: its process accounts it when it resumes
+        self.computing = False
         self.on_received = self._received
         #: this context's own send and recv, bound once: what a local cost hands on to
         self.send_route = self.send
@@ -299,7 +300,7 @@ class Context:
         t.fast_ev = None
         t.fast_resume = None
         t.conv = None
-        t.on_computed = t._computed
+        t.computing = False
         t.on_received = t._received
         t.send_route = t.send
         t.recv_route = t.recv
@@ -399,9 +400,10 @@ class Context:
         """Spend ``cost`` seconds of CPU (÷ speed, slowed by contention) and record it.
 
         On a node with a free core this is one SimPy timeout, returned in a tuple for the
-        caller's ``yield from``; the statistics are recorded by a callback of the timeout, in
-        the same step that resumes the process.  A busy node takes the general path
-        (:meth:`_compute_shared`).
+        caller's ``yield from``; ``computing`` tells the process (``DirectProcess._resume``) to
+        record the statistics when the timeout resumes it, in the same step and before the model's
+        code goes on, where a callback of the timeout would have recorded them (one Python call
+        per compute less).  A busy node takes the general path (:meth:`_compute_shared`).
         """
         self.cur = elem
         if 0.0 < cost < _INF:
@@ -418,7 +420,8 @@ class Context:
                 timeout = self.fast_ev
                 if timeout is None or timeout.callbacks is not None:
                     timeout = self.fast_ev = armed_timeout(env)
-                timeout.callbacks = [self.on_computed]
+                timeout.callbacks = []
+                self.computing = True
                 self.fast_delay = delay
                 _push(self.queue, (end, NORMAL, next(self.eids), timeout))
                 return (timeout,)
@@ -429,16 +432,6 @@ class Context:
             # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
             return ()
         raise self._bad_cost(elem, cost)
-
-    def _computed(self, _: Event) -> None:
-        """Callback of a fast compute's timeout: free the core and record the call."""
-        self.cpu.busy -= 1
-        d = self.env._now - self.fast_start
-        i = self.cur.index  # type: ignore[union-attr]
-        self.calls[i] += 1
-        self.incl[i] += d
-        self.covered += d
-        self.totals[0] += d
 
     def convert(self) -> Event:
         """Called by the node when it starts sharing its cores while this context computes.
@@ -451,8 +444,9 @@ class Context:
         timeout = self.fast_ev
         if timeout is not None and timeout.callbacks is not None:  # a compute, not a spent cost
             callbacks = timeout.callbacks
-            self.fast_resume = callbacks[1:]
+            self.fast_resume = callbacks[:]
             callbacks[:] = [self._converted]
+            self.computing = False  # accounted by _shared_done, not by the process resuming
         return done
 
     def _converted(self, timeout: Event) -> None:

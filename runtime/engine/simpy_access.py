@@ -140,7 +140,8 @@ class DirectProcess(simpy.Process):
     model's own generator once that has started) and sets ``sim`` and ``ctx``: when the code
     returns or raises ``exc``, the process calls ``sim._ended(ctx, exc)`` (``exc`` None for a
     return), directly, as a wrapper generator would.  Each resumption sends the event's value
-    into the model's generator with no wrapper frame in between.
+    into the model's generator with no wrapper frame in between.  A resumption at the end of a
+    compute of the context (``ctx.computing``) first records it (see ``Context.compute``).
     """
 
     sim: Any
@@ -154,6 +155,19 @@ class DirectProcess(simpy.Process):
     def _resume(self, event: Event) -> None:
         env = self.env
         env._active_proc = self  # type: ignore[attr-defined]
+        ctx = self.ctx
+        if ctx.computing:
+            # The end of the context's compute on a free core (``Context.compute``), which resumes
+            # the process: its statistics are recorded here, before the model's code goes on, as a
+            # callback of the timeout would record them, without the call of one.
+            ctx.computing = False
+            ctx.cpu.busy -= 1
+            d = env._now - ctx.fast_start  # type: ignore[attr-defined]
+            i = ctx.cur.index
+            ctx.calls[i] += 1
+            ctx.incl[i] += d
+            ctx.covered += d
+            ctx.totals[0] += d
         while True:
             try:
                 if event._ok:  # type: ignore[attr-defined]

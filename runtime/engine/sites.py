@@ -51,6 +51,9 @@ class SendSite:
         "st",
         "lat",
         "beta",
+        "transfer",
+        "env",
+        "pid",
         "wild",
         "posted",
         "mail",
@@ -63,6 +66,9 @@ class SendSite:
     # what the context's checks decided, kept once they accepted the arguments (``send_checked``)
     lat: float
     beta: float
+    transfer: float  # size * beta, the same product the context's send computes at each call
+    env: Any
+    pid: int
     wild: Any
     calls: list[int]
     i: int
@@ -92,13 +98,12 @@ class SendSite:
         ctx = self.ctx
         elem = self.elem
         ctx.cur = elem
-        size = self.size
-        now = ctx.env._now
+        now = self.env._now
         # eager: when the data arrives; rendezvous: when the transfer ends if it starts now
-        arrival = now + self.lat + size * self.beta
+        arrival = now + self.lat + self.transfer
         seq = st.seq = st.seq + 1
         if self.wild:  # wildcard receives posted: the first posted matching one
-            req = _comm.take_receive(st, ctx.pid, self.dest, self.tag)
+            req = _comm.take_receive(st, self.pid, self.dest, self.tag)
         else:
             posted = self.posted
             if posted is None:
@@ -111,10 +116,10 @@ class SendSite:
             if mail is None:
                 mail = self.mail = st.mail[self.dest].get(self.key)
             return ctx._send_rendezvous(
-                ctx.env, now, st, elem, req, self.dest, size, self.tag, seq, arrival, mail, self.i
+                self.env, now, st, elem, req, self.dest, self.size, self.tag, seq, arrival, mail, self.i
             )
         if req is not None:
-            req.source = ctx.pid
+            req.source = self.pid
             req.matched_tag = self.tag
             done = arrival if arrival > now else now
             req.start = now
@@ -130,7 +135,7 @@ class SendSite:
                 if mail is None:
                     mail = box[self.key] = deque()
                 self.mail = mail
-            mail.append((seq, arrival, now, size, None, ctx.pid, self.tag))
+            mail.append((seq, arrival, now, self.size, None, self.pid, self.tag))
         self.calls[self.i] += 1
         # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
         return ()
@@ -164,6 +169,9 @@ class SendSite:
                 site = self.inner = SendSite(ctx, elem, dest, size, tag, 0.0)
             site.lat, site.beta, site.wild, site.posted, site.mail, site.calls = kept[6:12]
             site.i, site.key, site.rendezvous = kept[12:]
+            site.transfer = size * site.beta
+            site.env = ctx.env
+            site.pid = ctx.pid
             site.st = kept[5]
         return result
 
@@ -187,9 +195,15 @@ class RecvSite:
         "mail",
         "posted",
         "me",
+        "i",
+        "env",
         "inner",
     )
-    me: int  # the receiving process, kept with what the checks decided (``recv_checked``)
+    # kept with what the checks decided (``recv_checked``): the receiving process, the element's
+    # index and the environment
+    me: int
+    i: int
+    env: Any
 
     def __init__(self, ctx: Context, elem: Element, source: Any, size: Any, tag: Any, cost: Any) -> None:
         self.ctx = ctx
@@ -215,7 +229,7 @@ class RecvSite:
         ctx = self.ctx
         elem = self.elem
         ctx.cur = elem
-        env = ctx.env
+        env = self.env
         now = env._now
         mail = self.mail
         if mail is None:
@@ -228,7 +242,7 @@ class RecvSite:
                 return ctx._recv_rendezvous(env, now, st, elem, msg)
             # an eager message: its arrival is known
             arrival = msg[1]
-            i = elem.index
+            i = self.i
             ctx.calls[i] += 1
             if arrival > now:
                 d = arrival - now
@@ -302,6 +316,8 @@ class RecvSite:
             site.mail = kept[5]
             site.posted = kept[6]
             site.me = ctx.pid
+            site.i = elem.index
+            site.env = ctx.env
             site.st = kept[3]
         return result
 

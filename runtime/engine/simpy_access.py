@@ -147,6 +147,13 @@ class DirectProcess(simpy.Process):
     sim: Any
     ctx: Any
 
+    def __init__(self, env: simpy.Environment, generator: Any) -> None:
+        #: ``_resume`` bound once: what each resumption appends to the next event's callbacks
+        #: (SimPy binds a new method object per event; an equal one, so removing it still works);
+        #: None once the code has ended
+        self.resume: Any = self._resume
+        super().__init__(env, generator)
+
     def invalid_yield(self, value: object) -> Exception:
         """The error for a generator that yielded ``value``, not an event (SimPy's message here)."""
         descr = _simpy_describe_frame(self._generator.gi_frame)  # type: ignore[attr-defined]
@@ -201,11 +208,12 @@ class DirectProcess(simpy.Process):
                     raise
                 raise self.invalid_yield(event) from None
             if callbacks is not None:
-                callbacks.append(self._resume)
+                callbacks.append(self.resume)
                 self._target = event
                 env._active_proc = None  # type: ignore[attr-defined]
                 return
         # the code has ended: the process event fires now, as SimPy's does
+        self.resume = None  # no cycle through the bound method: an ended process is freed at once
         env.schedule(self)
         self._target = None  # type: ignore[assignment]
         env._active_proc = None  # type: ignore[attr-defined]

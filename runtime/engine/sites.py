@@ -35,7 +35,6 @@ from .simpy_access import push as _push
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..spec import Element
-    from .context import Context
 
 
 class SendSite:
@@ -74,7 +73,7 @@ class SendSite:
     i: int
     rendezvous: bool
 
-    def __init__(self, ctx: Context, elem: Element, dest: Any, size: Any, tag: Any, cost: Any) -> None:
+    def __init__(self, ctx: Any, elem: Element, dest: Any, size: Any, tag: Any, cost: Any) -> None:
         self.ctx = ctx
         self.elem = elem
         self.dest = dest
@@ -205,7 +204,7 @@ class RecvSite:
     i: int
     env: Any
 
-    def __init__(self, ctx: Context, elem: Element, source: Any, size: Any, tag: Any, cost: Any) -> None:
+    def __init__(self, ctx: Any, elem: Element, source: Any, size: Any, tag: Any, cost: Any) -> None:
         self.ctx = ctx
         self.elem = elem
         self.source = source

@@ -121,6 +121,8 @@ def test_a_direct_process_enters_its_generator_and_reports_its_end() -> None:
             yield first
 
     proc = Proc()
+    # its resumption is bound once: the method SimPy's start event holds (an equal one)
+    assert proc._target.callbacks == [proc.resume] and proc.resume == proc._resume
     env.run()
     assert ended == ["x", (ctx, None)] and proc.ok and env.now == 2.0 and proc._target is None
 

@@ -148,11 +148,12 @@ class DirectProcess(simpy.Process):
     ctx: Any
 
     def __init__(self, env: simpy.Environment, generator: Any) -> None:
-        #: ``_resume`` bound once: what each resumption appends to the next event's callbacks
-        #: (SimPy binds a new method object per event; an equal one, so removing it still works);
-        #: None once the code has ended
-        self.resume: Any = self._resume
         super().__init__(env, generator)
+        #: ``_resume`` bound once: what each resumption appends to the next event's callbacks
+        #: (SimPy binds a new method object per event; an equal one, so removing it still works).
+        #: It is the one SimPy's start event (``Initialize``) already holds as its only callback,
+        #: so a process that waits once binds nothing more; None once the code has ended.
+        self.resume: Any = self._target.callbacks[0]  # type: ignore[index]
 
     def invalid_yield(self, value: object) -> Exception:
         """The error for a generator that yielded ``value``, not an event (SimPy's message here)."""

@@ -14,6 +14,7 @@ import pytest
 from runtime_helpers import elements
 from test_runtime_direct_routes import _machine, outcome
 
+from uml2perf_runtime import Link
 from uml2perf_runtime.engine.context import Context
 from uml2perf_runtime.engine.sites import RecvSite, SendSite
 
@@ -64,6 +65,36 @@ def ring(rounds: int, size: Any, cost: float = 0.0, odd_first: bool = True, step
 @pytest.mark.parametrize("procs", [2, 5])
 def test_a_ring_through_sites_predicts_what_ordinary_calls_predict(size: Any, procs: int) -> None:
     same(ring(6, size), _machine(nodes=2, cores=2), procs)
+
+
+@pytest.mark.parametrize("procs", [2, 4])
+def test_rendezvous_with_a_handshake_through_sites(procs: int) -> None:
+    """Links with a handshake: the receiving side's line of the last sender includes it."""
+    mach = _machine(
+        nodes=2,
+        cores=2,
+        intra_node=Link(1e-6, 1e10, handshake=3e-6),
+        inter_node=Link(5e-5, 1.25e7, handshake=2e-4),
+    )
+    same(ring(5, 100_000, step=1e-4), mach, procs)
+
+
+def test_a_rendezvous_send_that_is_never_received_deadlocks_as_the_ordinary_call_does() -> None:
+    def program(sites: bool) -> Any:
+        def main(p: Any, v: Any) -> Any:
+            send, recv = _calls(p, sites, (1, 100_000, 7), (0, 100_000, 7))
+            yield from p.compute(C, 0.001 * (1 + p.pid))
+            if p.pid == 0:
+                for _ in range(3):  # the third send parks for good, on the site's own route
+                    yield from send()
+            else:
+                for _ in range(2):
+                    yield from recv()
+
+        return main
+
+    result = same(program, _machine(nodes=1, cores=2), 2)
+    assert result[0] == "error" and "DeadlockError" in result[1] and "'S'" in result[2]
 
 
 @pytest.mark.parametrize("size", [64, 100_000])

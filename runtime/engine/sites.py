@@ -20,18 +20,23 @@ rendezvous message, a wildcard receive, or a context class with routes of its ow
 shared links, the general context the tests compare with) all behave as before.
 
 The posting below is :meth:`Context.send` and :meth:`Context.recv` after their checks, line for
-line (the same times, float additions, sequence numbers and scheduled events, in the same order);
+line, with their rendezvous parts (``_send_rendezvous``, ``_recv_rendezvous``) written out too
+(the same times, float additions, sequence numbers and scheduled events, in the same order);
 ``tests/test_runtime_sites.py`` compares the two on every protocol and queue state.
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..operations import point_to_point as _comm
 from .simpy_access import NORMAL, armed_event, armed_timeout
 from .simpy_access import push as _push
+
+#: no arrival yet: a rendezvous message's place in the mailbox while its sender waits
+_INF = math.inf
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..spec import Element
@@ -111,12 +116,55 @@ class SendSite:
                     self.posted = posted
             req = posted.popleft() if posted else None
         mail = self.mail
-        if self.rendezvous:
+        if self.rendezvous:  # Context._send_rendezvous, written out: the transfer ends at ``arrival``
+            if req is not None:  # the receive is posted: the transfer runs from now
+                req.source = self.pid
+                req.matched_tag = self.tag
+                req.start = now
+                req.done = arrival
+                ev = req.event
+                if ev is not None:  # an armed event (simpy_access): scheduling it triggers it
+                    req.event = None
+                    _push(ctx.queue, (now + (arrival - now), NORMAL, next(ctx.eids), ev))
+                d = arrival - now
+                i = self.i
+                self.calls[i] += 1
+                ctx.incl[i] += d
+                ctx.covered += d
+                ctx.totals[1] += d
+                if arrival > now:
+                    timeout = ctx.wait_ev
+                    if timeout is None or timeout.callbacks is not None:
+                        timeout = ctx.wait_ev = armed_timeout(self.env)
+                    timeout.callbacks = []
+                    _push(ctx.queue, (now + d, NORMAL, next(ctx.eids), timeout))
+                    return (timeout,)
+                return ()
+            # park: the context's request of its last parked call, used again
+            size = self.size
+            mine = ctx.park_req
+            if mine is None:
+                mine = ctx.park_req = _comm.Request("send", self.pid, self.dest, self.tag, size, now, 0)
+            else:
+                mine.op = "send"
+                mine.peer = self.dest
+                mine.tag = self.tag
+                mine.size = size
+                mine.posted = now
+                mine.seq = 0
+                mine.done = None  # not complete; the receiver's match sets start and done
             if mail is None:
-                mail = self.mail = st.mail[self.dest].get(self.key)
-            return ctx._send_rendezvous(
-                self.env, now, st, elem, req, self.dest, self.size, self.tag, seq, arrival, mail, self.i
-            )
+                mail = self._mailbox(st)
+            mail.append((seq, _INF, now, size, mine, self.pid, self.tag))
+            ev = ctx.park_ev
+            if ev is None or ev.callbacks is not None:
+                ev = ctx.park_ev = armed_event(self.env)
+            mine.event = ev
+            ev.callbacks = [ctx.on_received]
+            ctx.fast_req = mine
+            ctx.blocked_elem = elem
+            ctx.blocked_for = mine
+            return (ev,)
         if req is not None:
             req.source = self.pid
             req.matched_tag = self.tag
@@ -129,15 +177,20 @@ class SendSite:
                 _push(ctx.queue, (now + (done - now), NORMAL, next(ctx.eids), ev))  # env.schedule
         else:
             if mail is None:
-                box = st.mail[self.dest]
-                mail = box.get(self.key)
-                if mail is None:
-                    mail = box[self.key] = deque()
-                self.mail = mail
+                mail = self._mailbox(st)
             mail.append((seq, arrival, now, self.size, None, self.pid, self.tag))
         self.calls[self.i] += 1
         # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
         return ()
+
+    def _mailbox(self, st: Any) -> deque[Any]:
+        """The receiver's mailbox of this site's key, made on first use, kept from then on."""
+        box = st.mail[self.dest]
+        mail = box.get(self.key)
+        if mail is None:
+            mail = box[self.key] = deque()
+        self.mail = mail
+        return mail
 
     def _checked(self) -> Any:
         """A call before the context's checks accepted the arguments for the direct route: an
@@ -237,8 +290,37 @@ class RecvSite:
                 self.mail = mail
         if mail:
             msg = mail.popleft()
-            if msg[4] is not None:  # a rendezvous message: its sender waits
-                return ctx._recv_rendezvous(env, now, st, elem, msg)
+            sender = msg[4]
+            if sender is not None:  # a rendezvous message whose sender waits: Context._recv_rendezvous
+                st.seq += 1  # the number the general path gives the receive's request
+                src = msg[5]
+                size = msg[3]
+                line = ctx.recv_line  # the line and handshake of the last sender and size
+                if line[0] != src or line[1] != size or line[2] is not st:
+                    me = self.me
+                    lat, beta = st.link(src, me, size)
+                    line = ctx.recv_line = (src, size, st, lat + st.handshake(src, me), beta)
+                end = now + line[3] + size * line[4]
+                sender.start = now
+                sender.done = end
+                ev = sender.event
+                if ev is not None:  # an armed event (simpy_access): scheduling it triggers it
+                    sender.event = None
+                    _push(ctx.queue, (now + (end - now), NORMAL, next(ctx.eids), ev))
+                i = self.i
+                d = end - now
+                ctx.calls[i] += 1
+                ctx.incl[i] += d
+                ctx.covered += d
+                ctx.totals[1] += d
+                if end > now:
+                    timeout = ctx.wait_ev
+                    if timeout is None or timeout.callbacks is not None:
+                        timeout = ctx.wait_ev = armed_timeout(env)
+                    timeout.callbacks = []
+                    _push(ctx.queue, (now + d, NORMAL, next(ctx.eids), timeout))
+                    return (timeout,)
+                return ()
             # an eager message: its arrival is known
             arrival = msg[1]
             i = self.i

@@ -36,11 +36,12 @@ def test_which_arguments_are_the_same_at_every_call(text: str, expected: bool) -
     assert invariant(text, {"SIZE"}) is expected
 
 
-def _ring(dest: str, size: str, code: str | None = None) -> str:
+def _ring(dest: str, size: str, code: str | None = None, repeat: int | None = 10) -> str:
+    """A send and a receive, repeated ``repeat`` times (the activity's ``repeat`` tag: a loop)."""
     b = ModelBuilder("ring")
     b.global_var("SIZE", "1024", type_name="Integer")
     b.global_var("STEP", "1", type_name="Integer")
-    main = b.activity("main", main=True)
+    main = b.activity("main", main=True, repeat=repeat)
     s = main.node(NodeKind.ACTION, "Send", role=Role.SEND, code=code, dest=dest, size=size)
     r = main.comm("Recv", Role.RECV, source="(pid - 1 + nprocs) % nprocs", size=size)
     main.chain(main.initial(), s, r, main.final())
@@ -58,3 +59,30 @@ def test_arguments_that_may_change_keep_the_ordinary_call() -> None:
     text = _ring("(pid + STEP) % nprocs", "SIZE", code="STEP = STEP + 1")
     assert "p.send_site" not in text and "yield from p.send(E_Send, dest=" in text
     assert "p.recv_site(E_Recv" in text  # its own arguments still never change
+
+
+def test_calls_outside_any_loop_of_their_function_stay_ordinary_calls() -> None:
+    """Made once per run of the function and called once, a site would only cost."""
+    text = _ring("(pid + 1) % nprocs", "SIZE", repeat=None)
+    assert "_site(" not in text
+    assert "yield from p.send(E_Send, dest=(p.pid + 1) % p.nprocs, size=v.SIZE)" in text
+
+
+@pytest.mark.parametrize("size", ["SIZE", "2048"])
+def test_a_generated_ring_of_sites_predicts_what_the_general_path_predicts(size: str) -> None:
+    """The module as generated, run with sites on the direct route and with the general context."""
+    from stubs import load_module
+
+    from uml2perf_runtime import Link, Machine
+    from uml2perf_runtime.engine.simulation import Simulation
+
+    module = load_module(_ring("(pid + 1) % nprocs", size))
+    links = {"intra_node": Link(1e-6, 1e10), "inter_node": Link(5e-5, 1.25e7), "eager_limit": 4096}
+    machine = Machine(name="test", nodes=2, cores_per_node=2, speed=1.0, **links)
+    outcomes = []
+    for general in (False, True):
+        sim = Simulation(module.MODEL, machine, 4, general=general)
+        data = sim.run().to_dict()
+        data.pop("wall_time", None)
+        outcomes.append((data, [(c.calls, c.incl, c.totals) for c in sim.contexts], sim.events))
+    assert outcomes[0] == outcomes[1]

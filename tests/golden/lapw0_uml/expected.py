@@ -86,8 +86,6 @@ ELEMENTS = (
 # Activities -------------------------------------------------------------------
 def activity_LAPW0(p, v):
     """Activity LAPW0 (xmi:id=_lapw0)."""
-    # sends and receives whose arguments never change here: each call site checked once
-    _recv_1 = p.recv_site(E_Receive_I2, source=p.pid - 1, size=v.BUF, tag=2)
     yield from p.compute(E_Initialize_MPI_Environment, MPIinit(p, v))  # xmi:id=_mpi_init
     yield from p.compute(E_Read_Input, ReadInput(p, v, v.NAT))  # xmi:id=_read
     for _ in range(rt.count(v.PNAT)):
@@ -97,7 +95,7 @@ def activity_LAPW0(p, v):
     yield from p.compute(E_Define_Total_Potential_VTOT, DefVTOT(p, v, v.PNAT))  # xmi:id=_vtot
     # has_predecessor (xmi:id=_d_recv): decision
     if p.nprocs > 1 and p.pid != 0:
-        yield from _recv_1()  # xmi:id=_recv
+        yield from p.recv(E_Receive_I2, source=p.pid - 1, size=v.BUF, tag=2)  # xmi:id=_recv
     yield from p.compute(E_Output3, o3(p, v, v.PNAT))  # xmi:id=_out3
     # has_successor (xmi:id=_d_send): decision
     if p.nprocs > 1 and p.pid != p.nprocs - 1:

@@ -31,11 +31,8 @@ ELEMENTS = (
 # Activities -------------------------------------------------------------------
 def activity_Exchange(p, v):
     """Activity Exchange (xmi:id=_a1)."""
-    # sends and receives whose arguments never change here: each call site checked once
-    _send_1 = p.send_site(E_Send_right, dest=(p.pid + 1) % p.nprocs, size=1024)
-    _recv_1 = p.recv_site(E_Receive_left, source=(p.pid - 1 + p.nprocs) % p.nprocs, size=1024)
-    yield from _send_1()  # xmi:id=_n2
-    yield from _recv_1()  # xmi:id=_n3
+    yield from p.send(E_Send_right, dest=(p.pid + 1) % p.nprocs, size=1024)  # xmi:id=_n2
+    yield from p.recv(E_Receive_left, source=(p.pid - 1 + p.nprocs) % p.nprocs, size=1024)  # xmi:id=_n3
 
 
 def activity_main(p, v):

@@ -196,6 +196,9 @@ class _Scope:
     #: the call sites made at its start (sends and receives whose arguments never change there)
     sites: list[SiteView]
     yielded: bool = False
+    #: loops of this function around the statement being written (a call inside one is repeated
+    #: in one run of the function: only then does a site made once save anything)
+    loops: int = 0
 
 
 @dataclass
@@ -509,7 +512,7 @@ class PythonHandler(ContentHandler):
         self.token_names = set()
         self.body = []
         self.bodies = []
-        self.scopes = [_Scope(view.functions, view.sites)]
+        self.scopes = [_Scope(view.functions, view.sites, loops=int(repeat is not None))]
         self.open_body(view.body)
 
     def leave_ActivityBody(self, body: ActivityBody) -> None:
@@ -585,7 +588,7 @@ class PythonHandler(ContentHandler):
             if cost not in _COST_DEFAULTS:
                 args.append(("cost", cost))
             named = _SITE_OPERATIONS.get(operation.name)
-            if named is not None and len(args) > 1 and args[1][0] == named:
+            if named is not None and self.scopes[-1].loops and len(args) > 1 and args[1][0] == named:
                 constants = self.constants
                 if all(invariant(value, constants) for _, value in args[1:]):
                     site = self.local_name(operation.name)
@@ -743,9 +746,11 @@ class PythonHandler(ContentHandler):
         view = RepeatView(count, checked=not count.isdigit())
         self.emit(view)
         self.open_body(view.body)
+        self.scopes[-1].loops += 1
 
     def leave_Repeat(self, stmt: Repeat) -> None:
         self.close_body()
+        self.scopes[-1].loops -= 1
 
     def _bracket(self, node: Node) -> bool:
         """A block or loop enters/leaves its element, unless the construct around it (same node) does."""
@@ -759,10 +764,12 @@ class PythonHandler(ContentHandler):
         self.emit(view)
         self.bracketed.append(stmt.node.id)
         self.open_body(view.body)
+        self.scopes[-1].loops += 1
 
     def leave_For(self, stmt: For) -> None:
         self.close_body()
         self.bracketed.pop()
+        self.scopes[-1].loops -= 1
 
     def visit_While(self, stmt: While) -> None:
         node = stmt.node
@@ -775,10 +782,12 @@ class PythonHandler(ContentHandler):
         self.emit(view)
         self.bracketed.append(node.id)
         self.open_body(view.body)
+        self.scopes[-1].loops += 1
 
     def leave_While(self, stmt: While) -> None:
         self.close_body(pad=False)  # never empty: the template counts each iteration first
         self.bracketed.pop()
+        self.scopes[-1].loops -= 1
 
     # -- choices ---------------------------------------------------------------------
 
@@ -885,9 +894,11 @@ class PythonHandler(ContentHandler):
         view = StateMachineView(describe(stmt.node), var)
         self.machines.append((view, self.element(stmt.node, "loop")))
         self.emit(view)
+        self.scopes[-1].loops += 1  # its states run in a dispatch loop
 
     def leave_StateMachine(self, stmt: StateMachine) -> None:
         self.machines.pop()
+        self.scopes[-1].loops -= 1
 
     def visit_State(self, state: State) -> None:
         machine = self.machines[-1][0]

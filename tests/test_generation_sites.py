@@ -86,3 +86,22 @@ def test_a_generated_ring_of_sites_predicts_what_the_general_path_predicts(size:
         data.pop("wall_time", None)
         outcomes.append((data, [(c.calls, c.incl, c.totals) for c in sim.contexts], sim.events))
     assert outcomes[0] == outcomes[1]
+
+
+def test_a_while_loop_makes_sites_and_the_count_of_loops_ends_with_it() -> None:
+    """A send in a loop node's body is a site; a receive after the loop, in no loop, is not."""
+    b = ModelBuilder("loop")
+    b.global_var("i", "0", type_name="Integer")
+    main = b.activity("main", main=True)
+    loop = main.loop_node("L", decider="i < 3")
+    step = loop.action("Step", 1, code="i = i + 1")
+    send = loop.comm("Send", Role.SEND, dest="(pid + 1) % nprocs", size="8")
+    loop.chain(step, send)
+    loop.body.extend([step, send])
+    recv = main.comm("Recv", Role.RECV, source="(pid - 1 + nprocs) % nprocs", size="8")
+    main.chain(main.initial(), loop.id, recv, main.final())
+    text = generate(b.build()).text
+    assert "while v.i < 3:" in text
+    assert "_send_1 = p.send_site(E_Send, dest=(p.pid + 1) % p.nprocs, size=8)" in text
+    assert "yield from _send_1()" in text and "p.recv_site" not in text
+    assert "yield from p.recv(E_Recv, source=(p.pid - 1 + p.nprocs) % p.nprocs, size=8)" in text

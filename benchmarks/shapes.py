@@ -36,13 +36,19 @@ Rows:
 ``--against DIR`` adds, to the convert rows and the sample, the same ``uml2perf convert`` run with
 another copy of the ``uml2perf`` package first on the path (``DIR/uml2perf``; the runtime and the
 templates stay this checkout's), interleaved with the two commands of the row, and prints the new
-command's CPU as a ratio of the other's: how a change moved convert, measured in one run.
+command's CPU as a ratio of the other's: how a change moved convert, measured in one run.  When
+``DIR`` also holds ``uml2perf_runtime`` and ``uml2perf_templates`` (another version's ``runtime``
+and ``templates`` folders under those names), the ring, all-reduce and threads rows run that
+copy's ``uml2perf run`` too (its own module cache), and say whether it predicted exactly the same.
 
 Usage::
 
     python benchmarks/shapes.py -k 5                   # full sizes (about 10 minutes here)
     git archive REV uml2perf | tar -x -C /tmp/old       # then, with the old code beside:
     python benchmarks/shapes.py --only convert,sample --against /tmp/old
+    git archive REV uml2perf runtime templates | tar -x -C /tmp/old   # a whole other version:
+    mv /tmp/old/runtime /tmp/old/uml2perf_runtime; mv /tmp/old/templates /tmp/old/uml2perf_templates
+    python benchmarks/shapes.py --only ring,allreduce,threads --against /tmp/old
     python benchmarks/shapes.py --quick -k 2           # tiny sizes, a smoke run
     python benchmarks/shapes.py --only ring --json out.json
 """
@@ -270,6 +276,33 @@ def _ring_floor(script: str, procs: int, rounds: int, size: int) -> list[str]:
     ]
 
 
+def _other_run(work: Path, tool: Measurement, other: Path | None) -> Measurement | None:
+    """The ``uml2perf run`` of ``tool`` with the copy in ``other`` first on the path (its
+    ``uml2perf``, ``uml2perf_runtime`` and ``uml2perf_templates``), with a module cache of its own;
+    None without a copy of the runtime there."""
+    if other is None or not (other / "uml2perf_runtime" / "__init__.py").is_file():
+        return None
+    folder = work / "cache-other"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)
+    env = {
+        **tool.env,
+        "PYTHONPATH": str(other),
+        "UML2PERF_CACHE_DIR": str(folder),
+        "XDG_CACHE_HOME": str(folder),
+    }
+    return Measurement(f"{tool.label}, {other}", [*tool.command], env=env)
+
+
+def _same_prediction(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Both ``run --json`` outputs say the same, to the bit (the wall time apart)."""
+    if not a or not b:
+        return False
+    return {k: v for k, v in a.items() if k != "wall_time"} == {
+        k: v for k, v in b.items() if k != "wall_time"
+    }
+
+
 def _simulated_row(
     work: Path,
     tool: Measurement,
@@ -278,17 +311,31 @@ def _simulated_row(
     floor_run: tuple[str, list[Any], dict[str, Any]],
     label: str,
     target: float,
+    other: Path | None = None,
 ) -> dict[str, Any]:
     """One ``run`` row: the command and its floor interleaved, their ratio, the in-process figure
     (``floor_run``: the floor module, its ``run()`` arguments and keywords) and the checks that
-    both simulated the same time with the same events."""
+    both simulated the same time with the same events.  With ``other`` (``--against``), the same
+    command with that copy of uml2perf runs interleaved too: this checkout's CPU as a ratio of
+    the copy's, and whether both predicted exactly the same."""
     warm(tool, work)  # one untimed run fills the module cache
-    interleave([tool, floor], repeat, work)
+    before = _other_run(work, tool, other)
+    if before is not None:
+        warm(before, work)
+    interleave([tool, floor, *([before] if before else [])], repeat, work)
     t, f = tool.output(), floor.output()
     ratio = ratios(tool, floor)
     module, args, kwargs = floor_run
     inner = _in_process_run(work, tool.command, module, args, kwargs, max(3, repeat))
+    against = None
+    if before is not None:
+        against = {
+            "other": before.summary(),
+            "ratio": ratios(tool, before),
+            "same_output": _same_prediction(t, before.output()),
+        }
     return {
+        "against": against,
         "label": label,
         "uml2perf": tool.summary(),
         "floor": floor.summary(),
@@ -302,7 +349,9 @@ def _simulated_row(
     }
 
 
-def bench_ring(work: Path, procs: int, rounds: int, sizes: list[int], repeat: int) -> list[dict[str, Any]]:
+def bench_ring(
+    work: Path, procs: int, rounds: int, sizes: list[int], repeat: int, other: Path | None = None
+) -> list[dict[str, Any]]:
     """The ring at each message size (eager up to the limit, rendezvous above), then the 1 KiB
     ring whose sends and receives have a local cost of :data:`LOCAL_COST` seconds."""
     machine = write_machine(work / "ring_machine.toml", nodes_for(procs))
@@ -334,6 +383,7 @@ def bench_ring(work: Path, procs: int, rounds: int, sizes: list[int], repeat: in
             (script.removesuffix(".py"), floor_args, {"local": local} if local else {}),
             f"run {procs}-process ring × {rounds:,}, {size:,} B {protocol}{costs} vs lean SimPy",
             target,
+            other,
         )
         rows.append({**row, "size": size, "protocol": protocol, "local": local})
     return rows
@@ -351,7 +401,9 @@ def _allreduce_offsets(machine: Path, procs: int, size: float, out: Path) -> Pat
     return out
 
 
-def bench_allreduce(work: Path, procs: int, rounds: int, repeat: int) -> dict[str, Any]:
+def bench_allreduce(
+    work: Path, procs: int, rounds: int, repeat: int, other: Path | None = None
+) -> dict[str, Any]:
     machine = write_machine(work / "ring_machine.toml", nodes_for(procs))
     model = write_model(work / "allreduce.uml", allreduce_model(rounds, work=RING_WORK, size=ALLREDUCE_SIZE))
     offsets = _allreduce_offsets(machine, procs, ALLREDUCE_SIZE, work / "allreduce_offsets.json")
@@ -375,10 +427,13 @@ def bench_allreduce(work: Path, procs: int, rounds: int, repeat: int) -> dict[st
         ("lean_simpy_allreduce", [procs, rounds, RING_WORK, offsets_list], {}),
         f"run {procs}-process compute + {ALLREDUCE_SIZE} B all-reduce × {rounds:,} vs lean SimPy",
         COLLECTIVE_TARGET,
+        other,
     )
 
 
-def bench_threads(work: Path, procs: int, rounds: int, repeat: int) -> dict[str, Any]:
+def bench_threads(
+    work: Path, procs: int, rounds: int, repeat: int, other: Path | None = None
+) -> dict[str, Any]:
     """Parallel regions of :data:`THREADS` threads, one process per node, against the lean floor."""
     nodes = max(1, procs)
     machine = write_machine(work / "threads_machine.toml", nodes)
@@ -408,6 +463,7 @@ def bench_threads(work: Path, procs: int, rounds: int, repeat: int) -> dict[str,
         ("lean_simpy_threads", [procs, rounds, THREADS, RING_WORK], {}),
         f"run {procs} processes × {rounds:,} parallel regions of {THREADS} threads vs lean SimPy",
         COLLECTIVE_TARGET,
+        other,
     )
 
 
@@ -504,6 +560,22 @@ def render(report: dict[str, Any]) -> str:
                 f"| {row['label']} | {_s(row['uml2perf'])} | {_s(against['other'])} | {_x(against['ratio'])} "
                 f"| {'yes' if against['same_output'] else 'NO'} |"
             )
+    simulated_against = [row for row in simulated if row.get("against")]
+    if simulated_against:
+        lines += [
+            "",
+            f"`run` against the copy of uml2perf in {report['against']} "
+            "(same rounds, CPU of whole processes):",
+            "",
+            "| row | this checkout [s] | the copy [s] | ratio | same prediction |",
+            "|---|---|---|---|---|",
+        ]
+        for row in simulated_against:
+            against = row["against"]
+            lines.append(
+                f"| {row['label']} | {_s(row['uml2perf'])} | {_s(against['other'])} | {_x(against['ratio'])} "
+                f"| {'yes' if against['same_output'] else 'NO'} |"
+            )
     if "lapw0" in report:
         row = report["lapw0"]
         lines.append(
@@ -530,7 +602,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--against",
         type=Path,
-        help="a folder holding another copy of the uml2perf package: convert compared with it",
+        help="a folder holding another copy of the uml2perf package (and of uml2perf_runtime and "
+        "uml2perf_templates for the run rows): compared with this checkout",
     )
     args = parser.parse_args(argv)
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
@@ -556,7 +629,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         import compileall
 
-        compileall.compile_dir(str(other / "uml2perf"), quiet=1)  # byte-compiled, as this checkout is
+        for package in ("uml2perf", "uml2perf_runtime", "uml2perf_templates"):  # byte-compiled, as here
+            if (other / package).is_dir():
+                compileall.compile_dir(str(other / package), quiet=1)
     report: dict[str, Any] = {"machine": machine_info(), "quick": args.quick, "repeat": args.repeat}
     if other is not None:
         report["against"] = str(other)
@@ -565,11 +640,11 @@ def main(argv: list[str] | None = None) -> int:
     if "sample" in parts:
         report["sample"] = bench_sample(work, args.repeat, other)
     if "ring" in parts:
-        report["ring"] = bench_ring(work, procs, rounds, sizes, args.repeat)
+        report["ring"] = bench_ring(work, procs, rounds, sizes, args.repeat, other)
     if "allreduce" in parts:
-        report["allreduce"] = bench_allreduce(work, procs, rounds, args.repeat)
+        report["allreduce"] = bench_allreduce(work, procs, rounds, args.repeat, other)
     if "threads" in parts:
-        report["threads"] = bench_threads(work, 4 if args.quick else 16, rounds, args.repeat)
+        report["threads"] = bench_threads(work, 4 if args.quick else 16, rounds, args.repeat, other)
     if "lapw0" in parts:
         report["lapw0"] = bench_lapw0(work, lapw0_procs, args.repeat)
     sys.stdout.write(render(report))

@@ -71,6 +71,12 @@ class StubContext:
 
     irecv = isend
 
+    def send_site(self, element: Any, *args: Any) -> Any:
+        return lambda: self.send(element, *args)
+
+    def recv_site(self, element: Any, *args: Any) -> Any:
+        return lambda: self.recv(element, *args)
+
     def no_guard_holds(self, where: str, values: dict[str, Any]) -> None:
         raise NoGuardHolds(where, values)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from importlib.metadata import version
 from pathlib import Path
+from types import SimpleNamespace
 
 import simpy
 from simpy.core import NORMAL as SIMPY_NORMAL
@@ -96,6 +97,7 @@ def test_timer_value_event_count_and_urgent_callbacks() -> None:
 def test_a_direct_process_enters_its_generator_and_reports_its_end() -> None:
     env = simpy.Environment()
     ended: list[object] = []
+    ctx = SimpleNamespace(computing=False)  # a context that has no compute to record
 
     class Sim:
         def _ended(self, ctx: object, exc: Exception | None) -> None:
@@ -104,7 +106,7 @@ def test_a_direct_process_enters_its_generator_and_reports_its_end() -> None:
     class Proc(sa.DirectProcess):
         def __init__(self) -> None:
             self.sim = Sim()
-            self.ctx = "ctx"
+            self.ctx = ctx
             super().__init__(env, self._begin())
 
         def _begin(self) -> object:
@@ -119,8 +121,10 @@ def test_a_direct_process_enters_its_generator_and_reports_its_end() -> None:
             yield first
 
     proc = Proc()
+    # its resumption is bound once: the method SimPy's start event holds (an equal one)
+    assert proc._target.callbacks == [proc.resume] and proc.resume == proc._resume
     env.run()
-    assert ended == ["x", ("ctx", None)] and proc.ok and env.now == 2.0 and proc._target is None
+    assert ended == ["x", (ctx, None)] and proc.ok and env.now == 2.0 and proc._target is None
 
 
 def test_no_other_runtime_module_touches_simpy_internals() -> None:

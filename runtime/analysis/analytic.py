@@ -49,6 +49,7 @@ import math
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -328,6 +329,14 @@ class AnalyticContext:
             raise NotAnalytic(f"loop ran more than {self.run.max_iterations:,} iterations", elem)
 
     # -- the operations of the table are bound below the class (``_analytic_body``) -----------
+
+    def send_site(self, elem: Element, dest: Any, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any:
+        """A send call site made once (``engine/sites.py``): calling it is the send, refused here."""
+        return partial(self._refuse, elem, _MESSAGES)
+
+    def recv_site(self, elem: Element, source: Any = -1, size: Any = 0, tag: Any = 0, cost: Any = 0.0) -> Any:
+        """A receive call site made once: calling it is the receive, refused here."""
+        return partial(self._refuse, elem, _MESSAGES)
 
     # -- everything that needs the simulator ---------------------------------------------------
     def _refuse(self, elem: Element, what: str) -> Any:

@@ -77,6 +77,7 @@ import math
 import random as _random
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from simpy.events import Event, Timeout
@@ -92,6 +93,7 @@ from . import patterns as _patterns
 from .process import CATEGORY_INDEX, CATEGORY_NAMES, COMM, COMPUTE, WAIT, ProcessContext
 from .simpy_access import NORMAL, armed_event, armed_timeout, ids_of, queue_of
 from .simpy_access import push as _push
+from .sites import RecvSite, SendSite
 
 _INF = math.inf
 #: What a context keeps of its last send and receive call site before its first one (no element
@@ -141,7 +143,7 @@ class Context:
         "fast_ev",
         "fast_resume",
         "conv",
-        "on_computed",
+        "computing",
         "on_received",
         "send_route",
         "recv_route",
@@ -150,8 +152,8 @@ class Context:
         "wait_ev",
         "park_ev",
         "park_req",
-        "send_site",
-        "recv_site",
+        "send_checked",
+        "recv_checked",
         "recv_line",
         # statistics (lists shared by a process and its threads)
         "calls",
@@ -202,7 +204,8 @@ class Context:
         self.fast_ev: Event | None = None
         self.fast_resume: list[Any] | None = None
         self.conv: Event | None = None
-        self.on_computed = self._computed
+        #: a compute on a free core is waited for: its process accounts it when it resumes
+        self.computing = False
         self.on_received = self._received
         #: this context's own send and recv, bound once: what a local cost hands on to
         self.send_route = self.send
@@ -212,8 +215,8 @@ class Context:
         self.wait_ev: Timeout | None = None
         self.park_ev: Event | None = None
         self.park_req: Any = None
-        self.send_site: tuple[Any, ...] = _NO_SEND_SITE
-        self.recv_site: tuple[Any, ...] = _NO_RECV_SITE
+        self.send_checked: tuple[Any, ...] = _NO_SEND_SITE
+        self.recv_checked: tuple[Any, ...] = _NO_RECV_SITE
         self.recv_line: tuple[Any, ...] = _NO_RECV_LINE
         n = len(sim.elements)
         self.calls = [0] * n
@@ -297,7 +300,7 @@ class Context:
         t.fast_ev = None
         t.fast_resume = None
         t.conv = None
-        t.on_computed = t._computed
+        t.computing = False
         t.on_received = t._received
         t.send_route = t.send
         t.recv_route = t.recv
@@ -306,8 +309,8 @@ class Context:
         t.wait_ev = None
         t.park_ev = None
         t.park_req = None
-        t.send_site = _NO_SEND_SITE
-        t.recv_site = _NO_RECV_SITE
+        t.send_checked = _NO_SEND_SITE
+        t.recv_checked = _NO_RECV_SITE
         t.recv_line = _NO_RECV_LINE
         t.calls = proc.calls
         t.incl = proc.incl
@@ -397,9 +400,10 @@ class Context:
         """Spend ``cost`` seconds of CPU (÷ speed, slowed by contention) and record it.
 
         On a node with a free core this is one SimPy timeout, returned in a tuple for the
-        caller's ``yield from``; the statistics are recorded by a callback of the timeout, in
-        the same step that resumes the process.  A busy node takes the general path
-        (:meth:`_compute_shared`).
+        caller's ``yield from``; ``computing`` tells the process (``DirectProcess._resume``) to
+        record the statistics when the timeout resumes it, in the same step and before the model's
+        code goes on, where a callback of the timeout would have recorded them (one Python call
+        per compute less).  A busy node takes the general path (:meth:`_compute_shared`).
         """
         self.cur = elem
         if 0.0 < cost < _INF:
@@ -416,7 +420,8 @@ class Context:
                 timeout = self.fast_ev
                 if timeout is None or timeout.callbacks is not None:
                     timeout = self.fast_ev = armed_timeout(env)
-                timeout.callbacks = [self.on_computed]
+                timeout.callbacks = []
+                self.computing = True
                 self.fast_delay = delay
                 _push(self.queue, (end, NORMAL, next(self.eids), timeout))
                 return (timeout,)
@@ -427,16 +432,6 @@ class Context:
             # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
             return ()
         raise self._bad_cost(elem, cost)
-
-    def _computed(self, _: Event) -> None:
-        """Callback of a fast compute's timeout: free the core and record the call."""
-        self.cpu.busy -= 1
-        d = self.env._now - self.fast_start
-        i = self.cur.index  # type: ignore[union-attr]
-        self.calls[i] += 1
-        self.incl[i] += d
-        self.covered += d
-        self.totals[0] += d
 
     def convert(self) -> Event:
         """Called by the node when it starts sharing its cores while this context computes.
@@ -449,8 +444,9 @@ class Context:
         timeout = self.fast_ev
         if timeout is not None and timeout.callbacks is not None:  # a compute, not a spent cost
             callbacks = timeout.callbacks
-            self.fast_resume = callbacks[1:]
+            self.fast_resume = callbacks[:]
             callbacks[:] = [self._converted]
+            self.computing = False  # accounted by _shared_done, not by the process resuming
         return done
 
     def _converted(self, timeout: Event) -> None:
@@ -663,10 +659,10 @@ class Context:
         send waits for nothing.  A process's own rendezvous send (:meth:`_send_rendezvous`) is
         matched with a posted receive at once or parks on one event its receiver schedules.
         What a call site's arguments decide once (validity, protocol, link, queues) is kept in
-        ``send_site`` while the same element sends the same size to the same destination and tag.
+        ``send_checked`` while the same element sends the same size to the same destination and tag.
         """
         self.cur = elem
-        site = self.send_site
+        site = self.send_checked
         (
             site_elem,
             site_dest,
@@ -727,7 +723,7 @@ class Context:
             calls = self.calls
             i = elem.index
             site = (elem, dest, tag, size, cls, st, lat, beta, wild, posted, mail, calls, i, key, rendezvous)
-            self.send_site = site
+            self.send_checked = site
         elif cost:  # the arguments of this site, checked before: spend the cost, then send
             return self._after_local_cost(elem, cost, self.send_route, dest, size, tag)
         env = self.env
@@ -741,7 +737,7 @@ class Context:
             if posted is None:
                 posted = st.posted[dest].get(key)
                 if posted is not None:  # the receiver has posted on this key since: keep its queue
-                    self.send_site = site[:9] + (posted,) + site[10:]
+                    self.send_checked = site[:9] + (posted,) + site[10:]
             req = posted.popleft() if posted else None
         if rendezvous:
             return self._send_rendezvous(env, now, st, elem, req, dest, size, tag, seq, arrival, mail, i)
@@ -763,14 +759,28 @@ class Context:
         # a call of no duration: adding 0.0 would change no total (none is ever -0.0)
         return ()
 
+    def send_site(
+        self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0
+    ) -> Callable[[], Any]:
+        """A send call site whose arguments never change in the calling function run: calling it
+        is ``send(elem, dest, size, tag, cost)``, checked once (:mod:`.sites`)."""
+        return SendSite(self, elem, dest, size, tag, cost).send
+
+    def recv_site(
+        self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0
+    ) -> Callable[[], Any]:
+        """A receive call site whose arguments never change in the calling function run: calling
+        it is ``recv(elem, source, size, tag, cost)``, checked once (:mod:`.sites`)."""
+        return RecvSite(self, elem, source, size, tag, cost).recv
+
     def _send_mailbox(self, st: Any, dest: int, key: int) -> deque[Any]:
         """The mailbox of the send site's key, made on first use and kept by the site from then on."""
         box = st.mail[dest]
         mail = box.get(key)
         if mail is None:
             mail = box[key] = deque()
-        site = self.send_site
-        self.send_site = site[:10] + (mail,) + site[10 + 1 :]
+        site = self.send_checked
+        self.send_checked = site[:10] + (mail,) + site[10 + 1 :]
         return mail
 
     def _send_rendezvous(
@@ -851,11 +861,11 @@ class Context:
         The direct route of ``comm.recv`` for a process's main context: an eager message that
         is there is accounted now and waited for with one timeout; otherwise the receive is
         posted with an event its sender schedules, and :meth:`_received` accounts it.  A
-        receive from one source with one tag keeps its validated queues in ``recv_site`` while
+        receive from one source with one tag keeps its validated queues in ``recv_checked`` while
         the same element receives from the same source and tag.
         """
         self.cur = elem
-        site = self.recv_site
+        site = self.recv_checked
         site_elem, site_source, site_tag, st, key, mail, posted = site
         if (
             site_elem is not elem
@@ -886,7 +896,7 @@ class Context:
             # they can be kept); a queue is still made only when first needed, as the general path does
             mail = st.mail[me].get(key)
             posted = st.posted[me].get(key)
-            self.recv_site = (elem, source, tag, st, key, mail, posted)
+            self.recv_checked = (elem, source, tag, st, key, mail, posted)
         elif cost:  # the arguments of this site, checked before: spend the cost, then receive
             return self._after_local_cost(elem, cost, self.recv_route, source, size, tag)
         env = self.env
@@ -894,7 +904,7 @@ class Context:
         if mail is None:
             mail = st.mail[self.pid].get(key)
             if mail is not None:  # a sender has used this key since: keep its queue
-                self.recv_site = (elem, source, tag, st, key, mail, posted)
+                self.recv_checked = (elem, source, tag, st, key, mail, posted)
         if mail:
             msg = mail.popleft()
             if msg[4] is not None:  # a rendezvous message: its sender waits
@@ -935,7 +945,7 @@ class Context:
             posted = box.get(key)
             if posted is None:
                 posted = box[key] = deque()
-            self.recv_site = (elem, source, tag, st, key, mail, posted)
+            self.recv_checked = (elem, source, tag, st, key, mail, posted)
         posted.append(req)
         ev = self.park_ev
         if ev is None or ev.callbacks is not None:
@@ -1215,6 +1225,16 @@ class GeneralContext(Context):
     def _collective(self, elem: Element, kind: str, root: Any, size: Any, cost: Any) -> Any:
         self.cur = elem
         return _collectives.collective(self, elem, kind, root, size, cost)
+
+    def send_site(
+        self, elem: Element, dest: int, size: float = 0, tag: int = 0, cost: float = 0.0
+    ) -> Callable[[], Any]:
+        return partial(self.send, elem, dest, size, tag, cost)
+
+    def recv_site(
+        self, elem: Element, source: int = -1, size: float = 0, tag: int = 0, cost: float = 0.0
+    ) -> Callable[[], Any]:
+        return partial(self.recv, elem, source, size, tag, cost)
 
     def compute(self, elem: Element, cost: float) -> Any:
         self.cur = elem

@@ -140,11 +140,20 @@ class DirectProcess(simpy.Process):
     model's own generator once that has started) and sets ``sim`` and ``ctx``: when the code
     returns or raises ``exc``, the process calls ``sim._ended(ctx, exc)`` (``exc`` None for a
     return), directly, as a wrapper generator would.  Each resumption sends the event's value
-    into the model's generator with no wrapper frame in between.
+    into the model's generator with no wrapper frame in between.  A resumption at the end of a
+    compute of the context (``ctx.computing``) first records it (see ``Context.compute``).
     """
 
     sim: Any
     ctx: Any
+
+    def __init__(self, env: simpy.Environment, generator: Any) -> None:
+        super().__init__(env, generator)
+        #: ``_resume`` bound once: what each resumption appends to the next event's callbacks
+        #: (SimPy binds a new method object per event; an equal one, so removing it still works).
+        #: It is the one SimPy's start event (``Initialize``) already holds as its only callback,
+        #: so a process that waits once binds nothing more; None once the code has ended.
+        self.resume: Any = self._target.callbacks[0]  # type: ignore[index]
 
     def invalid_yield(self, value: object) -> Exception:
         """The error for a generator that yielded ``value``, not an event (SimPy's message here)."""
@@ -154,6 +163,19 @@ class DirectProcess(simpy.Process):
     def _resume(self, event: Event) -> None:
         env = self.env
         env._active_proc = self  # type: ignore[attr-defined]
+        ctx = self.ctx
+        if ctx.computing:
+            # The end of the context's compute on a free core (``Context.compute``), which resumes
+            # the process: its statistics are recorded here, before the model's code goes on, as a
+            # callback of the timeout would record them, without the call of one.
+            ctx.computing = False
+            ctx.cpu.busy -= 1
+            d = env._now - ctx.fast_start  # type: ignore[attr-defined]
+            i = ctx.cur.index
+            ctx.calls[i] += 1
+            ctx.incl[i] += d
+            ctx.covered += d
+            ctx.totals[0] += d
         while True:
             try:
                 if event._ok:  # type: ignore[attr-defined]
@@ -187,11 +209,12 @@ class DirectProcess(simpy.Process):
                     raise
                 raise self.invalid_yield(event) from None
             if callbacks is not None:
-                callbacks.append(self._resume)
+                callbacks.append(self.resume)
                 self._target = event
                 env._active_proc = None  # type: ignore[attr-defined]
                 return
         # the code has ended: the process event fires now, as SimPy's does
+        self.resume = None  # no cycle through the bound method: an ended process is freed at once
         env.schedule(self)
         self._target = None  # type: ignore[assignment]
         env._active_proc = None  # type: ignore[attr-defined]

@@ -42,7 +42,6 @@ from ..spec import Element, ModelSpec
 from .collector import collector_paused, release_cycles
 from .context import Context, GeneralContext, TracingContext, Variables
 from .cpu import NodeCPU
-from .diagnosis import model_error
 from .limits import current as current_limits
 from .simpy_access import DirectProcess, StopSimulation, event_count, schedule_urgent
 
@@ -168,6 +167,8 @@ class Simulation:
         elif isinstance(exc, SimulationError):
             self._fail(exc)
         else:
+            from .diagnosis import model_error  # only for a failing model: it reads source lines
+
             self._fail(model_error(exc, ctx, self.elements))
         self._retire(ctx)
         if ctx.process is not ctx:
@@ -741,7 +742,6 @@ __all__ = [
     "simulate",
     "coerce_value",
     "validate_overrides",
-    "model_error",
     "NodeCPU",
     "DEFAULT_MAX_ITERATIONS",
 ]

@@ -68,6 +68,7 @@ from ...profile import unset_variables
 from ..base import ContentHandler, GenerationJob
 from ..naming import Namer
 from ..templates import render
+from .invariants import invariant
 from .limits import MAX_NESTED_LOOPS, NestedTooDeeply, first_excess
 from .literals import comment, describe, docstring, quote
 from .printer import ExpressionPrinter
@@ -99,6 +100,7 @@ from .views import (
     RepeatView,
     ReturnView,
     RunView,
+    SiteView,
     StateMachineView,
     StateView,
     StopView,
@@ -134,6 +136,10 @@ _COMM = {role: OPERATIONS[role.value] for role in Role if role.value in OPERATIO
 
 #: the cost every runtime call takes last, and its default there (runtime/engine/context.py)
 _COST_DEFAULTS = frozenset({"0", "0.0"})
+
+#: operations whose calls with unchanging arguments are call sites made once (runtime/engine/sites.py),
+#: with the argument they must name: a receive from any source (the default) never takes the site's route
+_SITE_OPERATIONS = {"send": "dest", "recv": "source"}
 
 #: the pending requests a wait completes: every request of the process (see
 #: runtime/operations/point_to_point.py).  The runtime's ``wait`` takes no default for them yet, so generated
@@ -187,7 +193,12 @@ class _Scope:
     the functions it runs are defined (at its start)."""
 
     functions: list[FunctionView]
+    #: the call sites made at its start (sends and receives whose arguments never change there)
+    sites: list[SiteView]
     yielded: bool = False
+    #: loops of this function around the statement being written (a call inside one is repeated
+    #: in one run of the function: only then does a site made once save anything)
+    loops: int = 0
 
 
 @dataclass
@@ -248,6 +259,7 @@ class PythonHandler(ContentHandler):
         self._guards_by_source: dict[str, list[str | None]] | None = None
         self._prepare_names()
         self.globals, self.parameters = self._globals()
+        self.constants = self._constant_variables()
         self.cost_functions = self._cost_functions()
 
     def _prepare_names(self) -> None:
@@ -313,6 +325,17 @@ class PythonHandler(ContentHandler):
             views.append(GlobalView(variable.name, literal, self._default(variable)))
             parameters.append((literal, self._literal_default(variable)))
         return views, parameters
+
+    def _constant_variables(self) -> frozenset[str]:
+        """The model variables nothing assigns after ``init_globals``: no code fragment, no activity's
+        local variables (call arguments that are such a variable can be evaluated once per function)."""
+        assigned = {variable.name for _, variable in self._all_variables()[1]}
+        for activity in self.model.activities:
+            for node in activity.walk():
+                text = self.code_text(node)
+                if text is not None:
+                    assigned.update(self.printer.ex.parse_code(text, node.location).assigned)
+        return frozenset(view.name for view in self.globals if view.name not in assigned)
 
     def _implicit_variables(self, globals_: list[Variable]) -> None:
         """Names assigned by code fragments but never declared become globals (with a warning)."""
@@ -434,7 +457,7 @@ class PythonHandler(ContentHandler):
         """Write into ``function``, defined at the start of the function being written."""
         self.scopes[-1].functions.append(function)
         self.open_body(function.body)
-        self.scopes.append(_Scope(function.functions))
+        self.scopes.append(_Scope(function.functions, function.sites))
 
     def close_function(self, function: FunctionView) -> None:
         function.guard = not self.scopes.pop().yielded
@@ -489,7 +512,7 @@ class PythonHandler(ContentHandler):
         self.token_names = set()
         self.body = []
         self.bodies = []
-        self.scopes = [_Scope(view.functions)]
+        self.scopes = [_Scope(view.functions, view.sites, loops=int(repeat is not None))]
         self.open_body(view.body)
 
     def leave_ActivityBody(self, body: ActivityBody) -> None:
@@ -564,6 +587,13 @@ class PythonHandler(ContentHandler):
                         args.append((parameter.name, value))
             if cost not in _COST_DEFAULTS:
                 args.append(("cost", cost))
+            named = _SITE_OPERATIONS.get(operation.name)
+            if named is not None and self.scopes[-1].loops and len(args) > 1 and args[1][0] == named:
+                constants = self.constants
+                if all(invariant(value, constants) for _, value in args[1:]):
+                    site = self.local_name(operation.name)
+                    self.scopes[-1].sites.append(SiteView(site, operation.name, args))
+                    return CommView(operation.name, args, xmi_id, code, site)
             return CommView(operation.name, args, xmi_id, code)
         if annotation.roofline:
             return CommView("roofline", self._roofline_arguments(node, element, cost), xmi_id, code)
@@ -717,9 +747,11 @@ class PythonHandler(ContentHandler):
         view = RepeatView(count, checked=not count.isdigit())
         self.emit(view)
         self.open_body(view.body)
+        self.scopes[-1].loops += 1
 
     def leave_Repeat(self, stmt: Repeat) -> None:
         self.close_body()
+        self.scopes[-1].loops -= 1
 
     def _bracket(self, node: Node) -> bool:
         """A block or loop enters/leaves its element, unless the construct around it (same node) does."""
@@ -733,10 +765,12 @@ class PythonHandler(ContentHandler):
         self.emit(view)
         self.bracketed.append(stmt.node.id)
         self.open_body(view.body)
+        self.scopes[-1].loops += 1
 
     def leave_For(self, stmt: For) -> None:
         self.close_body()
         self.bracketed.pop()
+        self.scopes[-1].loops -= 1
 
     def visit_While(self, stmt: While) -> None:
         node = stmt.node
@@ -749,10 +783,12 @@ class PythonHandler(ContentHandler):
         self.emit(view)
         self.bracketed.append(node.id)
         self.open_body(view.body)
+        self.scopes[-1].loops += 1
 
     def leave_While(self, stmt: While) -> None:
         self.close_body(pad=False)  # never empty: the template counts each iteration first
         self.bracketed.pop()
+        self.scopes[-1].loops -= 1
 
     # -- choices ---------------------------------------------------------------------
 
@@ -859,9 +895,11 @@ class PythonHandler(ContentHandler):
         view = StateMachineView(describe(stmt.node), var)
         self.machines.append((view, self.element(stmt.node, "loop")))
         self.emit(view)
+        self.scopes[-1].loops += 1  # its states run in a dispatch loop
 
     def leave_StateMachine(self, stmt: StateMachine) -> None:
         self.machines.pop()
+        self.scopes[-1].loops -= 1
 
     def visit_State(self, state: State) -> None:
         machine = self.machines[-1][0]

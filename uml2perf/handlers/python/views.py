@@ -65,16 +65,36 @@ class RunView:
 
 
 class CommView:
-    """``yield from p.<method>(E, name=value, ...)``: point-to-point, collective, wait or roofline."""
+    """``yield from p.<method>(E, name=value, ...)``: point-to-point, collective, wait or roofline.
 
-    __slots__ = ("method", "args", "xmi_id", "code")
+    ``site`` names the call site made at the start of the function when the arguments never change
+    there (:class:`SiteView`): the statement is then ``yield from <site>()``.
+    """
+
+    __slots__ = ("method", "args", "xmi_id", "code", "site")
     kind: ClassVar[str] = "comm"
 
-    def __init__(self, method: str, args: list[Arg], xmi_id: str, code: CodeView | None = None) -> None:
+    def __init__(
+        self, method: str, args: list[Arg], xmi_id: str, code: CodeView | None = None, site: str | None = None
+    ) -> None:
         self.method = method
         self.args = args
         self.xmi_id = xmi_id
         self.code = code
+        self.site = site
+
+
+class SiteView:
+    """``name = p.<method>_site(E, name=value, ...)`` at the start of a function: a send or receive
+    whose arguments are the same at every call in one run of the function, checked once by the
+    runtime (``runtime/engine/sites.py``)."""
+
+    __slots__ = ("name", "method", "args")
+
+    def __init__(self, name: str, method: str, args: list[Arg]) -> None:
+        self.name = name
+        self.method = method
+        self.args = args
 
 
 class CallView:
@@ -202,7 +222,7 @@ class FunctionView:
     is itself the scope an activity final ends.
     """
 
-    __slots__ = ("name", "body", "functions", "guard", "returns", "nonlocal_flag", "flag")
+    __slots__ = ("name", "body", "functions", "guard", "returns", "nonlocal_flag", "flag", "sites")
 
     def __init__(
         self,
@@ -221,6 +241,8 @@ class FunctionView:
         self.returns = returns
         self.nonlocal_flag = nonlocal_flag
         self.flag = flag
+        #: the call sites made at its start, after its functions (:class:`SiteView`)
+        self.sites: list[SiteView] = []
 
 
 class BlockView:
@@ -467,7 +489,7 @@ class ThreadsView:
 class ActivityView:
     """One activity's generator function."""
 
-    __slots__ = ("name", "doc", "locals", "repeat", "checked", "body", "functions", "guard", "flag")
+    __slots__ = ("name", "doc", "locals", "repeat", "checked", "body", "functions", "guard", "flag", "sites")
 
     def __init__(
         self,
@@ -490,6 +512,8 @@ class ActivityView:
         self.functions: list[FunctionView] = [] if functions is None else functions
         self.guard = guard
         self.flag = flag
+        #: the call sites made at its start, after its functions (:class:`SiteView`)
+        self.sites: list[SiteView] = []
 
     @property
     def count(self) -> str | None:
@@ -578,6 +602,7 @@ __all__ = [
     "RepeatView",
     "ReturnView",
     "RunView",
+    "SiteView",
     "StateMachineView",
     "StateView",
     "StopView",

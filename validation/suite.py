@@ -142,8 +142,9 @@ def measure_interleaved(
 def predict_all(cases: list[Case], setup: Setup, samples: int) -> None:
     """Each case's prediction with the calibrated machine file as it is, and its prediction interval.
 
-    The interval is for the median of as many launches as the case was measured in quiet runs,
-    which is what its error is taken against (``run --median-of N``).
+    The interval is the one of a single launch (``run`` without ``--median-of``): on this machine
+    the quiet runs of a case share the machine's state, so their median moves as one launch does
+    (``validation/reinterval.py`` measures both intervals on a stored run).
     """
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases:
@@ -154,7 +155,6 @@ def predict_all(cases: list[Case], setup: Setup, samples: int) -> None:
                 overrides=case.variables,
                 sidecar=case.sidecar(setup, Path(tmp)),
                 samples=samples,
-                median_of=max(1, len(case.measured)),
             )
             case.predicted = float(results.time)
             if results.interval is not None:

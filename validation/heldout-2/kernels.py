@@ -19,7 +19,6 @@ quiet check, with the same environment as the programs (one BLAS thread).
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +34,6 @@ _spec = importlib.util.spec_from_file_location("_unseen_kernel_timing", _TIMING)
 assert _spec is not None and _spec.loader is not None
 _timing = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_timing)
-seconds_per_call: Callable[..., dict[str, float]] = _timing.seconds_per_call
 REPETITIONS: int = _timing.REPETITIONS
 
 
@@ -64,18 +62,13 @@ KERNELS: dict[str, Callable[[int], Callable[[], object]]] = {
 
 def measure(requests: list[tuple[str, int]], repetitions: int = REPETITIONS) -> dict[str, dict[str, float]]:
     """``{"fftstage 4096": {...}, ...}`` for every (kernel, size) asked."""
-    return {
-        f"{kernel} {size}": seconds_per_call(KERNELS[kernel](size), repetitions) for kernel, size in requests
-    }
+    found: dict[str, dict[str, float]] = _timing.measure(requests, repetitions, KERNELS)
+    return found
 
 
 def main(argv: list[str]) -> int:
-    repetitions = REPETITIONS
-    if argv[:1] == ["--repetitions"]:
-        repetitions, argv = int(argv[1]), argv[2:]
-    pairs = [(argv[i], int(argv[i + 1])) for i in range(0, len(argv), 2)]
-    print(json.dumps(measure(pairs, repetitions)))
-    return 0
+    status: int = _timing.main(argv, KERNELS)
+    return status
 
 
 if __name__ == "__main__":

@@ -70,19 +70,25 @@ def seconds_per_call(call: Callable[[], object], repetitions: int = REPETITIONS)
     return {"value": value, "low": low, "high": high, "calls_per_batch": calls, "batches": repetitions}
 
 
-def measure(requests: list[tuple[str, int]], repetitions: int = REPETITIONS) -> dict[str, dict[str, float]]:
-    """``{"horner 131072": {...}, ...}`` for every (kernel, size) asked."""
+def measure(
+    requests: list[tuple[str, int]],
+    repetitions: int = REPETITIONS,
+    kernels: dict[str, Callable[[int], Callable[[], object]]] | None = None,
+) -> dict[str, dict[str, float]]:
+    """``{"horner 131072": {...}, ...}`` for every (kernel, size) asked (``kernels``: default this set's)."""
+    table = KERNELS if kernels is None else kernels
     return {
-        f"{kernel} {size}": seconds_per_call(KERNELS[kernel](size), repetitions) for kernel, size in requests
+        f"{kernel} {size}": seconds_per_call(table[kernel](size), repetitions) for kernel, size in requests
     }
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], kernels: dict[str, Callable[[int], Callable[[], object]]] | None = None) -> int:
+    """``[--repetitions N] KERNEL SIZE ...``: one JSON object (every held-out set's kernels script)."""
     repetitions = REPETITIONS
     if argv[:1] == ["--repetitions"]:
         repetitions, argv = int(argv[1]), argv[2:]
     pairs = [(argv[i], int(argv[i + 1])) for i in range(0, len(argv), 2)]
-    print(json.dumps(measure(pairs, repetitions)))
+    print(json.dumps(measure(pairs, repetitions, kernels)))
     return 0
 
 

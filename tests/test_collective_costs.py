@@ -104,7 +104,7 @@ def test_a_reduction_is_priced_by_its_sizes_range():
     assert model.duration("allreduce", 0, 4096.0) == pytest.approx(1e-6 + 4096 / 1e9 + 4096 * 1e-10)
     assert model.duration("allreduce", 0, 8192.0) == pytest.approx(1e-6 + 8192 / 1e9 + 8192 * 1e-9)
     machine = _machine(reduce_cost=RANGES)
-    assert machine.reduce_cost == 1e-9 and machine.reduce_cost_at(100) == 1e-10
+    assert machine.reduce_cost == 1e-9 and CollectiveModel.for_machine(machine, [0, 0]).gamma_at(100) == 1e-10
     again = Machine.from_dict(machine.to_dict())
     assert again.reduce_ranges == ((4096.0, 1e-10), (float("inf"), 1e-9))
 
@@ -157,4 +157,5 @@ def test_reduction_ranges_take_intervals():
     machine = Machine.from_dict(tomllib.loads(text))
     assert machine.reduce_ranges == ((4194304.0, 1e-10), (float("inf"), 3e-10))
     assert machine.uncertain.names == ["collectives.reduce_cost[1].cost"]
-    assert machine.uncertain.draw([2e-10]).reduce_cost_at(1000) == pytest.approx(2e-10)
+    drawn = machine.uncertain.draw([2e-10])
+    assert CollectiveModel.for_machine(drawn, [0, 0]).gamma_at(1000) == pytest.approx(2e-10)

@@ -128,10 +128,12 @@ def network_checks(machine: Any, repeats: int, say: Callable[[str], None]) -> li
     launches = ping_pong_launches(repeats, 1, sizes=list(CHECK_SIZES))
     if not launches:
         return []
+    from uml2perf_runtime.platform.network import eager_limit_of
+
     fast, slow = corner(machine, True), corner(machine, False)
 
     def one_way(m: Any, size: int) -> float:
-        return float(m.intra_node.message_time(size, eager_limit(m)))
+        return float(m.intra_node.message_time(size, eager_limit_of(m)))
 
     checks = []
     for size in CHECK_SIZES:
@@ -147,12 +149,6 @@ def network_checks(machine: Any, repeats: int, say: Callable[[str], None]) -> li
             )
         )
     return checks
-
-
-def eager_limit(machine: Any) -> int:
-    from uml2perf_runtime.platform.machine import DEFAULT_EAGER_LIMIT
-
-    return DEFAULT_EAGER_LIMIT if machine.eager_limit is None else int(machine.eager_limit)
 
 
 def check_machine(

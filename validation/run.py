@@ -37,6 +37,7 @@ sys.path.insert(0, str(HERE))
 
 import suite  # noqa: E402  (found through the sys.path entry just above)
 from cases import GROUPS  # noqa: E402
+from machine_check import check_machine  # noqa: E402
 from quiet import probe  # noqa: E402
 
 from uml2perf_runtime.output.files import write_output  # noqa: E402
@@ -108,23 +109,6 @@ def calibrate(path: Path, args: argparse.Namespace, max_busy: float, tries: int 
     }
 
 
-def check_machine(path: Path, args: argparse.Namespace) -> dict[str, object]:
-    """``uml2perf calibrate --check PATH`` after the programs ran: had the machine moved from its file?
-
-    A calibration is one sample of the machine's state; the check says whether the state the
-    programs met is still the one the file describes (exit status 3 when it has moved).
-    """
-    command = [sys.executable, "-m", "uml2perf", "calibrate", "--check", str(path)]
-    command += ["--repeats", "2" if args.smoke else "5"] + (["--no-mpi"] if args.no_mpi else [])
-    print("  $ uml2perf " + " ".join(command[3:]), flush=True)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    for line in done.stdout.splitlines():
-        print(f"    {line}")
-    if done.returncode not in (0, 3):
-        print(f"    the check failed: {done.stderr.strip()[-300:]}")
-    return {"holds": done.returncode == 0, "exit_status": done.returncode, "output": done.stdout}
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     repeats = args.repeats or (1 if args.smoke else 7)
@@ -158,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     print("4. does the machine file still hold after the programs? (the uml2perf calibrate --check command)")
-    machine_check = check_machine(machine_path, args)
+    machine_check = check_machine(machine_path, args.smoke, args.no_mpi, lambda line: print(line, flush=True))
 
     print(f"5. predictions ({args.samples} samples each for the intervals)")
     suite.predict_all(cases, setup, args.samples)

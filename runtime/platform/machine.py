@@ -512,13 +512,6 @@ class Machine(FrozenRecord):
             for up_to, cost in self.reduce_ranges
         ]
 
-    def reduce_cost_at(self, size: float) -> float:
-        """Seconds per byte a reduction of a ``size``-byte buffer spends combining (its range's)."""
-        for up_to, cost in self.reduce_ranges:
-            if size <= up_to:
-                return cost
-        return self.reduce_cost
-
     @property
     def uncertain(self) -> Any:
         """The machine file's inputs given as intervals (an ``UncertainMachine``), or None.
@@ -725,6 +718,7 @@ def _report_problems(source: str, data: Any) -> None:
     if isinstance(collectives, dict):
         for key in COLLECTIVE_COSTS:
             check(_collective_cost, source, collectives, key)
+        check(_reduce_ranges, source, collectives)
     for key in ("peak_flops", "memory_bandwidth", "core_bandwidth"):
         check(_optional_positive, source, key, data.get(key))
     check(_caches, source, data.get("caches"))
@@ -1223,8 +1217,7 @@ def _collective_cost(source: str, value: Any, key: str) -> float:
         return 0.0
     number = data[key]
     if key == "reduce_cost" and isinstance(number, list):
-        ranges = _reduce_ranges(source, data)
-        return ranges[-1][1]
+        return 0.0  # ranges: read by _reduce_ranges, whose last range the machine takes as reduce_cost
     if not _is_number(number) or not math.isfinite(float(number)) or float(number) < 0:
         raise MachineError(
             f"{source}: [collectives] {key} must be a number of at least 0 (seconds"

@@ -650,7 +650,7 @@ def _finish_offsets_numpy(steps: list[Step], p: int, costs: _PairCosts, gamma: f
     return done
 
 
-def _eager_limit(machine: Any) -> float:
+def eager_limit_of(machine: Any) -> float:
     """The machine's eager limit in bytes (the runtime's default when the file sets none)."""
     limit = getattr(machine, "eager_limit", None)
     return float(DEFAULT_EAGER_LIMIT if limit is None else limit)
@@ -722,7 +722,7 @@ class CollectiveModel:
             gamma,
             levels=levels,
             overhead=float(getattr(machine, "collective_overhead", 0.0)),
-            eager_limit=_eager_limit(machine),
+            eager_limit=eager_limit_of(machine),
             wakeup=machine.crowded_wakeup(node_of) if hasattr(machine, "crowded_wakeup") else None,
             gamma_ranges=ranges,
         )

@@ -50,6 +50,9 @@ sys.path.insert(0, str(HERE))
 
 from unseen_cases import COST_SOURCE, Case, all_cases  # noqa: E402  (through the sys.path entry above)
 
+sys.path.append(str(HERE.parent))  # the runners' shared parts, after this folder's own modules
+from machine_check import check_machine  # noqa: E402
+
 from uml2perf.calibrate import mpi_available, mpiexec_command  # noqa: E402
 from uml2perf.quiet import probe  # noqa: E402
 
@@ -205,19 +208,6 @@ def calibrate(path: Path, args: argparse.Namespace, log: Log) -> dict[str, Any]:
         "kept_disturbed_launches": disturbed,
         "output": done.stdout + done.stderr,
     }
-
-
-def check_machine(path: Path, args: argparse.Namespace, log: Log) -> dict[str, Any]:
-    """``uml2perf calibrate --check PATH`` after the programs: does the machine file still hold?"""
-    command = [sys.executable, "-m", "uml2perf", "calibrate", "--check", str(path)]
-    command += ["--repeats", "2" if args.quick else "5"]
-    log("  $ uml2perf " + " ".join(command[3:]))
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    for line in done.stdout.splitlines():
-        log(f"    {line}")
-    if done.returncode not in (0, 3):
-        log(f"    the check failed: {done.stderr.strip()[-300:]}")
-    return {"holds": done.returncode == 0, "exit_status": done.returncode, "output": done.stdout}
 
 
 # --------------------------------------------------------------------------- 2. kernel costs
@@ -704,7 +694,7 @@ def main(argv: list[str] | None = None) -> int:
     busy = measure_interleaved(cases, launcher, repeats, retry_rounds, args, log, vset)
 
     log("4. does the machine file still hold after the programs? (uml2perf calibrate --check)")
-    machine_check = check_machine(machine, args, log)
+    machine_check = check_machine(machine, args.quick, False, log)
 
     log(f"5. predictions (uml2perf run --json, {samples} samples per interval)")
     with tempfile.TemporaryDirectory() as folder:

@@ -21,13 +21,23 @@ from mpi4py import MPI
 DT = 1e-3
 
 
+def wrap(x: np.ndarray) -> None:
+    """Positions back into [0, 1), in place (a floating-point remainder per particle)."""
+    np.remainder(x, 1.0, out=x)
+
+
+def count_bins(index: np.ndarray, bins: int) -> np.ndarray:
+    """Particles per bin (integer increments, no floating-point work)."""
+    return np.bincount(index, minlength=bins)
+
+
 def histogram_step(
     comm: MPI.Intracomm, x: np.ndarray, v: np.ndarray, bins: int, mine: np.ndarray
 ) -> np.ndarray:
     x += v * DT
-    np.remainder(x, 1.0, out=x)
+    wrap(x)
     index = (x * bins).astype(np.int64)
-    counts = np.bincount(index, minlength=bins)
+    counts = count_bins(index, bins)
     comm.Reduce_scatter_block(counts, mine, op=MPI.SUM)
     cdf = np.cumsum(mine)
     before = np.zeros(1, dtype=np.int64)

@@ -484,6 +484,16 @@ def test_first_touch_costs_more_than_writing_warm_memory():
     assert 0 < calibrate.call_seconds(100) < 1e-3
 
 
+def test_slow_operations_weigh_more_than_an_addition():
+    weights = calibrate.operation_weights(core_flops=3e10, repeats=1)
+    assert set(weights) == {f"weight {name}" for name in calibrate.WEIGHED_OPERATIONS}
+    assert all(m.median >= 1.0 for m in weights.values())
+    assert weights["weight sin"].median > weights["weight divide"].median  # a sine is no division
+    lines = calibrate.weights_text(weights)
+    assert lines[0].startswith("# flops to count") and "sqrt " in lines[1]
+    assert calibrate.weights_text({}) == []
+
+
 def _host_values(large: float) -> dict[str, calibrate.Measured]:
     small = calibrate.Measured(2e9, 1.5e9, 2.5e9, "small; 3 launches", launches=(1.5e9, 2e9, 2.5e9))
     big = calibrate.Measured(large, large * 0.8, large * 1.2, "large")
@@ -522,6 +532,8 @@ def test_the_summary_names_cache_rows_by_their_working_set():
     assert printed_name("cache_core 1048576") == "cache 1,048,576 B, one core"
     assert printed_name("cache_node 16384") == "cache 16,384 B, all cores"
     assert printed_name("core_flops") == "peak_flops" and printed_name("latency") == "latency"
+    assert printed_name("first_touch 1048576") == "first_touch, 1,048,576 B blocks"
+    assert printed_name("weight sqrt") == "flops per sqrt"
 
 
 def test_the_cost_of_reused_buffers_is_fitted_with_the_overhead_kept():

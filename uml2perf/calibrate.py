@@ -431,6 +431,61 @@ def call_seconds(calls: int = CALLS_PER_SAMPLE) -> float:
     return (time.perf_counter() - start) / calls
 
 
+#: Elementwise operations whose cost calibrate weighs against an addition (numpy ufuncs).
+WEIGHED_OPERATIONS = ("divide", "sqrt", "exp", "log", "sin", "power")
+#: Elements per timed call of an elementwise operation: 128 KiB per array, cached, and long
+#: enough that the call's own cost is small beside its work.
+WEIGHT_ELEMENTS = 16384
+
+
+def operation_seconds(name: str, elements: int = WEIGHT_ELEMENTS, calls: int = 200) -> float:
+    """Seconds per element of numpy's ``name`` over cached arrays (in place, so no allocation)."""
+    a = np.linspace(0.5, 1.5, elements)
+    b = np.linspace(1.5, 0.5, elements)
+    out = np.empty(elements)
+    ufunc = getattr(np, name)
+    arguments = (a, b) if ufunc.nin == 2 else (a,)
+    ufunc(*arguments, out=out)
+    start = time.perf_counter()
+    for _ in range(calls):
+        ufunc(*arguments, out=out)
+    return (time.perf_counter() - start) / (calls * elements)
+
+
+def operation_weights(core_flops: float, repeats: int) -> dict[str, Measured]:
+    """``weight NAME``: the flops to count per element of an elementwise operation.
+
+    An addition or a multiplication counts one flop and its bytes price it (numpy's elementwise
+    loops run at the speed of the data).  A division, a square root or a transcendental function
+    takes longer than its data: its weight is one flop plus its time beyond an addition's at the
+    one-core ``peak_flops``, so that counting ``weight`` flops per element prices it right.
+    """
+    times: dict[str, list[float]] = {name: [] for name in ("add", *WEIGHED_OPERATIONS)}
+    for _ in range(max(repeats, 3)):
+        for name in times:  # interleaved
+            times[name].append(operation_seconds(name))
+    add = statistics.median(times["add"])
+    return {
+        f"weight {name}": Measured.of(
+            [max(1.0, 1.0 + (t - add) * core_flops) for t in times[name]],
+            f"numpy {name} over {WEIGHT_ELEMENTS:,} cached doubles against an addition, at peak_flops",
+        )
+        for name in WEIGHED_OPERATIONS
+    }
+
+
+def weights_text(values: dict[str, Measured]) -> list[str]:
+    """A comment: the flops to count per element of the weighed operations."""
+    found = [(name, values[f"weight {name}"]) for name in WEIGHED_OPERATIONS if f"weight {name}" in values]
+    if not found:
+        return []
+    shown = ", ".join(f"{name} {m.median:.3g}" for name, m in found)
+    return [
+        "# flops to count per element of elementwise operations (an addition or a multiplication is 1;",
+        f"# numpy over cached arrays, at peak_flops): {shown}",
+    ]
+
+
 def _cache_rounds(working_sets: Sequence[int], repeats: int, barrier: Any = None) -> list[list[float]]:
     """Seconds of ``repeats`` samples at each working set (interleaved), optionally in step with others."""
     loops = [triad_loop(size)[0] for size in working_sets]
@@ -760,6 +815,7 @@ def measure_here(
     say("first touch of fresh memory and the cost of a library call")
     out.update(first_touch_rates(repeats))
     call_seconds(1000)  # warm
+    out.update(operation_weights(out["core_flops"].median, repeats))
     out["call_cost"] = Measured.of(
         [call_seconds() for _ in range(repeats)],
         f"{CALLS_PER_SAMPLE:,} additions of two 8-element numpy arrays in a Python loop, per call",
@@ -1841,20 +1897,18 @@ def host_text(values: dict[str, Measured]) -> list[str]:
             m.low <= other.high and other.low <= m.high for m in found for other in found
         ):
             m = values["first_touch"]
-            lines.append(f"first_touch = {number_text(m)}  # bytes/s; {m.how}; {_launches_note(m)}")
+            lines.append(f"first_touch = {number_text(m)}  # bytes/s; {m.how}{_note(m)}")
         else:
             lines.append("first_touch = [")
             for index, (block, m) in enumerate(zip(blocks, found, strict=True)):
                 bound = (
                     "" if index == len(blocks) - 1 else f"up_to = {_range_bound(block, blocks[index + 1])}, "
                 )
-                lines.append(
-                    f"  {{ {bound}bandwidth = {number_text(m)} }},  # bytes/s; {m.how}; {_launches_note(m)}"
-                )
+                lines.append(f"  {{ {bound}bandwidth = {number_text(m)} }},  # bytes/s; {m.how}{_note(m)}")
             lines.append("]")
     if "call_cost" in values:
         m = values["call_cost"]
-        lines.append(f"call_cost = {number_text(m, 3)}  # seconds; {m.how}; {_launches_note(m)}")
+        lines.append(f"call_cost = {number_text(m, 3)}  # seconds; {m.how}{_note(m)}")
     return lines
 
 
@@ -1915,6 +1969,7 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated", gate: Qu
         key("memory_bandwidth", "memory_bandwidth", "bytes/s"),
         key("core_bandwidth", "core_bandwidth", "bytes/s"),
         f"# all cores at once: {number_text(values['peak_flops'])} flop/s; {values['peak_flops'].how}",
+        *weights_text(values),
         *host_text(values),
         *([""] + caches_text(values).rstrip("\n").splitlines() if caches_measured(values) else []),
         "",

@@ -475,6 +475,51 @@ def test_the_caches_table_reads_back_with_its_intervals():
     assert "# bytes/s; 3 launches" in text
 
 
+def test_first_touch_costs_more_than_writing_warm_memory():
+    fresh, again = calibrate.first_touch_seconds(1 << 20)
+    assert fresh > again > 0
+    rates = calibrate.first_touch_rates(repeats=1)
+    assert set(rates) == {"first_touch", *(f"first_touch {block}" for block in calibrate.FIRST_TOUCH_BLOCKS)}
+    assert all(m.median > 0 and m.low <= m.median <= m.high for m in rates.values())
+    assert 0 < calibrate.call_seconds(100) < 1e-3
+
+
+def test_slow_operations_weigh_more_than_an_addition():
+    weights = calibrate.operation_weights(core_flops=3e10, repeats=1)
+    assert set(weights) == {f"weight {name}" for name in calibrate.WEIGHED_OPERATIONS}
+    assert all(m.median >= 1.0 for m in weights.values())
+    assert weights["weight sin"].median > weights["weight divide"].median  # a sine is no division
+    lines = calibrate.weights_text(weights)
+    assert lines[0].startswith("# flops to count") and "sqrt " in lines[1]
+    assert calibrate.weights_text({}) == []
+
+
+def _host_values(large: float) -> dict[str, calibrate.Measured]:
+    small = calibrate.Measured(2e9, 1.5e9, 2.5e9, "small; 3 launches", launches=(1.5e9, 2e9, 2.5e9))
+    big = calibrate.Measured(large, large * 0.8, large * 1.2, "large")
+    return {
+        "first_touch": calibrate.Measured(2e9, 1.6e9, 2.4e9, "both"),
+        "first_touch 1048576": small,
+        "first_touch 16777216": big,
+        "call_cost": calibrate.Measured(4e-7, 3e-7, 5e-7, "calls"),
+    }
+
+
+@pytest.mark.parametrize(
+    "large, expected",
+    [
+        (2.1e9, ((float("inf"), 2e9),)),  # the sizes agree: one number
+        (1.6e10, ((4194303.0, 2e9), (float("inf"), 1.6e10))),  # huge pages: ranges by allocation size
+    ],
+)
+def test_the_host_keys_read_back(large, expected):
+    text = 'name = "m"\nnodes = 1\ncores_per_node = 2\n' + "\n".join(calibrate.host_text(_host_values(large)))
+    machine = Machine.from_dict(tomllib.loads(text))
+    assert machine.first_touch == expected
+    assert machine.call_cost == 4e-7
+    assert "call_cost" in machine.uncertain.names
+
+
 def test_a_cached_triad_loop_moves_what_it_says():
     run, moved = calibrate.triad_loop(24 * 1000)
     assert moved == 40 * 1000 * (calibrate.CACHE_SAMPLE_BYTES // 40_000)
@@ -487,6 +532,8 @@ def test_the_summary_names_cache_rows_by_their_working_set():
     assert printed_name("cache_core 1048576") == "cache 1,048,576 B, one core"
     assert printed_name("cache_node 16384") == "cache 16,384 B, all cores"
     assert printed_name("core_flops") == "peak_flops" and printed_name("latency") == "latency"
+    assert printed_name("first_touch 1048576") == "first_touch, 1,048,576 B blocks"
+    assert printed_name("weight sqrt") == "flops per sqrt"
 
 
 def test_the_cost_of_reused_buffers_is_fitted_with_the_overhead_kept():

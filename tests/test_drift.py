@@ -18,6 +18,8 @@ cores_per_node = 2
 peak_flops = { value = 5e10, low = 4e10, high = 6e10 }
 memory_bandwidth = { value = 4e10, low = 3e10, high = 5e10 }
 core_bandwidth = 3e10
+first_touch = { value = 2e9, low = 1.5e9, high = 2.5e9 }
+call_cost = { value = 4e-7, low = 3e-7, high = 5e-7 }
 [caches]
 levels = [{ up_to = 65536, core_bandwidth = { value = 6e10, low = 5e10, high = 7e10 }, bandwidth = 1.2e11 }]
 [network.intra_node]
@@ -51,6 +53,12 @@ def _fake_measurements(monkeypatch: pytest.MonkeyPatch, scale: float) -> None:
             "cache_node 65536": rate(1.2e11),
         },
     )
+    monkeypatch.setattr(
+        calibrate,
+        "first_touch_rates",
+        lambda repeats: {"first_touch": rate(2e9), "first_touch 1048576": rate(2e9)},
+    )
+    monkeypatch.setattr(calibrate, "call_seconds", lambda calls=1: 4e-7 / scale)
     machine = Machine.from_dict(tomllib.loads(FILE))
     link = machine.intra_node
 
@@ -67,7 +75,7 @@ def test_a_file_that_matches_the_machine_holds(monkeypatch, tmp_path, capsys):
     path.write_text(FILE)
     assert main(["calibrate", "--check", str(path), "--repeats", "2"]) == 0
     out = capsys.readouterr().out
-    assert "7 of 7 keys inside the file's intervals (100%)" in out and "holds on this machine now" in out
+    assert "9 of 9 keys inside the file's intervals (100%)" in out and "holds on this machine now" in out
     assert "2 key(s) marked '-' have no interval in the file" in out  # core_bandwidth, the level's bandwidth
     for key in ("peak_flops", "caches.levels[1].core_bandwidth", "network.intra_node 1048576 B one-way"):
         assert key in out
@@ -126,5 +134,7 @@ def test_the_quick_measurement_runs_here(monkeypatch, tmp_path):
         "core_bandwidth",
         "caches.levels[1].core_bandwidth",
         "caches.levels[1].bandwidth",
+        "first_touch",
+        "call_cost",
     ]
     assert all(c.now > 0 for c in checks)

@@ -42,6 +42,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import mmap
 import os
 import shutil
 import statistics
@@ -68,6 +69,13 @@ CACHE_WORKING_SETS = tuple(16384 << (2 * k) for k in range(6))
 #: Bytes one timed sample of a cached triad moves (repeated triads): long enough for the timer.
 CACHE_SAMPLE_BYTES = 200_000_000
 MATMUL_N = 512
+#: Allocation sizes whose first touch is timed: below and above :data:`HUGE_PAGE_ADVICE`.
+FIRST_TOUCH_BLOCKS = (1 << 20, 16 << 20)
+#: From this many bytes on, numpy asks the system to back an array with huge pages (and so
+#: does the measurement): first touching them costs a fraction of what small pages cost.
+HUGE_PAGE_ADVICE = 4 << 20
+#: Tiny array operations timed per sample of ``call_cost``.
+CALLS_PER_SAMPLE = 20_000
 #: Independent launches of every measurement unless ``--launches`` says otherwise.
 DEFAULT_LAUNCHES = 4
 
@@ -310,6 +318,172 @@ def triad_loop(working_set: int) -> tuple[Callable[[], float], float]:
 
     run()
     return run, float(per_triad * inner)
+
+
+#: A process that times fresh numpy arrays as a program's temporaries get them (see
+#: :func:`first_touch_rates`): ``[[fresh, again], ...]`` seconds per block size, as JSON.
+_FIRST_TOUCH = r"""
+import json, sys, time
+import numpy as np
+blocks = json.loads(sys.argv[1]); repeats = int(sys.argv[2])
+out = {block: [] for block in blocks}
+for _ in range(repeats):
+    for block in blocks:
+        start = time.perf_counter()
+        x = np.empty(block // 8)
+        x.fill(1.0)
+        first = time.perf_counter()
+        x.fill(2.0)
+        again = time.perf_counter()
+        del x
+        out[block].append([first - start, again - first])
+print(json.dumps(out))
+"""
+
+#: glibc's allocator settings for that process: blocks come from the heap (as temporaries do once
+#: the allocator has raised its mapping threshold) and every free at the top goes back to the
+#: system (as it does when a kernel's temporaries are freed together), so each block is fresh.
+FRESH_HEAP = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": "0"}
+
+
+def first_touch_seconds(block: int) -> tuple[float, float]:
+    """Seconds to write ``block`` bytes of newly mapped memory, and to write them again.
+
+    The fallback of :func:`first_touch_rates` where the allocator cannot be told to hand out
+    fresh memory (not glibc): a block mapped directly, with the huge-page advice numpy gives
+    from :data:`HUGE_PAGE_ADVICE` on.
+    """
+    region = mmap.mmap(-1, block)
+    try:
+        if block >= HUGE_PAGE_ADVICE and hasattr(mmap, "MADV_HUGEPAGE"):
+            region.madvise(mmap.MADV_HUGEPAGE)
+        view = np.frombuffer(region, dtype=np.float64)
+        start = time.perf_counter()
+        view.fill(1.0)
+        first = time.perf_counter()
+        view.fill(2.0)
+        again = time.perf_counter()
+        del view
+    finally:
+        region.close()
+    return first - start, again - first
+
+
+def _fresh_heap_seconds(repeats: int) -> dict[int, list[tuple[float, float]]] | None:
+    """``(fresh, again)`` seconds per block from a process whose every numpy block is fresh; None if
+    that process could not be run or its blocks were not fresh (an allocator that ignores the settings)."""
+    command = [sys.executable, "-c", _FIRST_TOUCH, json.dumps(list(FIRST_TOUCH_BLOCKS)), str(repeats)]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=120, env=os.environ | FRESH_HEAP
+        )
+        found = {
+            int(block): [tuple(pair) for pair in pairs] for block, pairs in json.loads(done.stdout).items()
+        }
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    for pairs in found.values():
+        if statistics.median(fresh - again for fresh, again in pairs) <= 0:
+            return None
+    return found  # type: ignore[return-value]
+
+
+def first_touch_rates(repeats: int) -> dict[str, Measured]:
+    """``first_touch {block}`` and ``first_touch``: bytes/s of first touch beyond the write (one core).
+
+    What a program meets: the temporaries of a numpy kernel come from the heap, and when several
+    are freed together the allocator gives the memory back, so the next run's temporaries map it
+    in again.  A separate process is set up so (:data:`FRESH_HEAP`) and writes a new numpy array of
+    each block size twice: the first write's time less the second's is the first touch.
+    """
+    repeats = max(repeats, 5)
+    pairs = _fresh_heap_seconds(repeats)
+    how = "new numpy arrays from a heap that gives freed memory back"
+    if pairs is None:
+        how = "newly mapped memory"
+        pairs = {block: [] for block in FIRST_TOUCH_BLOCKS}
+        for _ in range(repeats):
+            for block in FIRST_TOUCH_BLOCKS:  # interleaved, so a disturbance does not hit one size alone
+                pairs[block].append(first_touch_seconds(block))
+    samples = {
+        block: [block / max(fresh - again, 1e-9) for fresh, again in found] for block, found in pairs.items()
+    }
+    out: dict[str, Measured] = {}
+    for block, rates in samples.items():
+        out[f"first_touch {block}"] = Measured.of(
+            rates, f"writing {block:,} bytes of {how} less writing them again, one core"
+        )
+    sizes = " and ".join(f"{block:,}" for block in FIRST_TOUCH_BLOCKS)
+    out["first_touch"] = Measured.of(
+        [rate for rates in samples.values() for rate in rates],
+        f"writing {how} less writing it again, blocks of {sizes} bytes alike, one core",
+    )
+    return out
+
+
+def call_seconds(calls: int = CALLS_PER_SAMPLE) -> float:
+    """Seconds of one array operation on a tiny array (8 doubles), as a line of a program makes it."""
+    a = np.ones(8)
+    b = np.ones(8)
+    start = time.perf_counter()
+    for _ in range(calls):
+        a + b  # noqa: B018 - the operation is what is timed
+    return (time.perf_counter() - start) / calls
+
+
+#: Elementwise operations whose cost calibrate weighs against an addition (numpy ufuncs).
+WEIGHED_OPERATIONS = ("divide", "sqrt", "exp", "log", "sin", "power")
+#: Elements per timed call of an elementwise operation: 128 KiB per array, cached, and long
+#: enough that the call's own cost is small beside its work.
+WEIGHT_ELEMENTS = 16384
+
+
+def operation_seconds(name: str, elements: int = WEIGHT_ELEMENTS, calls: int = 200) -> float:
+    """Seconds per element of numpy's ``name`` over cached arrays (in place, so no allocation)."""
+    a = np.linspace(0.5, 1.5, elements)
+    b = np.linspace(1.5, 0.5, elements)
+    out = np.empty(elements)
+    ufunc = getattr(np, name)
+    arguments = (a, b) if ufunc.nin == 2 else (a,)
+    ufunc(*arguments, out=out)
+    start = time.perf_counter()
+    for _ in range(calls):
+        ufunc(*arguments, out=out)
+    return (time.perf_counter() - start) / (calls * elements)
+
+
+def operation_weights(core_flops: float, repeats: int) -> dict[str, Measured]:
+    """``weight NAME``: the flops to count per element of an elementwise operation.
+
+    An addition or a multiplication counts one flop and its bytes price it (numpy's elementwise
+    loops run at the speed of the data).  A division, a square root or a transcendental function
+    takes longer than its data: its weight is one flop plus its time beyond an addition's at the
+    one-core ``peak_flops``, so that counting ``weight`` flops per element prices it right.
+    """
+    times: dict[str, list[float]] = {name: [] for name in ("add", *WEIGHED_OPERATIONS)}
+    for _ in range(max(repeats, 3)):
+        for name in times:  # interleaved
+            times[name].append(operation_seconds(name))
+    add = statistics.median(times["add"])
+    return {
+        f"weight {name}": Measured.of(
+            [max(1.0, 1.0 + (t - add) * core_flops) for t in times[name]],
+            f"numpy {name} over {WEIGHT_ELEMENTS:,} cached doubles against an addition, at peak_flops",
+        )
+        for name in WEIGHED_OPERATIONS
+    }
+
+
+def weights_text(values: dict[str, Measured]) -> list[str]:
+    """A comment: the flops to count per element of the weighed operations."""
+    found = [(name, values[f"weight {name}"]) for name in WEIGHED_OPERATIONS if f"weight {name}" in values]
+    if not found:
+        return []
+    shown = ", ".join(f"{name} {m.median:.3g}" for name, m in found)
+    return [
+        "# flops to count per element of elementwise operations (an addition or a multiplication is 1;",
+        f"# numpy over cached arrays, at peak_flops): {shown}",
+    ]
 
 
 def _cache_rounds(working_sets: Sequence[int], repeats: int, barrier: Any = None) -> list[list[float]]:
@@ -637,6 +811,14 @@ def measure_here(
     out["peak_flops"] = Measured.of(
         [cores * flops / _on_all_cores(mm, cores) for _ in range(repeats)],
         f"{cores} matrix products at once, one per core",
+    )
+    say("first touch of fresh memory and the cost of a library call")
+    out.update(first_touch_rates(repeats))
+    call_seconds(1000)  # warm
+    out.update(operation_weights(out["core_flops"].median, repeats))
+    out["call_cost"] = Measured.of(
+        [call_seconds() for _ in range(repeats)],
+        f"{CALLS_PER_SAMPLE:,} additions of two 8-element numpy arrays in a Python loop, per call",
     )
     say("thread start and hand-off (no-op thread pools)")
     out.update(thread_costs(repeats, cores))
@@ -1695,6 +1877,49 @@ def caches_text(values: dict[str, Measured]) -> str:
     return "\n".join([*lines, "]"]) + "\n"
 
 
+def host_text(values: dict[str, Measured]) -> list[str]:
+    """``first_touch`` and ``call_cost``: the host costs of actions.
+
+    ``first_touch`` is one number when the allocation sizes measured agree (their intervals
+    overlap), and ranges by allocation size when they do not (a machine that backs large
+    allocations with huge pages).
+    """
+    blocks = [block for block in FIRST_TOUCH_BLOCKS if f"first_touch {block}" in values]
+    lines: list[str] = []
+    if blocks:
+        lines += [
+            "",
+            "# an action's 'fresh' bytes (memory it allocates anew and writes) cost this much beyond",
+            "# the write, by the size of each allocation; its 'calls' cost call_cost each",
+        ]
+        found = [values[f"first_touch {block}"] for block in blocks]
+        if "first_touch" in values and all(
+            m.low <= other.high and other.low <= m.high for m in found for other in found
+        ):
+            m = values["first_touch"]
+            lines.append(f"first_touch = {number_text(m)}  # bytes/s; {m.how}{_note(m)}")
+        else:
+            lines.append("first_touch = [")
+            for index, (block, m) in enumerate(zip(blocks, found, strict=True)):
+                bound = (
+                    "" if index == len(blocks) - 1 else f"up_to = {_range_bound(block, blocks[index + 1])}, "
+                )
+                lines.append(f"  {{ {bound}bandwidth = {number_text(m)} }},  # bytes/s; {m.how}{_note(m)}")
+            lines.append("]")
+    if "call_cost" in values:
+        m = values["call_cost"]
+        lines.append(f"call_cost = {number_text(m, 3)}  # seconds; {m.how}{_note(m)}")
+    return lines
+
+
+def _range_bound(block: int, following: int) -> int:
+    """Where the range of a measured allocation size ends: just below the huge-page advice when
+    the next size is above it (the page size changes there), else halfway to the next size."""
+    if block < HUGE_PAGE_ADVICE <= following:
+        return HUGE_PAGE_ADVICE - 1
+    return (block + following) // 2
+
+
 def _launches_note(m: Measured) -> str:
     """How many launches a key pools (its method is in the table's header), and its modes."""
     count = max(1, len(m.launches))
@@ -1744,6 +1969,8 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated", gate: Qu
         key("memory_bandwidth", "memory_bandwidth", "bytes/s"),
         key("core_bandwidth", "core_bandwidth", "bytes/s"),
         f"# all cores at once: {number_text(values['peak_flops'])} flop/s; {values['peak_flops'].how}",
+        *weights_text(values),
+        *host_text(values),
         *([""] + caches_text(values).rstrip("\n").splitlines() if caches_measured(values) else []),
         "",
         "# thread costs (seconds) of task pools and pipelines that give no startup/handoff/overhead tags",

@@ -94,6 +94,33 @@ def rate_checks(machine: Any, repeats: int, say: Callable[[str], None]) -> list[
                 cached[f"cache_core {level.up_to}"].median,
             )
             check(f"{where}.bandwidth", "B/s", level.bandwidth, cached[f"cache_node {level.up_to}"].median)
+    checks += host_checks(machine, repeats, say, bounds)
+    return checks
+
+
+def host_checks(
+    machine: Any, repeats: int, say: Callable[[str], None], bounds: dict[str, tuple[float, float]]
+) -> list[KeyCheck]:
+    """``first_touch`` (each range, at the block size calibrate measured for it) and ``call_cost``."""
+    from .calibrate import FIRST_TOUCH_BLOCKS, call_seconds, first_touch_rates
+
+    checks: list[KeyCheck] = []
+    if machine.first_touch:
+        say("first touch of fresh memory")
+        rates = first_touch_rates(repeats)
+        for index, (up_to, rate) in enumerate(machine.first_touch, start=1):
+            name = "first_touch" if len(machine.first_touch) == 1 else f"first_touch[{index}].bandwidth"
+            inside = [block for block in FIRST_TOUCH_BLOCKS if block <= up_to] or [FIRST_TOUCH_BLOCKS[0]]
+            block = FIRST_TOUCH_BLOCKS[-1] if up_to == float("inf") else inside[-1]
+            now = rates["first_touch" if len(machine.first_touch) == 1 else f"first_touch {block}"].median
+            low, high = bounds.get(name, (rate, rate))
+            checks.append(KeyCheck(name, "B/s", rate, low, high, now))
+    if machine.call_cost is not None:
+        say("cost of a library call")
+        call_seconds(1000)
+        now = statistics.median(call_seconds() for _ in range(repeats))
+        low, high = bounds.get("call_cost", (machine.call_cost, machine.call_cost))
+        checks.append(KeyCheck("call_cost", "s", machine.call_cost, low, high, now))
     return checks
 
 

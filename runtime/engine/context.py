@@ -573,11 +573,16 @@ class Context:
         copy_in: Any = 0.0,
         copy_out: Any = 0.0,
         footprint: Any = None,
+        fresh: Any = 0.0,
+        allocation: Any = None,
+        calls: Any = 0.0,
     ) -> Any:
         """Run a hardware-aware action: roofline time on a core or a device (see ``roofline.py``)."""
         from ..platform.roofline import roofline
 
-        return roofline(self, elem, cost, flops, bytes, device, copy_in, copy_out, footprint)
+        return roofline(
+            self, elem, cost, flops, bytes, device, copy_in, copy_out, footprint, fresh, allocation, calls
+        )
 
     def no_guard_holds(self, where: str, values: dict[str, Any]) -> None:
         """A decision none of whose guards holds: UML keeps the token there, so the run cannot go on."""

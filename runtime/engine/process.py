@@ -60,6 +60,10 @@ class ProcessContext(Protocol):
         device: str | None = None,
         copy_in: Any = 0.0,
         copy_out: Any = 0.0,
+        footprint: Any = None,
+        fresh: Any = 0.0,
+        allocation: Any = None,
+        calls: Any = 0.0,
     ) -> Any: ...
     def no_guard_holds(self, where: str, values: dict[str, Any]) -> None: ...
     def enter(self, elem: Element) -> None: ...

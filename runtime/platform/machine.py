@@ -149,6 +149,8 @@ _TOP_KEYS = (
     "threads",
     "variability",
     "caches",
+    "first_touch",
+    "call_cost",
 )
 _DEVICE_KEYS = ("count", "peak_flops", "memory_bandwidth", "link")
 
@@ -271,6 +273,11 @@ class Machine(FrozenRecord):
     core_bandwidth: float | None
     #: faster rates for working sets that fit in a cache (``[caches] levels``, smallest first)
     caches: tuple[CacheLevel, ...]
+    #: ``(up_to, bytes/s)``: how fast one core writes memory it touches for the first time, by the
+    #: size of the allocation the memory comes from (the last ``up_to`` infinite); empty: not given
+    first_touch: tuple[tuple[float, float], ...]
+    #: seconds one library call costs beyond its work (``call_cost``); None when not given
+    call_cost: float | None
     devices: dict[str, Device]
     #: Seconds every rank spends per collective call beyond its messages (``[collectives] overhead``).
     collective_overhead: float
@@ -303,6 +310,8 @@ class Machine(FrozenRecord):
         "memory_bandwidth",
         "core_bandwidth",
         "caches",
+        "first_touch",
+        "call_cost",
         "devices",
         "collective_overhead",
         "reduce_cost",
@@ -329,6 +338,8 @@ class Machine(FrozenRecord):
         memory_bandwidth: float | None = None,
         core_bandwidth: float | None = None,
         caches: tuple[CacheLevel, ...] = (),
+        first_touch: tuple[tuple[float, float], ...] = (),
+        call_cost: float | None = None,
         devices: dict[str, Device] | None = None,
         collective_overhead: float = 0.0,
         reduce_cost: float = 0.0,
@@ -353,6 +364,8 @@ class Machine(FrozenRecord):
         put(self, "memory_bandwidth", memory_bandwidth)
         put(self, "core_bandwidth", core_bandwidth)
         put(self, "caches", tuple(caches))
+        put(self, "first_touch", tuple(first_touch))
+        put(self, "call_cost", call_cost)
         put(self, "devices", {} if devices is None else devices)
         put(self, "collective_overhead", collective_overhead)
         put(self, "reduce_cost", reduce_ranges[-1][1] if reduce_ranges else reduce_cost)
@@ -484,6 +497,8 @@ class Machine(FrozenRecord):
             memory_bandwidth=_optional_positive(source, "memory_bandwidth", data.get("memory_bandwidth")),
             core_bandwidth=_optional_positive(source, "core_bandwidth", data.get("core_bandwidth")),
             caches=_caches(source, data.get("caches")),
+            first_touch=_first_touch(source, data.get("first_touch")),
+            call_cost=_optional_positive(source, "call_cost", data.get("call_cost")),
             devices=_devices(source, data.get("devices", {})),
             collective_overhead=_collective_cost(source, data.get("collectives", {}), "overhead"),
             reduce_cost=_collective_cost(source, data.get("collectives", {}), "reduce_cost"),
@@ -611,6 +626,10 @@ class Machine(FrozenRecord):
                     for level in self.caches
                 ]
             }
+        if self.first_touch:
+            out["first_touch"] = _first_touch_dict(self.first_touch)
+        if self.call_cost is not None:
+            out["call_cost"] = self.call_cost
         if self.background_load:
             out["background_load"] = self.background_load
         if self.threads is not None:
@@ -722,6 +741,8 @@ def _report_problems(source: str, data: Any) -> None:
     for key in ("peak_flops", "memory_bandwidth", "core_bandwidth"):
         check(_optional_positive, source, key, data.get(key))
     check(_caches, source, data.get("caches"))
+    check(_first_touch, source, data.get("first_touch"))
+    check(_optional_positive, source, "call_cost", data.get("call_cost"))
     check(_devices, source, data.get("devices", {}))
     found = _distinct(found)
     if len(found) == 1:
@@ -967,6 +988,8 @@ _UNIT_KINDS = {
     "memory_bandwidth": "bandwidth",
     "core_bandwidth": "bandwidth",
     "peak_flops": "flops",
+    "first_touch": "bandwidth",
+    "call_cost": "time",
     "eager_limit": "bytes",
     "overhead": "time",
     "handshake": "time",
@@ -1245,21 +1268,70 @@ def _reduce_ranges(source: str, value: Any) -> tuple[tuple[float, float], ...]:
     rows = data.get("reduce_cost")
     if not isinstance(rows, list):
         return ()
-    where = "[collectives] reduce_cost"
+    ranges = _sized_ranges(source, "[collectives] reduce_cost", rows, "cost", REDUCE_RANGES_HINT)
+    for index, (_, cost) in enumerate(ranges, start=1):
+        if not math.isfinite(cost) or cost < 0:
+            raise MachineError(
+                f"{source}: [collectives] reduce_cost[{index}] cost must be seconds per byte (0 or more), "
+                f"got {cost!r}"
+            )
+    return ranges
+
+
+FIRST_TOUCH_HINT = (
+    "first_touch = 2e9 (bytes/s), or per range of the allocation's size: "
+    'first_touch = [{ up_to = "4 MiB", bandwidth = 2e9 }, { bandwidth = 1.5e10 }]'
+)
+
+
+def _first_touch(source: str, value: Any) -> tuple[tuple[float, float], ...]:
+    """``first_touch``: bytes/s, one number or ranges ``[{ up_to, bandwidth }, ..., { bandwidth }]``.
+
+    Why ranges: how fast fresh memory is mapped in depends on the pages the system backs an
+    allocation with, and that depends on the allocation's size (large ones may get huge pages,
+    which cost a fraction of small ones per byte).  Sizes are an action's ``allocation`` tag.
+    """
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        return ((math.inf, _positive_number(source, "first_touch", value)),)
+    ranges = _sized_ranges(source, "first_touch", value, "bandwidth", FIRST_TOUCH_HINT)
+    for index, (_, rate) in enumerate(ranges, start=1):
+        _positive_number(source, f"first_touch[{index}] bandwidth", rate)
+    return ranges
+
+
+def _first_touch_dict(ranges: tuple[tuple[float, float], ...]) -> Any:
+    """``first_touch`` as a machine file writes it: one number, or its ranges."""
+    if len(ranges) == 1:
+        return ranges[0][1]
+    return [
+        ({} if up_to == math.inf else {"up_to": int(up_to)}) | {"bandwidth": rate} for up_to, rate in ranges
+    ]
+
+
+def _sized_ranges(
+    source: str, where: str, rows: list[Any], column: str, hint: str
+) -> tuple[tuple[float, float], ...]:
+    """Rows ``[{ up_to, COLUMN }, ..., { COLUMN }]`` as ``(up_to, number)``, the last up to infinity.
+
+    Only the shape is checked here (tables, keys, sizes rising, numbers); what a valid number
+    is belongs to the key (the caller checks it).
+    """
     if not rows or len(rows) > MAX_CACHE_LEVELS + 1:
         raise MachineError(
-            f"{source}: {where} needs 1 to {MAX_CACHE_LEVELS + 1} ranges, got {len(rows)}",
-            hint=REDUCE_RANGES_HINT,
+            f"{source}: {where} needs 1 to {MAX_CACHE_LEVELS + 1} ranges, got {len(rows)}", hint=hint
         )
+    dotted = where.replace("[", "").replace("] ", ".")
     ranges: list[tuple[float, float]] = []
     for index, row in enumerate(rows, start=1):
         at = f"{where}[{index}]"
         if not isinstance(row, dict):
-            raise MachineError(f"{source}: {at} must be a table, got {row!r}", hint=REDUCE_RANGES_HINT)
-        _check_keys(source, at.replace("[collectives] ", "collectives."), row, ("up_to", "cost"))
+            raise MachineError(f"{source}: {at} must be a table, got {row!r}", hint=hint)
+        _check_keys(source, f"{dotted}[{index}]", row, ("up_to", column))
         last = index == len(rows)
-        if "cost" not in row:
-            raise MachineError(f"{source}: {at} needs 'cost' (seconds per byte)", hint=REDUCE_RANGES_HINT)
+        if column not in row:
+            raise MachineError(f"{source}: {at} needs '{column}'", hint=hint)
         if last != ("up_to" not in row):
             raise MachineError(
                 f"{source}: {at} "
@@ -1268,7 +1340,7 @@ def _reduce_ranges(source: str, value: Any) -> tuple[tuple[float, float], ...]:
                     if last
                     else "needs 'up_to' (bytes): only the last range has none"
                 ),
-                hint=REDUCE_RANGES_HINT,
+                hint=hint,
             )
         up_to = (
             math.inf
@@ -1279,10 +1351,10 @@ def _reduce_ranges(source: str, value: Any) -> tuple[tuple[float, float], ...]:
             raise MachineError(
                 f"{source}: {at} up_to is not above the range before", hint="list the ranges smallest first"
             )
-        cost = row["cost"]
-        if not _is_number(cost) or not math.isfinite(float(cost)) or float(cost) < 0:
-            raise MachineError(f"{source}: {at} cost must be seconds per byte (0 or more), got {cost!r}")
-        ranges.append((up_to, float(cost)))
+        number = _with_unit(source, f"{at} {column}", row[column])
+        if not _is_number(number):
+            raise MachineError(f"{source}: {at} {column} must be a number, got {row[column]!r}", hint=hint)
+        ranges.append((up_to, float(number)))
     return tuple(ranges)
 
 

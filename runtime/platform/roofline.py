@@ -25,6 +25,14 @@ every stream has the same cap, the fair share is simply
 ``min(core_bandwidth, memory_bandwidth / streams)``.  An action whose bytes
 are done but whose flops are not stops streaming (and frees its share).
 
+Two host costs add to a CPU action's time, spent on its core like a plain cost: ``fresh``
+bytes of memory the action touches for the first time (allocated anew, as a large temporary
+of an array expression or a buffer allocated per call often is: the system maps in and
+clears every page of it on first write) at the machine's ``first_touch`` rate for the size of
+each ``allocation`` (by default one allocation of all ``fresh`` bytes); and ``calls`` library
+calls at ``call_cost`` seconds each (what an interpreted program or a library spends per call
+beyond the work: an array operation on a tiny array costs this much and no less).
+
 With ``device = "NAME"`` the action runs on one of the node's ``count``
 devices of that kind: it queues for a free device (first come, first served:
 accelerators run kernels of different processes one after another unless
@@ -50,7 +58,7 @@ from ..spec import Element
 #: The simulating context (``uml2perf_runtime.engine.context.Context``, which imports this module).
 Context = Any
 
-__all__ = ["NodeMemory", "cache_level", "roofline"]
+__all__ = ["NodeMemory", "cache_level", "host_seconds", "roofline", "sized"]
 
 
 class NodeMemory:
@@ -127,11 +135,22 @@ def _number(ctx: Context, elem: Element, what: str, value: Any) -> float:
     return number
 
 
+#: The action tag that needs each machine key (for the error when the key is missing).
+_NEEDED_BY = {
+    "peak_flops": "flops",
+    "memory_bandwidth": "bytes",
+    "first_touch": "fresh",
+    "call_cost": "calls",
+}
+
+
 def _machine_value(ctx: Context, key: str, value: float | None, elem: Element) -> float:
     if value is None:
         raise MachineError(
-            f"{elem.describe()} gives flops or bytes, but machine '{ctx.sim.machine.name}' has no '{key}'",
-            hint=f"add '{key} = ...' to the machine file (see samples/machines/gpu-node.toml)",
+            f"{elem.describe()} gives {_NEEDED_BY.get(key, key)}, but machine '{ctx.sim.machine.name}' "
+            f"has no '{key}'",
+            hint=f"add '{key} = ...' to the machine file (see samples/machines/gpu-node.toml; "
+            "uml2perf calibrate measures it)",
         )
     return value
 
@@ -146,6 +165,9 @@ def roofline(
     copy_in: Any,
     copy_out: Any,
     footprint: Any = None,
+    fresh: Any = 0.0,
+    allocation: Any = None,
+    calls: Any = 0.0,
 ) -> Any:
     """Generator behind ``p.roofline(...)``: run one hardware-aware action (see the module docstring)."""
     sim = ctx.sim
@@ -153,7 +175,7 @@ def roofline(
     bytes_v = _number(ctx, elem, "bytes", nbytes)
     copy_in_v = _number(ctx, elem, "copy_in", copy_in)
     copy_out_v = _number(ctx, elem, "copy_out", copy_out)
-    cost_v = _number(ctx, elem, "cost", cost)
+    cost_v = _number(ctx, elem, "cost", cost) + host_seconds(ctx, elem, fresh, allocation, calls)
     target = sim.device_for(elem, device)
     env = ctx.env
     start = env._now
@@ -204,6 +226,29 @@ def roofline(
             ctx.record_phase(elem, "compute", start + queued, env._now)
             return
     ctx.record(elem, "compute", start, env._now)
+
+
+def host_seconds(ctx: Context, elem: Element, fresh: Any, allocation: Any, calls: Any) -> float:
+    """Seconds of first-touching ``fresh`` bytes and of ``calls`` library calls, on the action's core."""
+    seconds = 0.0
+    fresh_v = _number(ctx, elem, "fresh", fresh)
+    if fresh_v > 0.0:
+        machine = ctx.sim.machine
+        block = fresh_v if allocation is None else _number(ctx, elem, "allocation", allocation)
+        rate = sized(machine.first_touch, block)
+        seconds += fresh_v / _machine_value(ctx, "first_touch", rate, elem)
+    calls_v = _number(ctx, elem, "calls", calls)
+    if calls_v > 0.0:
+        seconds += calls_v * _machine_value(ctx, "call_cost", ctx.sim.machine.call_cost, elem)
+    return seconds
+
+
+def sized(ranges: Any, size: float) -> float | None:
+    """The number of the first ``(up_to, number)`` range that holds ``size``; None when there are none."""
+    for up_to, number in ranges:
+        if size <= up_to:
+            return number
+    return None
 
 
 def cache_level(levels: Any, working_set: float) -> int:

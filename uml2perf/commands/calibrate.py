@@ -21,6 +21,10 @@ def printed_name(key: str) -> str:
     kind, _, size = key.partition(" ")
     if kind in ("cache_core", "cache_node") and size.isdigit():
         return f"cache {int(size):,} B, {'one core' if kind == 'cache_core' else 'all cores'}"
+    if kind == "first_touch" and size.isdigit():
+        return f"first_touch, {int(size):,} B blocks"
+    if kind == "weight":
+        return f"flops per {size}"
     return PRINTED_NAMES.get(key, key)
 
 

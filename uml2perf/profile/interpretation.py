@@ -991,6 +991,8 @@ _MAPPED_UNITS: dict[str, Callable[[str], str]] = {
     "size": parse_vsl_size,
     "bytes": parse_vsl_size,
     "footprint": parse_vsl_size,
+    "fresh": parse_vsl_size,
+    "allocation": parse_vsl_size,
     "copyin": parse_vsl_size,
     "copyout": parse_vsl_size,
     "probability": probability_value,

@@ -640,6 +640,9 @@ class PythonHandler(ContentHandler):
             ("copyin", "copy_in"),
             ("copyout", "copy_out"),
             ("footprint", "footprint"),
+            ("fresh", "fresh"),
+            ("allocation", "allocation"),
+            ("calls", "calls"),
         ):
             if node.perf is not None and node.perf.get(name):
                 parts.append((keyword, self.tag(node, name, None)))
@@ -1233,7 +1236,17 @@ class _Annotation(NamedTuple):
 
 
 #: ``action+`` tags that make an action hardware-aware (``p.roofline`` instead of ``p.compute``).
-_ROOFLINE_TAGS = ("flops", "bytes", "device", "copyin", "copyout", "footprint")
+_ROOFLINE_TAGS = (
+    "flops",
+    "bytes",
+    "device",
+    "copyin",
+    "copyout",
+    "footprint",
+    "fresh",
+    "allocation",
+    "calls",
+)
 
 
 def _simple(text: str) -> bool:

@@ -29,6 +29,8 @@ cores_per_node = 2
 speed = 1.0
 peak_flops = 1e10
 memory_bandwidth = 2e10
+call_cost = 4e-7
+first_touch = 2e9
 
 [network.intra_node]
 latency = 1e-6
@@ -82,7 +84,6 @@ def test_every_kernel_a_case_names_is_a_kernel_of_the_set(runner: ModuleType) ->
     kernels = _load(SET / "kernels.py", "_heldout3_kernels")
     held = runner.load_set(SET)
     for case in held.all_cases(False) + held.all_cases(True):
-        assert case.kernels["CALL"] == ("npcall", 1), case.name
         for kernel, size in case.kernels.values():
             assert kernel in kernels.KERNELS and size > 0, (case.name, kernel)
 
@@ -101,7 +102,7 @@ def test_every_case_predicts_with_the_variables_it_sets(runner: ModuleType, tmp_
     held = runner.load_set(SET)
     for case in held.all_cases(False) + held.all_cases(True):
         overrides = dict(case.variables)
-        overrides.update({variable: 1e-6 for variable in case.kernels})
+        overrides.update({variable: 1e-5 for variable in case.kernels})
         results = uml2perf.predict(
             held.models / f"{case.program}.uml",
             machine=machine,
@@ -116,7 +117,7 @@ def test_every_case_predicts_with_the_variables_it_sets(runner: ModuleType, tmp_
     importlib.util.find_spec("mpi4py") is None, reason="the programs import mpi4py (pip install mpi4py)"
 )
 def test_the_kernels_are_the_programs_own_functions() -> None:
-    asked = ["npcall", "1", "sortkeys", "512", "mergeruns4", "512", "wrap", "512", "bincount64", "512"]
+    asked = ["sortkeys", "512", "mergeruns4", "512", "wrap", "512", "bincount64", "512"]
     done = subprocess.run(
         [sys.executable, str(SET / "kernels.py"), "--repetitions", "3", *asked],
         capture_output=True,
@@ -125,7 +126,7 @@ def test_the_kernels_are_the_programs_own_functions() -> None:
     )
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout.strip().splitlines()[-1])
-    assert set(found) == {"npcall 1", "sortkeys 512", "mergeruns4 512", "wrap 512", "bincount64 512"}
+    assert set(found) == {"sortkeys 512", "mergeruns4 512", "wrap 512", "bincount64 512"}
     for value in found.values():
         assert 0 < value["low"] <= value["value"] <= value["high"]
 
@@ -162,7 +163,14 @@ def test_the_quick_run_of_the_set_measures_and_predicts_every_case(tmp_path: Pat
     assert report["set"] == "validation/heldout-3"
     assert report["quick"] is True and report["summary"] is None
     assert len(report["rows"]) == 8
-    assert "npcall 1" in report["kernels"] and "sortkeys 4096" in report["kernels"]
+    assert set(report["kernels"]) == {
+        "sortkeys 4096",
+        "sortkeys 2048",
+        "mergeruns2 4096",
+        "mergeruns4 2048",
+        "wrap 2048",
+        "bincount64 2048",
+    }
     for row in report["rows"]:
         assert row["measured_median"] > 0, row["case"]
         assert row["predicted"] > 0 and row["prediction_error"] is None, row["case"]

@@ -104,7 +104,7 @@ QUICK: dict[str, Setting] = {
 }
 
 #: program -> where its model's compute costs come from (the summary's groups); every model also
-#: adds CALL (one numpy call's time, measured) per numpy call it counts
+#: counts its numpy calls (the ``calls`` tag, priced at the machine file's ``call_cost``)
 COST_SOURCE = {
     "samplesort": "micro-benchmark",
     "wave1d": "roofline",
@@ -123,7 +123,7 @@ QUICK_PROCS = {"samplesort": (2, 4), "spmv_irregular": (2, 4)}
 
 def kernels_of(program: str, variables: dict[str, int], procs: int) -> dict[str, tuple[str, int]]:
     """The model variables a micro-benchmark fills, as (kernel, size), at the sizes one rank has."""
-    found = {"CALL": ("npcall", 1)}
+    found: dict[str, tuple[str, int]] = {}
     if program == "samplesort":
         keys = variables["N"] // procs
         found["SORT"] = ("sortkeys", keys)

@@ -1,13 +1,11 @@
 """Micro-benchmarks of what this set's models take as measured numbers.
 
-Two kinds of cost are timed here, alone and once, before the parallel programs run:
+Two programs have work that a user cannot count as flops and bytes; it is timed here, alone and
+once, before the parallel programs run:
 
-* ``npcall``: the interpreter's time for one small numpy call (``a + b`` on arrays of ``size``
-  doubles, a new result each call). The profile has no tag for it (docs/profile.md, "What the
-  profile leaves out"): a model adds it as a ``cost`` of ``CALL`` seconds times the numpy calls
-  its action makes, counted from the source. Every model of the set takes it.
-* ``wrap`` and ``bincountB``: the histogram's wrap of the positions into [0, 1) (a floating-point
-  remainder per particle, far from a multiply-add: docs/profile.md asks for a measured cost) and
+* ``wrap`` and ``bincountB``: the histogram's wrap of the positions into [0, 1) (np.remainder: a
+  floating-point remainder per particle, not among the operations whose flop weights calibrate
+  measures; docs/profile.md gives a call that does more than its count says a measured cost) and
   its count of bin indices into B bins (integer increments: no flops to count), at the particles
   a process holds.
 * ``sortkeys`` and ``mergeruns2`` / ``mergeruns4``: the two local sorts of the sample sort, whose
@@ -22,7 +20,7 @@ Timing as the first set's kernels (``validation/unseen/kernels.py``): calls in b
 least 5 ms, the per-call time of every batch one repetition, the answer the median with the 5th
 and 95th percentiles, which the runner writes into a sidecar as ``{ value, low, high }``.
 
-Run as a script (``python kernels.py npcall 1 sortkeys 65536``) it prints one JSON object;
+Run as a script (``python kernels.py sortkeys 65536 wrap 32768``) it prints one JSON object;
 ``validation/unseen/run.py --set validation/heldout-3`` starts it as its own process, after a
 quiet check, with the same environment as the programs (one BLAS thread).
 """
@@ -45,13 +43,6 @@ assert _spec is not None and _spec.loader is not None
 _timing = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_timing)
 REPETITIONS: int = _timing.REPETITIONS
-
-
-def npcall_call(size: int) -> Callable[[], object]:
-    """One small numpy call with a new result: the per-call cost the models add as ``CALL``."""
-    a = np.ones(size)
-    b = np.ones(size)
-    return lambda: a + b
 
 
 def sortkeys_call(size: int) -> Callable[[], object]:
@@ -98,7 +89,6 @@ def _bincount(bins: int) -> Callable[[int], Callable[[], object]]:
 BINS = (64, 1024, 4096, 262144)
 
 KERNELS: dict[str, Callable[[int], Callable[[], object]]] = {
-    "npcall": npcall_call,
     "sortkeys": sortkeys_call,
     "mergeruns2": _mergeruns(2),
     "mergeruns4": _mergeruns(4),

@@ -168,6 +168,8 @@ def test_every_sample_runs_through_the_cli(capsys: pytest.CaptureFixture[str], m
         args += ["--machine", "gpu-node"]
     if model.name.startswith("relax"):  # flops and bytes: a machine with roofline keys
         args += ["--machine", "cluster-modern"]
+    if model.name.startswith("pairs"):  # fresh and calls too: the golden case's own machine file
+        args += ["--machine", str(ROOT / "tests" / "golden" / "pairs_uml" / "machine.toml")]
     result = run_json(capsys, model, *args)
     assert result["time"] > 0
     assert len(result["per_process"]) == 4

@@ -41,7 +41,7 @@ ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
     **{op.stereotype: (Role(op.name), op.tags + METADATA_TAGS) for op in OPERATIONS.values()},
     "parallel+": (Role.PARALLEL, ("threads",) + METADATA_TAGS),
     "critical+": (Role.CRITICAL, ("name",) + METADATA_TAGS),
-    "loop+": (Role.LOOP, ("iterations", "while") + METADATA_TAGS),
+    "loop+": (Role.LOOP, ("iterations", "while", "counter") + METADATA_TAGS),
     "clause+": (Role.ACTION, ("guard", "probability", "cost", "repeat", "code") + METADATA_TAGS),
     "pipeline+": (Role.PIPELINE, ("items", "overhead", "startup", "handoff", "ordered") + METADATA_TAGS),
     "taskpool+": (Role.TASKPOOL, ("threads", "items", "overhead", "startup", "handoff") + METADATA_TAGS),

@@ -332,6 +332,8 @@ class PythonHandler(ContentHandler):
         assigned = {variable.name for _, variable in self._all_variables()[1]}
         for activity in self.model.activities:
             for node in activity.walk():
+                if node.perf is not None and node.perf.get("counter"):
+                    assigned.add((node.perf.get("counter") or "").strip())  # each iteration sets it
                 text = self.code_text(node)
                 if text is not None:
                     assigned.update(self.printer.ex.parse_code(text, node.location).assigned)
@@ -764,7 +766,15 @@ class PythonHandler(ContentHandler):
         element = self.element(stmt.node, "loop")
         count = self.expr(stmt.count, stmt.node.location, "iterations tag")
         bracket = self._bracket(stmt.node)
-        view = ForView(describe(stmt.node) if bracket else None, element, bracket, count, not count.isdigit())
+        target = self._counter(stmt.node)
+        view = ForView(
+            describe(stmt.node) if bracket else None,
+            element,
+            bracket,
+            count,
+            not count.isdigit(),
+            target=target,
+        )
         self.emit(view)
         self.bracketed.append(stmt.node.id)
         self.open_body(view.body)
@@ -775,9 +785,44 @@ class PythonHandler(ContentHandler):
         self.bracketed.pop()
         self.scopes[-1].loops -= 1
 
+    def _counter(self, node: Node) -> str:
+        """The loop variable of a counted loop: ``_``, or ``v.NAME`` for a ``counter = "NAME"`` tag.
+
+        The counter must be a declared model variable (an attribute or local variable of an
+        activity), so that the expressions reading it are checked like any other; each iteration
+        sets it to the iteration's index, 0 first, and after the loop it keeps the last index.
+        """
+        name = (node.perf.get("counter") or "").strip() if node.perf is not None else ""
+        if not name:
+            return "_"
+        if not name.isidentifier() or name not in self._declared_names():
+            raise ModelError(
+                f"counter {name!r} of loop {node.name or node.id!r} is not a model variable",
+                node.location,
+                hint="declare it as an attribute of the main activity or a local variable "
+                '(e.g. K with default 0) and give its name: counter="K"',
+            )
+        printed = self.expr(name, node.location, "counter tag")
+        if not printed.startswith("v."):
+            raise ModelError(  # pragma: no cover - a declared variable prints as v.NAME
+                f"counter {name!r} of loop {node.name or node.id!r} is not a model variable", node.location
+            )
+        return printed
+
+    def _declared_names(self) -> set[str]:
+        globals_, locals_ = self._all_variables()
+        return {variable.name for variable in globals_} | {variable.name for _, variable in locals_}
+
     def visit_While(self, stmt: While) -> None:
         node = stmt.node
         assert node is not None
+        if node.perf is not None and (node.perf.get("counter") or "").strip():
+            raise ModelError(
+                f"loop {node.name or node.id!r} has a counter but no iterations tag",
+                node.location,
+                hint="a counter numbers the iterations of a loop+ with iterations; a loop with a condition "
+                "can count with a code fragment (K = K + 1)",
+            )
         element = self.element(node, "loop")
         own = self._bracket(node)  # not one part of a construct of the same node, which names it already
         bracket = (node.kind is NodeKind.LOOP or node.kind is NodeKind.STRUCTURED) and own

@@ -287,7 +287,7 @@ class RepeatView:
 class ForView:
     """A counted loop; ``bracket`` says whether it enters/leaves (and names) its element itself."""
 
-    __slots__ = ("describe", "element", "bracket", "count", "checked", "body")
+    __slots__ = ("describe", "element", "bracket", "count", "checked", "body", "target")
     kind: ClassVar[str] = "for"
 
     def __init__(
@@ -298,6 +298,7 @@ class ForView:
         count: str,
         checked: bool,
         body: list[View] | None = None,
+        target: str = "_",
     ) -> None:
         self.describe = describe
         self.element = element
@@ -305,6 +306,8 @@ class ForView:
         self.count = count
         self.checked = checked
         self.body: list[View] = [] if body is None else body
+        #: what each iteration's index is bound to: ``_``, or the model variable of a ``counter`` tag
+        self.target = target
 
 
 class WhileView:

@@ -11,9 +11,9 @@ Every setting aims at one kind of cost (per rank at 2 ranks; L2 is 1 MiB per cor
 cache 32 MiB shared by the two cores):
 
 - ``samplesort``: N = 16,384 many small rounds (latency and per-call costs); 262,144 (the sorts
-  and a 1 MiB all-to-all); 2,097,152 (the sorts of 1 Mi keys and an 8 MiB all-to-all).
+  and an all-to-all of 1 MiB per rank); 2,097,152 (sorts of 1 Mi keys, 8 MiB per rank).
 - ``wave1d``: N = 4,096 (two 8-byte exchanges per step: latency-bound); 1,048,576 (a working set
-  of 24 MiB per rank, memory-bound).
+  of 28 MiB per rank, memory-bound).
 - ``histcdf``: M = 8,192 over 1,024 bins (three small collectives per step); M = 1,048,576 over
   4,096 bins (the particle passes, memory-bound); M = 65,536 over 262,144 bins (a 2 MiB reduce and
   scatter of the histogram per step).

@@ -13,6 +13,16 @@ def elements(*names: str, kind: str = "action") -> list[Element]:
     return [Element(i, name, kind, f"_{name}", 10 + i) for i, name in enumerate(names)]
 
 
+def one_roofline_action(**tags: Any) -> tuple[Callable[[Any, Any], Any], list[Element]]:
+    """A main function running one hardware-aware action ``K`` with ``tags``, and its elements."""
+    (k,) = elements("K")
+
+    def main(p: Any, v: Any) -> Any:
+        yield from p.roofline(k, **tags)
+
+    return main, [k]
+
+
 def spec(
     main: Callable[[Any, Any], Any],
     elems: Sequence[Element],

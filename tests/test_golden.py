@@ -64,9 +64,11 @@ def test_golden_module_runs(case: str) -> None:
     module = load_module(text, f"golden_{case}")
     named = GOLDEN / case / "machine.txt"  # a bundled machine the case needs (e.g. one with devices)
     own = GOLDEN / case / "machine.toml"  # or a machine file of its own (keys no bundled machine has)
-    machine = (
-        Machine.load(own) if own.exists() else Machine.load(named.read_text().strip()) if named.exists() else None
-    )
+    machine = None
+    if own.exists():
+        machine = Machine.load(own)
+    elif named.exists():
+        machine = Machine.load(named.read_text().strip())
     result = simulate(module.MODEL, machine=machine, procs=1)
     recorded = GOLDEN / case / "expected_time.txt"
     if REFRESH:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from command_helpers import converted, predicted, uml2perf
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,26 +36,16 @@ def _model(
     return path
 
 
-def _uml2perf(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "uml2perf", *arguments], capture_output=True, text=True, timeout=120
-    )
-
-
 def _run(model: Path, procs: int) -> dict[str, Any]:
-    done = _uml2perf(
-        "run", str(model), "--machine", "cluster-modern", "--procs", str(procs),
-        "--set", "ITERS=40", "--set", "CHECK=10", "--set", "N=1", "--json",
+    return predicted(
+        model, "--machine", "cluster-modern", "--procs", str(procs),
+        "--set", "ITERS=40", "--set", "CHECK=10", "--set", "N=1",
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def test_the_counter_is_the_loop_variable_of_the_generated_code(tmp_path: Path) -> None:
     model = _model(tmp_path)
-    done = _uml2perf("convert", str(model), "-o", str(tmp_path / "counted.py"))
-    assert done.returncode == 0, done.stderr
-    code = (tmp_path / "counted.py").read_text()
+    code = converted(model, tmp_path / "counted.py")
     assert "for v.K in range(rt.count(v.ITERS // v.CHECK)):" in code
     assert "for _ in range(rt.count(v.CHECK)):" in code  # the inner loop has no counter
 
@@ -88,7 +76,7 @@ def test_the_root_moves_round_the_processes(tmp_path: Path) -> None:
 def test_a_bad_counter_is_an_error_with_what_to_do(
     tmp_path: Path, counter: str, declared: bool, loop: str | None, words: str
 ) -> None:
-    done = _uml2perf("convert", str(_model(tmp_path, counter, declared, loop)), "-o", str(tmp_path / "x.py"))
+    done = uml2perf("convert", _model(tmp_path, counter, declared, loop), "-o", tmp_path / "x.py")
     assert done.returncode != 0
     assert words in done.stderr and "Traceback" not in done.stderr
     assert "hint:" in done.stderr

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from runtime_helpers import elements, finish_times, machine, spec
+from command_helpers import converted, predicted
+from runtime_helpers import elements, finish_times, machine, one_roofline_action, spec
 
 from uml2perf_runtime import Machine, simulate
 from uml2perf_runtime.errors import MachineError
@@ -28,15 +26,6 @@ def cached(cores: int = 2, levels: tuple[CacheLevel, ...] = LEVELS, memory: floa
     )
 
 
-def one_action(**tags: Any) -> tuple[Any, list[Any]]:
-    (k,) = elements("K")
-
-    def main(p: Any, v: Any) -> Any:
-        yield from p.roofline(k, **tags)
-
-    return main, [k]
-
-
 @pytest.mark.parametrize(
     "tags, seconds",
     [
@@ -49,12 +38,12 @@ def one_action(**tags: Any) -> tuple[Any, list[Any]]:
     ],
 )
 def test_the_working_set_picks_the_level(tags: dict[str, Any], seconds: float) -> None:
-    main, elems = one_action(**tags)
+    main, elems = one_roofline_action(**tags)
     assert simulate(spec(main, elems), machine=cached(), procs=1).time == pytest.approx(seconds)
 
 
 def test_without_caches_every_byte_streams_from_memory_as_before() -> None:
-    main, elems = one_action(bytes=32768, footprint=1)
+    main, elems = one_roofline_action(bytes=32768, footprint=1)
     assert simulate(spec(main, elems), machine=cached(levels=()), procs=1).time == pytest.approx(32768 / 1e9)
 
 
@@ -77,15 +66,15 @@ def test_streams_of_one_level_share_its_node_bandwidth_and_levels_do_not_share()
 
 
 def test_flops_still_bound_a_cached_action() -> None:
-    main, elems = one_action(bytes=1024, flops=1e9)
+    main, elems = one_roofline_action(bytes=1024, flops=1e9)
     assert simulate(spec(main, elems), machine=cached(), procs=1).time == pytest.approx(1e-3)
 
 
 def test_a_working_set_beyond_the_caches_needs_the_memory_bandwidth() -> None:
-    main, elems = one_action(bytes=1e7)
+    main, elems = one_roofline_action(bytes=1e7)
     with pytest.raises(MachineError, match="memory_bandwidth"):
         simulate(spec(main, elems), machine=cached(memory=None), procs=1)
-    small, elems = one_action(bytes=1024)
+    small, elems = one_roofline_action(bytes=1024)
     assert simulate(spec(small, elems), machine=cached(memory=None), procs=1).time == pytest.approx(
         1024 / 8e9
     )
@@ -94,7 +83,7 @@ def test_a_working_set_beyond_the_caches_needs_the_memory_bandwidth() -> None:
 def test_a_bad_footprint_names_the_element() -> None:
     from uml2perf_runtime.errors import SimulationError
 
-    main, elems = one_action(bytes=1024, footprint=-5)
+    main, elems = one_roofline_action(bytes=1024, footprint=-5)
     with pytest.raises(SimulationError, match="footprint of 'K' .*is -5"):
         simulate(spec(main, elems), machine=cached(), procs=1)
 
@@ -173,32 +162,16 @@ def test_the_footprint_tag_reaches_the_generated_call_and_the_prediction(tmp_pat
         MACHINE.replace("core_bandwidth = 3e10\n", "core_bandwidth = 3e10\npeak_flops = 1e12\n")
     )
 
-    def run(path: Path) -> dict[str, Any]:
-        done = subprocess.run(
-            [sys.executable, "-m", "uml2perf", "run", str(path), "--machine", str(machine_file), "--json"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    converted = subprocess.run(
-        [sys.executable, "-m", "uml2perf", "convert", str(model), "-o", str(tmp_path / "kernels.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert converted.returncode == 0, converted.stderr
-    assert "footprint=1024" in (tmp_path / "kernels.py").read_text()
+    assert "footprint=1024" in converted(model, tmp_path / "kernels.py")
     plain = tmp_path / "plain.uml"
     plain.write_text(text)
-    assert run(model)["time"] < run(plain)["time"]
+    cached = predicted(model, "--machine", machine_file)["time"]
+    assert cached < predicted(plain, "--machine", machine_file)["time"]
 
 
 def test_processes_sharing_a_core_share_its_caches() -> None:
     """Two processes per core: each 40 KiB working set counts twice, so the second level prices it."""
-    main, elems = one_action(bytes=40960 * 8, footprint=40960)
+    main, elems = one_roofline_action(bytes=40960 * 8, footprint=40960)
     alone = simulate(spec(main, elems), machine=cached(cores=2), procs=2)
     crowded = simulate(spec(main, elems), machine=cached(cores=2), procs=4)
     assert finish_times(alone) == pytest.approx([40960 * 8 / 8e9] * 2)

@@ -6,14 +6,12 @@ the allocation) and ``call_cost`` (seconds per call).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from runtime_helpers import elements, machine, spec
+from command_helpers import converted, predicted
+from runtime_helpers import machine, one_roofline_action, spec
 
 from uml2perf_runtime import Machine, simulate
 from uml2perf_runtime.errors import MachineError, SimulationError
@@ -35,15 +33,6 @@ def host(cores: int = 1, **kwargs: Any) -> Machine:
     return machine(cores=cores, **values)
 
 
-def one_action(**tags: Any) -> tuple[Any, list[Any]]:
-    (k,) = elements("K")
-
-    def main(p: Any, v: Any) -> Any:
-        yield from p.roofline(k, **tags)
-
-    return main, [k]
-
-
 @pytest.mark.parametrize(
     "tags, seconds",
     [
@@ -56,20 +45,20 @@ def one_action(**tags: Any) -> tuple[Any, list[Any]]:
     ],
 )
 def test_host_costs_add_to_the_roofline_time(tags: dict[str, Any], seconds: float) -> None:
-    main, elems = one_action(**tags)
+    main, elems = one_roofline_action(**tags)
     assert simulate(spec(main, elems), machine=host(), procs=1).time == pytest.approx(seconds)
 
 
 def test_host_costs_share_the_core_like_any_computation() -> None:
     """Two processes on one core: each one's first touch takes twice as long."""
-    main, elems = one_action(fresh=1 << 20)
+    main, elems = one_roofline_action(fresh=1 << 20)
     alone = simulate(spec(main, elems), machine=host(cores=2), procs=2).time
     crowded = simulate(spec(main, elems), machine=host(cores=1), procs=2).time
     assert crowded == pytest.approx(2 * alone)
 
 
 def test_without_the_tags_nothing_changes() -> None:
-    main, elems = one_action(bytes=1e6, flops=1e6)
+    main, elems = one_roofline_action(bytes=1e6, flops=1e6)
     plain = simulate(spec(main, elems), machine=host(first_touch=(), call_cost=None), procs=1).time
     assert simulate(spec(main, elems), machine=host(), procs=1).time == plain == pytest.approx(1e-4)
 
@@ -79,7 +68,7 @@ def test_without_the_tags_nothing_changes() -> None:
     [({"fresh": 4096}, "first_touch"), ({"calls": 1}, "call_cost")],
 )
 def test_a_tag_without_its_machine_key_says_which_key(tags: dict[str, Any], key: str) -> None:
-    main, elems = one_action(**tags)
+    main, elems = one_roofline_action(**tags)
     bare = machine(cores=1, peak_flops=1e10, memory_bandwidth=1e10)
     with pytest.raises(MachineError, match=f"has no '{key}'"):
         simulate(spec(main, elems), machine=bare, procs=1)
@@ -88,7 +77,7 @@ def test_a_tag_without_its_machine_key_says_which_key(tags: dict[str, Any], key:
 @pytest.mark.parametrize("tag", ["fresh", "allocation", "calls"])
 def test_a_negative_tag_names_the_element(tag: str) -> None:
     tags = {"fresh": 4096, tag: -1}
-    main, elems = one_action(**tags)
+    main, elems = one_roofline_action(**tags)
     with pytest.raises(SimulationError, match=f"{tag} of 'K' .*is -1"):
         simulate(spec(main, elems), machine=host(), procs=1)
 
@@ -165,24 +154,9 @@ def test_the_tags_reach_the_generated_call_and_the_prediction(tmp_path: Path) ->
         "first_touch = 1e9\ncall_cost = 1e-6\n"
     )
 
-    def run(path: Path) -> dict[str, Any]:
-        done = subprocess.run(
-            [sys.executable, "-m", "uml2perf", "run", str(path), "--machine", str(machine_file), "--json"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    converted = subprocess.run(
-        [sys.executable, "-m", "uml2perf", "convert", str(model), "-o", str(tmp_path / "kernels.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert converted.returncode == 0, converted.stderr
-    code = (tmp_path / "kernels.py").read_text()
+    code = converted(model, tmp_path / "kernels.py")
     assert "fresh=1000000" in code and "calls=1000" in code
     # every call of that action adds 1 MB / 1 GB/s + 1000 x 1 us = 2 ms
-    assert run(model)["time"] > run(plain)["time"] + 1.9e-3
+    assert predicted(model, "--machine", machine_file)["time"] > (
+        predicted(plain, "--machine", machine_file)["time"] + 1.9e-3
+    )

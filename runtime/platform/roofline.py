@@ -175,7 +175,9 @@ def roofline(
     bytes_v = _number(ctx, elem, "bytes", nbytes)
     copy_in_v = _number(ctx, elem, "copy_in", copy_in)
     copy_out_v = _number(ctx, elem, "copy_out", copy_out)
-    cost_v = _number(ctx, elem, "cost", cost) + host_seconds(ctx, elem, fresh, allocation, calls)
+    cost_v = _number(ctx, elem, "cost", cost)
+    if fresh or calls:  # most actions have neither: no conversions for them
+        cost_v += host_seconds(ctx, elem, fresh, allocation, calls)
     target = sim.device_for(elem, device)
     env = ctx.env
     start = env._now

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from command_helpers import converted, predicted
+from command_helpers import converted, predicted, uml2perf
 from runtime_helpers import machine, one_roofline_action, spec
 
 from uml2perf_runtime import Machine, simulate
@@ -160,3 +160,14 @@ def test_the_tags_reach_the_generated_call_and_the_prediction(tmp_path: Path) ->
     assert predicted(model, "--machine", machine_file)["time"] > (
         predicted(plain, "--machine", machine_file)["time"] + 1.9e-3
     )
+
+
+@pytest.mark.parametrize("tags", ['calls="12"', 'fresh="1048576"'])
+def test_check_counts_host_tags_as_a_cost(tmp_path: Path, tags: str) -> None:
+    """An action timed by its calls or its fresh memory alone takes time: no "no cost" warning."""
+    text = (ROOT / "samples" / "relax.uml").read_text()
+    model = tmp_path / "host.uml"
+    model.write_text(text.replace('flops="2 * N" bytes="8 * N" footprint="16 * N"', tags, 1))
+    done = uml2perf("check", model)
+    assert done.returncode == 0, done.stderr
+    assert "has no cost" not in done.stdout + done.stderr

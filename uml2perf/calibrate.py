@@ -432,7 +432,7 @@ def call_seconds(calls: int = CALLS_PER_SAMPLE) -> float:
 
 
 #: Elementwise operations whose cost calibrate weighs against an addition (numpy ufuncs).
-WEIGHED_OPERATIONS = ("divide", "sqrt", "exp", "log", "sin", "power")
+WEIGHED_OPERATIONS = ("divide", "sqrt", "exp", "log", "sin", "power", "remainder", "floor")
 #: Elements per timed call of an elementwise operation: 128 KiB per array, cached, and long
 #: enough that the call's own cost is small beside its work.
 WEIGHT_ELEMENTS = 16384

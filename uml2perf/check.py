@@ -193,11 +193,19 @@ def _is_plain_action(node: Node) -> bool:
     return node.perf is None or node.perf.role == Role.ACTION
 
 
+#: Tags that give an action a time: a cost, or what a hardware-aware action does (its host costs too).
+_TIMING_TAGS = ("cost", "time", "flops", "bytes", "fresh", "calls")
+
+
 def _cost_of(perf: PerfSpec | None) -> str | None:
-    """What times an action: its cost, or the flops and bytes of a hardware-aware action."""
+    """What times an action: its cost, or the work of a hardware-aware action."""
     if perf is None:
         return None
-    return perf.get("cost") or perf.get("time") or perf.get("flops") or perf.get("bytes")
+    for tag in _TIMING_TAGS:
+        found = perf.get(tag)
+        if found:
+            return found
+    return None
 
 
 def _check_main(model: Model, activity: str | None) -> Iterator[Diagnostic]:

@@ -153,6 +153,35 @@ def test_alltoall_formulas(p: int) -> None:
     assert cost("alltoall", "bruck", p) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("p", PROCS)
+def test_reduce_scatter_formulas(p: int) -> None:
+    gamma = 1e-9
+    ring = (p - 1) * (A_IN + N * B_IN + N * gamma)
+    assert cost("reduce_scatter", "ring", p, gamma=gamma) == pytest.approx(ring)
+    if p & (p - 1):  # not a power of two: recursive halving falls back to the ring
+        assert cost("reduce_scatter", "recursive_halving", p, gamma=gamma) == pytest.approx(ring)
+    else:  # rounds of p/2, p/4, ... 1 blocks: (p - 1) blocks in all, in log2 p rounds
+        halving = ceil_log2(p) * A_IN + (p - 1) * N * (B_IN + gamma)
+        assert cost("reduce_scatter", "recursive_halving", p, gamma=gamma) == pytest.approx(halving)
+
+
+@pytest.mark.parametrize("p", PROCS)
+@pytest.mark.parametrize("kind", ["scan", "exscan"])
+def test_prefix_reduction_formulas(kind: str, p: int) -> None:
+    gamma = 1e-9
+    unit = A_IN + N * B_IN + N * gamma
+    assert cost(kind, "recursive_doubling", p, gamma=gamma) == pytest.approx(ceil_log2(p) * unit)
+    assert cost(kind, "linear", p, gamma=gamma) == pytest.approx((p - 1) * unit)
+
+
+def test_a_prefix_reduction_finishes_rank_by_rank() -> None:
+    """In the linear scan rank r passes its prefix on in round r + 1: the last rank, which only
+    receives, finishes with the rank before it."""
+    unit = A_IN + N * B_IN
+    offsets = single_node(4, {"scan": "linear"}).offsets("scan", 0, N)
+    assert offsets == pytest.approx([unit, 2 * unit, 3 * unit, 3 * unit])
+
+
 # -- who finishes when ----------------------------------------------------------------------------
 
 
@@ -277,8 +306,8 @@ def test_unknown_algorithm_names_the_choices() -> None:
         resolve_algorithm("allreduce", "butterfly", 8, 10)
     with pytest.raises(ValueError, match="unknown bcast algorithm"):
         CollectiveModel([0, 0], two_level, {"bcast": "flooding"})
-    with pytest.raises(ValueError, match="unknown collective 'scan'"):
-        resolve_algorithm("scan", None, 8, 10)
+    with pytest.raises(ValueError, match="unknown collective 'scatterv'"):
+        resolve_algorithm("scatterv", None, 8, 10)
 
 
 def test_schedules_only_use_valid_ranks() -> None:

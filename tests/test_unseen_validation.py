@@ -195,3 +195,21 @@ def test_disturbed_and_failed_runs_are_run_again(unseen, monkeypatch):
     assert len(disturbed) == 1 and runs[disturbed[0]][1][0][1] == 0.5
     assert all(measured for measured, _, _ in runs.values())  # every case got its quiet run
     assert sum(len(f) for _, _, f in runs.values()) == 1 and max(seen) == 0.5
+
+
+def test_the_plot_takes_a_prediction_outside_its_own_interval(unseen, tmp_path):
+    """Sampled intervals of skewed inputs may leave out the prediction at the values: still drawn."""
+    pytest.importorskip("matplotlib")
+    _, run = unseen
+    row = {
+        "case": "skewed",
+        "measured_median": 1e-3,
+        "measured_min": 0.9e-3,
+        "measured_max": 1.1e-3,
+        "predicted": 0.5e-3,
+        "interval_low": 0.6e-3,
+        "interval_high": 2e-3,
+        "error_percent": -50.0,
+    }
+    assert run.plot([row], tmp_path / "results.png", "skewed")
+    assert (tmp_path / "results.png").stat().st_size > 0

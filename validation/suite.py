@@ -267,10 +267,10 @@ def plot(rows: list[dict[str, Any]], title: str, write: Callable[[Any], None]) -
         [y - 0.2 for y in ys],
         [r["predicted"] * 1e3 for r in rows],
         0.4,
-        label="predicted (90% interval)",
+        label="predicted (90% interval)",  # a skewed interval may leave out the prediction itself
         xerr=[
-            [(r["predicted"] - r["interval_low"]) * 1e3 for r in rows],
-            [(r["interval_high"] - r["predicted"]) * 1e3 for r in rows],
+            [max(0.0, r["predicted"] - r["interval_low"]) * 1e3 for r in rows],
+            [max(0.0, r["interval_high"] - r["predicted"]) * 1e3 for r in rows],
         ],
     )
     ax.set_yticks(list(ys), [r["case"] for r in rows], fontsize=7)

@@ -249,6 +249,9 @@ OPERATIONS: dict[str, Operation] = {
         collective("scatter", _p("root", "0"), _p("size", "0")),
         collective("allgather", _p("size", "0")),
         collective("alltoall", _p("size", "0")),
+        collective("reduce_scatter", _p("size", "0"), reducing=True),
+        collective("scan", _p("size", "0"), reducing=True),
+        collective("exscan", _p("size", "0"), reducing=True),
     )
 }
 

@@ -284,6 +284,38 @@ def _alltoall_bruck(p: int, n: float) -> list[Step]:
     return steps
 
 
+def _reduce_scatter_ring(p: int, n: float) -> list[Step]:
+    """Ring: ``p - 1`` rounds; each rank passes one block of ``n`` bytes on and combines the one
+    it received, so that each ends with its own block of the sum."""
+    return [_ring(p, n, p - 1, reduce=True)]
+
+
+def _reduce_scatter_halving(p: int, n: float) -> list[Step]:
+    """Recursive halving (p a power of two): round k exchanges and combines the half of what is
+    left, ``n * p / 2**(k+1)`` bytes, with the partner at distance ``p / 2**(k+1)``; other p use
+    the ring."""
+    if p & (p - 1):
+        return _reduce_scatter_ring(p, n)
+    ranks = list(range(p))
+    return [_exchange(ranks, p >> (k + 1), n * (p >> (k + 1)), True, True) for k in range(p.bit_length() - 1)]
+
+
+def _scan_recursive_doubling(p: int, n: float) -> list[Step]:
+    """Round k: rank ``r`` sends its partial prefix to ``r + 2**k`` and combines what ``r - 2**k``
+    sent: ``ceil(log2 p)`` rounds of ``n`` bytes (an exclusive scan takes the same rounds)."""
+    steps = []
+    for k in range(ceil_log2(p)):
+        span = 1 << k
+        senders = list(range(p - span))
+        steps.append(_step(senders, [r + span for r in senders], n, reduce_bytes=n))
+    return steps
+
+
+def _scan_linear(p: int, n: float) -> list[Step]:
+    """Rank ``r`` waits for the prefix of ``r - 1``, combines its own and passes it on."""
+    return [_step([r], [r + 1], n, reduce_bytes=n) for r in range(p - 1)]
+
+
 def _bcast_scatter_allgather(p: int, n: float) -> list[Step]:
     """Van de Geijn: binomial scatter of ``n/p`` chunks, then a ring allgather of them."""
     chunk = n / p
@@ -323,6 +355,9 @@ ALGORITHMS: dict[str, dict[str, Builder]] = {
         "recursive_doubling": _allgather_recursive_doubling,
     },
     "alltoall": {"pairwise": _alltoall_pairwise, "bruck": _alltoall_bruck},
+    "reduce_scatter": {"recursive_halving": _reduce_scatter_halving, "ring": _reduce_scatter_ring},
+    "scan": {"recursive_doubling": _scan_recursive_doubling, "linear": _scan_linear},
+    "exscan": {"recursive_doubling": _scan_recursive_doubling, "linear": _scan_linear},
 }
 
 # a collective added to the table of operations brings its own schedules (operations/registry.py)

@@ -38,7 +38,8 @@ ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
     ),
     "activity+": (Role.ACTIVITY, ("repeat", "cost") + METADATA_TAGS),
     # the communication operations: stereotype and tags from the runtime's table of operations
-    **{op.stereotype: (Role(op.name), op.tags + METADATA_TAGS) for op in OPERATIONS.values()},
+    # keyed by the normalised name, as lookups are (``reduce_scatter+`` is ``reducescatter+``)
+    **{normalise_name(op.stereotype): (Role(op.name), op.tags + METADATA_TAGS) for op in OPERATIONS.values()},
     "parallel+": (Role.PARALLEL, ("threads",) + METADATA_TAGS),
     "critical+": (Role.CRITICAL, ("name",) + METADATA_TAGS),
     "loop+": (Role.LOOP, ("iterations", "while", "counter") + METADATA_TAGS),

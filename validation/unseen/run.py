@@ -604,10 +604,10 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
         [y - 0.2 for y in ys],
         [r["predicted"] * 1e3 for r in shown],
         0.4,
-        label="predicted (90% interval)",
+        label="predicted (90% interval)",  # a skewed interval may leave out the prediction itself
         xerr=[
-            [(r["predicted"] - r["interval_low"]) * 1e3 for r in shown],
-            [(r["interval_high"] - r["predicted"]) * 1e3 for r in shown],
+            [max(0.0, r["predicted"] - r["interval_low"]) * 1e3 for r in shown],
+            [max(0.0, r["interval_high"] - r["predicted"]) * 1e3 for r in shown],
         ],
     )
     ax.set_yticks(ys, [r["case"] for r in shown], fontsize=7)

@@ -87,7 +87,7 @@ def test_keyword_calls_reach_the_direct_route() -> None:
 
 def test_every_part_reads_its_operations_from_the_table() -> None:
     """The profile, the neutral model, machine files, findings, critical path and schedules."""
-    from uml2perf.model import COMMUNICATION_ROLES, Role
+    from uml2perf.model import COMMUNICATION_ROLES, Role, normalise_name
     from uml2perf.profile.roles import ROLES
     from uml2perf_runtime.analysis.properties import WAIT_PROPERTY
     from uml2perf_runtime.operations.registry import COLLECTIVES, WAITS_FOR
@@ -96,7 +96,7 @@ def test_every_part_reads_its_operations_from_the_table() -> None:
 
     assert {role.value for role in COMMUNICATION_ROLES} == set(OPERATIONS)
     for name, op in OPERATIONS.items():
-        role, tags = ROLES[op.stereotype]
+        role, tags = ROLES[normalise_name(op.stereotype)]
         assert role is Role(name) and tags[: len(op.tags)] == op.tags
         assert WAIT_PROPERTY[name] == op.wait_property
         assert name in WAITS_FOR[op.partner]

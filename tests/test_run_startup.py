@@ -180,3 +180,50 @@ def test_a_repeated_run_parses_no_toml_and_builds_no_other_parser(tmp_path: Path
     assert "tomllib" not in modules
     commands = [m for m in modules if m.startswith("uml2perf.commands.")]
     assert commands == ["uml2perf.commands.common"]
+
+
+# ------------------------------------------------------------------ generated lines, quoted on failure
+
+
+def test_kept_texts_reach_linecache_before_a_line_is_read() -> None:
+    probe = """
+import sys
+from uml2perf_runtime.engine import sources
+sources.defer()
+sources.register("<a>", "x = 1\\ny = 2\\n")
+sources.register("<b>", "old\\n")
+sources.register("<b>", "new\\n")
+assert "linecache" not in sys.modules
+sources.install()
+import linecache
+assert linecache.getline("<a>", 2) == "y = 2\\n" and linecache.getline("<b>", 1) == "new\\n"
+sources.register("<a>", "z = 3\\n")  # linecache is there now: at once
+assert linecache.getline("<a>", 1) == "z = 3\\n"
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_failing_model_is_told_in_its_terms_by_the_command(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from synthetic import chain_model
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    text = chain_model(2).replace('cost="1e-6 + pid * 1e-9"', 'cost="1 / (pid - pid)"', 1)
+    (tmp_path / "fail.uml").write_text(text)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop(cache.LOCATION_VARIABLE, None)
+    env.pop(cache.DISABLE_VARIABLE, None)
+    for extra in ([], [], ["--debug"]):  # converted, then from the cache, then with a traceback
+        done = subprocess.run(
+            [sys.executable, "-m", "uml2perf", "run", "fail.uml", "--procs", "2", *extra],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 1
+        assert "error: division by zero in cost of 'A0' (xmi:id=_a0, line 13) on process 0" in done.stderr
+    assert "yield from p.compute(E_A0, 1 / (p.pid - p.pid))" in done.stderr  # the generated line, quoted

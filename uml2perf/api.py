@@ -192,9 +192,9 @@ def _module_from_source(source: str, name: str, filename: str) -> types.ModuleTy
 
 def _module_from_code(code: types.CodeType, source: str, name: str, filename: str) -> types.ModuleType:
     """Execute generated code as a fresh module; its source is registered so errors can quote it."""
-    import linecache
+    from uml2perf_runtime.engine.sources import register
 
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    register(filename, source)
     module = types.ModuleType(name)
     module.__file__ = filename
     sys.modules[name] = module

@@ -38,7 +38,6 @@ import os
 import stat
 import sys
 import warnings
-from collections.abc import Iterable
 from pathlib import Path
 from types import CodeType
 from typing import Any, Protocol

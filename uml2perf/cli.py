@@ -578,12 +578,20 @@ def _is_simulation_error(exc: BaseException) -> bool:
 
 def _report_error(exc: BaseException, debug: bool) -> int:
     if debug:
-        import traceback
-
-        traceback.print_exc()
+        _print_traceback()
     message = printable(str(exc))
     print(f"error: {message}", file=sys.stderr)
     return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_PROBLEM
+
+
+def _print_traceback() -> None:
+    """The traceback of the exception being handled, quoting generated models' lines too."""
+    import traceback
+
+    from uml2perf_runtime.engine.sources import install
+
+    install()
+    traceback.print_exc()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -604,7 +612,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # convert, check and run build hundreds of thousands of small objects and then the process ends:
         # no collection while they run, and what is left is frozen so the collection at exit skips it
         from uml2perf_runtime.engine.collector import collector_paused
+        from uml2perf_runtime.engine.sources import defer
 
+        defer()  # generated lines go to linecache only when an error or --debug reads them
         with collector_paused(freeze=True):
             return _run(args)
     return _run(args)
@@ -650,9 +660,7 @@ def _run(args: argparse.Namespace) -> int:
         if _is_simulation_error(exc):
             return _report_error(exc, debug)
         if debug:
-            import traceback
-
-            traceback.print_exc()
+            _print_traceback()
         print(
             f"internal error: {type(exc).__name__}: {printable(str(exc))}\n"
             "  this is a bug in uml2perf; run again with --debug and report the traceback",

@@ -26,7 +26,6 @@ of SimPy's internals.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from heapq import heappush
 from typing import Any
@@ -121,9 +120,10 @@ def event_count(env: simpy.Environment) -> int:
     counter = getattr(env, "_eid", None)
     if counter is None:
         return 0
-    # itertools.count's repr holds the next value without consuming it.
-    match = re.search(r"\((\d+)", repr(counter))
-    return int(match.group(1)) if match else 0
+    # itertools.count's repr ("count(256128)") holds the next value without consuming it
+    inside = repr(counter).partition("(")[2]
+    digits = inside[: len(inside) - len(inside.lstrip("0123456789"))]
+    return int(digits) if digits else 0
 
 
 def schedule_urgent(env: simpy.Environment, callback: Callable[[Event], None]) -> None:

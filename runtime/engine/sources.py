@@ -15,31 +15,31 @@ from __future__ import annotations
 import sys
 
 #: Texts not yet handed to ``linecache``, by file name, oldest first; None: hand them on at once.
-_PENDING: dict[str, str] | None = None
+_KEPT: dict[str, str] | None = None
 
 
 def defer() -> None:
     """Keep registered texts until :func:`install` (for a process that reads lines only on failure)."""
-    global _PENDING
-    if _PENDING is None:
-        _PENDING = {}
+    global _KEPT
+    if _KEPT is None:
+        _KEPT = {}
 
 
 def register(filename: str, source: str) -> None:
     """Make ``source`` the text ``linecache`` gives for ``filename`` (now, or at :func:`install`)."""
-    if _PENDING is None or "linecache" in sys.modules:
+    if _KEPT is None or "linecache" in sys.modules:
         install()  # whatever waited comes first: a later text for the same name replaces it
         _put(filename, source)
     else:
-        _PENDING[filename] = source
+        _KEPT[filename] = source
 
 
 def install() -> None:
     """Hand every text kept by :func:`register` to ``linecache`` (call before reading a line)."""
-    if _PENDING:
-        for filename, source in _PENDING.items():
+    if _KEPT:
+        for filename, source in _KEPT.items():
             _put(filename, source)
-        _PENDING.clear()
+        _KEPT.clear()
 
 
 def _put(filename: str, source: str) -> None:

@@ -144,6 +144,7 @@ class Context:
         "fast_resume",
         "conv",
         "computing",
+        "receiving",
         "on_received",
         "send_route",
         "recv_route",
@@ -206,6 +207,9 @@ class Context:
         self.conv: Event | None = None
         #: a compute on a free core is waited for: its process accounts it when it resumes
         self.computing = False
+        #: a parked receive or rendezvous send of the direct route is waited for: its process
+        #: accounts it when it resumes (what ``_received`` does as a callback on other routes)
+        self.receiving = False
         self.on_received = self._received
         #: this context's own send and recv, bound once: what a local cost hands on to
         self.send_route = self.send
@@ -301,6 +305,7 @@ class Context:
         t.fast_resume = None
         t.conv = None
         t.computing = False
+        t.receiving = False
         t.on_received = t._received
         t.send_route = t.send
         t.recv_route = t.recv
@@ -849,7 +854,8 @@ class Context:
         if ev is None or ev.callbacks is not None:
             ev = self.park_ev = armed_event(env)
         mine.event = ev
-        ev.callbacks = [self.on_received]
+        ev.callbacks = []
+        self.receiving = True  # accounted as the process resumes (DirectProcess._resume)
         self.fast_req = mine
         self.blocked_elem = elem
         self.blocked_for = mine
@@ -951,7 +957,8 @@ class Context:
         if ev is None or ev.callbacks is not None:
             ev = self.park_ev = armed_event(env)
         req.event = ev
-        ev.callbacks = [self.on_received]
+        ev.callbacks = []
+        self.receiving = True  # accounted as the process resumes (DirectProcess._resume)
         self.fast_req = req
         self.blocked_elem = elem
         self.blocked_for = req

@@ -141,7 +141,8 @@ class DirectProcess(simpy.Process):
     returns or raises ``exc``, the process calls ``sim._ended(ctx, exc)`` (``exc`` None for a
     return), directly, as a wrapper generator would.  Each resumption sends the event's value
     into the model's generator with no wrapper frame in between.  A resumption at the end of a
-    compute of the context (``ctx.computing``) first records it (see ``Context.compute``).
+    compute of the context (``ctx.computing``) first records it (see ``Context.compute``), and so
+    does one at the end of a parked receive or rendezvous send (``ctx.receiving``).
     """
 
     sim: Any
@@ -176,6 +177,40 @@ class DirectProcess(simpy.Process):
             ctx.incl[i] += d
             ctx.covered += d
             ctx.totals[0] += d
+        elif ctx.receiving:
+            # The end of a parked receive or rendezvous send of the context's direct route
+            # (``Context.recv``, ``Context.send``, their call sites): accounted here as
+            # ``Context._received`` accounts it as a callback on the other routes, in the same
+            # step and before the model's code goes on, without the call of one.
+            ctx.receiving = False
+            ctx.blocked_for = None
+            req = ctx.fast_req
+            ctx.fast_req = None
+            i = ctx.blocked_elem.index
+            posted = req.posted
+            start = req.start
+            end = req.done
+            if start > posted:
+                d = start - posted
+                ctx.calls[i] += 1
+                ctx.incl[i] += d
+                ctx.covered += d
+                ctx.totals[2] += d
+                waits = ctx.process.waits
+                if waits is None:
+                    waits = ctx._wait_list()
+                waits[i] += d
+                if end > start:
+                    d = end - start
+                    ctx.incl[i] += d
+                    ctx.covered += d
+                    ctx.totals[1] += d
+            else:
+                d = end - posted
+                ctx.calls[i] += 1
+                ctx.incl[i] += d
+                ctx.covered += d
+                ctx.totals[1] += d
         while True:
             try:
                 if event._ok:  # type: ignore[attr-defined]

@@ -160,7 +160,8 @@ class SendSite:
             if ev is None or ev.callbacks is not None:
                 ev = ctx.park_ev = armed_event(self.env)
             mine.event = ev
-            ev.callbacks = [ctx.on_received]
+            ev.callbacks = []
+            ctx.receiving = True  # accounted as the process resumes (DirectProcess._resume)
             ctx.fast_req = mine
             ctx.blocked_elem = elem
             ctx.blocked_for = mine
@@ -366,7 +367,8 @@ class RecvSite:
         if ev is None or ev.callbacks is not None:
             ev = ctx.park_ev = armed_event(env)
         req.event = ev
-        ev.callbacks = [ctx.on_received]
+        ev.callbacks = []
+        ctx.receiving = True  # accounted as the process resumes (DirectProcess._resume)
         ctx.fast_req = req
         ctx.blocked_elem = elem
         ctx.blocked_for = req

@@ -41,6 +41,11 @@ SUPPORTED_SIMPY = (4, 1)
 #: ``heapq.heappush``: pushes a ``(time, NORMAL, next(ids), event)`` entry onto :func:`queue_of`.
 push = heappush
 
+#: What a context's ``parked`` says its process accounts as the parked event resumes it
+#: (:class:`DirectProcess`): a receive or rendezvous send (its ``fast_req``), a collective (``fast_g``).
+PARKED_REQUEST = 1
+PARKED_COLLECTIVE = 2
+
 __all__ = [
     "NORMAL",
     "URGENT",
@@ -48,6 +53,8 @@ __all__ = [
     "PENDING",
     "SUPPORTED_SIMPY",
     "push",
+    "PARKED_REQUEST",
+    "PARKED_COLLECTIVE",
     "queue_of",
     "ids_of",
     "armed_event",
@@ -142,7 +149,7 @@ class DirectProcess(simpy.Process):
     return), directly, as a wrapper generator would.  Each resumption sends the event's value
     into the model's generator with no wrapper frame in between.  A resumption at the end of a
     compute of the context (``ctx.computing``) first records it (see ``Context.compute``), and so
-    does one at the end of a parked receive or rendezvous send (``ctx.receiving``).
+    does one at the end of a parked receive, rendezvous send or collective (``ctx.parked``).
     """
 
     sim: Any
@@ -177,22 +184,31 @@ class DirectProcess(simpy.Process):
             ctx.incl[i] += d
             ctx.covered += d
             ctx.totals[0] += d
-        elif ctx.receiving:
-            # The end of a parked receive or rendezvous send of the context's direct route
-            # (``Context.recv``, ``Context.send``, their call sites): accounted here as
-            # ``Context._received`` accounts it as a callback on the other routes, in the same
-            # step and before the model's code goes on, without the call of one.
-            ctx.receiving = False
+        elif ctx.parked:
+            # The end of a parked call of the context's direct route: a receive or rendezvous send
+            # (``Context.recv``, ``Context.send``, their call sites) or a collective
+            # (``collective_fast``), accounted here as ``Context._received`` and
+            # ``Context.gathered`` account it as callbacks, in the same step and before the
+            # model's code goes on, without the call of one.
             ctx.blocked_for = None
-            req = ctx.fast_req
-            ctx.fast_req = None
-            i = ctx.blocked_elem.index
-            posted = req.posted
-            start = req.start
-            end = req.done
+            if ctx.parked == PARKED_REQUEST:
+                req = ctx.fast_req
+                ctx.fast_req = None
+                i = ctx.blocked_elem.index
+                posted = req.posted
+                start = req.start
+                end = req.done
+            else:
+                g = ctx.fast_g
+                ctx.fast_g = None
+                i = ctx.cur.index
+                posted = ctx.fast_start
+                start = g.start
+                end = start + g.offsets[ctx.pid]
+            ctx.parked = 0
+            ctx.calls[i] += 1
             if start > posted:
                 d = start - posted
-                ctx.calls[i] += 1
                 ctx.incl[i] += d
                 ctx.covered += d
                 ctx.totals[2] += d
@@ -207,7 +223,6 @@ class DirectProcess(simpy.Process):
                     ctx.totals[1] += d
             else:
                 d = end - posted
-                ctx.calls[i] += 1
                 ctx.incl[i] += d
                 ctx.covered += d
                 ctx.totals[1] += d

@@ -32,7 +32,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..operations import point_to_point as _comm
-from .simpy_access import NORMAL, armed_event, armed_timeout
+from .simpy_access import NORMAL, PARKED_REQUEST, armed_event, armed_timeout
 from .simpy_access import push as _push
 
 #: no arrival yet: a rendezvous message's place in the mailbox while its sender waits
@@ -161,7 +161,7 @@ class SendSite:
                 ev = ctx.park_ev = armed_event(self.env)
             mine.event = ev
             ev.callbacks = []
-            ctx.receiving = True  # accounted as the process resumes (DirectProcess._resume)
+            ctx.parked = PARKED_REQUEST  # accounted as the process resumes (DirectProcess._resume)
             ctx.fast_req = mine
             ctx.blocked_elem = elem
             ctx.blocked_for = mine
@@ -368,7 +368,7 @@ class RecvSite:
             ev = ctx.park_ev = armed_event(env)
         req.event = ev
         ev.callbacks = []
-        ctx.receiving = True  # accounted as the process resumes (DirectProcess._resume)
+        ctx.parked = PARKED_REQUEST  # accounted as the process resumes (DirectProcess._resume)
         ctx.fast_req = req
         ctx.blocked_elem = elem
         ctx.blocked_for = req

@@ -152,9 +152,12 @@ def test_problems_of_a_machine_file_say_the_same_through_the_cache(cache_home: P
 
 
 def _run(tmp_path: Path, env: dict[str, str], machine: Path) -> tuple[dict[str, object], list[str]]:
+    # main() without arguments, as the console script calls it: the process is the command
     probe = (
         "import sys\nfrom uml2perf.cli import main\n"
-        f"code = main(['run', 'prophet.uml', '--json', '--machine', {str(machine)!r}, '--procs', '4'])\n"
+        f"sys.argv = ['uml2perf', 'run', 'prophet.uml', '--json', '--machine', {str(machine)!r}]\n"
+        "sys.argv += ['--procs', '4']\n"
+        "code = main()\n"
         "print(repr(sorted(sys.modules)), file=sys.stderr)\nsys.exit(code)"
     )
     done = subprocess.run(
@@ -166,7 +169,7 @@ def _run(tmp_path: Path, env: dict[str, str], machine: Path) -> tuple[dict[str, 
     return result, ast.literal_eval(done.stderr.splitlines()[-1])
 
 
-def test_a_repeated_run_parses_no_toml_and_builds_no_other_parser(tmp_path: Path) -> None:
+def test_a_repeated_run_parses_no_toml_and_imports_only_what_it_uses(tmp_path: Path) -> None:
     (tmp_path / "prophet.uml").write_bytes((SAMPLES / "prophet.uml").read_bytes())
     machine = tmp_path / "m.toml"
     machine.write_text(MACHINE_TEXT)
@@ -178,6 +181,8 @@ def test_a_repeated_run_parses_no_toml_and_builds_no_other_parser(tmp_path: Path
     uncached, _ = _run(tmp_path, {**env, cache.DISABLE_VARIABLE: "1"}, machine)
     assert first == second == uncached
     assert "tomllib" not in modules
+    assert "linecache" not in modules  # no error: the generated lines were never read
+    assert "uml2perf_runtime.platform.topology" not in modules  # the machine file has no topology
     commands = [m for m in modules if m.startswith("uml2perf.commands.")]
     assert commands == ["uml2perf.commands.common"]
 

@@ -52,12 +52,14 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.records import FrozenRecord
 from ..errors import MachineError
 from ..operations.registry import COLLECTIVES
-from .topology import Topology
+
+if TYPE_CHECKING:  # a machine file's topology is read by .topology, imported when a file has one
+    from .topology import Topology
 
 PLACEMENTS = ("block", "round_robin")
 

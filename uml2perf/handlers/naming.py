@@ -72,10 +72,18 @@ class Namer:
 
     def claim(self, text: str, key: Hashable, *, prefix: str = "", fallback: str = "unnamed") -> str:
         """The unique identifier for ``key``, built from ``prefix + sanitise(text)``."""
-        by_key = self._by_key
-        known = by_key.get(key)
+        known = self._by_key.get(key)
         if known is not None:
             return known
+        name = self._by_key[key] = self.unique(text, prefix=prefix, fallback=fallback)
+        return name
+
+    def unique(self, text: str, *, prefix: str = "", fallback: str = "unnamed") -> str:
+        """A new identifier built from ``prefix + sanitise(text)``, bound to no key.
+
+        For a caller that keeps its own table of what it named (the python handler names every
+        element once, by its id: a large model has hundreds of thousands of them).
+        """
         if (  # sanitise's fast case, inline: a large model claims one name per element
             text.isidentifier()
             and text.isascii()
@@ -99,7 +107,6 @@ class Namer:
                 candidate = f"{base}_{counter}"
             base = candidate
         taken.add(base)
-        by_key[key] = base
         return base
 
     def claim_exact(self, name: str, key: Hashable) -> bool:

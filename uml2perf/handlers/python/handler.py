@@ -424,7 +424,7 @@ class PythonHandler(ContentHandler):
         literal = self.kind_literals.get(kind)
         if literal is None:
             literal = self.kind_literals[kind] = quote(kind)
-        self.elements[nid] = (name, quote(text), literal, quote(nid), repr(node.line))
+        self.elements[nid] = (name, text, literal, nid, node.line)  # quoted when printed: _element_lines
         return name
 
     def activity_element(self, activity: Activity, kind: str) -> str:
@@ -1187,13 +1187,7 @@ class PythonHandler(ContentHandler):
             "functions": self.cost_functions,
             "elements": elements,
             # the rows printed here, not in the template's loop: see templates/_elements.py.jinja
-            "element_lines": fitting_lines(
-                [
-                    f"{name} = rt.Element({index}, {label}, {kind}, {xmi_id}, {line})"
-                    for index, (name, label, kind, xmi_id, line) in enumerate(elements)
-                ],
-                lambda index: (index, *elements[index]),
-            ),
+            "element_lines": _element_lines(elements),
             "element_names": "\n".join([f"    {row[0]}," for row in elements]),
             "activities": self.activities,
             "model_name": quote(name),
@@ -1252,6 +1246,33 @@ class _Annotation(NamedTuple):
 
 #: ``action+`` tags that make an action hardware-aware (``p.roofline`` instead of ``p.compute``).
 _ROOFLINE_TAGS = ("flops", "bytes", "device", "copyin", "copyout", "footprint")
+
+
+def _element_lines(elements: list[ElementView]) -> list[str | tuple[int, str, str, str, str, str]]:
+    """The ``E_name = rt.Element(index, name, kind, xmi id, line)`` lines, as the template prints them
+    (see :func:`.views.fitting_lines`; a longer line's row holds the printed values).
+
+    Names and ids are printed with :func:`.literals.quote`, which writes plain text (printable ASCII
+    without ``"`` or ``\\``) between double quotes.  Whether every name and id is plain is one test of
+    all of them joined, so a large model's lines are formatted directly, without a call per value.
+    """
+    every = "".join([text + xmi_id for _, text, _, xmi_id, _ in elements])
+    if '"' not in every and "\\" not in every and every.isprintable() and every.isascii():
+        lines = [
+            f'{name} = rt.Element({index}, "{text}", {kind}, "{xmi_id}", {line!r})'
+            for index, (name, text, kind, xmi_id, line) in enumerate(elements)
+        ]
+    else:
+        lines = [
+            f"{name} = rt.Element({index}, {quote(text)}, {kind}, {quote(xmi_id)}, {line!r})"
+            for index, (name, text, kind, xmi_id, line) in enumerate(elements)
+        ]
+
+    def row(index: int) -> tuple[int, str, str, str, str, str]:
+        name, text, kind, xmi_id, line = elements[index]
+        return index, name, quote(text), kind, quote(xmi_id), repr(line)
+
+    return fitting_lines(lines, row)
 
 
 def _simple(text: str) -> bool:

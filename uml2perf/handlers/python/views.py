@@ -584,9 +584,10 @@ def fitting_lines(lines: list[str], row_of: Callable[[int], T]) -> list[str | T]
     return out
 
 
-#: One ``rt.Element``: its ``E_`` name and the literals of its name, kind, xmi id and line.  Its index is
-#: its place in ``ELEMENTS`` (the template numbers the rows).  A plain tuple, which the template unpacks.
-ElementView = tuple[str, str, str, str, str]
+#: One ``rt.Element``: its ``E_`` name, its name (the text), the literal of its kind, its xmi id (the text)
+#: and its line.  Its index is its place in ``ELEMENTS``.  The handler prints the rows (its
+#: ``_element_lines``), quoting the name and the id there.
+ElementView = tuple[str, str, str, str, int | None]
 
 
 View = (

@@ -16,6 +16,8 @@ import unicodedata
 from collections.abc import Hashable, Iterable
 
 _INVALID = re.compile(r"[^0-9A-Za-z_]+")
+#: keywords and soft keywords (what ``keyword.iskeyword`` and ``keyword.issoftkeyword`` test), one set
+_KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 _UNDERSCORES = re.compile(r"_{2,}")
 
 
@@ -90,8 +92,7 @@ class Namer:
             and "__" not in text
             and text[0] != "_"
             and text[-1] != "_"
-            and not keyword.iskeyword(text)
-            and not keyword.issoftkeyword(text)
+            and text not in _KEYWORDS
         ):
             base = prefix + text
         else:

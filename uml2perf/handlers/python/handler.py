@@ -289,13 +289,20 @@ class PythonHandler(ContentHandler):
         file_order = self.file_order
         fragments = self.fragments
         code_text = self.code_text
+        #: id() of each shared PerfSpec (or of None) whose annotation has no code tag: a node annotated
+        #: so, without a code body of its own, has no fragment (code_text would say None)
+        no_code: set[int] = set()
         for activity in self.model.activities:  # (ELEMENTS follow the order of file_order's keys)
             file_order[activity.id] = len(file_order)
             for node in activity.walk():
                 file_order[node.id] = len(file_order)
+                if node.code is None and id(node.perf) in no_code:
+                    continue
                 text = code_text(node)
                 if text is not None:
                     fragments.append((node, text))
+                elif node.code is None:
+                    no_code.add(id(node.perf))
 
     # -- globals and cost functions ----------------------------------------------------
 

@@ -17,7 +17,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NoReturn
 
-_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)")
+#: argparse's message for a word that is not one of the choices; compiled when an error is reported.
+_INVALID_CHOICE = r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)"
 
 
 def close_match(word: str, candidates: Iterable[str]) -> str | None:
@@ -40,7 +41,7 @@ class SuggestingParser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        found = _INVALID_CHOICE.search(message)
+        found = re.search(_INVALID_CHOICE, message)
         if found:
             choices = re.findall(r"'([^']*)'", found.group("choices"))
             best = close_match(found.group("given"), choices)

@@ -229,6 +229,34 @@ def test_long_statements_are_laid_out_as_the_formatter_lays_them_out(width):
     assert "size=" in text and "cost=" in text and "source=-1" not in text
 
 
+def test_runs_of_actions_keep_short_lines_and_break_long_ones():
+    """A run of plain actions and the ``ELEMENTS`` rows are printed by the handler, lines that fit as
+    they are and each longer one broken by the template as ``ruff format`` breaks it, in order."""
+    ruff = _ruff()
+    if ruff is None:
+        pytest.skip("ruff (the dev extra) is not installed")
+    b = ModelBuilder("runs")
+    main = b.activity("main", main=True)
+    names = ["A1", "B" * 70, "A2", "A3", "C" * 80, "A4"]
+    actions = [main.action(name, 2e-06) for name in names]
+    main.chain(main.initial(), *actions, main.final())
+    text = generate(b.build()).text
+    check = subprocess.run(
+        [*ruff, "format", "--check", "--diff", "--line-length", "110", "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert text.count("yield from p.compute(\n") == 2  # the two long names' lines, broken
+    assert text.count(" = rt.Element(\n") == 2
+    assert "    yield from p.compute(E_A2, 2e-06)  # xmi:id=" in text
+    module = load_module(text)
+    assert [e.name for e in module.ELEMENTS] == names
+    assert run_module(module).trace == names
+
+
 def test_names_are_sanitised_and_strings_escaped():
     b = ModelBuilder("evil", source="evil.uml")
     main = b.activity('x"); import os; ("', main=True)

@@ -436,8 +436,10 @@ def test_the_flat_state_machine_form_matches_the_reference_interpreter(
 
 
 def test_statements_print_their_fields_as_dataclasses_do():
-    """The records of the statement IR share one ``__repr__``: ``Name(field=value, ...)``, fields in order."""
+    """The records of the statement IR share one ``__repr__`` (``Name(field=value, ...)``, fields in the
+    order ``__init__`` takes them) and refuse assignment as frozen dataclasses do."""
     import dataclasses
+    import inspect
 
     from uml2perf.controlflow import ir
     from uml2perf.model import Node, NodeKind
@@ -445,23 +447,29 @@ def test_statements_print_their_fields_as_dataclasses_do():
     node = Node("_a", "A", NodeKind.ACTION, "OpaqueAction")
     cond = ir.Cond(ir.CondKind.GUARD, "x > 0")
     body = ir.Sequence((ir.Exec(node), ir.Break()))
-    samples = [
-        body,
-        cond,
-        ir.Branch(cond, body),
-        ir.If(None, (ir.Branch(cond, body),)),
-        ir.Transition(None, -1),
-    ]
-    for record in samples:
-        shown = ", ".join(f"{f.name}={getattr(record, f.name)!r}" for f in dataclasses.fields(record))
-        assert repr(record) == f"{type(record).__qualname__}({shown})"
     assert repr(ir.Exec(node)) == f"Exec(node={node!r}, function=None)"
     assert repr(ir.Break()) == "Break()"
+    assert repr(body) == f"Sequence(body=(Exec(node={node!r}, function=None), Break()))"
+    assert repr(cond) == (
+        f"Cond(kind={ir.CondKind.GUARD!r}, text='x > 0', location={cond.location!r}, edge=None, negate=False)"
+    )
+    assert repr(ir.Branch(cond, body)) == f"Branch(cond={cond!r}, body={body!r})"
+    assert repr(ir.Transition(None, -1)) == "Transition(cond=None, target=-1)"
     records = [
         cls
         for cls in vars(ir).values()
-        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == ir.__name__
+        if isinstance(cls, type) and issubclass(cls, ir._Printed) and cls is not ir._Printed
     ]
-    assert all("__repr__" not in vars(cls) for cls in records if cls is not ir.RecoveredModel)
+    assert len(records) > 20
+    for cls in records:
+        assert "__repr__" not in vars(cls) and "__setattr__" not in vars(cls)
+        if cls is not ir.Statement:
+            parameters = list(inspect.signature(cls).parameters)
+            assert parameters == list(cls.__slots__), cls  # every field, in order, set by __init__
+    assert not hasattr(body, "__dict__")
     with pytest.raises(dataclasses.FrozenInstanceError):
         body.body = ()  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del cond.text  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cond.other = 1  # type: ignore[attr-defined]

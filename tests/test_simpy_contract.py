@@ -97,7 +97,7 @@ def test_timer_value_event_count_and_urgent_callbacks() -> None:
 def test_a_direct_process_enters_its_generator_and_reports_its_end() -> None:
     env = simpy.Environment()
     ended: list[object] = []
-    ctx = SimpleNamespace(computing=False)  # a context that has no compute to record
+    ctx = SimpleNamespace(computing=False, parked=0)  # no compute, nothing parked to record
 
     class Sim:
         def _ended(self, ctx: object, exc: Exception | None) -> None:

@@ -192,9 +192,9 @@ def _module_from_source(source: str, name: str, filename: str) -> types.ModuleTy
 
 def _module_from_code(code: types.CodeType, source: str, name: str, filename: str) -> types.ModuleType:
     """Execute generated code as a fresh module; its source is registered so errors can quote it."""
-    import linecache
+    from uml2perf_runtime.engine.sources import register
 
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    register(filename, source)
     module = types.ModuleType(name)
     module.__file__ = filename
     sys.modules[name] = module
@@ -611,7 +611,7 @@ def predict(
     :mod:`uml2perf.intervals`); the prediction itself stays the one at the values.  ``median_of``
     makes the interval one for the median of that many launches of the program (default 1).
     """
-    from uml2perf_runtime import Machine, simulate
+    from uml2perf_runtime import simulate
     from uml2perf_runtime.engine.collector import release_cycles
 
     from .answers import (
@@ -645,7 +645,7 @@ def predict(
         default_cost=default_cost,
     )
     checked_overrides(spec, dict(overrides or {}))
-    machine_obj = machine if isinstance(machine, Machine) else Machine.load(machine) if machine else None
+    machine_obj = _machine(machine)
     if nodes is not None and machine_obj is not None and nodes > machine_obj.nodes and warnings is not None:
         warnings.append(larger_machine_warning(machine_obj, nodes))
 
@@ -732,6 +732,20 @@ def predict(
             ],
         )
     return result
+
+
+def _machine(machine: Any) -> Any:
+    """``machine`` as a ``Machine``: itself, a machine file or bundled machine read, or None (the default).
+
+    A machine file parsed before is taken from the cache (:func:`uml2perf.cache.parsed_toml`).
+    """
+    from uml2perf_runtime import Machine
+
+    if isinstance(machine, Machine) or not machine:
+        return machine or None
+    from .cache import parsed_toml
+
+    return Machine.load(machine, parse=parsed_toml)
 
 
 def _add_interval(

@@ -38,10 +38,9 @@ import os
 import stat
 import sys
 import warnings
-from collections.abc import Iterable
 from pathlib import Path
 from types import CodeType
-from typing import Protocol
+from typing import Any, Protocol
 
 __all__ = [
     "DISABLE_VARIABLE",
@@ -334,6 +333,42 @@ def load_code(payload: bytes | None) -> CodeType | None:
     return code if isinstance(code, CodeType) else None
 
 
+#: Version of the parsed-TOML entries (:func:`parsed_toml`); a change of their format changes it.
+_TOML_FORMAT = "toml-1"
+
+
+def parsed_toml(text: str, what: str) -> dict[str, Any]:
+    """``loads_toml(text, what)``, taken from the cache when the same text was parsed before.
+
+    A repeated ``uml2perf run --machine FILE`` then needs neither ``tomllib`` (about 1.5 ms to
+    import) nor the parse.  Only tables that parsed and passed ``loads_toml``'s checks are stored,
+    as ``marshal`` data, which keeps every type a TOML table holds but dates and times: a table
+    with one of those is parsed every time.  The caller checks the table's keys and values
+    afterwards, as it does with a table just parsed, so every message stays the same.
+    """
+    from uml2perf_runtime.output.structured import loads_toml
+
+    cache = open_cache()
+    if cache is None:
+        return loads_toml(text, what)
+    key = key_of(_TOML_FORMAT, text)
+    payload = cache.get("toml", key)
+    if payload is not None:
+        try:
+            found = marshal.loads(payload)
+        except (EOFError, ValueError, TypeError):
+            found = None
+        if isinstance(found, dict):
+            return found
+    data = loads_toml(text, what)
+    try:
+        payload = marshal.dumps(data)
+    except ValueError:  # a date or time: not marshal data
+        return data
+    cache.put("toml", key, payload)
+    return data
+
+
 _FINGERPRINT: list[str] = []
 
 
@@ -360,21 +395,33 @@ def package_fingerprint() -> str:
             origin = found.origin if found else None
         if origin:
             roots.append(Path(origin).resolve().parent)
+    lines = [f"{name}|{size}|{mtime}\n" for root in roots for name, size, mtime in sorted(_files(root))]
     digest = sha256(__version__.encode())
-    for root in roots:
-        for name, info in sorted(_files(root)):
-            digest.update(f"{name}|{info.st_size}|{info.st_mtime_ns}\n".encode())
+    digest.update("".join(lines).encode())  # the same digest as one update per line
     _FINGERPRINT.append(digest.hexdigest())
     return _FINGERPRINT[0]
 
 
-def _files(root: Path) -> Iterable[tuple[str, os.stat_result]]:
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in files:
-            if name.endswith((".py", ".jinja", ".toml")):
-                path = os.path.join(folder, name)
-                try:
-                    yield path, os.stat(path)
-                except OSError:
-                    continue
+def _files(root: Path) -> list[tuple[str, int, int]]:
+    """Path, size and modification time of each source file under ``root``, ``__pycache__`` left out.
+
+    What ``os.walk`` and ``os.stat`` of each file gave, from ``os.scandir`` entries: a link to a file
+    counts as that file, a linked folder is not entered, and what cannot be read is left out.
+    """
+    found: list[tuple[str, int, int]] = []
+    folders = [str(root)]
+    while folders:
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.name.endswith((".py", ".jinja", ".toml")) and entry.is_file():
+                    info = entry.stat()
+                    found.append((entry.path, info.st_size, info.st_mtime_ns))
+                elif entry.name != "__pycache__" and entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+            except OSError:
+                continue
+    return found

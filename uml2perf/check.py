@@ -182,7 +182,8 @@ def timing_summary(model: Model) -> tuple[int, int, bool]:
             takes_time, plain, costed = known
             if takes_time:
                 timed = True
-            if plain and runs_as_action(node, activity_ids):
+            # an action runs as one (runs_as_action asks that first): no call for most nodes
+            if plain and (node.kind is NodeKind.ACTION or runs_as_action(node, activity_ids)):
                 actions += 1
                 if not costed:
                     untimed += 1

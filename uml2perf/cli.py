@@ -15,10 +15,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import __version__
-from .commands import calibrate as calibrate_command
-from .commands import compare as compare_command
-from .commands import fit as fit_command
-from .commands import sweep as sweep_command
 from .commands.common import (
     EXIT_OK,
     EXIT_PROBLEM,
@@ -353,8 +349,13 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     add_default_cost_option(parser)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of every subcommand, or of the subcommand ``only`` alone.
+
+    ``only`` names the subcommand a command line starts with (:func:`named_command`): argparse
+    hands every word after it to that subcommand's parser, so the others' parsers (about a
+    hundred options, a few milliseconds of every start-up) would be built and never read.
+    """
     from uml2perf_runtime.arguments import SuggestingParser
 
     parser = SuggestingParser(
@@ -364,7 +365,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"uml2perf {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, add in _subcommands().items():
+        if only is None or name == only:
+            add(sub)
+    for command in sub.choices.values():  # --debug also after the subcommand (uml2perf run X --debug)
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
+        )
+        if "--force" not in command._option_string_actions:
+            command.add_argument(
+                "--force",
+                action="store_true",
+                default=argparse.SUPPRESS,
+                help="replace outputs that are read-only (mode 0444) too",
+            )
+    return parser
 
+
+def _add_convert(sub: Any) -> None:
     convert = sub.add_parser(
         "convert", help="convert an XMI export into a Python performance model (or dot/json)"
     )
@@ -376,6 +394,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_options(convert)
     convert.set_defaults(func=cmd_convert)
 
+
+def _add_run(sub: Any) -> None:
     run = sub.add_parser("run", help="simulate a model and print the predicted time and where it goes")
     run.add_argument("model", help="XMI export or a generated model .py")
     run.add_argument(
@@ -480,46 +500,73 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_options(run)
     run.set_defaults(func=cmd_run)
 
+
+def _add_check(sub: Any) -> None:
     check = sub.add_parser("check", help="list the problems of a model (file:line, element id and name)")
     check.add_argument("model")
     check.add_argument("-v", "--verbose", action="store_true", help="also show informational notes")
     _add_model_options(check)
     check.set_defaults(func=cmd_check)
 
+
+def _add_activities(sub: Any) -> None:
     activities = sub.add_parser("activities", help="list the activities of a file and the main one")
     activities.add_argument("model")
     activities.add_argument("--sidecar", metavar="FILE.toml")
     activities.set_defaults(func=cmd_activities)
 
+
+def _add_handlers(sub: Any) -> None:
     handlers = sub.add_parser("handlers", help="list the installed content handlers")
     handlers.set_defaults(func=cmd_handlers)
 
+
+def _add_dialects(sub: Any) -> None:
     dialects = sub.add_parser("dialects", help="list the UML tools whose exports are read")
     dialects.set_defaults(func=cmd_dialects)
 
-    for register in EXTRA_COMMANDS:
-        register(sub)
-    for command in sub.choices.values():  # --debug also after the subcommand (uml2perf run X --debug)
-        command.add_argument(
-            "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
-        )
-        if "--force" not in command._option_string_actions:
-            command.add_argument(
-                "--force",
-                action="store_true",
-                default=argparse.SUPPRESS,
-                help="replace outputs that are read-only (mode 0444) too",
-            )
-    return parser
+
+def _extra(module: str) -> Callable[[Any], None]:
+    """The ``register_command`` of a module of :mod:`uml2perf.commands`, imported when called."""
+
+    def add(sub: Any) -> None:
+        from importlib import import_module
+
+        import_module(f".commands.{module}", __package__).register_command(sub)
+
+    return add
 
 
-#: Functions that add the subcommands kept in :mod:`uml2perf.commands`, one module each.
-EXTRA_COMMANDS: tuple[Callable[[Any], None], ...] = (
-    sweep_command.register_command,
-    fit_command.register_command,
-    calibrate_command.register_command,
-    compare_command.register_command,
-)
+def _subcommands() -> dict[str, Callable[[Any], None]]:
+    """Each subcommand's name and the function that adds its parser, in the order ``--help`` lists them.
+
+    The subcommands kept in :mod:`uml2perf.commands` (one module each) are imported only when
+    their parser is built.
+    """
+    return {
+        "convert": _add_convert,
+        "run": _add_run,
+        "check": _add_check,
+        "activities": _add_activities,
+        "handlers": _add_handlers,
+        "dialects": _add_dialects,
+        **{name: _extra(name) for name in EXTRA_COMMANDS},
+    }
+
+
+#: Subcommands whose parsers are kept in :mod:`uml2perf.commands`, each in the module of its name.
+EXTRA_COMMANDS = ("sweep", "fit", "calibrate", "compare")
+
+
+def named_command(argv: Sequence[str]) -> str | None:
+    """The subcommand a command line names, when its first word is one (``uml2perf run ...``).
+
+    Only the first word counts: before it could stand an option of ``uml2perf`` itself, and then
+    the whole parser is built as before.
+    """
+    if argv and argv[0] in _subcommands():
+        return str(argv[0])
+    return None
 
 
 def _is_simulation_error(exc: BaseException) -> bool:
@@ -531,12 +578,20 @@ def _is_simulation_error(exc: BaseException) -> bool:
 
 def _report_error(exc: BaseException, debug: bool) -> int:
     if debug:
-        import traceback
-
-        traceback.print_exc()
+        _print_traceback()
     message = printable(str(exc))
     print(f"error: {message}", file=sys.stderr)
     return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_PROBLEM
+
+
+def _print_traceback() -> None:
+    """The traceback of the exception being handled, quoting generated models' lines too."""
+    import traceback
+
+    from uml2perf_runtime.engine.sources import install
+
+    install()
+    traceback.print_exc()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -544,10 +599,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _plain_warnings()
     from uml2perf_runtime.arguments import parse_args
 
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    parser = build_parser(only=named_command(words))
     args = parse_args(parser, argv)  # "did you mean" for mistyped subcommands, options and choices
     # what a report shows as the command: as typed, or as given to main() by a program
-    args.argv = ["uml2perf", *(sys.argv[1:] if argv is None else [str(a) for a in argv])]
+    args.argv = ["uml2perf", *words]
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -556,7 +612,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # convert, check and run build hundreds of thousands of small objects and then the process ends:
         # no collection while they run, and what is left is frozen so the collection at exit skips it
         from uml2perf_runtime.engine.collector import collector_paused
+        from uml2perf_runtime.engine.sources import defer
 
+        defer()  # generated lines go to linecache only when an error or --debug reads them
         with collector_paused(freeze=True):
             return _run(args)
     return _run(args)
@@ -602,9 +660,7 @@ def _run(args: argparse.Namespace) -> int:
         if _is_simulation_error(exc):
             return _report_error(exc, debug)
         if debug:
-            import traceback
-
-            traceback.print_exc()
+            _print_traceback()
         print(
             f"internal error: {type(exc).__name__}: {printable(str(exc))}\n"
             "  this is a bug in uml2perf; run again with --debug and report the traceback",

@@ -91,7 +91,7 @@ from ..parameters import coerce_value
 from ..spec import Element
 from . import patterns as _patterns
 from .process import CATEGORY_INDEX, CATEGORY_NAMES, COMM, COMPUTE, WAIT, ProcessContext
-from .simpy_access import NORMAL, armed_event, armed_timeout, ids_of, queue_of
+from .simpy_access import NORMAL, PARKED_REQUEST, armed_event, armed_timeout, ids_of, queue_of
 from .simpy_access import push as _push
 from .sites import RecvSite, SendSite
 
@@ -144,6 +144,7 @@ class Context:
         "fast_resume",
         "conv",
         "computing",
+        "parked",
         "on_received",
         "send_route",
         "recv_route",
@@ -206,6 +207,11 @@ class Context:
         self.conv: Event | None = None
         #: a compute on a free core is waited for: its process accounts it when it resumes
         self.computing = False
+        #: what of the direct route is parked on ``park_ev``, accounted by the process as that
+        #: event resumes it: PARKED_REQUEST (a receive or rendezvous send, ``fast_req``: what
+        #: ``_received`` does as a callback on other routes), PARKED_COLLECTIVE (``fast_g``: what
+        #: ``gathered`` does), or 0
+        self.parked = 0
         self.on_received = self._received
         #: this context's own send and recv, bound once: what a local cost hands on to
         self.send_route = self.send
@@ -301,6 +307,7 @@ class Context:
         t.fast_resume = None
         t.conv = None
         t.computing = False
+        t.parked = 0
         t.on_received = t._received
         t.send_route = t.send
         t.recv_route = t.recv
@@ -854,7 +861,8 @@ class Context:
         if ev is None or ev.callbacks is not None:
             ev = self.park_ev = armed_event(env)
         mine.event = ev
-        ev.callbacks = [self.on_received]
+        ev.callbacks = []
+        self.parked = PARKED_REQUEST  # accounted as the process resumes (DirectProcess._resume)
         self.fast_req = mine
         self.blocked_elem = elem
         self.blocked_for = mine
@@ -956,7 +964,8 @@ class Context:
         if ev is None or ev.callbacks is not None:
             ev = self.park_ev = armed_event(env)
         req.event = ev
-        ev.callbacks = [self.on_received]
+        ev.callbacks = []
+        self.parked = PARKED_REQUEST  # accounted as the process resumes (DirectProcess._resume)
         self.fast_req = req
         self.blocked_elem = elem
         self.blocked_for = req

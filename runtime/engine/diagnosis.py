@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import ModelRuntimeError
 from ..spec import Element
+from .sources import install
 
 _RUNTIME_DIR = str(Path(__file__).resolve().parent.parent)
 
@@ -142,6 +143,7 @@ def model_error(exc: Exception, ctx: Any, elements: tuple[Element, ...]) -> Mode
     names its element, or a comment carrying its XMI id precedes it), else it
     is the last element the context reached.
     """
+    install()  # the generated modules' lines, kept back until a line is read (.sources)
     by_id = {e.xmi_id: e for e in elements if e.xmi_id}
     found = None
     condition = None

@@ -26,7 +26,6 @@ of SimPy's internals.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from heapq import heappush
 from typing import Any
@@ -42,6 +41,11 @@ SUPPORTED_SIMPY = (4, 1)
 #: ``heapq.heappush``: pushes a ``(time, NORMAL, next(ids), event)`` entry onto :func:`queue_of`.
 push = heappush
 
+#: What a context's ``parked`` says its process accounts as the parked event resumes it
+#: (:class:`DirectProcess`): a receive or rendezvous send (its ``fast_req``), a collective (``fast_g``).
+PARKED_REQUEST = 1
+PARKED_COLLECTIVE = 2
+
 __all__ = [
     "NORMAL",
     "URGENT",
@@ -49,6 +53,8 @@ __all__ = [
     "PENDING",
     "SUPPORTED_SIMPY",
     "push",
+    "PARKED_REQUEST",
+    "PARKED_COLLECTIVE",
     "queue_of",
     "ids_of",
     "armed_event",
@@ -121,9 +127,10 @@ def event_count(env: simpy.Environment) -> int:
     counter = getattr(env, "_eid", None)
     if counter is None:
         return 0
-    # itertools.count's repr holds the next value without consuming it.
-    match = re.search(r"\((\d+)", repr(counter))
-    return int(match.group(1)) if match else 0
+    # itertools.count's repr ("count(256128)") holds the next value without consuming it
+    inside = repr(counter).partition("(")[2]
+    digits = inside[: len(inside) - len(inside.lstrip("0123456789"))]
+    return int(digits) if digits else 0
 
 
 def schedule_urgent(env: simpy.Environment, callback: Callable[[Event], None]) -> None:
@@ -141,7 +148,8 @@ class DirectProcess(simpy.Process):
     returns or raises ``exc``, the process calls ``sim._ended(ctx, exc)`` (``exc`` None for a
     return), directly, as a wrapper generator would.  Each resumption sends the event's value
     into the model's generator with no wrapper frame in between.  A resumption at the end of a
-    compute of the context (``ctx.computing``) first records it (see ``Context.compute``).
+    compute of the context (``ctx.computing``) first records it (see ``Context.compute``), and so
+    does one at the end of a parked receive, rendezvous send or collective (``ctx.parked``).
     """
 
     sim: Any
@@ -176,6 +184,48 @@ class DirectProcess(simpy.Process):
             ctx.incl[i] += d
             ctx.covered += d
             ctx.totals[0] += d
+        elif ctx.parked:
+            # The end of a parked call of the context's direct route: a receive or rendezvous send
+            # (``Context.recv``, ``Context.send``, their call sites) or a collective
+            # (``collective_fast``), accounted here as ``Context._received`` and
+            # ``Context.gathered`` account it as callbacks, in the same step and before the
+            # model's code goes on, without the call of one.
+            ctx.blocked_for = None
+            if ctx.parked == PARKED_REQUEST:
+                req = ctx.fast_req
+                ctx.fast_req = None
+                i = ctx.blocked_elem.index
+                posted = req.posted
+                start = req.start
+                end = req.done
+            else:
+                g = ctx.fast_g
+                ctx.fast_g = None
+                i = ctx.cur.index
+                posted = ctx.fast_start
+                start = g.start
+                end = start + g.offsets[ctx.pid]
+            ctx.parked = 0
+            ctx.calls[i] += 1
+            if start > posted:
+                d = start - posted
+                ctx.incl[i] += d
+                ctx.covered += d
+                ctx.totals[2] += d
+                waits = ctx.process.waits
+                if waits is None:
+                    waits = ctx._wait_list()
+                waits[i] += d
+                if end > start:
+                    d = end - start
+                    ctx.incl[i] += d
+                    ctx.covered += d
+                    ctx.totals[1] += d
+            else:
+                d = end - posted
+                ctx.incl[i] += d
+                ctx.covered += d
+                ctx.totals[1] += d
         while True:
             try:
                 if event._ok:  # type: ignore[attr-defined]

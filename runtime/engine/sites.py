@@ -32,7 +32,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..operations import point_to_point as _comm
-from .simpy_access import NORMAL, armed_event, armed_timeout
+from .simpy_access import NORMAL, PARKED_REQUEST, armed_event, armed_timeout
 from .simpy_access import push as _push
 
 #: no arrival yet: a rendezvous message's place in the mailbox while its sender waits
@@ -160,7 +160,8 @@ class SendSite:
             if ev is None or ev.callbacks is not None:
                 ev = ctx.park_ev = armed_event(self.env)
             mine.event = ev
-            ev.callbacks = [ctx.on_received]
+            ev.callbacks = []
+            ctx.parked = PARKED_REQUEST  # accounted as the process resumes (DirectProcess._resume)
             ctx.fast_req = mine
             ctx.blocked_elem = elem
             ctx.blocked_for = mine
@@ -366,7 +367,8 @@ class RecvSite:
         if ev is None or ev.callbacks is not None:
             ev = ctx.park_ev = armed_event(env)
         req.event = ev
-        ev.callbacks = [ctx.on_received]
+        ev.callbacks = []
+        ctx.parked = PARKED_REQUEST  # accounted as the process resumes (DirectProcess._resume)
         ctx.fast_req = req
         ctx.blocked_elem = elem
         ctx.blocked_for = req

@@ -14,7 +14,7 @@ from typing import Any
 
 from simpy.events import Event, Timeout
 
-from ..engine.simpy_access import NORMAL, armed_event
+from ..engine.simpy_access import NORMAL, PARKED_COLLECTIVE, armed_event
 from ..engine.simpy_access import push as _push
 from ..errors import SimulationError
 from ..spec import Element
@@ -183,12 +183,14 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
     ctx.fast_start = now
     if g.count < nprocs:
         # park on the context's event of its last parked operation, used again once SimPy has
-        # processed it (a process waits in one operation at a time): what Event(env) makes, with
-        # the accounting callback in place, without a new object per call (as Context.recv does)
+        # processed it (a process waits in one operation at a time): what Event(env) makes,
+        # without a new object per call (as Context.recv does); the process accounts the wait as
+        # the event resumes it (DirectProcess._resume: what the callback ``ctx.gathered`` does)
         ev = ctx.park_ev
         if ev is None or ev.callbacks is not None:
             ev = ctx.park_ev = armed_event(env)
-        ev.callbacks = [ctx.gathered]
+        ev.callbacks = []
+        ctx.parked = PARKED_COLLECTIVE
         g.events[me] = ev
         ctx.fast_g = g
         ctx.blocked_elem = elem

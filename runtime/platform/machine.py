@@ -49,14 +49,17 @@ once.  The link keys are described in ``docs/runtime-semantics.md`` (section 2).
 from __future__ import annotations
 
 import math
-import tomllib
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.records import FrozenRecord
 from ..errors import MachineError
 from ..operations.registry import COLLECTIVES
-from .topology import Topology
+
+if TYPE_CHECKING:  # a machine file's topology is read by .topology, imported when a file has one
+    from .topology import Topology
 
 PLACEMENTS = ("block", "round_robin")
 
@@ -68,6 +71,8 @@ BUNDLED_DIR = Path(__file__).resolve().parent / "machines"
 DEFAULT_NAME = "default"
 #: Collective operations whose algorithm a machine file may choose (the table's collectives).
 COLLECTIVE_OPERATIONS = COLLECTIVES
+#: A machine file's text and what it is (for messages) to its table: see :meth:`Machine.from_toml`.
+TomlParser = Callable[[str, str], dict[str, Any]]
 
 
 class Link(FrozenRecord):
@@ -398,18 +403,18 @@ class Machine(FrozenRecord):
         return sorted(p.stem for p in BUNDLED_DIR.glob("*.toml"))
 
     @classmethod
-    def load(cls, name_or_path: str | Path) -> Machine:
+    def load(cls, name_or_path: str | Path, parse: TomlParser | None = None) -> Machine:
         """A machine file by path, or a bundled machine by name (``Machine.load("gescher")``).
 
         ``"default"`` is the built-in machine a run without ``--machine`` uses (and names 'default'),
-        unless a file of that name is in the current directory.
+        unless a file of that name is in the current directory.  ``parse`` is as in :meth:`from_toml`.
         """
         path = Path(name_or_path)
         if path.exists() or path.suffix or len(path.parts) > 1:
-            return cls.from_toml(path)
+            return cls.from_toml(path, parse)
         candidate = BUNDLED_DIR / f"{name_or_path}.toml"
         if candidate.is_file():
-            return cls.from_toml(candidate)
+            return cls.from_toml(candidate, parse)
         if str(name_or_path) == DEFAULT_NAME:
             return cls.default()
         raise MachineError(
@@ -418,14 +423,20 @@ class Machine(FrozenRecord):
         )
 
     @classmethod
-    def from_toml(cls, path: str | Path) -> Machine:
-        """Read and validate a machine file; errors name the file and the key."""
+    def from_toml(cls, path: str | Path, parse: TomlParser | None = None) -> Machine:
+        """Read and validate a machine file; errors name the file and the key.
+
+        ``parse(text, what)`` turns the file's text into its table, as
+        :func:`~uml2perf_runtime.output.structured.loads_toml` does (the default) and raising what
+        it raises; ``uml2perf run`` passes one that keeps the tables of files it parsed before.
+        Every check of the table below runs on whatever ``parse`` returns.
+        """
         from ..output.files import InputFileError, read_text_input
         from ..output.structured import StructureError, loads_toml
 
         file = Path(path)
         try:
-            data = loads_toml(read_text_input(file, what="machine file"), "machine file")
+            data = (parse or loads_toml)(read_text_input(file, what="machine file"), "machine file")
         except InputFileError as exc:
             if not file.exists():
                 raise MachineError(
@@ -440,7 +451,11 @@ class Machine(FrozenRecord):
             ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise MachineError(f"machine file '{file}' cannot be read: {exc}") from None
-        except tomllib.TOMLDecodeError as exc:
+        except ValueError as exc:
+            # tomllib.TOMLDecodeError is a ValueError; tomllib is imported only where a file is parsed
+            toml = sys.modules.get("tomllib")
+            if toml is None or not isinstance(exc, toml.TOMLDecodeError):
+                raise
             raise MachineError(f"{file}: not valid TOML: {exc}") from None
         except StructureError as exc:
             raise MachineError(f"{file}: {exc.message}", hint=exc.hint) from None

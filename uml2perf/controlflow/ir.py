@@ -9,7 +9,7 @@ structured form, ...); an activity becomes an :class:`ActivityBody`, a model a
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, fields
+from dataclasses import FrozenInstanceError, dataclass
 from enum import StrEnum
 
 from ..errors import Diagnostic, Location
@@ -20,19 +20,34 @@ FINAL_KINDS = frozenset({NodeKind.ACTIVITY_FINAL, NodeKind.FLOW_FINAL})
 # --------------------------------------------------------------------------- statements
 
 
-class _Printed:
-    """``Name(field=value, ...)``, as a dataclass prints itself, for the records of this module.
+_NOWHERE = Location()
 
-    The records below are declared with ``repr=False`` and share this one method: a
-    dataclass would compile a ``__repr__`` of its own for each of them when the module is
-    imported (about 4 ms of every command that converts).
+#: how a record's ``__init__`` sets its fields past the frozen ``__setattr__`` below
+_set = object.__setattr__
+
+
+class _Printed:
+    """Immutable records of this module: ``Name(field=value, ...)`` as a dataclass prints itself,
+    and no assignment after ``__init__`` (``dataclasses.FrozenInstanceError``, as a frozen dataclass).
+
+    The records below are plain slotted classes, each with its own ``__init__`` written out, and share
+    these three methods: ``@dataclass`` would compile an ``__init__``, ``__setattr__`` and
+    ``__delattr__`` for each of them whenever the module is imported (about 8 ms of every command that
+    converts).  A record's fields are its ``__slots__``, in order.
     """
 
     __slots__ = ()
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)  # type: ignore[arg-type]
+        names: tuple[str, ...] = type(self).__slots__
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
         return f"{type(self).__qualname__}({shown})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
 class Statement(_Printed):
@@ -49,11 +64,15 @@ class Statement(_Printed):
         return ()
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Sequence(Statement):
     """Statements run one after the other."""
 
-    body: tuple[Statement, ...] = ()
+    __slots__ = ("body",)
+
+    body: tuple[Statement, ...]
+
+    def __init__(self, body: tuple[Statement, ...] = ()) -> None:
+        _set(self, "body", body)
 
     def children(self) -> tuple[Statement, ...]:
         return self.body
@@ -62,15 +81,19 @@ class Sequence(Statement):
         return len(self.body)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Exec(Statement):
     """Run one element: an action or a communication (what its ``perf.role`` says)."""
 
+    __slots__ = ("node", "function")
+
     node: Node
-    function: CostFunction | None = None  # a CallBehaviorAction that calls a cost function
+    function: CostFunction | None  # a CallBehaviorAction that calls a cost function
+
+    def __init__(self, node: Node, function: CostFunction | None = None) -> None:
+        _set(self, "node", node)
+        _set(self, "function", function)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Run(Statement):
     """Plain actions run one after the other: most of a large model.
 
@@ -81,21 +104,30 @@ class Run(Statement):
     handler without a ``visit_Run`` is given the run's ``Exec`` statements.
     """
 
+    __slots__ = ("nodes",)
+
     nodes: tuple[Node, ...]
+
+    def __init__(self, nodes: tuple[Node, ...]) -> None:
+        _set(self, "nodes", nodes)
 
     def children(self) -> tuple[Statement, ...]:
         return tuple(Exec(node) for node in self.nodes)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Call(Statement):
     """Run another activity (CallBehaviorAction, ``activity+`` call) as a generator function."""
+
+    __slots__ = ("node", "activity")
 
     node: Node
     activity: Activity
 
+    def __init__(self, node: Node, activity: Activity) -> None:
+        _set(self, "node", node)
+        _set(self, "activity", activity)
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+
 class Block(Statement):
     """A structured activity node inlined: its nested region, bracketed by enter/leave.
 
@@ -104,9 +136,16 @@ class Block(Statement):
     must give the body its own scope (a nested function) instead of inlining.
     """
 
+    __slots__ = ("node", "body", "scoped")
+
     node: Node
     body: Sequence
-    scoped: bool = False
+    scoped: bool
+
+    def __init__(self, node: Node, body: Sequence, scoped: bool = False) -> None:
+        _set(self, "node", node)
+        _set(self, "body", body)
+        _set(self, "scoped", scoped)
 
     def children(self) -> tuple[Statement, ...]:
         return (self.body,)
@@ -118,7 +157,6 @@ class CondKind(StrEnum):
     PROBABILITY = "probability"
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Cond(_Printed):
     """A branch condition: a guard expression, ``else``, or a probability.
 
@@ -126,28 +164,53 @@ class Cond(_Printed):
     ``location`` points at the flow (or node) that wrote the text.
     """
 
+    __slots__ = ("kind", "text", "location", "edge", "negate")
+
     kind: CondKind
-    text: str | None = None
-    location: Location = Location()
-    edge: Edge | None = None
-    negate: bool = False
+    text: str | None
+    location: Location
+    edge: Edge | None
+    negate: bool
+
+    def __init__(
+        self,
+        kind: CondKind,
+        text: str | None = None,
+        location: Location = _NOWHERE,
+        edge: Edge | None = None,
+        negate: bool = False,
+    ) -> None:
+        _set(self, "kind", kind)
+        _set(self, "text", text)
+        _set(self, "location", location)
+        _set(self, "edge", edge)
+        _set(self, "negate", negate)
 
     def negated(self) -> Cond:
         return Cond(self.kind, self.text, self.location, self.edge, not self.negate)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Branch(_Printed):
+    __slots__ = ("cond", "body")
     cond: Cond
     body: Sequence
 
+    def __init__(self, cond: Cond, body: Sequence) -> None:
+        _set(self, "cond", cond)
+        _set(self, "body", body)
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+
 class If(Statement):
     """A choice: guards in order, probabilities (one draw of ``p.random()``), ``else`` last."""
 
+    __slots__ = ("node", "branches")
+
     node: Node | None
     branches: tuple[Branch, ...]
+
+    def __init__(self, node: Node | None, branches: tuple[Branch, ...]) -> None:
+        _set(self, "node", node)
+        _set(self, "branches", branches)
 
     @property
     def is_random(self) -> bool:
@@ -157,156 +220,228 @@ class If(Statement):
         return tuple(b.body for b in self.branches)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class While(Statement):
     """A loop; ``cond`` None means ``while True`` left by a :class:`Break`.
 
     ``node`` is the element whose ``p.iteration`` counter limits runaway loops.
     """
 
+    __slots__ = ("node", "cond", "body")
+
     node: Node | None
     cond: Cond | None
     body: Sequence
+
+    def __init__(self, node: Node | None, cond: Cond | None, body: Sequence) -> None:
+        _set(self, "node", node)
+        _set(self, "cond", cond)
+        _set(self, "body", body)
 
     def children(self) -> tuple[Statement, ...]:
         return (self.body,)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class For(Statement):
     """A counted loop (``loop+`` with ``iterations``)."""
+
+    __slots__ = ("node", "count", "body")
 
     node: Node
     count: str
     body: Sequence
 
+    def __init__(self, node: Node, count: str, body: Sequence) -> None:
+        _set(self, "node", node)
+        _set(self, "count", count)
+        _set(self, "body", body)
+
     def children(self) -> tuple[Statement, ...]:
         return (self.body,)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Repeat(Statement):
     """A ``repeat`` tag: the wrapped statement runs ``count`` times."""
+
+    __slots__ = ("node", "count", "body")
 
     node: Node | None
     count: str
     body: Sequence
 
+    def __init__(self, node: Node | None, count: str, body: Sequence) -> None:
+        _set(self, "node", node)
+        _set(self, "count", count)
+        _set(self, "body", body)
+
     def children(self) -> tuple[Statement, ...]:
         return (self.body,)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Break(Statement):
     """Leave the innermost loop."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+
 class Continue(Statement):
     """Start the next iteration of the innermost loop."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+
 class Return(Statement):
     """The flow ends here (activity final or flow final not at the end of its scope)."""
 
-    node: Node | None = None
+    __slots__ = ("node",)
+
+    node: Node | None
+
+    def __init__(self, node: Node | None = None) -> None:
+        _set(self, "node", node)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Parallel(Statement):
     """Fork/join: the branches run concurrently inside the process; all are awaited."""
 
+    __slots__ = ("node", "branches")
+
     node: Node | None
     branches: tuple[Sequence, ...]
+
+    def __init__(self, node: Node | None, branches: tuple[Sequence, ...]) -> None:
+        _set(self, "node", node)
+        _set(self, "branches", branches)
 
     def children(self) -> tuple[Statement, ...]:
         return self.branches
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ParallelRegion(Statement):
     """``parallel+``: the body runs once per thread (``threads`` expression or the default)."""
+
+    __slots__ = ("node", "threads", "body")
 
     node: Node
     threads: str | None
     body: Sequence
 
+    def __init__(self, node: Node, threads: str | None, body: Sequence) -> None:
+        _set(self, "node", node)
+        _set(self, "threads", threads)
+        _set(self, "body", body)
+
     def children(self) -> tuple[Statement, ...]:
         return (self.body,)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Critical(Statement):
     """``critical+``: the body runs under the named lock of the process."""
+
+    __slots__ = ("node", "name", "body")
 
     node: Node
     name: str
     body: Sequence
 
+    def __init__(self, node: Node, name: str, body: Sequence) -> None:
+        _set(self, "node", node)
+        _set(self, "name", name)
+        _set(self, "body", body)
+
     def children(self) -> tuple[Statement, ...]:
         return (self.body,)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Pipeline(Statement):
     """``pipeline+``: the stages (child nodes in flow order) over a stream of ``items``."""
+
+    __slots__ = ("node", "items", "stages")
 
     node: Node
     items: str | None
     stages: tuple[Sequence, ...]
 
+    def __init__(self, node: Node, items: str | None, stages: tuple[Sequence, ...]) -> None:
+        _set(self, "node", node)
+        _set(self, "items", items)
+        _set(self, "stages", stages)
+
     def children(self) -> tuple[Statement, ...]:
         return self.stages
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class TaskPool(Statement):
     """``taskpool+``: ``items`` tasks (each the body) served by ``threads`` workers."""
+
+    __slots__ = ("node", "threads", "items", "body")
 
     node: Node
     threads: str | None
     items: str | None
     body: Sequence
 
+    def __init__(self, node: Node, threads: str | None, items: str | None, body: Sequence) -> None:
+        _set(self, "node", node)
+        _set(self, "threads", threads)
+        _set(self, "items", items)
+        _set(self, "body", body)
+
     def children(self) -> tuple[Statement, ...]:
         return (self.body,)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Transition(_Printed):
     """A state machine edge; ``target`` −1 leaves the state machine."""
+
+    __slots__ = ("cond", "target")
 
     cond: Cond | None
     target: int
 
+    def __init__(self, cond: Cond | None, target: int) -> None:
+        _set(self, "cond", cond)
+        _set(self, "target", target)
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+
 class State(_Printed):
     """One numbered state: a chain of nodes, then its outgoing transitions."""
+
+    __slots__ = ("index", "nodes", "body", "transitions")
 
     index: int
     nodes: tuple[Node, ...]
     body: Sequence
     transitions: tuple[Transition, ...]
 
+    def __init__(
+        self, index: int, nodes: tuple[Node, ...], body: Sequence, transitions: tuple[Transition, ...]
+    ) -> None:
+        _set(self, "index", index)
+        _set(self, "nodes", nodes)
+        _set(self, "body", body)
+        _set(self, "transitions", transitions)
+
     @property
     def is_random(self) -> bool:
         return any(t.cond is not None and t.cond.kind is CondKind.PROBABILITY for t in self.transitions)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class StateMachine(Statement):
     """Fallback for an unstructured region: ``while _state >= 0`` dispatching numbered states."""
 
+    __slots__ = ("node", "states")
+
     node: Node
     states: tuple[State, ...]
+
+    def __init__(self, node: Node, states: tuple[State, ...]) -> None:
+        _set(self, "node", node)
+        _set(self, "states", states)
 
     def children(self) -> tuple[Statement, ...]:
         return tuple(s.body for s in self.states)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Offer(Statement):
     """Token-flow form: the node passes its token on along flows, then its function returns.
 
@@ -316,16 +451,31 @@ class Offer(Statement):
     final (the token is consumed).
     """
 
-    targets: tuple[tuple[int, int], ...] = ()
-    end: bool = False
-    node: Node | None = None
+    __slots__ = ("targets", "end", "node", "keep", "kept")
+
+    targets: tuple[tuple[int, int], ...]
+    end: bool
+    node: Node | None
     #: add the targets to the node's offers instead of returning (a flow whose guard holds)
-    keep: bool = False
+    keep: bool
     #: return the offers kept so far
-    kept: bool = False
+    kept: bool
+
+    def __init__(
+        self,
+        targets: tuple[tuple[int, int], ...] = (),
+        end: bool = False,
+        node: Node | None = None,
+        keep: bool = False,
+        kept: bool = False,
+    ) -> None:
+        _set(self, "targets", targets)
+        _set(self, "end", end)
+        _set(self, "node", node)
+        _set(self, "keep", keep)
+        _set(self, "kept", kept)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class TokenNode(_Printed):
     """One node of a :class:`TokenFlow`: its own statement, then the :class:`Offer` (or a choice of them).
 
@@ -333,13 +483,20 @@ class TokenNode(_Printed):
     arrived on each of its incoming flows.
     """
 
+    __slots__ = ("index", "node", "body", "inputs")
+
     index: int
     node: Node
     body: Sequence
-    inputs: int = 1
+    inputs: int
+
+    def __init__(self, index: int, node: Node, body: Sequence, inputs: int = 1) -> None:
+        _set(self, "index", index)
+        _set(self, "node", node)
+        _set(self, "body", body)
+        _set(self, "inputs", inputs)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class TokenFlow(Statement):
     """A region run by the token game itself: one function per node, tokens offered along the flows.
 
@@ -351,24 +508,46 @@ class TokenFlow(Statement):
     or join; None: the activity).
     """
 
+    __slots__ = ("node", "nodes", "starts", "reason", "ends_scope")
+
     node: Node | None
     nodes: tuple[TokenNode, ...]
     starts: tuple[int, ...]
-    reason: str = ""
+    reason: str
     #: an activity final that ends the flow ends the enclosing scope too (a loop node's section)
-    ends_scope: bool = False
+    ends_scope: bool
+
+    def __init__(
+        self,
+        node: Node | None,
+        nodes: tuple[TokenNode, ...],
+        starts: tuple[int, ...],
+        reason: str = "",
+        ends_scope: bool = False,
+    ) -> None:
+        _set(self, "node", node)
+        _set(self, "nodes", nodes)
+        _set(self, "starts", starts)
+        _set(self, "reason", reason)
+        _set(self, "ends_scope", ends_scope)
 
     def children(self) -> tuple[Statement, ...]:
         return tuple(n.body for n in self.nodes)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ActivityBody(Statement):
     """The recovered body of one activity (the root a generator function is made of)."""
 
+    __slots__ = ("activity", "body", "repeat")
+
     activity: Activity
     body: Sequence
-    repeat: str | None = None
+    repeat: str | None
+
+    def __init__(self, activity: Activity, body: Sequence, repeat: str | None = None) -> None:
+        _set(self, "activity", activity)
+        _set(self, "body", body)
+        _set(self, "repeat", repeat)
 
     def children(self) -> tuple[Statement, ...]:
         return (self.body,)

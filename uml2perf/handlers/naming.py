@@ -16,6 +16,8 @@ import unicodedata
 from collections.abc import Hashable, Iterable
 
 _INVALID = re.compile(r"[^0-9A-Za-z_]+")
+#: keywords and soft keywords (what ``keyword.iskeyword`` and ``keyword.issoftkeyword`` test), one set
+_KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 _UNDERSCORES = re.compile(r"_{2,}")
 
 
@@ -72,18 +74,25 @@ class Namer:
 
     def claim(self, text: str, key: Hashable, *, prefix: str = "", fallback: str = "unnamed") -> str:
         """The unique identifier for ``key``, built from ``prefix + sanitise(text)``."""
-        by_key = self._by_key
-        known = by_key.get(key)
+        known = self._by_key.get(key)
         if known is not None:
             return known
+        name = self._by_key[key] = self.unique(text, prefix=prefix, fallback=fallback)
+        return name
+
+    def unique(self, text: str, *, prefix: str = "", fallback: str = "unnamed") -> str:
+        """A new identifier built from ``prefix + sanitise(text)``, bound to no key.
+
+        For a caller that keeps its own table of what it named (the python handler names every
+        element once, by its id: a large model has hundreds of thousands of them).
+        """
         if (  # sanitise's fast case, inline: a large model claims one name per element
             text.isidentifier()
             and text.isascii()
             and "__" not in text
             and text[0] != "_"
             and text[-1] != "_"
-            and not keyword.iskeyword(text)
-            and not keyword.issoftkeyword(text)
+            and text not in _KEYWORDS
         ):
             base = prefix + text
         else:
@@ -99,7 +108,6 @@ class Namer:
                 candidate = f"{base}_{counter}"
             base = candidate
         taken.add(base)
-        by_key[key] = base
         return base
 
     def claim_exact(self, name: str, key: Hashable) -> bool:

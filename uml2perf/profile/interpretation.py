@@ -85,6 +85,13 @@ class _Interpreter:
         #: handful of distinct applications (same stereotype, same tags) thousands of times, and
         #: their interpretation depends on nothing else unless it warns or records a VSL variable
         self.spec_memo: dict[tuple[StereotypeApplication, ...], tuple[PerfSpec | None, str | None]] = {}
+        #: the same results by the identity of the applications' tuple, which the reader shares among
+        #: the nodes with the same applications: looking a tuple up by value hashes each application
+        #: (a Python-level dataclass ``__hash__``) on every node; by ``id`` it costs a dictionary
+        #: lookup.  Each entry keeps its tuple, so no other object can take that id while it stands.
+        self.spec_by_identity: dict[
+            int, tuple[tuple[StereotypeApplication, ...], tuple[PerfSpec | None, str | None]]
+        ] = {}
         self.vsl_seen = False
         #: sidecar keys naming both a node and a flow -> the kind they apply to ("none": neither)
         self.sidecar_targets: dict[str, str] = {}
@@ -221,15 +228,22 @@ class _Interpreter:
         (the message names the node) or used a VSL variable (recorded per
         activity) is computed afresh each time.
         """
-        memo = self.spec_memo.get(node.stereotypes)
+        applied = node.stereotypes
+        same = self.spec_by_identity.get(id(applied))
+        if same is not None and same[0] is applied:
+            return same[1]
+        memo = self.spec_memo.get(applied)
         if memo is not None:
+            if len(self.spec_by_identity) < 4096:
+                self.spec_by_identity[id(applied)] = (applied, memo)
             return memo
         warnings = len(self.diagnostics)
         self.vsl_seen = False
         result = self._node_spec(node)
         # bounded: a file of all-different applications gains nothing from the memo and should not grow it
         if len(self.diagnostics) == warnings and not self.vsl_seen and len(self.spec_memo) < 4096:
-            self.spec_memo[node.stereotypes] = result
+            self.spec_memo[applied] = result
+            self.spec_by_identity[id(applied)] = (applied, result)
         return result
 
     def _node_spec(self, node: Node) -> tuple[PerfSpec | None, str | None]:

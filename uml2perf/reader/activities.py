@@ -314,7 +314,10 @@ class ActivityReading(StereotypeReading):
         flows) is read right in the loop; anything else goes through
         :meth:`read_node` / :meth:`read_edge`, which handle every case.
         """
-        k_id, k_type = self.k_id, self.k_type
+        # attribute names as UTF-8 bytes: lxml encodes a str name on every call, and this loop asks
+        # five to seven attributes of each of an activity's nodes and flows (same values, about 5%
+        # less per call)
+        k_id, k_type = self.k_id.encode(), self.k_type.encode()
         node_types, edge_types = self.plain_node_types, self.plain_edge_types
         stereotypes, used = self.stereotypes, self.used_bases
         region_of, partition_of, pin_owner = self.region_of, self.partition_of, self.pin_owner
@@ -331,8 +334,8 @@ class ActivityReading(StereotypeReading):
             if (
                 plain is None
                 or len(child)
-                or (plain[0] == "OpaqueAction" and get("body") is not None)
-                or get("inPartition") is not None
+                or (plain[0] == "OpaqueAction" and get(b"body") is not None)
+                or get(b"inPartition") is not None
             ):
                 node = self.read_node(child, state, nid)
                 if node is not None:
@@ -346,7 +349,7 @@ class ActivityReading(StereotypeReading):
             nodes.append(
                 plain_node(
                     nid,
-                    get("name") or "",
+                    get(b"name") or "",
                     kind,
                     metaclass,
                     applied,
@@ -375,13 +378,13 @@ class ActivityReading(StereotypeReading):
                 continue
             typed = get(k_type)
             plain_edge = edge_types[typed] if typed is not None else None
-            source, target = get("source"), get("target")
+            source, target = get(b"source"), get(b"target")
             if (
                 plain_edge is not None
                 and source
                 and target
                 and not len(element)
-                and get("guard") is None
+                and get(b"guard") is None
                 and " " not in source
                 and " " not in target
             ):
@@ -391,7 +394,7 @@ class ActivityReading(StereotypeReading):
                     applied = stereotypes.get(eid, ())
                     metaclass, edge_kind = plain_edge
                     if not applied:
-                        name = get("name") or ""
+                        name = get(b"name") or ""
                         if name:
                             named = True
                         rows.append((element.sourceline, eid, source, target, metaclass, edge_kind, name))
@@ -404,7 +407,7 @@ class ActivityReading(StereotypeReading):
                             source,
                             target,
                             None,
-                            get("name") or "",
+                            get(b"name") or "",
                             edge_kind,
                             None,
                             None,

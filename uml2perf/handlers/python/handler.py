@@ -109,6 +109,7 @@ from .views import (
     TransitionView,
     View,
     WhileView,
+    fitting_lines,
 )
 
 #: names the module defines or imports itself; model names never take them
@@ -241,6 +242,10 @@ class PythonHandler(ContentHandler):
         #: annotated so that only compute, once one of them was written (see :meth:`visit_Run`)
         self.compute_only: dict[int, tuple[str | None, str]] = {}
         self.file_order: dict[str, int] = {}
+        #: every node with a code fragment and its text, in file order (found by _prepare_names)
+        self.fragments: list[tuple[Node, str]] = []
+        #: the variables ``loop+ counter`` tags name (set by their loops, never constant)
+        self.counters: set[str] = set()
         self.counters: dict[str, int] = {}
         self.owners: list[ForkView | PipelineView] = []
         self.lanes: list[list[FunctionView]] = []  # the functions of the fork or pipeline being written
@@ -281,12 +286,28 @@ class PythonHandler(ContentHandler):
             self.activity_names[activity.id] = self.namer.claim(
                 activity.name, ("activity", activity.id), prefix="activity_", fallback=f"{index + 1}"
             )
-        in_file_order = (
-            item_id
-            for activity in self.model.activities
-            for item_id in (activity.id, *(node.id for node in activity.walk()))
-        )
-        self.file_order = {item_id: order for order, item_id in enumerate(in_file_order)}
+        # one walk over every node (a large model has hundreds of thousands): the file order, and the
+        # code fragments that _implicit_variables and _constant_variables read
+        file_order = self.file_order
+        fragments = self.fragments
+        code_text = self.code_text
+        #: id() of each shared PerfSpec (or of None) whose annotation has no code tag: a node annotated
+        #: so, without a code body of its own, has no fragment (code_text would say None)
+        no_code: set[int] = set()
+        for activity in self.model.activities:  # (ELEMENTS follow the order of file_order's keys)
+            file_order[activity.id] = len(file_order)
+            for node in activity.walk():
+                file_order[node.id] = len(file_order)
+                perf = node.perf
+                if perf is not None and perf.role is Role.LOOP and perf.get("counter"):
+                    self.counters.add((perf.get("counter") or "").strip())
+                if node.code is None and id(perf) in no_code:
+                    continue
+                text = code_text(node)
+                if text is not None:
+                    fragments.append((node, text))
+                elif node.code is None:
+                    no_code.add(id(node.perf))
 
     # -- globals and cost functions ----------------------------------------------------
 
@@ -330,36 +351,28 @@ class PythonHandler(ContentHandler):
         """The model variables nothing assigns after ``init_globals``: no code fragment, no activity's
         local variables (call arguments that are such a variable can be evaluated once per function)."""
         assigned = {variable.name for _, variable in self._all_variables()[1]}
-        for activity in self.model.activities:
-            for node in activity.walk():
-                if node.perf is not None and node.perf.get("counter"):
-                    assigned.add((node.perf.get("counter") or "").strip())  # each iteration sets it
-                text = self.code_text(node)
-                if text is not None:
-                    assigned.update(self.printer.ex.parse_code(text, node.location).assigned)
+        for node, text in self.fragments:
+            assigned.update(self.printer.ex.parse_code(text, node.location).assigned)
+        assigned.update(self.counters)  # each iteration of their loops sets them
         return frozenset(view.name for view in self.globals if view.name not in assigned)
 
     def _implicit_variables(self, globals_: list[Variable]) -> None:
         """Names assigned by code fragments but never declared become globals (with a warning)."""
-        for activity in self.model.activities:
-            for node in activity.walk():
-                text = self.code_text(node)
-                if text is None:
+        for node, text in self.fragments:
+            fragment = self.printer.ex.parse_code(text, node.location)
+            for name in fragment.assigned:
+                if name in self.printer.rename:
                     continue
-                fragment = self.printer.ex.parse_code(text, node.location)
-                for name in fragment.assigned:
-                    if name in self.printer.rename:
-                        continue
-                    variable = Variable(name, node.location, None, None, None)
-                    self.printer.add_variable(variable, "variable")
-                    globals_.append(variable)
-                    self.warn(
-                        f"code of {node.name or node.id!r} assigns {name!r}, which is not declared:"
-                        " it becomes a global variable starting at 0",
-                        node.location,
-                        code="implicit-variable",
-                        hint="declare it as an attribute of the main activity or a local variable",
-                    )
+                variable = Variable(name, node.location, None, None, None)
+                self.printer.add_variable(variable, "variable")
+                globals_.append(variable)
+                self.warn(
+                    f"code of {node.name or node.id!r} assigns {name!r}, which is not declared:"
+                    " it becomes a global variable starting at 0",
+                    node.location,
+                    code="implicit-variable",
+                    hint="declare it as an attribute of the main activity or a local variable",
+                )
 
     def _default(self, variable: Variable) -> str:
         if variable.default is None or not variable.default.strip():
@@ -413,17 +426,18 @@ class PythonHandler(ContentHandler):
 
     def element(self, node: Node, kind: str | None = None) -> str:
         """The ``E_`` name of ``node``; the node becomes part of ``ELEMENTS``."""
-        row = self.elements.get(node.id)
+        nid = node.id
+        row = self.elements.get(nid)
         if row is not None:
             return row[0]  # its E_ name
-        name = self.namer.claim(node.name or node.kind.value, ("element", node.id), prefix="E_")
+        text = node.name or node.kind.value
+        name = self.namer.unique(text, prefix="E_")  # named once: self.elements is the table by id
         if kind is None:
             kind = node.perf.role.value if node.perf is not None else _KIND_OF_NODE.get(node.kind, "action")
         literal = self.kind_literals.get(kind)
         if literal is None:
             literal = self.kind_literals[kind] = quote(kind)
-        label = quote(node.name or node.kind.value)
-        self.elements[node.id] = (name, label, literal, quote(node.id), repr(node.line))
+        self.elements[nid] = (name, text, literal, nid, node.line)  # quoted when printed: _element_lines
         return name
 
     def activity_element(self, activity: Activity, kind: str) -> str:
@@ -538,10 +552,16 @@ class PythonHandler(ContentHandler):
         lines: list[ComputeLine] = []
         known = self.compute_only
         scope = self.scopes[-1]
+        rows, element = self.elements, self.element
         for node in run.nodes:
             same = known.get(id(node.perf))
-            if same is not None and node.id and (node.code is None or not node.code.strip()):
-                lines.append((self.element(node, same[0]), same[1], comment(node.id)))
+            nid = node.id
+            if same is not None and nid and (node.code is None or not node.code.strip()):
+                row = rows.get(nid)
+                # the comment of its id: literals.comment, written out (20,000 actions, 20,000 calls)
+                lines.append(
+                    (row[0] if row is not None else element(node, same[0]), same[1], repr(nid)[1:-1])
+                )
                 scope.yielded = True  # as _action records: the function calls the runtime
                 continue
             view = self._action(node)
@@ -1225,6 +1245,9 @@ class PythonHandler(ContentHandler):
             "globals": self.globals,
             "functions": self.cost_functions,
             "elements": elements,
+            # the rows printed here, not in the template's loop: see templates/_elements.py.jinja
+            "element_lines": _element_lines(elements),
+            "element_names": "\n".join([f"    {row[0]}," for row in elements]),
             "activities": self.activities,
             "model_name": quote(name),
             "source": quote(source),
@@ -1292,6 +1315,33 @@ _ROOFLINE_TAGS = (
     "allocation",
     "calls",
 )
+
+
+def _element_lines(elements: list[ElementView]) -> list[str | tuple[int, str, str, str, str, str]]:
+    """The ``E_name = rt.Element(index, name, kind, xmi id, line)`` lines, as the template prints them
+    (see :func:`.views.fitting_lines`; a longer line's row holds the printed values).
+
+    Names and ids are printed with :func:`.literals.quote`, which writes plain text (printable ASCII
+    without ``"`` or ``\\``) between double quotes.  Whether every name and id is plain is one test of
+    all of them joined, so a large model's lines are formatted directly, without a call per value.
+    """
+    every = "".join([text + xmi_id for _, text, _, xmi_id, _ in elements])
+    if '"' not in every and "\\" not in every and every.isprintable() and every.isascii():
+        lines = [
+            f'{name} = rt.Element({index}, "{text}", {kind}, "{xmi_id}", {line!r})'
+            for index, (name, text, kind, xmi_id, line) in enumerate(elements)
+        ]
+    else:
+        lines = [
+            f"{name} = rt.Element({index}, {quote(text)}, {kind}, {quote(xmi_id)}, {line!r})"
+            for index, (name, text, kind, xmi_id, line) in enumerate(elements)
+        ]
+
+    def row(index: int) -> tuple[int, str, str, str, str, str]:
+        name, text, kind, xmi_id, line = elements[index]
+        return index, name, quote(text), kind, quote(xmi_id), repr(line)
+
+    return fitting_lines(lines, row)
 
 
 def _simple(text: str) -> bool:

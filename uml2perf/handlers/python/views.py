@@ -16,7 +16,13 @@ positional argument) and the printed value.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import ClassVar, TypeVar
+
+T = TypeVar("T")
+
+#: The longest line the templates print as it is (``ruff format``'s line length in pyproject.toml).
+LINE_LENGTH = 110
 
 #: One argument of a runtime call: its keyword (None when positional) and its printed value.
 Arg = tuple[str | None, str]
@@ -62,6 +68,18 @@ class RunView:
 
     def __init__(self, lines: list[ComputeLine]) -> None:
         self.lines = lines
+
+    def chunks(self, indent: str) -> list[str | ComputeLine]:
+        """The lines at ``indent``, for the template: lines that fit are joined into one string per
+        stretch; a line too long stays its tuple, which the template's ``call`` macro breaks.
+
+        A sequence of 20,000 actions is one run; one ``%`` and one ``join`` here cost a fraction of a
+        template loop over its lines (the same text: ``_statements.py.jinja`` printed each line so).
+        """
+        return fitting_lines(
+            [f"{indent}yield from p.compute({e}, {c})  # xmi:id={x}" for e, c, x in self.lines],
+            self.lines.__getitem__,
+        )
 
 
 class CommView:
@@ -547,9 +565,32 @@ class CostFunctionView:
         self.body = body
 
 
-#: One ``rt.Element``: its ``E_`` name and the literals of its name, kind, xmi id and line.  Its index is
-#: its place in ``ELEMENTS`` (the template numbers the rows).  A plain tuple, which the template unpacks.
-ElementView = tuple[str, str, str, str, str]
+def fitting_lines(lines: list[str], row_of: Callable[[int], T]) -> list[str | T]:
+    """``lines`` as the templates print them: each stretch of lines of at most 110 characters joined
+    into one string, and in place of each longer line ``row_of(its index)``, the values the template
+    needs to break it (its ``call`` macro lays out long calls as ``ruff format`` does).
+    """
+    if max(map(len, lines), default=0) <= LINE_LENGTH:  # the common case: every line fits
+        return ["\n".join(lines)] if lines else []
+    out: list[str | T] = []
+    stretch: list[str] = []
+    for index, line in enumerate(lines):
+        if len(line) <= LINE_LENGTH:
+            stretch.append(line)
+            continue
+        if stretch:
+            out.append("\n".join(stretch))
+            stretch = []
+        out.append(row_of(index))
+    if stretch:
+        out.append("\n".join(stretch))
+    return out
+
+
+#: One ``rt.Element``: its ``E_`` name, its name (the text), the literal of its kind, its xmi id (the text)
+#: and its line.  Its index is its place in ``ELEMENTS``.  The handler prints the rows (its
+#: ``_element_lines``), quoting the name and the id there.
+ElementView = tuple[str, str, str, str, int | None]
 
 
 View = (
@@ -580,6 +621,8 @@ BREAK = KeywordView("break")
 CONTINUE = KeywordView("continue")
 
 __all__ = [
+    "LINE_LENGTH",
+    "fitting_lines",
     "BREAK",
     "Arg",
     "CONTINUE",

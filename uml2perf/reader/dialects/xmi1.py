@@ -38,8 +38,8 @@ def canonical(tag: object) -> str:
 
 def exporter_of(doc: XmiDocument) -> str:
     """The ``XMI.header/XMI.documentation/XMI.exporter`` text (or XMI 2's attribute)."""
-    # lxml picks the two candidates out in C: the root may hold thousands of stereotype applications
-    for header in doc.root.iterchildren("{*}XMI.header", "{*}Documentation"):
+    # the root's header children, found once per document (the root may hold thousands of applications)
+    for header in doc.header_elements:
         kind = canonical(header.tag)
         if kind == "XMI.header":
             for documentation in header:

@@ -245,7 +245,7 @@ class PythonHandler(ContentHandler):
         #: every node with a code fragment and its text, in file order (found by _prepare_names)
         self.fragments: list[tuple[Node, str]] = []
         #: the variables ``loop+ counter`` tags name (set by their loops, never constant)
-        self.counters: set[str] = set()
+        self.loop_counters: set[str] = set()
         self.counters: dict[str, int] = {}
         self.owners: list[ForkView | PipelineView] = []
         self.lanes: list[list[FunctionView]] = []  # the functions of the fork or pipeline being written
@@ -300,7 +300,7 @@ class PythonHandler(ContentHandler):
                 file_order[node.id] = len(file_order)
                 perf = node.perf
                 if perf is not None and perf.role is Role.LOOP and perf.get("counter"):
-                    self.counters.add((perf.get("counter") or "").strip())
+                    self.loop_counters.add((perf.get("counter") or "").strip())
                 if node.code is None and id(perf) in no_code:
                     continue
                 text = code_text(node)
@@ -353,7 +353,7 @@ class PythonHandler(ContentHandler):
         assigned = {variable.name for _, variable in self._all_variables()[1]}
         for node, text in self.fragments:
             assigned.update(self.printer.ex.parse_code(text, node.location).assigned)
-        assigned.update(self.counters)  # each iteration of their loops sets them
+        assigned.update(self.loop_counters)  # each iteration of their loops sets them
         return frozenset(view.name for view in self.globals if view.name not in assigned)
 
     def _implicit_variables(self, globals_: list[Variable]) -> None:

@@ -9,6 +9,7 @@ import pytest
 from command_helpers import converted, predicted, uml2perf
 
 ROOT = Path(__file__).resolve().parents[1]
+_BCAST = '<uml2perf:BcastPlus xmi:id="_r_st_sum" base_Action="_r_sum" size="8" root="K % nprocs"/>'
 
 
 def _model(
@@ -29,7 +30,7 @@ def _model(
     text = text.replace('flops="2 * N" bytes="8 * N" footprint="16 * N"', 'cost="0.001 * K"')
     text = text.replace(
         '<uml2perf:AllReducePlus xmi:id="_r_st_sum" base_Action="_r_sum" size="8"/>',
-        '<uml2perf:BcastPlus xmi:id="_r_st_sum" base_Action="_r_sum" size="8" root="K % nprocs"/>',
+        _BCAST,
     )
     path = tmp_path / "counted.uml"
     path.write_text(text)
@@ -87,3 +88,15 @@ def _speed(name: str) -> float:
     from uml2perf_runtime import Machine
 
     return Machine.load(name).speed
+
+
+def test_a_send_that_reads_the_counter_is_not_made_once(tmp_path: Path) -> None:
+    """A send whose destination is the counter changes every iteration: no call site made at the
+    function's start (the same send with a variable nothing assigns gets one)."""
+    send = '<uml2perf:SendPlus xmi:id="_r_st_sum" base_Action="_r_sum" size="8" dest="K"/>'
+    model = _model(tmp_path)
+    model.write_text(model.read_text().replace(_BCAST, send))
+    assert "p.send_site(" not in converted(model, tmp_path / "counted.py")
+    fixed = tmp_path / "fixed.uml"
+    fixed.write_text(model.read_text().replace(' counter="K"', ""))
+    assert "p.send_site(E_GlobalNorm, dest=v.K, size=8)" in converted(fixed, tmp_path / "fixed.py")

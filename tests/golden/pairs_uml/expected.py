@@ -36,7 +36,7 @@ def activity_Pairs(p, v):
         yield from p.allgather(E_Gather_positions, size=24 * (v.N // p.nprocs))  # xmi:id=_p_gather
         yield from p.roofline(
             E_Pair_forces,
-            flops=41 * (v.N // p.nprocs) * v.N,
+            flops=73 * (v.N // p.nprocs) * v.N,
             bytes=288 * (v.N // p.nprocs) * v.N,
             footprint=48 * (v.N // p.nprocs) * v.N,
             fresh=48 * (v.N // p.nprocs) * v.N,

@@ -296,3 +296,25 @@ def test_synthetic_ring_is_not_analytic(tmp_path: Path) -> None:
     assert not is_analytic(spec, CLUSTER, procs=4)
     rows, reasons = evaluate_points(spec, CLUSTER, [{"procs": 4}])
     assert rows == [None] and "send" in reasons[0]
+
+
+PREFIX = """
+def init_globals(p, v):
+    v.SIZE = p.param("SIZE", 1024)
+
+def activity_main(p, v):
+    yield from p.compute(E[0], 1e-4 * (1 + p.pid % 2))
+    yield from p.reduce_scatter(E[1], v.SIZE)
+    yield from p.scan(E[2], v.SIZE, 1e-6)
+    yield from p.exscan(E[3], 8)
+"""
+
+
+def test_reduce_scatter_and_prefix_reductions_agree_with_simulation() -> None:
+    """The new collectives go the schedules' way in both paths, with and without reduce_cost."""
+    spec = module(PREFIX, "(('SIZE', 1024),)")
+    gescher = Machine.from_toml(REPO / "samples" / "machines" / "gescher.toml")
+    reducing = Machine.from_dict({**gescher.to_dict(), "collectives": {"reduce_cost": 1e-9}})
+    grid = {"nodes": [2, 4], "procs": [3, 4, 8], "SIZE": [8.0, 65536.0]}
+    assert_agrees(spec, gescher, grid)
+    assert_agrees(spec, reducing, grid)

@@ -145,7 +145,6 @@ class Context:
         "conv",
         "computing",
         "parked",
-        "on_received",
         "send_route",
         "recv_route",
         "fast_req",
@@ -207,12 +206,10 @@ class Context:
         self.conv: Event | None = None
         #: a compute on a free core is waited for: its process accounts it when it resumes
         self.computing = False
-        #: what of the direct route is parked on ``park_ev``, accounted by the process as that
-        #: event resumes it: PARKED_REQUEST (a receive or rendezvous send, ``fast_req``: what
-        #: ``_received`` does as a callback on other routes), PARKED_COLLECTIVE (``fast_g``: what
-        #: ``gathered`` does), or 0
+        #: what of the direct route the process accounts as the event it waits on resumes it
+        #: (``DirectProcess._resume``, the one place that does): PARKED_REQUEST (a receive or
+        #: rendezvous send, ``fast_req``), PARKED_COLLECTIVE (``fast_g``), or 0
         self.parked = 0
-        self.on_received = self._received
         #: this context's own send and recv, bound once: what a local cost hands on to
         self.send_route = self.send
         self.recv_route = self.recv
@@ -308,7 +305,6 @@ class Context:
         t.conv = None
         t.computing = False
         t.parked = 0
-        t.on_received = t._received
         t.send_route = t.send
         t.recv_route = t.recv
         t.fast_req = None
@@ -815,7 +811,7 @@ class Context:
         With the receive posted (``req``), the transfer runs from now to ``end``: the receive's
         event is scheduled at ``end``, the send is accounted now and waits with one timeout.
         Otherwise the message goes to the mailbox with this context's parked request, and the send
-        parks on one event its receiver schedules (accounted by :meth:`_received`, as a receive).
+        parks on one event its receiver schedules (accounted as the process resumes, as a receive).
         The times, the accounting and the order of scheduled events are those of the general
         functions (``_post_send``, ``_match``, ``account``), which the tests compare.
         """
@@ -873,7 +869,7 @@ class Context:
 
         The direct route of ``comm.recv`` for a process's main context: an eager message that
         is there is accounted now and waited for with one timeout; otherwise the receive is
-        posted with an event its sender schedules, and :meth:`_received` accounts it.  A
+        posted with an event its sender schedules, and the process accounts it as it resumes.  A
         receive from one source with one tag keeps its validated queues in ``recv_checked`` while
         the same element receives from the same source and tag.
         """
@@ -1079,39 +1075,6 @@ class Context:
             return self._recv_eager(env, env._now, elem, msg[1])
         return _comm.recv_posted(self, st, elem, msg, source, size, tag)
 
-    def _received(self, _: Event) -> None:
-        """Callback of a parked receive's event: account the wait and the transfer (``comm.account``)."""
-        self.blocked_for = None
-        req = self.fast_req
-        self.fast_req = None
-        elem = self.blocked_elem
-        assert elem is not None
-        i = elem.index
-        posted = req.posted
-        start = req.start
-        end = req.done
-        if start > posted:
-            d = start - posted
-            self.calls[i] += 1
-            self.incl[i] += d
-            self.covered += d
-            self.totals[2] += d
-            waits = self.process.waits
-            if waits is None:
-                waits = self._wait_list()
-            waits[i] += d
-            if end > start:
-                d = end - start
-                self.incl[i] += d
-                self.covered += d
-                self.totals[1] += d
-        else:
-            d = end - posted
-            self.calls[i] += 1
-            self.incl[i] += d
-            self.covered += d
-            self.totals[1] += d
-
     # isend, irecv, wait and the collectives are bound from the table of operations below the
     # class (operations/registry.py, ``_bind_pair_routes``): each calls its route there.
 
@@ -1129,40 +1092,6 @@ class Context:
         ):
             return _collectives.collective(self, elem, kind, root, size, cost)
         return _collectives.collective_fast(self, elem, kind, root, size)
-
-    def gathered(self, _: Event) -> None:
-        """Callback of a direct-route collective's event: account the wait and the algorithm."""
-        self.blocked_for = None
-        g = self.fast_g
-        self.fast_g = None
-        elem = self.cur
-        assert elem is not None
-        # what _comm.account(self, elem, False, posted, start, end) records, inline on the hot path:
-        # the wait for the last process (one call), then this rank's part of the algorithm
-        posted = self.fast_start
-        start = g.start
-        end = start + g.offsets[self.pid]
-        i = elem.index
-        self.calls[i] += 1
-        if start > posted:
-            d = start - posted
-            self.incl[i] += d
-            self.covered += d
-            self.totals[2] += d
-            waits = self.process.waits
-            if waits is None:
-                waits = self._wait_list()
-            waits[i] += d
-            if end > start:
-                d = end - start
-                self.incl[i] += d
-                self.covered += d
-                self.totals[1] += d
-        else:
-            d = end - posted
-            self.incl[i] += d
-            self.covered += d
-            self.totals[1] += d
 
     # -- threads and patterns (runtime/engine/patterns.py) --------------------------------------------
 

@@ -186,10 +186,9 @@ class DirectProcess(simpy.Process):
             ctx.totals[0] += d
         elif ctx.parked:
             # The end of a parked call of the context's direct route: a receive or rendezvous send
-            # (``Context.recv``, ``Context.send``, their call sites) or a collective
-            # (``collective_fast``), accounted here as ``Context._received`` and
-            # ``Context.gathered`` account it as callbacks, in the same step and before the
-            # model's code goes on, without the call of one.
+            # (``Context.recv``, ``Context.send``, their call sites, ``comm.recv_posted``) or a
+            # collective (``collective_fast``), accounted here, the one place that does, as
+            # ``comm.account`` would, in the same step and before the model's code goes on.
             ctx.blocked_for = None
             if ctx.parked == PARKED_REQUEST:
                 req = ctx.fast_req

@@ -185,7 +185,7 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
         # park on the context's event of its last parked operation, used again once SimPy has
         # processed it (a process waits in one operation at a time): what Event(env) makes,
         # without a new object per call (as Context.recv does); the process accounts the wait as
-        # the event resumes it (DirectProcess._resume: what the callback ``ctx.gathered`` does)
+        # the event resumes it (DirectProcess._resume)
         ev = ctx.park_ev
         if ev is None or ev.callbacks is not None:
             ev = ctx.park_ev = armed_event(env)
@@ -208,10 +208,9 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
             _push(queue, (now + offsets[q], NORMAL, next(eid), waiting))
     mine = offsets[me]
     if mine > 0.0:
-        timeout = Timeout(env, mine)
-        timeout.callbacks.append(ctx.gathered)  # type: ignore[union-attr]
+        ctx.parked = PARKED_COLLECTIVE  # accounted as the process resumes, as a wait above is
         ctx.fast_g = g
-        return (timeout,)
+        return (Timeout(env, mine),)
     account(ctx, elem, False, now, now, now + mine)
     return ()
 

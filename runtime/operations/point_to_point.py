@@ -38,7 +38,7 @@ from typing import Any, Final
 
 from simpy.events import Event, Timeout
 
-from ..engine.simpy_access import armed_event, trigger_at
+from ..engine.simpy_access import PARKED_REQUEST, armed_event, trigger_at
 from ..errors import SimulationError
 from ..platform.interface import network_of
 from ..platform.machine import DEFAULT_EAGER_LIMIT
@@ -451,7 +451,7 @@ def recv_posted(
     done = req.done
     if done is None:
         req.event = ev = armed_event(env)
-        ev.callbacks.append(ctx.on_received)  # type: ignore[union-attr]
+        ctx.parked = PARKED_REQUEST  # accounted as the process resumes (DirectProcess._resume)
         ctx.fast_req = req
         ctx.blocked_elem = elem
         ctx.blocked_for = req

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -251,3 +252,46 @@ def test_convert_stages_times_every_stage_of_one_conversion(tmp_path: Path) -> N
     stages = [line.split(" | ")[0].lstrip("| ") for line in proc.stdout.splitlines()[2:]]
     assert stages == list(figures)
     assert all(len(values) == 1 and values[0] is not None for values in figures.values()), figures
+
+
+def test_counting_prints_every_kernel_of_the_catalogue(tmp_path: Path, capsys: Any) -> None:
+    """benchmarks/counting.py: every kernel runs, and its ratio is measured over priced time."""
+    import counting
+
+    path = tmp_path / "m.toml"
+    path.write_text(
+        'name = "m"\nnodes = 1\ncores_per_node = 1\npeak_flops = 1e10\nmemory_bandwidth = 1e10\n'
+        "first_touch = 2e9\ncall_cost = 3e-7\n"
+    )
+    assert counting.main(["--machine", str(path), "--sizes", "256"]) == 0
+    out = capsys.readouterr().out
+    for kernel in counting.COUNTED_KERNELS:
+        assert kernel.name in out
+    assert "median" in out
+
+
+def test_counting_counts_follow_the_profile_rules() -> None:
+    """Fresh bytes only from blocks of 128 KiB up; every kernel moves bytes or does flops."""
+    import counting
+
+    for kernel in counting.COUNTED_KERNELS:
+        for n in counting.SIZES:
+            c = kernel.counts(n, 32 << 20)
+            assert c.bytes > 0 or c.flops > 0, kernel.name
+            assert c.calls >= 1, kernel.name
+            if c.fresh:
+                assert c.allocation is not None and c.allocation >= counting.FRESH_BLOCK, kernel.name
+                assert c.fresh >= c.allocation
+    gather = next(k for k in counting.COUNTED_KERNELS if k.name == "gather")
+    assert (
+        gather.counts(1 << 22, 1 << 20).bytes > gather.counts(1 << 22, 1 << 26).bytes
+    )  # a line per index beyond the caches
+
+
+def test_counting_refuses_a_bad_machine_file(tmp_path: Path, capsys: Any) -> None:
+    import counting
+
+    path = tmp_path / "m.toml"
+    path.write_text('name = "m"\nnodes = 1\n')
+    assert counting.main(["--machine", str(path), "--sizes", "256"]) == 2
+    assert "error:" in capsys.readouterr().err

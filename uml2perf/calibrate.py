@@ -421,6 +421,95 @@ def first_touch_rates(repeats: int) -> dict[str, Measured]:
     return out
 
 
+#: A loop's temporaries as a program makes them: ``count`` new numpy arrays of ``block`` bytes,
+#: written and freed together, after warm-up iterations; prints the median count of page faults
+#: one iteration takes (0 when the allocator hands back pages it kept).
+_ALLOCATOR = r"""
+import json, resource, statistics, sys
+import numpy as np
+block, count, rounds = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+
+def iteration():
+    arrays = [np.empty(block // 8) for _ in range(count)]
+    for a in arrays:
+        a.fill(1.0)
+
+for _ in range(3):
+    iteration()
+faults = []
+for _ in range(rounds):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    iteration()
+    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+print(json.dumps(statistics.median(faults)))
+"""
+
+#: Blocks of the allocator's reuse test (the loop keeps 1, 2, 3 of them alive at once).
+REUSE_BLOCK = 1 << 20
+REUSE_COUNTS = (1, 2, 3)
+#: Block sizes tried one at a time for the size from which every block is mapped anew.
+MAPPED_BLOCKS = tuple(4 << (20 + k) for k in range(5))  # 4 MiB .. 64 MiB
+
+
+def _iteration_faults(block: int, count: int, rounds: int = 9) -> float | None:
+    """Median page faults of one loop iteration (:data:`_ALLOCATOR`), in a fresh process; None if it fails."""
+    command = [sys.executable, "-c", _ALLOCATOR, str(block), str(count), str(rounds)]
+    env = {key: value for key, value in os.environ.items() if key not in FRESH_HEAP}
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+        return float(json.loads(done.stdout))
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+
+
+def allocator_reuse() -> dict[str, Measured]:
+    """``[allocator]``: when a loop's temporaries are new pages (``reuse_below``, ``mapped_from``).
+
+    Page faults, not times: a loop iteration whose temporaries come back from the allocator
+    faults no page in, one whose memory went back to the system faults in every page of it, so
+    the count says which without a timer's noise.  Each case runs in a process of its own,
+    since an allocator's thresholds move with everything the process freed before.  Empty
+    when the processes cannot run (``resource`` is POSIX) or the allocator never reuses.
+    """
+    if os.name != "posix":
+        return {}
+    reuse: int | None = None
+    tried: list[str] = []
+    for count in REUSE_COUNTS:
+        faults = _iteration_faults(REUSE_BLOCK, count)
+        if faults is None:
+            return {}
+        tried.append(f"{count} x {REUSE_BLOCK >> 20} MiB: {faults:g}")
+        if faults >= 1 and reuse is None:
+            reuse = count
+    if reuse is None:
+        reuse = REUSE_COUNTS[-1] + 1
+    if reuse <= 1:
+        return {}  # every fresh byte is new pages: the machine file needs no [allocator]
+    out = {
+        "reuse_below": Measured(
+            float(reuse),
+            float(reuse),
+            float(reuse),
+            "page faults of a loop iteration whose temporaries of one block size are freed together ("
+            + "; ".join(tried)
+            + " faults)",
+        )
+    }
+    for block in MAPPED_BLOCKS:
+        faults = _iteration_faults(block, 1)
+        if faults is not None and faults >= 1:
+            out["mapped_from"] = Measured(
+                float(block),
+                float(block),
+                float(block),
+                f"the smallest of {', '.join(f'{b >> 20}' for b in MAPPED_BLOCKS)} MiB whose single "
+                f"temporary faults in pages every iteration ({faults:g} faults)",
+            )
+            break
+    return out
+
+
 def call_seconds(calls: int = CALLS_PER_SAMPLE) -> float:
     """Seconds of one array operation on a tiny array (8 doubles), as a line of a program makes it."""
     a = np.ones(8)
@@ -814,6 +903,7 @@ def measure_here(
     )
     say("first touch of fresh memory and the cost of a library call")
     out.update(first_touch_rates(repeats))
+    out.update(allocator_reuse())
     call_seconds(1000)  # warm
     out.update(operation_weights(out["core_flops"].median, repeats))
     out["call_cost"] = Measured.of(
@@ -1912,6 +2002,24 @@ def host_text(values: dict[str, Measured]) -> list[str]:
     return lines
 
 
+def allocator_text(values: dict[str, Measured]) -> list[str]:
+    """The ``[allocator]`` table: when an action's ``fresh`` bytes are new pages."""
+    if "reuse_below" not in values:
+        return []
+    reuse = values["reuse_below"]
+    lines = [
+        "",
+        "# a loop's temporaries come back from the allocator without new pages while an action's",
+        "# 'fresh' bytes stay below reuse_below times its 'allocation', and its blocks below mapped_from",
+        "[allocator]",
+        f"reuse_below = {number_text(reuse)}  # blocks; {reuse.how}",
+    ]
+    if "mapped_from" in values:
+        mapped = values["mapped_from"]
+        lines.append(f"mapped_from = {int(mapped.median)}  # bytes; {mapped.how}")
+    return lines
+
+
 def _range_bound(block: int, following: int) -> int:
     """Where the range of a measured allocation size ends: just below the huge-page advice when
     the next size is above it (the page size changes there), else halfway to the next size."""
@@ -1972,6 +2080,7 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated", gate: Qu
         *weights_text(values),
         *host_text(values),
         *([""] + caches_text(values).rstrip("\n").splitlines() if caches_measured(values) else []),
+        *allocator_text(values),
         "",
         "# thread costs (seconds) of task pools and pipelines that give no startup/handoff/overhead tags",
         threads_section(values).rstrip("\n"),

@@ -38,6 +38,10 @@ A machine file is TOML (the bundled ones are in ``runtime/platform/machines/``):
     overhead = 0.0                   # seconds per item handed on, in parallel
     wakeup = 20e-6                   # seconds a thread that waited for an item takes to resume
 
+    [allocator]                      # optional: when an action's 'fresh' bytes are new pages
+    reuse_below = 2                  # kept for reuse while fresh < reuse_below x allocation
+    mapped_from = "32 MiB"           # blocks this large are always new pages
+
 ``nodes`` and ``cores_per_node`` are required; when a network table is
 missing, the defaults of :data:`DEFAULT_INTRA_NODE` / :data:`DEFAULT_INTER_NODE`
 apply (shared memory; 10 Gb/s Ethernet).  Unknown keys are errors naming the
@@ -156,6 +160,7 @@ _TOP_KEYS = (
     "caches",
     "first_touch",
     "call_cost",
+    "allocator",
 )
 _DEVICE_KEYS = ("count", "peak_flops", "memory_bandwidth", "link")
 
@@ -212,6 +217,34 @@ class ThreadCosts(FrozenRecord):
         put(self, "handoff", handoff)
         put(self, "overhead", overhead)
         put(self, "wakeup", wakeup)
+
+
+class Allocator(FrozenRecord):
+    """``[allocator]``: when memory an action allocates anew (its ``fresh`` bytes) is new pages.
+
+    A program's allocator keeps memory freed by one iteration for the next, up to a point:
+    glibc's ``malloc`` serves a block below its mapping threshold from its heap, raises that
+    threshold to the size of the largest mapped block freed (so a loop's temporaries soon come
+    from the heap), and gives the heap's free top back to the system once it reaches twice
+    the threshold.  An action whose ``fresh`` bytes stay below ``reuse_below`` times its
+    ``allocation`` reuses pages it touched before; more, or any block of ``mapped_from``
+    bytes or more (always mapped anew), costs ``first_touch``.  ``uml2perf calibrate``
+    measures both in a loop of numpy temporaries.
+    """
+
+    reuse_below: float
+    mapped_from: float
+
+    __slots__ = _FIELDS = ("reuse_below", "mapped_from")
+
+    def __init__(self, reuse_below: float = 0.0, mapped_from: float = math.inf) -> None:
+        put = object.__setattr__
+        put(self, "reuse_below", reuse_below)
+        put(self, "mapped_from", mapped_from)
+
+    def new_pages(self, fresh: float, allocation: float) -> bool:
+        """Whether ``fresh`` bytes in blocks of ``allocation`` bytes are pages touched for the first time."""
+        return fresh >= self.reuse_below * allocation or allocation >= self.mapped_from
 
 
 class CacheLevel(FrozenRecord):
@@ -283,6 +316,8 @@ class Machine(FrozenRecord):
     first_touch: tuple[tuple[float, float], ...]
     #: seconds one library call costs beyond its work (``call_cost``); None when not given
     call_cost: float | None
+    #: when fresh memory is new pages (``[allocator]``); None: always (every ``fresh`` byte costs)
+    allocator: Allocator | None
     devices: dict[str, Device]
     #: Seconds every rank spends per collective call beyond its messages (``[collectives] overhead``).
     collective_overhead: float
@@ -317,6 +352,7 @@ class Machine(FrozenRecord):
         "caches",
         "first_touch",
         "call_cost",
+        "allocator",
         "devices",
         "collective_overhead",
         "reduce_cost",
@@ -345,6 +381,7 @@ class Machine(FrozenRecord):
         caches: tuple[CacheLevel, ...] = (),
         first_touch: tuple[tuple[float, float], ...] = (),
         call_cost: float | None = None,
+        allocator: Allocator | None = None,
         devices: dict[str, Device] | None = None,
         collective_overhead: float = 0.0,
         reduce_cost: float = 0.0,
@@ -371,6 +408,7 @@ class Machine(FrozenRecord):
         put(self, "caches", tuple(caches))
         put(self, "first_touch", tuple(first_touch))
         put(self, "call_cost", call_cost)
+        put(self, "allocator", allocator)
         put(self, "devices", {} if devices is None else devices)
         put(self, "collective_overhead", collective_overhead)
         put(self, "reduce_cost", reduce_ranges[-1][1] if reduce_ranges else reduce_cost)
@@ -514,6 +552,7 @@ class Machine(FrozenRecord):
             caches=_caches(source, data.get("caches")),
             first_touch=_first_touch(source, data.get("first_touch")),
             call_cost=_optional_positive(source, "call_cost", data.get("call_cost")),
+            allocator=_allocator(source, data.get("allocator")),
             devices=_devices(source, data.get("devices", {})),
             collective_overhead=_collective_cost(source, data.get("collectives", {}), "overhead"),
             reduce_cost=_collective_cost(source, data.get("collectives", {}), "reduce_cost"),
@@ -645,6 +684,10 @@ class Machine(FrozenRecord):
             out["first_touch"] = _first_touch_dict(self.first_touch)
         if self.call_cost is not None:
             out["call_cost"] = self.call_cost
+        if self.allocator is not None:
+            out["allocator"] = {"reuse_below": self.allocator.reuse_below}
+            if math.isfinite(self.allocator.mapped_from):
+                out["allocator"]["mapped_from"] = self.allocator.mapped_from
         if self.background_load:
             out["background_load"] = self.background_load
         if self.threads is not None:
@@ -758,6 +801,7 @@ def _report_problems(source: str, data: Any) -> None:
     check(_caches, source, data.get("caches"))
     check(_first_touch, source, data.get("first_touch"))
     check(_optional_positive, source, "call_cost", data.get("call_cost"))
+    check(_allocator, source, data.get("allocator"))
     check(_devices, source, data.get("devices", {}))
     found = _distinct(found)
     if len(found) == 1:
@@ -848,6 +892,30 @@ def _threads(source: str, value: Any) -> ThreadCosts | None:
             )
         seconds[key] = float(given)
     return ThreadCosts(**seconds)
+
+
+def _allocator(source: str, value: Any) -> Allocator | None:
+    """``[allocator]``: ``reuse_below`` (a factor, 0 or more) and ``mapped_from`` (bytes, optional)."""
+    if value is None:
+        return None
+    table = _table(source, "allocator", value)
+    _check_keys(source, "allocator", table, Allocator._FIELDS)
+    hint = 'e.g. reuse_below = 2, mapped_from = "32 MiB" (what uml2perf calibrate measures with glibc)'
+    reuse = table.get("reuse_below", 0.0)
+    if not _is_number(reuse) or not (0.0 <= float(reuse) < math.inf):
+        raise MachineError(
+            f"{source}: [allocator] reuse_below must be a number (0 or more), got {reuse!r}", hint=hint
+        )
+    mapped: Any = math.inf
+    if "mapped_from" in table:
+        mapped = _with_unit(source, "[allocator] mapped_from", table["mapped_from"])
+        if not _is_number(mapped) or not (0.0 < float(mapped) < math.inf):
+            raise MachineError(
+                f"{source}: [allocator] mapped_from must be a number of bytes (more than 0), "
+                f"got {table['mapped_from']!r}",
+                hint=hint,
+            )
+    return Allocator(float(reuse), float(mapped))
 
 
 def _caches(source: str, value: Any) -> tuple[CacheLevel, ...]:
@@ -1010,6 +1078,7 @@ _UNIT_KINDS = {
     "handshake": "time",
     "wakeup": "time",
     "up_to": "bytes",
+    "mapped_from": "bytes",
     "size": "bytes",
     "seconds": "time",
 }

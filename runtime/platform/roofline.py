@@ -29,7 +29,9 @@ Two host costs add to a CPU action's time, spent on its core like a plain cost: 
 bytes of memory the action touches for the first time (allocated anew, as a large temporary
 of an array expression or a buffer allocated per call often is: the system maps in and
 clears every page of it on first write) at the machine's ``first_touch`` rate for the size of
-each ``allocation`` (by default one allocation of all ``fresh`` bytes); and ``calls`` library
+each ``allocation`` (by default one allocation of all ``fresh`` bytes), when the machine's
+``[allocator]`` says they are new pages (a loop's single temporary comes back from the allocator
+each iteration: see :class:`~uml2perf_runtime.platform.machine.Allocator`); and ``calls`` library
 calls at ``call_cost`` seconds each (what an interpreted program or a library spends per call
 beyond the work: an array operation on a tiny array costs this much and no less).
 
@@ -58,7 +60,7 @@ from ..spec import Element
 #: The simulating context (``uml2perf_runtime.engine.context.Context``, which imports this module).
 Context = Any
 
-__all__ = ["NodeMemory", "cache_level", "host_seconds", "roofline", "sized"]
+__all__ = ["NodeMemory", "alone_seconds", "cache_level", "host_seconds", "roofline", "sized"]
 
 
 class NodeMemory:
@@ -237,12 +239,58 @@ def host_seconds(ctx: Context, elem: Element, fresh: Any, allocation: Any, calls
     if fresh_v > 0.0:
         machine = ctx.sim.machine
         block = fresh_v if allocation is None else _number(ctx, elem, "allocation", allocation)
-        rate = sized(machine.first_touch, block)
-        seconds += fresh_v / _machine_value(ctx, "first_touch", rate, elem)
+        if machine.allocator is None or machine.allocator.new_pages(fresh_v, block):
+            rate = sized(machine.first_touch, block)
+            seconds += fresh_v / _machine_value(ctx, "first_touch", rate, elem)
     calls_v = _number(ctx, elem, "calls", calls)
     if calls_v > 0.0:
         seconds += calls_v * _machine_value(ctx, "call_cost", ctx.sim.machine.call_cost, elem)
     return seconds
+
+
+def alone_seconds(
+    machine: Any,
+    flops: float = 0.0,
+    nbytes: float = 0.0,
+    footprint: float | None = None,
+    fresh: float = 0.0,
+    allocation: float | None = None,
+    calls: float = 0.0,
+) -> float:
+    """Seconds a CPU action with these counts takes in one process alone on an idle node.
+
+    The simulator's price of the action without contention (one stream gets the smaller of its
+    level's core and node rates, flops run on a core of their own): what ``uml2perf calibrate``
+    compares its catalogue of counted kernels with.  A count that needs a key the machine lacks
+    raises :class:`MachineError`.
+    """
+    seconds = 0.0
+    if nbytes > 0.0:
+        working_set = nbytes if footprint is None else footprint
+        level = cache_level(machine.caches, working_set) if machine.caches else -1
+        if level < 0:
+            if machine.memory_bandwidth is None:
+                raise MachineError(f"machine '{machine.name}' has no 'memory_bandwidth' to price bytes")
+            core, node = machine.core_bandwidth or machine.memory_bandwidth, machine.memory_bandwidth
+        else:
+            core, node = machine.caches[level].core_bandwidth, machine.caches[level].bandwidth
+        seconds = nbytes / min(core, node)
+    if flops > 0.0:
+        if machine.peak_flops is None:
+            raise MachineError(f"machine '{machine.name}' has no 'peak_flops' to price flops")
+        seconds = max(seconds, flops / (machine.peak_flops * machine.speed))
+    host = 0.0  # spent on the core like a cost tag: at the machine's speed
+    block = fresh if allocation is None else allocation
+    if fresh > 0.0 and (machine.allocator is None or machine.allocator.new_pages(fresh, block)):
+        rate = sized(machine.first_touch, block)
+        if rate is None:
+            raise MachineError(f"machine '{machine.name}' has no 'first_touch' to price fresh memory")
+        host += fresh / rate
+    if calls > 0.0:
+        if machine.call_cost is None:
+            raise MachineError(f"machine '{machine.name}' has no 'call_cost' to price calls")
+        host += calls * machine.call_cost
+    return seconds + host / machine.speed
 
 
 def sized(ranges: Any, size: float) -> float | None:

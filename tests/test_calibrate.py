@@ -486,12 +486,21 @@ def test_first_touch_costs_more_than_writing_warm_memory():
 
 def test_slow_operations_weigh_more_than_an_addition():
     weights = calibrate.operation_weights(core_flops=3e10, repeats=1)
-    assert set(weights) == {f"weight {name}" for name in calibrate.WEIGHED_OPERATIONS}
+    names = (*calibrate.WEIGHED_OPERATIONS, *calibrate.ARRAY_OPERATIONS)
+    assert set(weights) == {f"weight {name}" for name in names}
     assert all(m.median >= 1.0 for m in weights.values())
     assert weights["weight sin"].median > weights["weight divide"].median  # a sine is no division
+    # a running sum waits for each element: far slower than an addition over the same data
+    assert weights["weight cumsum"].median > 4 * weights["weight floor"].median
     lines = calibrate.weights_text(weights)
     assert lines[0].startswith("# flops to count") and "sqrt " in lines[1]
+    assert "cumsum " in lines[3] and "transpose " in lines[3]
     assert calibrate.weights_text({}) == []
+
+
+def test_every_array_operation_runs_over_the_elements_it_is_weighed_by():
+    for name, run in calibrate._array_operations(1024).items():
+        assert calibrate.array_operation_seconds(run, 1024, calls=2) > 0, name
 
 
 def _host_values(large: float) -> dict[str, calibrate.Measured]:

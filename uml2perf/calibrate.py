@@ -522,6 +522,8 @@ def call_seconds(calls: int = CALLS_PER_SAMPLE) -> float:
 
 #: Elementwise operations whose cost calibrate weighs against an addition (numpy ufuncs).
 WEIGHED_OPERATIONS = ("divide", "sqrt", "exp", "log", "sin", "power", "remainder", "floor")
+#: Array operations (not elementwise) whose weights calibrate prints too: see :func:`_array_operations`.
+ARRAY_OPERATIONS = ("cumsum", "sum(axis=1)", "argmin(axis=1)", "bincount", "gather", "transpose")
 #: Elements per timed call of an elementwise operation: 128 KiB per array, cached, and long
 #: enough that the call's own cost is small beside its work.
 WEIGHT_ELEMENTS = 16384
@@ -541,6 +543,50 @@ def operation_seconds(name: str, elements: int = WEIGHT_ELEMENTS, calls: int = 2
     return (time.perf_counter() - start) / (calls * elements)
 
 
+def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
+    """numpy operations that run far below the speed of their data, over ``elements`` cached ones.
+
+    Each is a line programs hold whose bytes alone price it several times too low: a running sum
+    (each element waits for the one before), sums and arg-minima along short rows (numpy's
+    per-row overhead), counting into bins (a scattered increment per element), a gather through
+    an index array and a transposed copy (an element per cache line).
+    """
+    rng = np.random.default_rng(7)
+    x = rng.random(elements)
+    out = np.empty(elements)
+    rows = x.reshape(elements // 8, 8)
+    sums = np.empty(elements // 8)
+    bins = rng.integers(0, 1024, elements)
+    index = rng.permutation(elements)
+    side = int(elements**0.5)
+    square = x[: side * side].reshape(side, side)
+    target = np.empty((side, side))
+
+    def transpose() -> Any:
+        target[...] = square.T
+        return target
+
+    return {
+        "cumsum": lambda: np.cumsum(x, out=out),
+        "sum(axis=1)": lambda: rows.sum(axis=1, out=sums),
+        "argmin(axis=1)": lambda: rows.argmin(axis=1),
+        "bincount": lambda: np.bincount(bins, minlength=1024),
+        "gather": lambda: np.take(x, index, out=out),
+        "transpose": transpose,
+    }
+
+
+def array_operation_seconds(
+    run: Callable[[], Any], elements: int = WEIGHT_ELEMENTS, calls: int = 100
+) -> float:
+    """Seconds per element of one of :func:`_array_operations` (after a warm call)."""
+    run()
+    start = time.perf_counter()
+    for _ in range(calls):
+        run()
+    return (time.perf_counter() - start) / (calls * elements)
+
+
 def operation_weights(core_flops: float, repeats: int) -> dict[str, Measured]:
     """``weight NAME``: the flops to count per element of an elementwise operation.
 
@@ -549,30 +595,40 @@ def operation_weights(core_flops: float, repeats: int) -> dict[str, Measured]:
     takes longer than its data: its weight is one flop plus its time beyond an addition's at the
     one-core ``peak_flops``, so that counting ``weight`` flops per element prices it right.
     """
-    times: dict[str, list[float]] = {name: [] for name in ("add", *WEIGHED_OPERATIONS)}
+    times: dict[str, list[float]] = {name: [] for name in ("add", *WEIGHED_OPERATIONS, *ARRAY_OPERATIONS)}
+    arrays = _array_operations(WEIGHT_ELEMENTS)
     for _ in range(max(repeats, 3)):
         for name in times:  # interleaved
-            times[name].append(operation_seconds(name))
+            run = arrays.get(name)
+            times[name].append(operation_seconds(name) if run is None else array_operation_seconds(run))
     add = statistics.median(times["add"])
     return {
         f"weight {name}": Measured.of(
             [max(1.0, 1.0 + (t - add) * core_flops) for t in times[name]],
             f"numpy {name} over {WEIGHT_ELEMENTS:,} cached doubles against an addition, at peak_flops",
         )
-        for name in WEIGHED_OPERATIONS
+        for name in (*WEIGHED_OPERATIONS, *ARRAY_OPERATIONS)
     }
 
 
 def weights_text(values: dict[str, Measured]) -> list[str]:
     """A comment: the flops to count per element of the weighed operations."""
+    lines: list[str] = []
     found = [(name, values[f"weight {name}"]) for name in WEIGHED_OPERATIONS if f"weight {name}" in values]
-    if not found:
-        return []
-    shown = ", ".join(f"{name} {m.median:.3g}" for name, m in found)
-    return [
-        "# flops to count per element of elementwise operations (an addition or a multiplication is 1;",
-        f"# numpy over cached arrays, at peak_flops): {shown}",
-    ]
+    if found:
+        shown = ", ".join(f"{name} {m.median:.3g}" for name, m in found)
+        lines += [
+            "# flops to count per element of elementwise operations (an addition or a multiplication is 1;",
+            f"# numpy over cached arrays, at peak_flops): {shown}",
+        ]
+    found = [(name, values[f"weight {name}"]) for name in ARRAY_OPERATIONS if f"weight {name}" in values]
+    if found:
+        shown = ", ".join(f"{name} {m.median:.3g}" for name, m in found)
+        lines += [
+            "# and per element of array operations slower than their data (on top of their bytes; rows",
+            f"# of 8, a gather through a permutation, a square transpose): {shown}",
+        ]
+    return lines
 
 
 def _cache_rounds(working_sets: Sequence[int], repeats: int, barrier: Any = None) -> list[list[float]]:

@@ -369,16 +369,33 @@ def test_link_ranges_of_two_noisy_calibrations_cut_at_the_same_sizes():
     assert cuts[0] == cuts[1]
 
 
-def test_run_to_run_is_the_spread_of_launches_around_their_median():
+def _group(launch_factors, cases, noise, rng):
+    """Cases measured in the same launches: each launch moves all of them by its factor."""
+    base = rng.lognormal(-10.0, 1.0, size=cases)
+    return [tuple(b * f * rng.lognormal(0.0, noise) for f in launch_factors) for b in base]
+
+
+def test_run_to_run_is_what_moves_every_case_of_a_launch():
     rng = np.random.default_rng(11)
-    series = [tuple(rng.lognormal(-10.0, 0.1, size=4)) for _ in range(60)]
-    got = calibrate.run_to_run(series)
+    factors = rng.lognormal(0.0, 0.1, size=(3, 8))  # three groups of eight launches
+    groups = [_group(f, 20, 0.02, rng) for f in factors]
+    got = calibrate.run_to_run(groups)
     assert got is not None and got.median == 1.0
-    # a log-normal spread of 0.1: the 5th..95th percentiles of one launch are exp(-+0.1645)
-    assert got.low == pytest.approx(math.exp(-0.1645), rel=0.05)
-    assert got.high == pytest.approx(math.exp(0.1645), rel=0.05)
-    assert calibrate.run_to_run(series[:3]) is None  # too few cases to say
-    assert calibrate.run_to_run([(1.0, 2.0)] * 10) is None  # two launches of each: no spread to say
+    # the launches' own factors spread by 0.1 in logarithms: one more launch within exp(+-0.1645) or so
+    assert math.exp(-0.3) < got.low < math.exp(-0.1)
+    assert math.exp(0.1) < got.high < math.exp(0.3)
+    assert calibrate.run_to_run([groups[0][:3]]) is None  # too few cases to say
+    assert calibrate.run_to_run([[(1.0, 2.0)] * 10]) is None  # two launches of each: no spread to say
+
+
+def test_run_to_run_ignores_a_case_that_alone_jumps_between_modes():
+    """A message size that runs three times slower in half the launches moves its key, not the run."""
+    rng = np.random.default_rng(5)
+    steady = [_group(np.ones(6), 30, 0.02, rng)]
+    jumpy = [steady[0] + [(1e-3, 3e-3, 1e-3, 3e-3, 1e-3, 3e-3)] * 3]
+    quiet, moded = calibrate.run_to_run(steady), calibrate.run_to_run(jumpy)
+    assert quiet is not None and moded is not None
+    assert moded.high < 1.1 and moded.high == pytest.approx(quiet.high, rel=0.05)
 
 
 def test_launch_series_take_each_case_across_launches_with_rates_as_times():
@@ -392,7 +409,9 @@ def test_launch_series_take_each_case_across_launches_with_rates_as_times():
     # every ping-pong size in each buffer condition: one value per launch
     assert len(series) == 1 + 2 * len(calibrate.PING_PONG_SIZES)
     assert all(len(case) == 4 for case in series[1:])
-    found = calibrate.run_to_run(series)
+    groups = calibrate.launch_groups(values)
+    assert [len(group) for group in groups] == [1, 2 * len(calibrate.PING_PONG_SIZES)]  # host, bound
+    found = calibrate.run_to_run(groups)
     assert found is not None and found.low < 1.0 < found.high
     text = calibrate.variability_text(found)
     data = tomllib.loads('name = "m"\nnodes = 1\ncores_per_node = 2\n' + text)

@@ -1052,7 +1052,7 @@ def measure(
             out.update(measure_mpi(repeats=repeats, progress=say, launches=launches))
     finally:
         _gate = None
-    found = run_to_run(launch_series(out))
+    found = run_to_run(launch_groups(out))
     if found is not None:
         out["run_to_run"] = found
     return out
@@ -1808,55 +1808,72 @@ def measure_mpi(
 RATE_KEYS = ("core_bandwidth", "memory_bandwidth", "core_flops", "peak_flops")
 
 
-def launch_series(values: dict[str, Measured]) -> list[tuple[float, ...]]:
-    """Seconds of every case measured in several launches, one tuple per case, one value per launch.
+def launch_groups(values: dict[str, Measured]) -> list[list[tuple[float, ...]]]:
+    """Seconds of every case measured in several launches, grouped by the launches that measured them.
 
-    Cases: each rate key (as ``1 / rate``), each ping-pong size in each buffer condition, each
-    allreduce size.
+    A group is one series of launches (separate processes or ``mpiexec`` runs); in it, each case
+    is a tuple with one value per launch, in launch order, so that the cases' values at the same
+    index come from the same launch.  Groups: the rate keys (as ``1 / rate``: the in-process
+    launches), the ping-pong sizes of both buffers in the launches as users start them, the same
+    in the launches with unbound ranks, the allreduce sizes.
     """
-    series: list[tuple[float, ...]] = [
-        tuple(1.0 / v for v in values[key].launches if v > 0) for key in RATE_KEYS if key in values
+    groups: list[list[tuple[float, ...]]] = [
+        [tuple(1.0 / v for v in values[key].launches if v > 0) for key in RATE_KEYS if key in values]
     ]
     if "link_table" in values:
         cells = values["link_table"].cells
-        for how in CONDITIONS:
-            tables = [dict(table) for label, table in cells if condition(label) == how]
-            for size in sorted(set.intersection(*(set(t) for t in tables)) if tables else ()):
-                series.append(tuple(t[size] for t in tables))
+        for conditions in (BUFFERS, tuple(f"{UNBOUND} {how}" for how in BUFFERS)):
+            group: list[tuple[float, ...]] = []
+            for how in conditions:
+                tables = [dict(table) for label, table in cells if condition(label) == how]
+                for size in sorted(set.intersection(*(set(t) for t in tables)) if tables else ()):
+                    group.append(tuple(t[size] for t in tables))
+            groups.append(group)
     if "reduce_cost" in values:
-        series += list(values["reduce_cost"].series)
-    return series
+        groups.append(list(values["reduce_cost"].series))
+    return [group for group in groups if group]
 
 
-def run_to_run(series: Sequence[Sequence[float]]) -> Measured | None:
-    """How much one launch of the same program runs faster or slower than its typical launch.
+def launch_series(values: dict[str, Measured]) -> list[tuple[float, ...]]:
+    """Every case of :func:`launch_groups`, one tuple per case, one value per launch."""
+    return [case for group in launch_groups(values) for case in group]
 
-    Each case's launches are compared with the case's median launch (on logarithms, scaled by
-    ``sqrt(n / (n - 1))`` for the median taken from the same few launches); the factors of all
-    cases together give the interval, their 5th and 95th percentiles.  The value is 1: the
-    keys hold the typical launch, and this factor moves a whole run, every operation at once,
-    the way a launch meets the machine (the cores it is given, where its pages land, what
-    else runs).  None when fewer than 3 launches of 4 cases were measured.
+
+def run_to_run(groups: Sequence[Sequence[Sequence[float]]]) -> Measured | None:
+    """How much one launch of a whole program runs faster or slower than its typical launch.
+
+    What moves every operation of a run at once (the cores a launch is given, where its pages
+    land, what else runs) moves every case a launch measured: per launch, the median over its
+    group's cases of each case's deviation from the case's median launch (on logarithms) is
+    that launch's factor.  A case that alone jumps between modes (a message size that runs in
+    two modes) moves its own key's interval, not this factor.  The interval is where one more
+    launch's factor falls (:func:`launch_interval` over the factors of every group); the value
+    is 1, since the keys hold the typical launch.  None when fewer than 3 launches of 4 cases
+    were measured.
     """
-    deviations: list[float] = []
+    factors: list[float] = []
     cases = 0
-    for case in series:
-        times = [t for t in case if t > 0 and math.isfinite(t)]
-        if len(times) < 3:
+    for group in groups:
+        usable = [[t for t in case if t > 0 and math.isfinite(t)] for case in group]
+        usable = [case for case in usable if len(case) >= 3]
+        if not usable:
             continue
-        logs = np.log(times)
-        deviations += list((logs - float(np.median(logs))) * math.sqrt(len(times) / (len(times) - 1)))
-        cases += 1
-    if cases < 4:
+        launches = min(len(case) for case in usable)
+        logs = np.log(np.array([case[:launches] for case in usable]))
+        deviations = logs - np.median(logs, axis=1, keepdims=True)
+        factors += [math.exp(v) for v in np.median(deviations, axis=0)]
+        cases += len(usable)
+    if cases < 4 or len(factors) < 3:
         return None
-    low, high = (math.exp(v) for v in percentiles(deviations))
+    low, high = launch_interval(factors)
     return Measured(
         1.0,
         min(low, 1.0),
         max(high, 1.0),
-        f"each launch against the median launch of the same case, over {cases} cases measured in "
-        f"several launches (kernels, ping-pong sizes and buffers, allreduce sizes)",
-        values=tuple(math.exp(v) for v in deviations),
+        f"each launch's median deviation over the cases it measured from their median launches, "
+        f"{len(factors)} launches measuring {cases} cases (kernels, ping-pong sizes and buffers, "
+        f"allreduce sizes)",
+        values=tuple(factors),
     )
 
 

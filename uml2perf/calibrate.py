@@ -510,14 +510,55 @@ def allocator_reuse() -> dict[str, Measured]:
     return out
 
 
+def _typical_calls() -> list[Callable[[], Any]]:
+    """One of each kind of call docs/profile.md counts in ``calls``, on arrays of 8 elements.
+
+    Operators and ufuncs (with a new result and into ``out=``), a scalar times an array, a
+    comparison, reductions (a sum, a maximum, a dot product), indexing through an index array, an
+    assignment into a slice, new arrays (``np.empty``, ``np.zeros``, a copy, a concatenation, a
+    type conversion), a selection (``np.where``) and a call of a Python function of the program.
+    A program's calls are a mix of such kinds, and their costs differ by up to ten times.
+    """
+    a, b, out = np.ones(8), np.full(8, 2.0), np.empty(8)
+    index = np.arange(8)[::-1].copy()
+    bigger = np.zeros(10)
+
+    def program_function(x: Any) -> Any:
+        return x
+
+    return [
+        lambda: a + b,
+        lambda: np.add(a, b, out=out),
+        lambda: 2.0 * a,
+        lambda: a < b,
+        lambda: a.sum(),
+        lambda: a.max(),
+        lambda: np.dot(a, b),
+        lambda: a[index],
+        lambda: bigger.__setitem__(slice(1, 9), a),
+        lambda: np.empty(8),
+        lambda: np.zeros(8),
+        lambda: a.copy(),
+        lambda: np.concatenate((a, b)),
+        lambda: a.astype(np.int64),
+        lambda: np.where(a < b, a, b),
+        lambda: program_function(a),
+    ]
+
+
 def call_seconds(calls: int = CALLS_PER_SAMPLE) -> float:
-    """Seconds of one array operation on a tiny array (8 doubles), as a line of a program makes it."""
-    a = np.ones(8)
-    b = np.ones(8)
+    """Seconds of one library call beyond its work: the mean over :func:`_typical_calls`.
+
+    The mean, not the cheapest kind: an action's ``calls`` counts every kind alike, so the
+    cost of one is what a call of a mix costs on average.
+    """
+    kinds = _typical_calls()
+    each = max(1, calls // len(kinds))
     start = time.perf_counter()
-    for _ in range(calls):
-        a + b  # noqa: B018 - the operation is what is timed
-    return (time.perf_counter() - start) / calls
+    for kind in kinds:
+        for _ in range(each):
+            kind()
+    return (time.perf_counter() - start) / (each * len(kinds))
 
 
 #: Elementwise operations whose cost calibrate weighs against an addition (numpy ufuncs).
@@ -964,7 +1005,8 @@ def measure_here(
     out.update(operation_weights(out["core_flops"].median, repeats))
     out["call_cost"] = Measured.of(
         [call_seconds() for _ in range(repeats)],
-        f"{CALLS_PER_SAMPLE:,} additions of two 8-element numpy arrays in a Python loop, per call",
+        f"{CALLS_PER_SAMPLE:,} calls of {len(_typical_calls())} kinds (operators, reductions, indexing, "
+        "new arrays, a Python function) on 8-element numpy arrays in a Python loop, mean per call",
     )
     say("thread start and hand-off (no-op thread pools)")
     out.update(thread_costs(repeats, cores))

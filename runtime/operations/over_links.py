@@ -393,6 +393,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
     st = state(ctx.sim)
     now = ctx.env.now
     req = Request("recv", ctx.pid, source, tag, size, now, _next_seq(st))
+    ctx.matched = req  # its match sets the source
     _take(ctx, st, req)
     yield from _wait_one(ctx, elem, req)
     account(ctx, elem, counted, now, max(req.start, now), req.done)  # type: ignore[arg-type, type-var]
@@ -411,6 +412,7 @@ def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost:
     st = state(ctx.sim)
     now = ctx.env.now
     req = Request("recv", ctx.pid, source, tag, size, now, _next_seq(st))
+    ctx.matched = req  # its match sets the source
     _take(ctx, st, req)
     if req.done is None or req.done > now:
         _keep_pending(st.pending[ctx.pid], req, now)

@@ -65,6 +65,7 @@ from ...expressions import means_else
 from ...model import Activity, CostFunction, Node, NodeKind, PerfSpec, Region, Role, Variable
 from ...navigation.traversal import Lane
 from ...profile import unset_variables
+from ...profile.roles import SENDER_TAG
 from ..base import ContentHandler, GenerationJob
 from ..naming import Namer
 from ..templates import render
@@ -301,6 +302,8 @@ class PythonHandler(ContentHandler):
                 perf = node.perf
                 if perf is not None and perf.role is Role.LOOP and perf.get("counter"):
                     self.loop_counters.add((perf.get("counter") or "").strip())
+                if perf is not None and perf.role.value in ("recv", "irecv") and perf.get(SENDER_TAG):
+                    self.loop_counters.add((perf.get(SENDER_TAG) or "").strip())  # the receive sets it
                 if node.code is None and id(perf) in no_code:
                     continue
                 text = code_text(node)
@@ -609,14 +612,15 @@ class PythonHandler(ContentHandler):
                         args.append((parameter.name, value))
             if cost not in _COST_DEFAULTS:
                 args.append(("cost", cost))
+            after = self._sender(node, operation.name)
             named = _SITE_OPERATIONS.get(operation.name)
             if named is not None and self.scopes[-1].loops and len(args) > 1 and args[1][0] == named:
                 constants = self.constants
                 if all(invariant(value, constants) for _, value in args[1:]):
                     site = self.local_name(operation.name)
                     self.scopes[-1].sites.append(SiteView(site, operation.name, args))
-                    return CommView(operation.name, args, xmi_id, code, site)
-            return CommView(operation.name, args, xmi_id, code)
+                    return CommView(operation.name, args, xmi_id, code, site, after)
+            return CommView(operation.name, args, xmi_id, code, after=after)
         if annotation.roofline:
             return CommView("roofline", self._roofline_arguments(node, element, cost), xmi_id, code)
         if code is not None or not xmi_id:
@@ -828,6 +832,29 @@ class PythonHandler(ContentHandler):
                 f"counter {name!r} of loop {node.name or node.id!r} is not a model variable", node.location
             )
         return printed
+
+    def _sender(self, node: Node, operation: str) -> str:
+        """The statement that stores the rank a receive matched, for a ``sender = "W"`` tag, or "".
+
+        A blocking receive sets the variable as it returns (``v.W = p.sender``); an ``irecv`` hands
+        the variable to its request, which the wait that completes it sets (``MPI_Wait``'s status).
+        As with a loop's ``counter``, the name must be a declared model variable.
+        """
+        name = (node.perf.get(SENDER_TAG) or "").strip() if node.perf is not None else ""
+        if not name:
+            return ""
+        what = f"{operation}+ {node.name or node.id!r}"
+        if not name.isidentifier() or name not in self._declared_names():
+            raise ModelError(
+                f"sender {name!r} of {what} is not a model variable",
+                node.location,
+                hint="declare it as an attribute of the main activity or a local variable "
+                '(e.g. W with default 0) and give its name: sender="W"',
+            )
+        printed = self.expr(name, node.location, "sender tag")
+        if operation == "irecv":
+            return f"p.sender_to(v, {name!r})"
+        return f"{printed} = p.sender"
 
     def _declared_names(self) -> set[str]:
         globals_, locals_ = self._all_variables()

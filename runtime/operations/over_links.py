@@ -32,10 +32,10 @@ from simpy.events import Event, Timeout
 
 from ..engine.simpy_access import armed_event, trigger_at
 from ..platform.interface import SharedLinkNetwork
-from ..platform.network import Step, schedule
+from ..platform.network import VARIABLE_BLOCKS, Step, block_schedule, mean_block, schedule
 from ..platform.sharing import Flow, LinkSharing
 from ..spec import Element
-from .collectives import Gathering, _arrive
+from .collectives import Gathering, _arrive, _blocks, blocks_of
 from .point_to_point import (
     _SENDER,
     _SENT,
@@ -430,7 +430,7 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
     """Meet the other processes at the next collective call and run its schedule over the links."""
     if kind in _ROOTED:
         root = rank(ctx, elem, root, "root", wildcard=False)
-    size = size_of(ctx, elem, size)
+    size = blocks_of(ctx, elem, kind, size) if size.__class__ in (list, tuple) else size_of(ctx, elem, size)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     env = ctx.env
     now = env.now
@@ -456,7 +456,12 @@ def _run_schedule(sim: Any, st: CommState, g: Gathering) -> None:
     env = st.env
     model = st.collectives
     p = st.nprocs
-    steps: list[Step] = schedule(g.kind, model.algorithm(g.kind, g.size), p, g.size, g.root)
+    steps: list[Step]
+    if g.low != g.size and g.kind in VARIABLE_BLOCKS:  # blocks that differ per rank: their own bytes
+        blocks = _blocks(g)
+        steps = block_schedule(g.kind, model.algorithm(g.kind, mean_block(blocks)), p, blocks, g.root)
+    else:
+        steps = schedule(g.kind, model.algorithm(g.kind, g.size), p, g.size, g.root)
     g.start = env.now
     g.offsets = [0.0] * p
     last = [-1] * p

@@ -65,7 +65,7 @@ from ...expressions import means_else
 from ...model import Activity, CostFunction, Node, NodeKind, PerfSpec, Region, Role, Variable
 from ...navigation.traversal import Lane
 from ...profile import unset_variables
-from ...profile.roles import SENDER_TAG
+from ...profile.roles import PEER_NAME, PEER_TAGS, SENDER_TAG
 from ..base import ContentHandler, GenerationJob
 from ..naming import Namer
 from ..templates import render
@@ -607,7 +607,10 @@ class PythonHandler(ContentHandler):
                 args.append(_EVERY_REQUEST)
             else:
                 for parameter in operation.parameters:
-                    value = self.tag(node, parameter.name, parameter.default)
+                    if operation.scope == "collective" and parameter.name == "size":
+                        value = self._per_destination(node, operation.name, parameter.name, parameter.default)
+                    else:
+                        value = self.tag(node, parameter.name, parameter.default)
                     if value != parameter.default:
                         args.append((parameter.name, value))
             if cost not in _COST_DEFAULTS:
@@ -832,6 +835,31 @@ class PythonHandler(ContentHandler):
                 f"counter {name!r} of loop {node.name or node.id!r} is not a model variable", node.location
             )
         return printed
+
+    def _per_destination(self, node: Node, operation: str, name: str, default: str | None) -> str:
+        """An ``alltoall+`` tag that may read ``dest``: one value per destination when it does.
+
+        ``size = "8 * counts(pid, dest)"`` prints as ``[8 * counts(p.pid, dest) for dest in
+        range(p.nprocs)]``: each rank gives the bytes of its block for every rank (its
+        ``MPI_Alltoallv`` send counts).  A model variable named ``dest`` keeps its meaning.
+        """
+        text = node.perf.get(name) if node.perf is not None else None
+        if text is None or not text.strip() or PEER_NAME in self.printer.rename:
+            return self.tag(node, name, default)
+        parsed = self.printer.parse(text, node.location, f"{name} tag")
+        if PEER_NAME not in parsed.names:
+            return self.tag(node, name, default)
+        if (operation, name) not in PEER_TAGS:
+            raise ModelError(
+                f"{name} tag {text!r} of {operation}+ {node.name or node.id!r} reads {PEER_NAME!r}, "
+                f"the rank a block goes to, which only alltoall+ has",
+                node.location,
+                hint=f"a {operation}+ block is each rank's own: write its size over pid "
+                "(e.g. 8 * (N + pid)); "
+                f"or declare {PEER_NAME} as a model variable if it is one",
+            )
+        printed = self.printer.expr(text, node.location, f"{name} tag", {PEER_NAME: PEER_NAME})
+        return f"[{printed} for {PEER_NAME} in range(p.nprocs)]"
 
     def _sender(self, node: Node, operation: str) -> str:
         """The statement that stores the rank a receive matched, for a ``sender = "W"`` tag, or "".

@@ -32,7 +32,7 @@ from simpy.events import Event, Timeout
 
 from ..engine.simpy_access import armed_event, trigger_at
 from ..platform.interface import SharedLinkNetwork
-from ..platform.network import VARIABLE_BLOCKS, Step, block_schedule, mean_block, schedule
+from ..platform.network import Step, block_schedule, mean_block, schedule
 from ..platform.sharing import Flow, LinkSharing
 from ..spec import Element
 from .collectives import Gathering, _arrive, _blocks, blocks_of
@@ -457,7 +457,7 @@ def _run_schedule(sim: Any, st: CommState, g: Gathering) -> None:
     model = st.collectives
     p = st.nprocs
     steps: list[Step]
-    if g.low != g.size and g.kind in VARIABLE_BLOCKS:  # blocks that differ per rank: their own bytes
+    if g.blocks is not None and g.low != g.size:  # blocks that differ per rank: their own bytes
         blocks = _blocks(g)
         steps = block_schedule(g.kind, model.algorithm(g.kind, mean_block(blocks)), p, blocks, g.root)
     else:

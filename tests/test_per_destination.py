@@ -169,7 +169,8 @@ def test_a_negative_block_is_an_error_naming_the_destination(tmp_path: Path) -> 
     out = tmp_path / "out.json"
     done = uml2perf("run", model, "--machine", _machine(tmp_path), "--procs", "3", "--trace", out)
     assert done.returncode != 0 and not out.exists()
-    assert "dest = 2" in done.stderr and "Exchange" in done.stderr and "_c_x" in done.stderr
+    assert "model.uml: 'Exchange' (xmi:id=_c_x, line 9) on process 0" in done.stderr
+    assert "the size of the block for dest = 2 is -1000000" in done.stderr
     assert "non-negative number of bytes" in done.stderr and "Traceback" not in done.stderr
 
 

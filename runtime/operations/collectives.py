@@ -158,17 +158,17 @@ def _blocks(g: Gathering) -> Any:
 def blocks_of(ctx: Context, elem: Element, kind: str, value: Any) -> Any:
     """An alltoall's per-destination sizes, checked: a tuple of one non-negative number of bytes
     per rank (the generated code's ``size=[... for dest in range(p.nprocs)]``)."""
+    where = f"{_source(ctx)}{elem.describe()} on {ctx.describe()}"
     if kind != "alltoall":
         raise SimulationError(
-            f"process {ctx.pid}: {call_name(kind, 0)} at {elem.describe()} is given one size per "
-            "destination; only alltoall+ sends a block of its own to each rank",
+            f"{where}: {call_name(kind, 0)} is given one size per destination; only alltoall+ sends "
+            "a block of its own to each rank",
             hint="give this collective one size (it may read pid: each rank's own block)",
         )
     row = tuple(value)
     if len(row) != ctx.nprocs:
         raise SimulationError(
-            f"process {ctx.pid}: {elem.describe()} gives {len(row)} sizes for {ctx.nprocs} processes",
-            hint="give one size per destination rank",
+            f"{where}: {len(row)} sizes for {ctx.nprocs} processes", hint="give one size per destination rank"
         )
     checked = []
     for dest, item in enumerate(row):
@@ -178,13 +178,18 @@ def blocks_of(ctx: Context, elem: Element, kind: str, value: Any) -> Any:
             size = math.nan
         if not 0.0 <= size < _INF:
             raise SimulationError(
-                f"process {ctx.pid}: the size of the block for dest = {dest} at {elem.describe()} "
-                f"is {item!r}",
+                f"{where}: the size of the block for dest = {dest} is {item!r}",
                 hint="a size is a non-negative number of bytes for every destination; "
                 "check the size expression (it reads pid, dest and the model's variables)",
             )
         checked.append(size)
     return tuple(checked)
+
+
+def _source(ctx: Context) -> str:
+    """``model.uml: `` (the file the model was generated from), or nothing when unknown."""
+    source = getattr(getattr(ctx.sim, "spec", None), "source", None)
+    return f"{source}: " if source else ""
 
 
 def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, cost: float) -> Any:

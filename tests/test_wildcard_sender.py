@@ -60,7 +60,8 @@ def _irecv_model(tmp_path: Path) -> Path:
 
 
 def _ends(model: Path, *arguments: str | Path) -> list[float]:
-    result = predicted(model, "--procs", "3", *arguments)
+    procs = () if "--procs" in arguments else ("--procs", "3")
+    result = predicted(model, *procs, *arguments)
     return [row["time"] for row in sorted(result["per_process"], key=lambda row: row["pid"])]
 
 
@@ -120,3 +121,30 @@ def test_the_generated_code_stores_the_source(tmp_path: Path) -> None:
     out = tmp_path / "mw_i.py"
     assert uml2perf("convert", _irecv_model(tmp_path), "-o", out).returncode == 0
     assert "p.sender_to(v, 'W')" in out.read_text()
+
+
+def test_sendrecv_from_any_source_names_its_sender(tmp_path: Path) -> None:
+    """Two ranks exchange with ``sendrecv+ source = -1 sender = "W"``; the next action costs
+    ``W`` seconds: rank 0 took rank 1's message (1 s more), rank 1 rank 0's (nothing more)."""
+    text = (DATA / "one_collective.uml").read_text()
+    text = text.replace(
+        '<node xmi:type="uml:InitialNode"',
+        '<ownedAttribute xmi:id="_c_w" name="W"/>\n      <node xmi:type="uml:InitialNode"',
+    )
+    text = text.replace(
+        'outgoing="_c_e2"/>',
+        'outgoing="_c_e3"/>\n      '
+        '<node xmi:type="uml:OpaqueAction" xmi:id="_c_after" name="After" incoming="_c_e3" '
+        'outgoing="_c_e2"/>\n      '
+        '<edge xmi:type="uml:ControlFlow" xmi:id="_c_e3" source="_c_x" target="_c_after"/>',
+    )
+    text = text.replace('source="_c_x" target="_c_final"', 'source="_c_after" target="_c_final"')
+    text = text.replace("STEREOTYPE", "SendRecvPlus").replace(
+        "TAGS",
+        'dest="(pid + 1) % nprocs" source="-1" size="8" sender="W"/>\n  '
+        '<uml2perf:ActionPlus xmi:id="_c_st_after" base_Action="_c_after" cost="W"',
+    )
+    model = tmp_path / "exchange.uml"
+    model.write_text(text)
+    ends = _ends(model, "--machine", _machine(tmp_path), "--procs", "2")
+    assert ends == pytest.approx([1.0 + LATENCY, LATENCY], abs=1e-12)

@@ -48,7 +48,7 @@ ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
     "taskpool+": (Role.TASKPOOL, ("threads", "items", "overhead", "startup", "handoff") + METADATA_TAGS),
 }
 # a receive may name the model variable that takes the source it matched (``sender = "W"``)
-for _receive in ("recv+", "irecv+"):
+for _receive in ("recv+", "irecv+", "sendrecv+"):
     _role, _tags = ROLES[_receive]
     ROLES[_receive] = (_role, _tags + ("sender",))
 #: Tags of a receive that name a variable it sets rather than an expression it reads.

@@ -142,6 +142,8 @@ _COST_DEFAULTS = frozenset({"0", "0.0"})
 #: operations whose calls with unchanging arguments are call sites made once (runtime/engine/sites.py),
 #: with the argument they must name: a receive from any source (the default) never takes the site's route
 _SITE_OPERATIONS = {"send": "dest", "recv": "source"}
+#: operations whose ``sender`` tag names the variable that takes the source they matched
+_RECEIVES = frozenset({"recv", "irecv", "sendrecv"})
 
 #: the pending requests a wait completes: every request of the process (see
 #: runtime/operations/point_to_point.py).  The runtime's ``wait`` takes no default for them yet, so generated
@@ -302,7 +304,7 @@ class PythonHandler(ContentHandler):
                 perf = node.perf
                 if perf is not None and perf.role is Role.LOOP and perf.get("counter"):
                     self.loop_counters.add((perf.get("counter") or "").strip())
-                if perf is not None and perf.role.value in ("recv", "irecv") and perf.get(SENDER_TAG):
+                if perf is not None and perf.role.value in _RECEIVES and perf.get(SENDER_TAG):
                     self.loop_counters.add((perf.get(SENDER_TAG) or "").strip())  # the receive sets it
                 if node.code is None and id(perf) in no_code:
                     continue
@@ -869,7 +871,7 @@ class PythonHandler(ContentHandler):
         As with a loop's ``counter``, the name must be a declared model variable.
         """
         name = (node.perf.get(SENDER_TAG) or "").strip() if node.perf is not None else ""
-        if not name:
+        if not name or operation not in _RECEIVES:
             return ""
         what = f"{operation}+ {node.name or node.id!r}"
         if not name.isidentifier() or name not in self._declared_names():

@@ -203,3 +203,36 @@ def test_the_generated_code_gives_one_size_per_destination(tmp_path: Path) -> No
     done = uml2perf("convert", _model(tmp_path, "AllToAllPlus", 'size="N * (1 + pid + 3 * dest)"'), "-o", out)
     assert done.returncode == 0, done.stderr
     assert "size=[v.N * (1 + p.pid + 3 * dest) for dest in range(p.nprocs)]" in out.read_text()
+
+
+@pytest.mark.parametrize("p", [2, 3, 4, 5, 8])
+def test_equal_blocks_schedule_as_the_fixed_size_collective(p: int) -> None:
+    """Every block schedule, at every root and on one or two nodes, times equal blocks as the
+    fixed-size schedule does: the per-rank forms generalise the algorithms, they do not change them."""
+    from uml2perf_runtime.platform.machine import Machine
+    from uml2perf_runtime.platform.network import BLOCK_ALGORITHMS, CollectiveModel
+
+    machine = Machine.load("cluster-modern")
+    n = 3000.0
+    for node_of in ([0] * p, [r % 2 for r in range(p)]):
+        for kind, table in BLOCK_ALGORITHMS.items():
+            for algorithm in table:
+                model = CollectiveModel.for_machine(machine, node_of)
+                model.algorithms[kind] = algorithm
+                blocks: tuple = (tuple([n] * p),) * p if kind == "alltoall" else tuple([n] * p)
+                for root in range(p):
+                    fixed = model.offsets(kind, root, n)
+                    assert model.block_offsets(kind, root, blocks) == pytest.approx(fixed, rel=1e-12)
+
+
+def test_a_binomial_gather_carries_each_subtree_s_blocks() -> None:
+    """5 ranks, blocks 1..5: round 0 ranks 1 -> 0 and 3 -> 2 carry their own; round 1 rank 2 ->
+    0 carries 3 + 4; round 2 rank 4 -> 0 carries 5."""
+    from uml2perf_runtime.platform.network import block_schedule
+
+    steps = block_schedule("gather", "binomial", 5, (1.0, 2.0, 3.0, 4.0, 5.0))
+    assert [(s.src, s.dst, s.nbytes) for s in steps] == [
+        ([1, 3], [0, 2], [2.0, 4.0]),
+        ([2], [0], [7.0]),
+        ([4], [0], [5.0]),
+    ]

@@ -236,3 +236,12 @@ def test_a_binomial_gather_carries_each_subtree_s_blocks() -> None:
         ([2], [0], [7.0]),
         ([4], [0], [5.0]),
     ]
+
+
+def test_a_negative_block_of_one_rank_is_an_error_naming_the_rank(tmp_path: Path) -> None:
+    model = _model(tmp_path, "GatherPlus", 'size="N * (1 - pid)"')
+    report = tmp_path / "report.html"
+    done = uml2perf("run", model, "--machine", _machine(tmp_path), "--procs", "3", "--report", report)
+    assert done.returncode != 0 and not report.exists()
+    assert "'Exchange' (xmi:id=_c_x, line 9) on process 2: message size is -1000000" in done.stderr
+    assert "non-negative number of bytes" in done.stderr and "Traceback" not in done.stderr

@@ -364,6 +364,7 @@ def _check_constant(expr: object, location: Location, what: str) -> Iterator[Dia
 
 def _check_node(node: Node, known: set[str], functions: dict) -> Iterator[Diagnostic]:
     from .expressions import parse_code
+    from .profile.roles import PEER_NAME, PEER_TAGS
 
     for text in _code_texts(node):
         try:
@@ -376,7 +377,8 @@ def _check_node(node: Node, known: set[str], functions: dict) -> Iterator[Diagno
     for tag, value in perf.tags:
         if tag in _TEXT_TAGS or value is None or value == "":
             continue
-        yield from _check_expression(value, node.location, f"tag {tag!r}", known, functions)
+        peer = (PEER_NAME,) if (perf.role.value, tag) in PEER_TAGS else ()
+        yield from _check_expression(value, node.location, f"tag {tag!r}", known, functions, peer)
     if perf.role == Role.SEND and perf.get("dest") is None:
         yield _error(
             "send+ has no 'dest' tag", node.location, "add dest = <rank expression>, e.g. (pid+1) % nprocs"

@@ -57,6 +57,7 @@ import numpy as np
 from .. import functions as _functions
 from ..engine.process import ProcessContext
 from ..operations.registry import OPERATIONS, REDUCING, Operation, bind_operations
+from ..platform.network import VARIABLE_BLOCKS
 from ..spec import Element, ModelSpec
 
 __all__ = [
@@ -436,6 +437,7 @@ def _synchronise(run: _Run, contexts: Sequence[AnalyticContext], tokens: Sequenc
             ctx.compute_time = ctx.compute_time + delay
     if run.nprocs == 1:
         return
+    blocks = _blocks_per_point(first.kind, tokens, rows, run.nprocs, first.elem)
     roots, size_of = _roots_and_sizes(tokens, rows, first.elem)
     clock = _matrix(contexts, "clock", rows)
     offsets = np.empty((rows, run.nprocs))
@@ -445,6 +447,9 @@ def _synchronise(run: _Run, contexts: Sequence[AnalyticContext], tokens: Sequenc
         root = roots[g]
         if not (root == int(root) and 0 <= root < run.nprocs):
             raise NotAnalytic("a collective has an invalid root; the simulator reports it", first.elem)
+        if blocks is not None and blocks[g] is not None:  # blocks that differ per rank
+            offsets[g] = run.collectives.block_offsets(first.kind, int(root), blocks[g])
+            continue
         key = (int(root), float(size_of[g]))
         if key not in cache:
             cache[key] = (
@@ -477,13 +482,68 @@ def _synchronise(run: _Run, contexts: Sequence[AnalyticContext], tokens: Sequenc
         col = part.stop
 
 
+def _blocks_per_point(
+    kind: str, tokens: Sequence[_Collective], rows: int, nprocs: int, elem: Element
+) -> list[Any] | None:
+    """Per grid point, the call's blocks when they differ per rank (as the simulator's
+    ``collectives._offsets`` takes them), or None where they are equal; None for a collective
+    whose size is one for all.  An alltoall's sizes per destination are a list per process."""
+    if kind not in VARIABLE_BLOCKS:
+        return None
+    if kind == "alltoall":
+        if not any(isinstance(t.size, (list, tuple)) for t in tokens):
+            found = _uneven(np.concatenate([_per_point(t.size, rows) for t in tokens], axis=1), elem, None)
+            if found is None:
+                return None
+            # a rank that gives one size sends that many bytes to each rank
+            return [None if b is None else tuple((x,) * nprocs for x in b) for b in found]
+        parts = []
+        for t in tokens:
+            width = _width(t.size)
+            if isinstance(t.size, (list, tuple)):
+                if len(t.size) != nprocs:
+                    raise NotAnalytic(
+                        "a collective is given a wrong number of sizes; the simulator reports it", elem
+                    )
+                columns = [np.broadcast_to(_per_point(x, rows), (rows, width)) for x in t.size]
+                parts.append(np.stack(columns, axis=2))
+            else:
+                parts.append(np.repeat(_per_point(t.size, rows)[:, :, None], nprocs, axis=2))
+        matrix = np.concatenate(parts, axis=1)  # (points, sources, destinations)
+        return _uneven(matrix, elem, nprocs)
+    return _uneven(np.concatenate([_per_point(t.size, rows) for t in tokens], axis=1), elem, None)
+
+
+def _width(size: Any) -> int:
+    """How many processes one token's size covers (a context may run several at once)."""
+    items = size if isinstance(size, (list, tuple)) else [size]
+    return max((np.atleast_2d(np.asarray(x, dtype=float)).shape[1] for x in items), default=1)
+
+
+def _uneven(values: np.ndarray, elem: Element, nprocs: int | None) -> list[Any] | None:
+    """Per point, the blocks as a tuple (rows of tuples for an alltoall) where they differ."""
+    if not bool(np.all((values >= 0.0) & (values < math.inf))):
+        raise NotAnalytic("a collective has an invalid size; the simulator reports it", elem)
+    flat = values.reshape(values.shape[0], -1)
+    if nprocs is None and bool(np.all(flat == flat[:, :1])):
+        return None
+    found: list[Any] = []
+    for g in range(values.shape[0]):
+        if nprocs is None:
+            row = values[g]
+            found.append(None if bool(np.all(row == row[0])) else tuple(float(x) for x in row))
+        else:
+            found.append(tuple(tuple(float(x) for x in line) for line in values[g]))
+    return found
+
+
 def _roots_and_sizes(
     tokens: Sequence[_Collective], rows: int, elem: Element
 ) -> tuple[list[Any], list[float]]:
     """One root and one size per grid point: roots must agree, the size is the largest given."""
     if not any(isinstance(t.root, np.ndarray) or isinstance(t.size, np.ndarray) for t in tokens):
         root_values = {t.root for t in tokens}
-        sizes = [t.size for t in tokens]
+        sizes = [max(t.size) if isinstance(t.size, (list, tuple)) else t.size for t in tokens]
         if len(root_values) > 1:
             raise NotAnalytic(
                 "processes give different roots to a collective; the simulator reports it", elem
@@ -494,10 +554,17 @@ def _roots_and_sizes(
     root_matrix = np.concatenate([_per_point(t.root, rows) for t in tokens], axis=1)
     if not bool(np.all(root_matrix == root_matrix[:, :1])):
         raise NotAnalytic("processes give different roots to a collective; the simulator reports it", elem)
-    size_matrix = np.concatenate([_per_point(t.size, rows) for t in tokens], axis=1)
+    size_matrix = np.concatenate([_per_point(_largest(t.size), rows) for t in tokens], axis=1)
     if not bool(np.all((size_matrix >= 0.0) & (size_matrix < math.inf))):
         raise NotAnalytic("a collective has an invalid size; the simulator reports it", elem)
     return root_matrix[:, 0].tolist(), size_matrix.max(axis=1).tolist()
+
+
+def _largest(size: Any) -> Any:
+    """A size, or of an alltoall's sizes per destination the largest (elementwise)."""
+    if isinstance(size, (list, tuple)):
+        return np.maximum.reduce([np.asarray(x, dtype=float) for x in size])
+    return size
 
 
 def _matrix(contexts: Sequence[AnalyticContext], attr: str, rows: int) -> np.ndarray:

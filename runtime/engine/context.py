@@ -155,6 +155,7 @@ class Context:
         "send_checked",
         "recv_checked",
         "recv_line",
+        "matched",
         # statistics (lists shared by a process and its threads)
         "calls",
         "incl",
@@ -221,6 +222,9 @@ class Context:
         self.send_checked: tuple[Any, ...] = _NO_SEND_SITE
         self.recv_checked: tuple[Any, ...] = _NO_RECV_SITE
         self.recv_line: tuple[Any, ...] = _NO_RECV_LINE
+        #: what the last receive matched: the source's rank, or the request whose match sets it
+        #: (read as :attr:`sender`; ``recv+ sender = "W"``)
+        self.matched: Any = -1
         n = len(sim.elements)
         self.calls = [0] * n
         self.incl = [0.0] * n
@@ -315,6 +319,7 @@ class Context:
         t.send_checked = _NO_SEND_SITE
         t.recv_checked = _NO_RECV_SITE
         t.recv_line = _NO_RECV_LINE
+        t.matched = -1
         t.calls = proc.calls
         t.incl = proc.incl
         t.child = None  # threads use their process's lists (see _child_list)
@@ -586,6 +591,20 @@ class Context:
         return roofline(
             self, elem, cost, flops, bytes, device, copy_in, copy_out, footprint, fresh, allocation, calls
         )
+
+    @property
+    def sender(self) -> int:
+        """The rank whose message the last blocking receive took (``recv+ sender = "W"``)."""
+        matched = self.matched
+        return matched if matched.__class__ is int else matched.source
+
+    def sender_to(self, variables: Any, name: str) -> None:
+        """Set model variable ``name`` to the source the last ``irecv`` matches, once it completes.
+
+        ``irecv+ sender = "W"``: the wait that completes the request sets the variable (at once when
+        the message was there already), as ``MPI_Wait``'s status tells the source.
+        """
+        _comm.name_sender(self, self.matched, variables, name)
 
     def no_guard_holds(self, where: str, values: dict[str, Any]) -> None:
         """A decision none of whose guards holds: UML keeps the token there, so the run cannot go on."""
@@ -874,6 +893,7 @@ class Context:
         the same element receives from the same source and tag.
         """
         self.cur = elem
+        self.matched = source  # a wildcard's route below records the source it matches
         site = self.recv_checked
         site_elem, site_source, site_tag, st, key, mail, posted = site
         if (
@@ -1071,6 +1091,7 @@ class Context:
         """The direct route of a receive from any source or with any tag."""
         msg = _comm.take_message(st, self.pid, source, tag)
         if msg is not None and msg[4] is None:
+            self.matched = msg[5]
             env = self.env
             return self._recv_eager(env, env._now, elem, msg[1])
         return _comm.recv_posted(self, st, elem, msg, source, size, tag)

@@ -282,6 +282,7 @@ class RecvSite:
         ctx = self.ctx
         elem = self.elem
         ctx.cur = elem
+        ctx.matched = self.source
         env = self.env
         now = env._now
         mail = self.mail

@@ -10,6 +10,7 @@ before the last process arrived ``wait``, the algorithm's time ``comm``
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from simpy.events import Event, Timeout
@@ -17,6 +18,7 @@ from simpy.events import Event, Timeout
 from ..engine.simpy_access import NORMAL, PARKED_COLLECTIVE, armed_event
 from ..engine.simpy_access import push as _push
 from ..errors import SimulationError
+from ..platform.network import VARIABLE_BLOCKS
 from ..spec import Element
 from .point_to_point import (
     ROOTED,
@@ -52,6 +54,8 @@ class Gathering:
         "start",
         "offsets",
         "contexts",
+        "low",
+        "blocks",
     )
 
     def __init__(
@@ -69,6 +73,10 @@ class Gathering:
         self.kind = kind
         self.root = root
         self.size = 0.0
+        #: the smallest size given, and per rank the size (or alltoall row) it gave: blocks that
+        #: differ per rank (``MPI_Gatherv``...) are priced by their own bytes (``_offsets``)
+        self.low = _INF
+        self.blocks: list[Any] = [0.0] * nprocs
         self.elem = elem
         self.first_pid = first_pid
         self.arrived: list[float | None] = [None] * nprocs
@@ -115,9 +123,73 @@ def _arrive(
         raise _mismatch(ctx, elem, g, kind, root)
     g.arrived[me] = now
     g.count += 1
+    g.blocks[me] = size
+    if size.__class__ is tuple:  # an alltoall's row: one block per destination
+        g.low = -1.0
+        size = max(size)
     if size > g.size:
         g.size = size
+    if size < g.low:
+        g.low = size
     return st, g
+
+
+def _offsets(st: CommState, g: Gathering) -> list[float]:
+    """Per-rank completion offsets of the call: of its blocks when they differ per rank in a
+    collective that allows that (gather, scatter, allgather, alltoall), else of its size.
+
+    Equal blocks take the same schedule as they always have (its cache, bit for bit); the size
+    of any other collective is the largest one given, as before.
+    """
+    if g.low != g.size and g.kind in VARIABLE_BLOCKS:
+        return st.collectives.block_offsets(g.kind, g.root, _blocks(g))
+    return st.collectives.offsets(g.kind, g.root, g.size)
+
+
+def _blocks(g: Gathering) -> Any:
+    """The call's blocks as the network model takes them: per rank a number, or for an alltoall
+    per rank its row (a rank that gave one number sends that many bytes to each)."""
+    if g.kind != "alltoall":
+        return tuple(float(b) for b in g.blocks)
+    p = len(g.blocks)
+    return tuple(tuple(float(x) for x in b) if b.__class__ is tuple else (float(b),) * p for b in g.blocks)
+
+
+def blocks_of(ctx: Context, elem: Element, kind: str, value: Any) -> Any:
+    """An alltoall's per-destination sizes, checked: a tuple of one non-negative number of bytes
+    per rank (the generated code's ``size=[... for dest in range(p.nprocs)]``)."""
+    where = f"{_source(ctx)}{elem.describe()} on {ctx.describe()}"
+    if kind != "alltoall":
+        raise SimulationError(
+            f"{where}: {call_name(kind, 0)} is given one size per destination; only alltoall+ sends "
+            "a block of its own to each rank",
+            hint="give this collective one size (it may read pid: each rank's own block)",
+        )
+    row = tuple(value)
+    if len(row) != ctx.nprocs:
+        raise SimulationError(
+            f"{where}: {len(row)} sizes for {ctx.nprocs} processes", hint="give one size per destination rank"
+        )
+    checked = []
+    for dest, item in enumerate(row):
+        try:
+            size = float(item)
+        except (TypeError, ValueError):
+            size = math.nan
+        if not 0.0 <= size < _INF:
+            raise SimulationError(
+                f"{where}: the size of the block for dest = {dest} is {item!r}",
+                hint="a size is a non-negative number of bytes for every destination; "
+                "check the size expression (it reads pid, dest and the model's variables)",
+            )
+        checked.append(size)
+    return tuple(checked)
+
+
+def _source(ctx: Context) -> str:
+    """``model.uml: `` (the file the model was generated from), or nothing when unknown."""
+    source = getattr(getattr(ctx.sim, "spec", None), "source", None)
+    return f"{source}: " if source else ""
 
 
 def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, cost: float) -> Any:
@@ -125,7 +197,9 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
     if kind in ROOTED and (root.__class__ is not int or not 0 <= root < ctx.nprocs):
         root = rank(ctx, elem, root, "root", wildcard=False)
     cls = size.__class__
-    if (cls is not int and cls is not float) or not 0 <= size < _INF:
+    if cls is list or cls is tuple:
+        size = blocks_of(ctx, elem, kind, size)
+    elif (cls is not int and cls is not float) or not 0 <= size < _INF:
         size = size_of(ctx, elem, size)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     env = ctx.env
@@ -144,7 +218,7 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
         ctx.unblock()
     else:
         del st.open[g.index]
-        offsets = st.collectives.offsets(kind, root, g.size)
+        offsets = _offsets(st, g)
         reductions = st.collectives.reductions(kind, root, g.size) if kind in REDUCING else None
         g.start = now
         g.offsets = offsets
@@ -197,7 +271,7 @@ def collective_fast(ctx: Context, elem: Element, kind: str, root: int, size: flo
         ctx.blocked_for = g
         return (ev,)
     del st.open[g.index]
-    offsets = st.collectives.offsets(kind, root, g.size)
+    offsets = _offsets(st, g)
     g.start = now
     g.offsets = offsets
     queue, eid = ctx.queue, ctx.eids
@@ -267,6 +341,7 @@ def alltoall(ctx: Context, elem: Element, size: float, cost: float) -> Any:
 
 __all__ = [
     "Gathering",
+    "blocks_of",
     "collective",
     "collective_fast",
     "barrier",

@@ -32,10 +32,10 @@ from simpy.events import Event, Timeout
 
 from ..engine.simpy_access import armed_event, trigger_at
 from ..platform.interface import SharedLinkNetwork
-from ..platform.network import Step, schedule
+from ..platform.network import Step, block_schedule, mean_block, schedule
 from ..platform.sharing import Flow, LinkSharing
 from ..spec import Element
-from .collectives import Gathering, _arrive
+from .collectives import Gathering, _arrive, _blocks, blocks_of
 from .point_to_point import (
     _SENDER,
     _SENT,
@@ -393,6 +393,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
     st = state(ctx.sim)
     now = ctx.env.now
     req = Request("recv", ctx.pid, source, tag, size, now, _next_seq(st))
+    ctx.matched = req  # its match sets the source
     _take(ctx, st, req)
     yield from _wait_one(ctx, elem, req)
     account(ctx, elem, counted, now, max(req.start, now), req.done)  # type: ignore[arg-type, type-var]
@@ -411,6 +412,7 @@ def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost:
     st = state(ctx.sim)
     now = ctx.env.now
     req = Request("recv", ctx.pid, source, tag, size, now, _next_seq(st))
+    ctx.matched = req  # its match sets the source
     _take(ctx, st, req)
     if req.done is None or req.done > now:
         _keep_pending(st.pending[ctx.pid], req, now)
@@ -428,7 +430,7 @@ def collective(ctx: Context, elem: Element, kind: str, root: int, size: float, c
     """Meet the other processes at the next collective call and run its schedule over the links."""
     if kind in _ROOTED:
         root = rank(ctx, elem, root, "root", wildcard=False)
-    size = size_of(ctx, elem, size)
+    size = blocks_of(ctx, elem, kind, size) if size.__class__ in (list, tuple) else size_of(ctx, elem, size)
     counted = (yield from spend_cost(ctx, elem, cost)) if cost else False
     env = ctx.env
     now = env.now
@@ -454,7 +456,12 @@ def _run_schedule(sim: Any, st: CommState, g: Gathering) -> None:
     env = st.env
     model = st.collectives
     p = st.nprocs
-    steps: list[Step] = schedule(g.kind, model.algorithm(g.kind, g.size), p, g.size, g.root)
+    steps: list[Step]
+    if g.blocks is not None and g.low != g.size:  # blocks that differ per rank: their own bytes
+        blocks = _blocks(g)
+        steps = block_schedule(g.kind, model.algorithm(g.kind, mean_block(blocks)), p, blocks, g.root)
+    else:
+        steps = schedule(g.kind, model.algorithm(g.kind, g.size), p, g.size, g.root)
     g.start = env.now
     g.offsets = [0.0] * p
     last = [-1] * p

@@ -97,6 +97,7 @@ class Request:
         "event",
         "source",
         "matched_tag",
+        "into",
     )
 
     def __init__(self, op: str, pid: int, peer: int, tag: int, size: float, posted: float, seq: int) -> None:
@@ -112,6 +113,9 @@ class Request:
         self.event: Event | None = None
         self.source: int | None = None
         self.matched_tag: int | None = None
+        #: ``(variables, name)``: the model variable the matched source goes to as a wait
+        #: completes the request (``irecv+ sender = "W"``), or None
+        self.into: tuple[Any, str] | None = None
 
     @property
     def complete(self) -> bool:
@@ -444,6 +448,7 @@ def recv_posted(
     me = ctx.pid
     seq = st.seq = st.seq + 1
     req = Request("recv", me, source, tag, size, now, seq)
+    ctx.matched = req  # its match sets the source
     if msg is not None:
         _match(ctx, st, msg, me, req)
     else:
@@ -506,6 +511,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
     msg = take_message(st, me, source, tag)
     if msg is not None and msg[_SENDER] is None:
         # Fast path: an eager message already sent; no request object needed.
+        ctx.matched = msg[_SRC]
         arrival = msg[_ARRIVAL]
         if arrival > now:
             yield Timeout(env, arrival - now)
@@ -520,6 +526,7 @@ def recv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost: 
         return
     seq = st.seq = st.seq + 1
     req = Request("recv", me, source, tag, size, now, seq)
+    ctx.matched = req  # its match sets the source
     if msg is not None:
         _match(ctx, st, msg, me, req)
     else:
@@ -580,6 +587,7 @@ def irecv(ctx: Context, elem: Element, source: int, size: float, tag: int, cost:
     now = ctx.env._now
     seq = st.seq = st.seq + 1
     req = Request("recv", ctx.pid, source, tag, size, now, seq)
+    ctx.matched = req  # its match sets the source (irecv+ sender: see name_sender)
     msg = take_message(st, ctx.pid, source, tag)
     if msg is not None:
         _match(ctx, st, msg, ctx.pid, req)
@@ -650,6 +658,9 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
             ctx.block(elem, req)
             yield ev
             ctx.unblock()
+    for req in reqs:
+        if req.into is not None:  # irecv+ sender = "W": the status's source
+            setattr(req.into[0], req.into[1], req.source)
     if everything:
         pending = state(ctx.sim).pending[ctx.pid]
         now = env._now
@@ -666,7 +677,22 @@ def wait(ctx: Context, elem: Element, requests: Any, cost: float) -> Any:
     account(ctx, elem, counted, posted, max(last.start, posted), max(done, posted))  # type: ignore[type-var]
 
 
+def name_sender(ctx: Context, req: Any, variables: Any, name: str) -> None:
+    """Let the completion of ``req`` (the process's last ``irecv``) set ``variables.name`` to the
+    source it matched: now if it is complete already, else when a wait completes it."""
+    if not isinstance(req, Request) or req.op != "recv":
+        raise SimulationError(
+            f"process {ctx.pid}: 'sender' names no receive: the last receive of the process is not an irecv",
+            hint="put the sender tag on the irecv+ whose source it names",
+        )
+    if req.done is not None and req.done <= ctx.env._now and req not in state(ctx.sim).pending[ctx.pid]:
+        setattr(variables, name, req.source)
+    else:
+        req.into = (variables, name)
+
+
 __all__ = [
+    "name_sender",
     "Message",
     "Request",
     "CommState",

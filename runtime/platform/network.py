@@ -24,7 +24,7 @@ Notation used throughout (and in ``docs/runtime-semantics.md``): ``p`` processes
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.records import FrozenRecord
@@ -44,6 +44,9 @@ __all__ = [
     "ceil_log2",
     "resolve_algorithm",
     "schedule",
+    "block_schedule",
+    "BLOCK_ALGORITHMS",
+    "VARIABLE_BLOCKS",
 ]
 
 
@@ -437,6 +440,153 @@ def schedule(kind: str, algorithm: str, p: int, n: float, root: int = 0) -> list
 
 
 # ---------------------------------------------------------------------------------------------
+# Schedules of blocks that differ per rank (MPI_Gatherv, Scatterv, Allgatherv, Alltoallv)
+# ---------------------------------------------------------------------------------------------
+
+#: Blocks of a call: per (virtual) rank the bytes it contributes or receives, or for an
+#: all-to-all per rank the row of bytes it sends to each rank.
+Blocks = tuple[float, ...] | tuple[tuple[float, ...], ...]
+
+
+def _subtree(blocks: Sequence[float], r: int, span: int) -> float:
+    """The bytes of the ``min(span, p - r)`` blocks of a binomial subtree rooted at rank ``r``."""
+    return float(sum(blocks[r : r + span]))
+
+
+def _binomial_gather_blocks(p: int, blocks: Sequence[float]) -> list[Step]:
+    """Binomial gather: a sender forwards its subtree's blocks, whatever their sizes."""
+    steps = []
+    for k in range(ceil_log2(p)):
+        span = 1 << k
+        senders = list(range(span, p, 2 * span))
+        steps.append(
+            _step(senders, [r - span for r in senders], [_subtree(blocks, r, span) for r in senders])
+        )
+    return steps
+
+
+def _binomial_scatter_blocks(p: int, blocks: Sequence[float]) -> list[Step]:
+    """Binomial scatter: the gather of the same blocks run backwards."""
+    steps = []
+    for k in reversed(range(ceil_log2(p))):
+        span = 1 << k
+        receivers = list(range(span, p, 2 * span))
+        sizes = [_subtree(blocks, r, span) for r in receivers]
+        steps.append(_step([r - span for r in receivers], receivers, sizes))
+    return steps
+
+
+def _linear_in_blocks(p: int, blocks: Sequence[float]) -> list[Step]:
+    """The root receives rank 1's block, then rank 2's, ... (what MPI libraries do for Gatherv)."""
+    return [_step([r], [0], blocks[r]) for r in range(1, p)]
+
+
+def _linear_out_blocks(p: int, blocks: Sequence[float]) -> list[Step]:
+    """The root sends rank 1 its block, then rank 2, ... (what MPI libraries do for Scatterv)."""
+    return [_step([0], [r], blocks[r]) for r in range(1, p)]
+
+
+def _allgather_ring_blocks(p: int, blocks: Sequence[float]) -> list[Step]:
+    """Ring: in round k each rank ``r`` passes the block of rank ``r - k`` on to ``r + 1``, so a
+    round lasts as long as its largest block (MPICH's Allgatherv for long messages)."""
+    ranks = list(range(p))
+    after = [(r + 1) % p for r in ranks]
+    return [
+        Step(ranks, after, [float(blocks[(r - k) % p]) for r in ranks], everyone=True) for k in range(p - 1)
+    ]
+
+
+def _allgather_bruck_blocks(p: int, blocks: Sequence[float]) -> list[Step]:
+    """Bruck: in round k rank ``r`` sends the blocks of ranks ``r .. r + c - 1`` it holds,
+    ``c = min(2**k, p - 2**k)``, to ``r - 2**k``."""
+    ranks = list(range(p))
+    steps = []
+    for k in range(ceil_log2(p)):
+        span = 1 << k
+        count = min(span, p - span)
+        sizes = [float(sum(blocks[(r + i) % p] for i in range(count))) for r in ranks]
+        steps.append(Step(ranks, [(r - span) % p for r in ranks], sizes, everyone=True))
+    return steps
+
+
+def _allgather_recursive_doubling_blocks(p: int, blocks: Sequence[float]) -> list[Step]:
+    """Recursive doubling (p a power of two, else Bruck): in round k rank ``r`` exchanges the
+    blocks of its group of ``2**k`` ranks with the partner ``r xor 2**k``."""
+    if p & (p - 1):
+        return _allgather_bruck_blocks(p, blocks)
+    ranks = list(range(p))
+    steps = []
+    for k in range(ceil_log2(p)):
+        span = 1 << k
+        sizes = [_subtree(blocks, r & ~(span - 1), span) for r in ranks]
+        steps.append(Step(ranks, [r ^ span for r in ranks], sizes, everyone=True))
+    return steps
+
+
+def _alltoall_pairwise_blocks(p: int, rows: Sequence[Sequence[float]]) -> list[Step]:
+    """Pairwise exchange: in round s each rank ``r`` sends its block for ``r + s`` (``rows[r]``)
+    and receives from ``r - s``; a round lasts as long as its largest block.  MPI libraries run
+    Alltoallv as this exchange (or as all sends posted at once), never as Bruck's algorithm,
+    whose forwarding needs equal blocks: a machine's ``alltoall = "bruck"`` prices equal blocks
+    only."""
+    ranks = list(range(p))
+    return [
+        Step(ranks, [(r + s) % p for r in ranks], [float(rows[r][(r + s) % p]) for r in ranks], everyone=True)
+        for s in range(1, p)
+    ]
+
+
+#: Per collective and algorithm, the schedule of blocks that differ per rank; an algorithm not
+#: listed (alltoall's Bruck) runs as the first one.
+BLOCK_ALGORITHMS: dict[str, dict[str, Callable[[int, Any], list[Step]]]] = {
+    "gather": {"binomial": _binomial_gather_blocks, "linear": _linear_in_blocks},
+    "scatter": {"binomial": _binomial_scatter_blocks, "linear": _linear_out_blocks},
+    "allgather": {
+        "ring": _allgather_ring_blocks,
+        "bruck": _allgather_bruck_blocks,
+        "recursive_doubling": _allgather_recursive_doubling_blocks,
+    },
+    "alltoall": {"pairwise": _alltoall_pairwise_blocks},
+}
+#: Collectives whose ``size`` may differ per rank (and, for alltoall, per destination).
+VARIABLE_BLOCKS = frozenset(BLOCK_ALGORITHMS)
+
+
+def block_schedule(kind: str, algorithm: str, p: int, blocks: Blocks, root: int = 0) -> list[Step]:
+    """The steps of ``algorithm`` for ``kind`` with per-rank ``blocks`` (real ranks), in real ranks.
+
+    Rooted collectives are written for root 0: the blocks are taken in virtual order (virtual
+    rank ``v`` is real rank ``(v + root) % p``) and the steps' ranks rotated back.
+    """
+    if p <= 1:
+        return []
+    table = BLOCK_ALGORITHMS[kind]
+    build = table.get(algorithm) or next(iter(table.values()))
+    shift = root % p
+    virtual = blocks if shift == 0 else tuple(blocks[(v + shift) % p] for v in range(p))
+    steps = build(p, virtual)
+    if shift == 0:
+        return steps
+    return [
+        Step(
+            [(r + shift) % p for r in s.src],
+            [(r + shift) % p for r in s.dst],
+            s.nbytes,
+            s.repeat,
+            s.reduce_bytes,
+            s.everyone,
+        )
+        for s in steps
+    ]
+
+
+def mean_block(blocks: Blocks) -> float:
+    """The mean bytes per block: what the ``auto`` rules read as the block size."""
+    values = [x for row in blocks for x in row] if blocks and isinstance(blocks[0], tuple) else blocks
+    return float(sum(values)) / max(len(values), 1)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
 # Link classes and evaluation
 # ---------------------------------------------------------------------------------------------
 
@@ -735,6 +885,7 @@ class CollectiveModel:
         self._costs = _PairCosts(self.node_of, link, levels, self.eager_limit, wakeup=wakeup)
         self._cache: dict[tuple[str, int, float], list[float]] = {}
         self._reductions: dict[tuple[str, int, float], list[float] | None] = {}
+        self._block_cache: dict[tuple[str, int, Blocks], list[float]] = {}
 
     @classmethod
     def for_machine(cls, machine: Any, node_of: list[int], gamma: float = 0.0) -> CollectiveModel:
@@ -783,6 +934,24 @@ class CollectiveModel:
             if self.overhead:
                 hit = [x + self.overhead for x in hit]  # every rank pays the call's software overhead
             self._cache[key] = hit
+        return hit
+
+    def block_offsets(self, kind: str, root: int, blocks: Blocks) -> list[float]:
+        """Per-rank completion offsets of a call whose blocks differ per rank (``MPI_Gatherv``...).
+
+        ``blocks`` per rank: the bytes it contributes (gather, allgather) or receives (scatter),
+        or for alltoall the row of bytes it sends to each rank.  The machine's algorithm for the
+        kind, chosen by the mean block, runs with each transfer carrying its own bytes
+        (:data:`BLOCK_ALGORITHMS`); identical calls hit a cache.
+        """
+        key = (kind, root, blocks)
+        hit = self._block_cache.get(key)
+        if hit is None:
+            steps = block_schedule(kind, self.algorithm(kind, mean_block(blocks)), self.p, blocks, root)
+            hit = finish_offsets(steps, self.p, self._costs, 0.0)
+            if self.overhead:
+                hit = [x + self.overhead for x in hit]
+            self._block_cache[key] = hit
         return hit
 
     def reductions(self, kind: str, root: int, size: float) -> list[float] | None:

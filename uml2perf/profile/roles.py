@@ -47,6 +47,17 @@ ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
     "pipeline+": (Role.PIPELINE, ("items", "overhead", "startup", "handoff", "ordered") + METADATA_TAGS),
     "taskpool+": (Role.TASKPOOL, ("threads", "items", "overhead", "startup", "handoff") + METADATA_TAGS),
 }
+# a receive may name the model variable that takes the source it matched (``sender = "W"``)
+for _receive in ("recv+", "irecv+", "sendrecv+"):
+    _role, _tags = ROLES[_receive]
+    ROLES[_receive] = (_role, _tags + ("sender",))
+#: Tags of a receive that name a variable it sets rather than an expression it reads.
+SENDER_TAG = "sender"
+#: The name an ``alltoall+``'s ``size`` may read for the rank each block goes to
+#: (``MPI_Alltoallv``): the size is then one expression per destination, on the sending rank.
+PEER_NAME = "dest"
+#: The operations and tags that may read :data:`PEER_NAME`.
+PEER_TAGS = frozenset({("alltoall", "size")})
 #: ``clause+`` adds a condition to whatever role the action has (see ``_Interpreter.own_spec``).
 CLAUSE_ENTRY = ROLES["clause+"]
 #: Tags ``clause+`` contributes to the role stereotype it sits beside.

@@ -65,6 +65,7 @@ from ...expressions import means_else
 from ...model import Activity, CostFunction, Node, NodeKind, PerfSpec, Region, Role, Variable
 from ...navigation.traversal import Lane
 from ...profile import unset_variables
+from ...profile.roles import PEER_NAME, PEER_TAGS, SENDER_TAG
 from ..base import ContentHandler, GenerationJob
 from ..naming import Namer
 from ..templates import render
@@ -141,6 +142,8 @@ _COST_DEFAULTS = frozenset({"0", "0.0"})
 #: operations whose calls with unchanging arguments are call sites made once (runtime/engine/sites.py),
 #: with the argument they must name: a receive from any source (the default) never takes the site's route
 _SITE_OPERATIONS = {"send": "dest", "recv": "source"}
+#: operations whose ``sender`` tag names the variable that takes the source they matched
+_RECEIVES = frozenset({"recv", "irecv", "sendrecv"})
 
 #: the pending requests a wait completes: every request of the process (see
 #: runtime/operations/point_to_point.py).  The runtime's ``wait`` takes no default for them yet, so generated
@@ -301,6 +304,8 @@ class PythonHandler(ContentHandler):
                 perf = node.perf
                 if perf is not None and perf.role is Role.LOOP and perf.get("counter"):
                     self.loop_counters.add((perf.get("counter") or "").strip())
+                if perf is not None and perf.role.value in _RECEIVES and perf.get(SENDER_TAG):
+                    self.loop_counters.add((perf.get(SENDER_TAG) or "").strip())  # the receive sets it
                 if node.code is None and id(perf) in no_code:
                     continue
                 text = code_text(node)
@@ -604,19 +609,23 @@ class PythonHandler(ContentHandler):
                 args.append(_EVERY_REQUEST)
             else:
                 for parameter in operation.parameters:
-                    value = self.tag(node, parameter.name, parameter.default)
+                    if operation.scope == "collective" and parameter.name == "size":
+                        value = self._per_destination(node, operation.name, parameter.name, parameter.default)
+                    else:
+                        value = self.tag(node, parameter.name, parameter.default)
                     if value != parameter.default:
                         args.append((parameter.name, value))
             if cost not in _COST_DEFAULTS:
                 args.append(("cost", cost))
+            after = self._sender(node, operation.name)
             named = _SITE_OPERATIONS.get(operation.name)
             if named is not None and self.scopes[-1].loops and len(args) > 1 and args[1][0] == named:
                 constants = self.constants
                 if all(invariant(value, constants) for _, value in args[1:]):
                     site = self.local_name(operation.name)
                     self.scopes[-1].sites.append(SiteView(site, operation.name, args))
-                    return CommView(operation.name, args, xmi_id, code, site)
-            return CommView(operation.name, args, xmi_id, code)
+                    return CommView(operation.name, args, xmi_id, code, site, after)
+            return CommView(operation.name, args, xmi_id, code, after=after)
         if annotation.roofline:
             return CommView("roofline", self._roofline_arguments(node, element, cost), xmi_id, code)
         if code is not None or not xmi_id:
@@ -828,6 +837,54 @@ class PythonHandler(ContentHandler):
                 f"counter {name!r} of loop {node.name or node.id!r} is not a model variable", node.location
             )
         return printed
+
+    def _per_destination(self, node: Node, operation: str, name: str, default: str | None) -> str:
+        """An ``alltoall+`` tag that may read ``dest``: one value per destination when it does.
+
+        ``size = "8 * counts(pid, dest)"`` prints as ``[8 * counts(p.pid, dest) for dest in
+        range(p.nprocs)]``: each rank gives the bytes of its block for every rank (its
+        ``MPI_Alltoallv`` send counts).  A model variable named ``dest`` keeps its meaning.
+        """
+        text = node.perf.get(name) if node.perf is not None else None
+        if text is None or not text.strip() or PEER_NAME in self.printer.rename:
+            return self.tag(node, name, default)
+        parsed = self.printer.parse(text, node.location, f"{name} tag")
+        if PEER_NAME not in parsed.names:
+            return self.tag(node, name, default)
+        if (operation, name) not in PEER_TAGS:
+            raise ModelError(
+                f"{name} tag {text!r} of {operation}+ {node.name or node.id!r} reads {PEER_NAME!r}, "
+                f"the rank a block goes to, which only alltoall+ has",
+                node.location,
+                hint=f"a {operation}+ block is each rank's own: write its size over pid "
+                "(e.g. 8 * (N + pid)); "
+                f"or declare {PEER_NAME} as a model variable if it is one",
+            )
+        printed = self.printer.expr(text, node.location, f"{name} tag", {PEER_NAME: PEER_NAME})
+        return f"[{printed} for {PEER_NAME} in range(p.nprocs)]"
+
+    def _sender(self, node: Node, operation: str) -> str:
+        """The statement that stores the rank a receive matched, for a ``sender = "W"`` tag, or "".
+
+        A blocking receive sets the variable as it returns (``v.W = p.sender``); an ``irecv`` hands
+        the variable to its request, which the wait that completes it sets (``MPI_Wait``'s status).
+        As with a loop's ``counter``, the name must be a declared model variable.
+        """
+        name = (node.perf.get(SENDER_TAG) or "").strip() if node.perf is not None else ""
+        if not name or operation not in _RECEIVES:
+            return ""
+        what = f"{operation}+ {node.name or node.id!r}"
+        if not name.isidentifier() or name not in self._declared_names():
+            raise ModelError(
+                f"sender {name!r} of {what} is not a model variable",
+                node.location,
+                hint="declare it as an attribute of the main activity or a local variable "
+                '(e.g. W with default 0) and give its name: sender="W"',
+            )
+        printed = self.expr(name, node.location, "sender tag")
+        if operation == "irecv":
+            return f"p.sender_to(v, {name!r})"
+        return f"{printed} = p.sender"
 
     def _declared_names(self) -> set[str]:
         globals_, locals_ = self._all_variables()

@@ -89,17 +89,25 @@ class CommView:
     there (:class:`SiteView`): the statement is then ``yield from <site>()``.
     """
 
-    __slots__ = ("method", "args", "xmi_id", "code", "site")
+    __slots__ = ("method", "args", "xmi_id", "code", "site", "after")
     kind: ClassVar[str] = "comm"
 
     def __init__(
-        self, method: str, args: list[Arg], xmi_id: str, code: CodeView | None = None, site: str | None = None
+        self,
+        method: str,
+        args: list[Arg],
+        xmi_id: str,
+        code: CodeView | None = None,
+        site: str | None = None,
+        after: str = "",
     ) -> None:
         self.method = method
         self.args = args
         self.xmi_id = xmi_id
         self.code = code
         self.site = site
+        #: a statement after the call: a receive's ``sender`` tag sets its variable there
+        self.after = after
 
 
 class SiteView:

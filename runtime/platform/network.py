@@ -423,13 +423,17 @@ def schedule(kind: str, algorithm: str, p: int, n: float, root: int = 0) -> list
     """
     if p <= 1:
         return []
-    steps = ALGORITHMS[kind][algorithm](p, float(n))
-    if root % p == 0:
+    return _rotated(ALGORITHMS[kind][algorithm](p, float(n)), root % p, p)
+
+
+def _rotated(steps: list[Step], shift: int, p: int) -> list[Step]:
+    """``steps`` written for root 0 with every rank moved ``shift`` places on (root ``shift``)."""
+    if shift == 0:
         return steps
     return [
         Step(
-            [(r + root) % p for r in s.src],
-            [(r + root) % p for r in s.dst],
+            [(r + shift) % p for r in s.src],
+            [(r + shift) % p for r in s.dst],
             s.nbytes,
             s.repeat,
             s.reduce_bytes,
@@ -564,20 +568,7 @@ def block_schedule(kind: str, algorithm: str, p: int, blocks: Blocks, root: int 
     build = table.get(algorithm) or next(iter(table.values()))
     shift = root % p
     virtual = blocks if shift == 0 else tuple(blocks[(v + shift) % p] for v in range(p))
-    steps = build(p, virtual)
-    if shift == 0:
-        return steps
-    return [
-        Step(
-            [(r + shift) % p for r in s.src],
-            [(r + shift) % p for r in s.dst],
-            s.nbytes,
-            s.repeat,
-            s.reduce_bytes,
-            s.everyone,
-        )
-        for s in steps
-    ]
+    return _rotated(build(p, virtual), shift, p)
 
 
 def mean_block(blocks: Blocks) -> float:

@@ -824,18 +824,25 @@ class PythonHandler(ContentHandler):
         name = (node.perf.get("counter") or "").strip() if node.perf is not None else ""
         if not name:
             return "_"
+        return self._variable_tag(node, "counter", name, f"loop {node.name or node.id!r}", "K")
+
+    def _variable_tag(self, node: Node, tag: str, name: str, what: str, example: str) -> str:
+        """``v.NAME`` for a tag that names a model variable to set (``counter``, ``sender``).
+
+        The name must be a declared variable (an attribute of the main activity or a local one):
+        anything else stops the conversion with the element and what to declare.
+        """
+        problem = f"{tag} {name!r} of {what} is not a model variable"
         if not name.isidentifier() or name not in self._declared_names():
             raise ModelError(
-                f"counter {name!r} of loop {node.name or node.id!r} is not a model variable",
+                problem,
                 node.location,
                 hint="declare it as an attribute of the main activity or a local variable "
-                '(e.g. K with default 0) and give its name: counter="K"',
+                f'(e.g. {example} with default 0) and give its name: {tag}="{example}"',
             )
-        printed = self.expr(name, node.location, "counter tag")
+        printed = self.expr(name, node.location, f"{tag} tag")
         if not printed.startswith("v."):
-            raise ModelError(  # pragma: no cover - a declared variable prints as v.NAME
-                f"counter {name!r} of loop {node.name or node.id!r} is not a model variable", node.location
-            )
+            raise ModelError(problem, node.location)  # pragma: no cover - declared names print as v.NAME
         return printed
 
     def _per_destination(self, node: Node, operation: str, name: str, default: str | None) -> str:
@@ -873,15 +880,7 @@ class PythonHandler(ContentHandler):
         name = (node.perf.get(SENDER_TAG) or "").strip() if node.perf is not None else ""
         if not name or operation not in _RECEIVES:
             return ""
-        what = f"{operation}+ {node.name or node.id!r}"
-        if not name.isidentifier() or name not in self._declared_names():
-            raise ModelError(
-                f"sender {name!r} of {what} is not a model variable",
-                node.location,
-                hint="declare it as an attribute of the main activity or a local variable "
-                '(e.g. W with default 0) and give its name: sender="W"',
-            )
-        printed = self.expr(name, node.location, "sender tag")
+        printed = self._variable_tag(node, "sender", name, f"{operation}+ {node.name or node.id!r}", "W")
         if operation == "irecv":
             return f"p.sender_to(v, {name!r})"
         return f"{printed} = p.sender"

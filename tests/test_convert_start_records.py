@@ -72,3 +72,23 @@ def test_importing_the_profile_compiles_no_guard_or_vsl_pattern_and_imports_no_d
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True", "True"]
+
+
+def test_check_reports_and_documents_compare_and_print_as_before() -> None:
+    from uml2perf.check import CheckReport
+    from uml2perf.reader.xml import XmiDocument, load_bytes
+
+    report = CheckReport("m.uml")
+    assert report == CheckReport(source="m.uml", diagnostics=[], actions=0, actions_without_cost=0)
+    assert report != CheckReport("m.uml", actions=1)
+    assert report.diagnostics is not CheckReport("x").diagnostics
+    assert repr(report) == "CheckReport(source='m.uml', diagnostics=[], actions=0, actions_without_cost=0)"
+    document = load_bytes(b"<a/>", "a.uml")
+    assert document == XmiDocument("a.uml", document.root, document.data)
+    assert document != XmiDocument("b.uml", document.root, document.data)
+    assert repr(document).startswith("XmiDocument(path='a.uml', root=<Element a")
+    assert "data" not in repr(document)
+    with pytest.raises(TypeError):
+        hash(report)
+    with pytest.raises(TypeError):
+        hash(document)

@@ -113,3 +113,15 @@ def test_the_parser_alone_does_not_wait_for_a_fifo_or_read_a_device(tmp_path: Pa
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "done", done.stderr
+
+
+@pytest.mark.parametrize("data", [b"", b" ", b"\n\t\r\n  \x0b\x0c"])
+def test_an_empty_or_blank_file_is_refused_as_empty(data: bytes) -> None:
+    with pytest.raises(InputError, match="file is empty"):
+        load_bytes(data, "blank.uml")
+
+
+def test_a_file_with_text_after_blanks_is_not_empty() -> None:
+    with pytest.raises(InputError) as caught:
+        load_bytes(b"\n  x", "text.uml")
+    assert "file is empty" not in str(caught.value)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Diagnostic, Location, ModelError, Severity, Uml2PerfError
@@ -36,14 +35,43 @@ from .model import (
 _TEXT_TAGS = frozenset({"name", "id", "type", "code", "stereotype", "main", "device"})
 
 
-@dataclass
 class CheckReport:
-    """All findings for one file, in a stable order."""
+    """All findings for one file, in a stable order.
 
-    source: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    actions: int = 0
-    actions_without_cost: int = 0
+    A plain class, not a dataclass: every ``convert`` imports this module (for its timing check),
+    and making a dataclass runs generated code at import.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        diagnostics: list[Diagnostic] | None = None,
+        actions: int = 0,
+        actions_without_cost: int = 0,
+    ) -> None:
+        self.source = source
+        self.diagnostics: list[Diagnostic] = [] if diagnostics is None else diagnostics
+        self.actions = actions
+        self.actions_without_cost = actions_without_cost
+
+    def __repr__(self) -> str:
+        return (
+            f"CheckReport(source={self.source!r}, diagnostics={self.diagnostics!r}, "
+            f"actions={self.actions!r}, actions_without_cost={self.actions_without_cost!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, CheckReport)
+        return (self.source, self.diagnostics, self.actions, self.actions_without_cost) == (
+            other.source,
+            other.diagnostics,
+            other.actions,
+            other.actions_without_cost,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
 
     @property
     def has_errors(self) -> bool:

@@ -11,8 +11,6 @@ their statements (docs/architecture.md, "Final nodes").
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..model import NodeKind
 from .ir import (
     Block,
@@ -29,21 +27,25 @@ from .ir import (
 )
 
 
-@dataclass
 class Endings:
     """Where an activity final inside a concurrent part must end its whole scope.
 
     Keys are ``id()`` of statements of the recovered tree, which lives as long as the walk.
+    (A plain class, not a dataclass: making a dataclass runs generated code at import, and every
+    ``convert`` imports this module.)
     """
 
-    #: Return statements that end their scope
-    returns: set[int] = field(default_factory=set)
-    #: constructs whose functions may end the scope
-    owners: set[int] = field(default_factory=set)
-    #: (owner, function index) pairs whose function sets the flag
-    setters: set[tuple[int, int]] = field(default_factory=set)
-    #: activity bodies and scoped blocks that define the flag
-    scopes: set[int] = field(default_factory=set)
+    __slots__ = ("owners", "returns", "scopes", "setters")
+
+    def __init__(self) -> None:
+        #: Return statements that end their scope
+        self.returns: set[int] = set()
+        #: constructs whose functions may end the scope
+        self.owners: set[int] = set()
+        #: (owner, function index) pairs whose function sets the flag
+        self.setters: set[tuple[int, int]] = set()
+        #: activity bodies and scoped blocks that define the flag
+        self.scopes: set[int] = set()
 
 
 #: (construct, function index) pairs from a statement out to its scope

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter
 from typing import TYPE_CHECKING
@@ -21,7 +20,7 @@ from ..errors import Diagnostic, Location, ModelError, Severity
 from ..expressions import means_else
 from ..model import Activity, CostFunction, Edge, Model, Node, NodeKind, PerfSpec, Region, Role
 from .dominators import immediate_dominators, reaching
-from .ir import FINAL_KINDS, Cond, CondKind, Statement
+from .ir import FINAL_KINDS, Cond, CondKind, Statement, _Printed, _set
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx as nx
@@ -36,38 +35,89 @@ class Unstructured(Exception):
     """Raised inside recovery when a region cannot be written with structured statements."""
 
 
-@dataclass(frozen=True, slots=True)
-class LoopContext:
+# The three records below are plain classes, not dataclasses: every ``convert`` imports this
+# module, and making a dataclass runs generated code at import (0.3-0.6 ms each).  The two frozen
+# ones keep a frozen dataclass's behaviour: the statements' ``repr`` and refused assignment
+# (:class:`.ir._Printed`), equality and hashing by their fields.
+
+
+class _Frozen(_Printed):
+    """Equality and hashing by the fields (the ``__slots__``), as a frozen dataclass has them."""
+
+    __slots__ = ()
+
+    def _fields(self) -> tuple[object, ...]:
+        names: tuple[str, ...] = type(self).__slots__
+        return tuple(getattr(self, name) for name in names)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, _Frozen)
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+
+class LoopContext(_Frozen):
+    """A loop being recovered: its header, the nodes of its body, the node its exit leads to."""
+
+    __slots__ = ("header", "body", "follow")
+
     header: str
     body: frozenset[str]
     follow: str | None
 
+    def __init__(self, header: str, body: frozenset[str], follow: str | None) -> None:
+        _set(self, "header", header)
+        _set(self, "body", body)
+        _set(self, "follow", follow)
 
-@dataclass(frozen=True, slots=True)
-class Barrier:
+
+class Barrier(_Frozen):
     """A scope (a branch function, a loop exit path) that must not leave through loops."""
+
+    __slots__ = ("body", "headers")
 
     body: frozenset[str] | None
     headers: frozenset[str]
+
+    def __init__(self, body: frozenset[str] | None, headers: frozenset[str]) -> None:
+        _set(self, "body", body)
+        _set(self, "headers", headers)
 
 
 Context = tuple[LoopContext | Barrier, ...]
 
 
-@dataclass
+def _no_statement(node: Node, shared: Shared) -> Statement | None:
+    return None
+
+
 class Shared:
     """Model-wide lookups shared by the recovery of every region."""
 
-    model: Model
-    activities: Mapping[str, Activity]
-    functions: Mapping[str, CostFunction]
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    #: the statement of one executable node (:func:`.nodes.node_statement`)
-    statement: Callable[[Node, Shared], Statement | None] = field(default=lambda node, shared: None)
-    #: recover every region as one flat state machine (for graphs whose structured form nests too deeply)
-    flat: bool = False
-    #: recover every region that is not a straight chain in token-flow form (to compare the forms)
-    tokens: bool = False
+    def __init__(
+        self,
+        model: Model,
+        activities: Mapping[str, Activity],
+        functions: Mapping[str, CostFunction],
+        diagnostics: list[Diagnostic] | None = None,
+        statement: Callable[[Node, Shared], Statement | None] = _no_statement,
+        flat: bool = False,
+        tokens: bool = False,
+    ) -> None:
+        self.model = model
+        self.activities = activities
+        self.functions = functions
+        self.diagnostics: list[Diagnostic] = [] if diagnostics is None else diagnostics
+        #: the statement of one executable node (:func:`.nodes.node_statement`)
+        self.statement = statement
+        #: recover every region as one flat state machine (for graphs whose structured form nests too deeply)
+        self.flat = flat
+        #: recover every region that is not a straight chain in token-flow form (to compare the forms)
+        self.tokens = tokens
 
     def warn(self, message: str, location: Location, code: str, hint: str | None = None) -> None:
         self.diagnostics.append(Diagnostic(Severity.WARNING, message, location, hint, code))

@@ -100,24 +100,18 @@ _PROB_WORD = (
     r"(?:p|pr|prob|proba|probability|probabilit[éey]|probabilidad|probabilità"
     r"|wahrscheinlichkeit|вероятность|вер)"
 )
+# The patterns are compiled by ``re`` when first used (``re`` keeps them): a model without guard
+# text never needs them, and compiling them at import cost about 1 ms of every ``convert``.
 #: ``p=0.3``, ``prob: 0.7``, ``probability = 25%``, ``p(0.7)``, ``p 0.3`` -- the whole text
-_WHOLE_KEYED = re.compile(
-    rf"^{_PROB_WORD}\s*(?:==|[:=]|\(|\s)\s*{_NUM}\s*(%)?\s*\)?$",
-    re.IGNORECASE,
-)
+_WHOLE_KEYED = rf"(?i)^{_PROB_WORD}\s*(?:==|[:=]|\(|\s)\s*{_NUM}\s*(%)?\s*\)?$"
 #: ``70%``, ``70 %``
-_WHOLE_PERCENT = re.compile(rf"^{_NUM}\s*%$")
+_WHOLE_PERCENT = rf"^{_NUM}\s*%$"
 #: a probability inside prose: ``yes (70%)``, ``hit, p=0.9``, ``[no: 30 %]``
-_EMBEDDED = re.compile(
-    rf"(?:(?<![\w.,]){_PROB_WORD}\s*(?:==|[:=])\s*{_NUM}\s*(%)?|(?<![\w.,]){_NUM}\s*%)",
-    re.IGNORECASE,
-)
-_WORD = re.compile(r"\w+")
+_EMBEDDED = rf"(?i)(?:(?<![\w.,]){_PROB_WORD}\s*(?:==|[:=])\s*{_NUM}\s*(%)?|(?<![\w.,]){_NUM}\s*%)"
+_WORD = r"\w+"
 #: Names tools give flows by themselves (``ControlFlow1``, ``flow_3``, ``Transition``): labels, never guards.
-_TOOL_NAME = re.compile(
-    r"^(?:control|object|activity)?[ _-]?(?:flow|edge|transition)[ _-]?\d*$", re.IGNORECASE
-)
-_OPERATOR = re.compile(r"==|!=|<>|<=|>=|[<>=+*/&|]")
+_TOOL_NAME = r"(?i)^(?:control|object|activity)?[ _-]?(?:flow|edge|transition)[ _-]?\d*$"
+_OPERATOR = r"==|!=|<>|<=|>=|[<>=+*/&|]"
 
 
 def _number(text: str, percent: bool) -> Fraction:
@@ -146,10 +140,10 @@ def _shown(value: Fraction) -> str:
 
 
 def _whole_probability(text: str) -> Fraction | None:
-    match = _WHOLE_KEYED.match(text)
+    match = re.match(_WHOLE_KEYED, text)
     if match is not None:
         return _number(match.group(1), bool(match.group(2)))
-    match = _WHOLE_PERCENT.match(text)
+    match = re.match(_WHOLE_PERCENT, text)
     if match is not None:
         return _number(match.group(1), True)
     return None
@@ -179,7 +173,7 @@ def probability_value(text: str) -> str:
 
 def _embedded_probability(text: str) -> Fraction | None:
     """The one probability written inside prose; ``None`` when there is none or more than one."""
-    found = _EMBEDDED.findall(text)
+    found = re.findall(_EMBEDDED, text)
     if len(found) != 1:
         return None
     keyed, keyed_percent, bare = found[0]
@@ -262,9 +256,9 @@ def _prose_suggestions(words: Iterable[str], known: Collection[str]) -> tuple[tu
 
 
 def _unparsed(body: str, known: Collection[str], error: str) -> GuardReading:
-    words = tuple(dict.fromkeys(_WORD.findall(body)))
+    words = tuple(dict.fromkeys(re.findall(_WORD, body)))
     used = [w for w in words if w in known]
-    if used and _whole_probability(body) is None and _OPERATOR.search(body):
+    if used and _whole_probability(body) is None and re.search(_OPERATOR, body):
         return GuardReading(
             GuardKind.MISTYPED,
             body,
@@ -322,7 +316,7 @@ def name_as_guard(
     if not text:
         return None
     bracketed = text.startswith("[") and text.endswith("]")
-    if not bracketed and _TOOL_NAME.match(text):
+    if not bracketed and re.match(_TOOL_NAME, text):
         return None
     reading = read_guard(text, known, functions)
     if reading is None or bracketed:
@@ -371,12 +365,12 @@ def _flow_label(edge: Edge) -> str:
     return repr(edge.name) if edge.name else f"(xmi:id={edge.id})"
 
 
-_SIMPLE_SHARE = re.compile(r"^[\d./]+$")
+_SIMPLE_SHARE = r"^[\d./]+$"
 
 
 def _fix_hint(edge: Edge, share: str, example_names: Sequence[str]) -> str:
     over = example_names[0] if example_names else "x"
-    if not _SIMPLE_SHARE.match(share):
+    if not re.match(_SIMPLE_SHARE, share):
         share = "0.3"
     return (
         "give the flow its probability in a --sidecar file "

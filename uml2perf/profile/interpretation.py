@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -206,7 +207,7 @@ class _Interpreter:
                 key, convert = target
                 if "$" in value:
                     self.vsl_seen = True
-                    for name in VSL_NAME.findall(value):
+                    for name in re.findall(VSL_NAME, value):
                         self.vsl_used.setdefault(name, location)
                 try:
                     converted = convert(value)
@@ -526,7 +527,7 @@ class _Interpreter:
         for stereotype in edge.stereotypes:
             for name, value in stereotype.tags:
                 if normalise_name(name) in PROBABILITY_TAGS and value.strip():
-                    for variable in VSL_NAME.findall(value):
+                    for variable in re.findall(VSL_NAME, value):
                         self.vsl_used.setdefault(variable, edge.location)
                     try:
                         return parse_vsl_real(value)

@@ -5,46 +5,54 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from decimal import Decimal
 
 # --------------------------------------------------------------------------- MARTE VSL
 
-_DURATION_UNITS: dict[str, Decimal] = {
-    "s": Decimal(1),
-    "sec": Decimal(1),
-    "second": Decimal(1),
-    "seconds": Decimal(1),
-    "ms": Decimal("0.001"),
-    "us": Decimal("0.000001"),
-    "µs": Decimal("0.000001"),
-    "ns": Decimal("0.000000001"),
-    "min": Decimal(60),
-    "h": Decimal(3600),
-    "hr": Decimal(3600),
-    "hour": Decimal(3600),
+# Every ``convert`` imports this module, and most models have no MARTE value with a unit: the
+# unit factors are kept as decimal text (``decimal`` is imported by :func:`_scaled`, the one
+# place that multiplies), and the patterns below are compiled by ``re`` when first used (``re``
+# keeps them), not at import.  Both together cost about 2 ms of every start.
+
+_DURATION_UNITS: dict[str, str] = {
+    "s": "1",
+    "sec": "1",
+    "second": "1",
+    "seconds": "1",
+    "ms": "0.001",
+    "us": "0.000001",
+    "µs": "0.000001",
+    "ns": "0.000000001",
+    "min": "60",
+    "h": "3600",
+    "hr": "3600",
+    "hour": "3600",
 }
 #: MARTE's DataSizeUnitKind counts KB, MB and GB in powers of 1024 (like KiB...);
 #: ``b``/``bit`` are bits.  ``kB`` is the SI kilobyte.
-_SIZE_UNITS: dict[str, Decimal] = {
-    "B": Decimal(1),
-    "Byte": Decimal(1),
-    "byte": Decimal(1),
-    "bytes": Decimal(1),
-    "b": Decimal("0.125"),
-    "bit": Decimal("0.125"),
-    "bits": Decimal("0.125"),
-    "KB": Decimal(1024),
-    "KiB": Decimal(1024),
-    "kB": Decimal(1000),
-    "MB": Decimal(1024**2),
-    "MiB": Decimal(1024**2),
-    "GB": Decimal(1024**3),
-    "GiB": Decimal(1024**3),
+_SIZE_UNITS: dict[str, str] = {
+    "B": "1",
+    "Byte": "1",
+    "byte": "1",
+    "bytes": "1",
+    "b": "0.125",
+    "bit": "0.125",
+    "bits": "0.125",
+    "KB": "1024",
+    "KiB": "1024",
+    "kB": "1000",
+    "MB": "1048576",
+    "MiB": "1048576",
+    "GB": "1073741824",
+    "GiB": "1073741824",
 }
-_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
-_NUMBER_WITH_UNIT = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-zµ]+)$")
-_VSL_VARIABLE = re.compile(r"\$(?=[A-Za-z_])")
-_KEYED = re.compile(r"^([A-Za-z_]\w*)\s*=(?!=)\s*(.*)$", re.S)
+_NUMBER = r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$"
+_NUMBER_WITH_UNIT = r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-zµ]+)$"
+_VSL_VARIABLE = r"\$(?=[A-Za-z_])"
+_KEYED = r"(?s)^([A-Za-z_]\w*)\s*=(?!=)\s*(.*)$"
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -95,7 +103,7 @@ def _vsl_parts(text: str) -> tuple[str, str | None]:
     body = _unwrap(text)
     if not body:
         raise ValueError("empty value")
-    match = _NUMBER_WITH_UNIT.match(body)
+    match = re.match(_NUMBER_WITH_UNIT, body)
     if match:
         return match.group(1), match.group(2)
     value: str | None = None
@@ -103,7 +111,7 @@ def _vsl_parts(text: str) -> tuple[str, str | None]:
     unit: str | None = None
     positional: list[str] = []
     for part in _split_top_level(body):
-        keyed = _KEYED.match(part)
+        keyed = re.match(_KEYED, part)
         if keyed:
             key, val = keyed.group(1).lower(), keyed.group(2).strip()
             if key == "value":
@@ -123,18 +131,21 @@ def _vsl_parts(text: str) -> tuple[str, str | None]:
     chosen = expr if expr is not None else value
     if chosen is None or not chosen.strip():
         raise ValueError(f"no value in {text!r}")
-    return _VSL_VARIABLE.sub("", chosen.strip()), unit
+    return re.sub(_VSL_VARIABLE, "", chosen.strip()), unit
 
 
-def _scaled(text: str, units: dict[str, Decimal], default_unit: str, what: str) -> str:
+def _scaled(text: str, units: dict[str, str], default_unit: str, what: str) -> str:
+    from decimal import Decimal, InvalidOperation
+
     number, unit = _vsl_parts(text)
     unit = (unit or default_unit).strip()
-    factor = units.get(unit)
-    if factor is None:
-        factor = next((f for u, f in units.items() if u.lower() == unit.lower() and u != "b"), None)
-    if factor is None:
+    factor_text = units.get(unit)
+    if factor_text is None:
+        factor_text = next((f for u, f in units.items() if u.lower() == unit.lower() and u != "b"), None)
+    if factor_text is None:
         raise ValueError(f"unknown {what} unit {unit!r} (known: {', '.join(units)})")
-    if _NUMBER.match(number):
+    factor = Decimal(factor_text)
+    if re.match(_NUMBER, number):
         try:
             return _format_decimal(Decimal(number) * factor)
         except InvalidOperation as exc:  # pragma: no cover - guarded by the regex
@@ -193,10 +204,9 @@ ANALYSIS_CONTEXTS = frozenset({"gaanalysiscontext", "paanalysiscontext", "analys
 CONTEXT_TAGS = frozenset({"context", "contextparams", "contextparam", "parameters"})
 #: Metaclasses whose analysis context applies to every activity of the file.
 FILE_WIDE_CONTEXTS = frozenset({"Model", "Package", "Class", "Component"})
-_CONTEXT_PARAMETER = re.compile(
-    r"^(?:(in|out|inout)\s*)?\$\s*([A-Za-z_]\w*)\s*(?::\s*[\w:]+\s*)?(?:=\s*(.*?))?$", re.S | re.I
-)
-VSL_NAME = re.compile(r"\$([A-Za-z_]\w*)")
+_CONTEXT_PARAMETER = r"(?si)^(?:(in|out|inout)\s*)?\$\s*([A-Za-z_]\w*)\s*(?::\s*[\w:]+\s*)?(?:=\s*(.*?))?$"
+#: ``$name`` in a VSL value (``re.findall(VSL_NAME, value)``).
+VSL_NAME = r"\$([A-Za-z_]\w*)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +242,7 @@ def parse_context_parameters(text: str) -> list[ContextParameter]:
     for part in _split_top_level(body):
         if not part:
             continue
-        match = _CONTEXT_PARAMETER.match(part)
+        match = re.match(_CONTEXT_PARAMETER, part)
         if match is None:
             raise ValueError(f"{part!r} is not a context parameter (write in$name or in$name=value)")
         direction = (match.group(1) or "in").lower()

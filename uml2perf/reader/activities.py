@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TypeVar
 
 from lxml import etree
@@ -186,14 +185,26 @@ def split_condition(body: str) -> tuple[str | None, str] | None:
     return ("\n".join(code_lines) if code_lines else None), condition
 
 
-@dataclass
 class RegionState:
-    """The region being built: its container id, nodes so far and their ids."""
+    """The region being built: its container id, nodes so far and their ids.
 
-    container: str
-    nodes: list[Node] = field(default_factory=list)
-    ids: set[str] = field(default_factory=set)
-    parent: RegionState | None = None
+    A plain class, not a dataclass: making a dataclass runs generated code at import (about
+    0.25 ms), and every ``convert`` imports this module.
+    """
+
+    __slots__ = ("container", "ids", "nodes", "parent")
+
+    def __init__(
+        self,
+        container: str,
+        nodes: list[Node] | None = None,
+        ids: set[str] | None = None,
+        parent: RegionState | None = None,
+    ) -> None:
+        self.container = container
+        self.nodes: list[Node] = [] if nodes is None else nodes
+        self.ids: set[str] = set() if ids is None else ids
+        self.parent = parent
 
     def add(self, node: Node) -> None:
         self.nodes.append(node)

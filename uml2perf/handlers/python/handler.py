@@ -23,7 +23,6 @@ collected at the start of the function that runs them, never inside a loop.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -191,27 +190,39 @@ def _always_offers(body: list[View]) -> bool:
 # ---------------------------------------------------------------------------- writer
 
 
-@dataclass
+# _Scope and _IfState are plain classes, not dataclasses: making a dataclass runs generated code at
+# import (about 0.25 ms each), and every ``convert`` imports this module.
+
+
 class _Scope:
     """A function being written: whether it calls the runtime (is a generator already), and where
     the functions it runs are defined (at its start)."""
 
-    functions: list[FunctionView]
-    #: the call sites made at its start (sends and receives whose arguments never change there)
-    sites: list[SiteView]
-    yielded: bool = False
-    #: loops of this function around the statement being written (a call inside one is repeated
-    #: in one run of the function: only then does a site made once save anything)
-    loops: int = 0
+    __slots__ = ("functions", "loops", "sites", "yielded")
+
+    def __init__(
+        self, functions: list[FunctionView], sites: list[SiteView], yielded: bool = False, loops: int = 0
+    ) -> None:
+        self.functions = functions
+        #: the call sites made at its start (sends and receives whose arguments never change there)
+        self.sites = sites
+        self.yielded = yielded
+        #: loops of this function around the statement being written (a call inside one is repeated
+        #: in one run of the function: only then does a site made once save anything)
+        self.loops = loops
 
 
-@dataclass
 class _IfState:
-    stmt: If | None
-    view: IfView | None = None
-    index: int = 0
-    cumulative: list[str] = field(default_factory=list)
-    uvar: str = "_u"
+    """A choice being written: its statement, its view, the branch reached and the shares so far."""
+
+    __slots__ = ("cumulative", "index", "stmt", "uvar", "view")
+
+    def __init__(self, stmt: If | None) -> None:
+        self.stmt = stmt
+        self.view: IfView | None = None
+        self.index = 0
+        self.cumulative: list[str] = []
+        self.uvar = "_u"
 
 
 class PythonHandler(ContentHandler):

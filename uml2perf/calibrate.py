@@ -1008,6 +1008,8 @@ def measure_here(
         f"{CALLS_PER_SAMPLE:,} calls of {len(_typical_calls())} kinds (operators, reductions, indexing, "
         "new arrays, a Python function) on 8-element numpy arrays in a Python loop, mean per call",
     )
+    say("a catalogue of counted numpy lines (how far counts price them from their time)")
+    out.update(counted_times())
     say("thread start and hand-off (no-op thread pools)")
     out.update(thread_costs(repeats, cores))
     return out
@@ -1097,7 +1099,69 @@ def measure(
     found = run_to_run(launch_groups(out))
     if found is not None:
         out["run_to_run"] = found
+    factor = counting_factor(out)
+    if factor is not None:
+        out["counting_factor"] = factor
     return out
+
+
+#: Keys of the catalogue's kernel times: ``"counted NAME N"`` (seconds of one run at N elements).
+COUNTED_PREFIX = "counted "
+
+
+def counted_times() -> dict[str, Measured]:
+    """Seconds of every kernel of :data:`uml2perf.counting.COUNTED_KERNELS` at every size."""
+    from .counting import counted
+
+    return {
+        f"{COUNTED_PREFIX}{key}": Measured.of([seconds], "counted numpy line")
+        for key, seconds in counted().items()
+    }
+
+
+def counting_factor(values: dict[str, Measured]) -> Measured | None:
+    """``counting_factor``: 1, with the 5th..95th percentiles of the catalogue's measured/priced times.
+
+    Each kernel of the catalogue is priced by its counts (docs/profile.md's rules, the array
+    operations' weights included) on the machine file these ``values`` make, for one process
+    alone, and compared with its measured time.  The spread of the ratios is how far a count
+    may be from the time on this machine; the value stays 1, so that a prediction is what its
+    counts say and only its interval moves.  None without the catalogue's times or a machine
+    that prices flops and bytes.
+    """
+    import tomllib
+
+    from uml2perf_runtime.errors import MachineError
+    from uml2perf_runtime.platform.machine import Machine
+
+    from .counting import COUNTED_KERNELS, ratios
+
+    times = {
+        key[len(COUNTED_PREFIX) :]: m.median for key, m in values.items() if key.startswith(COUNTED_PREFIX)
+    }
+    sizes = tuple(sorted({int(key.rsplit(" ", 1)[1]) for key in times}))
+    if not times or any(f"{k.name} {n}" not in times for k in COUNTED_KERNELS for n in sizes):
+        return None
+    try:
+        machine = Machine.from_dict(tomllib.loads(machine_text(values)))
+        weights = {
+            name: values[f"weight {name}"].median for name in ARRAY_OPERATIONS if f"weight {name}" in values
+        }
+        table = ratios(machine, times, sizes, weights)
+    except (KeyError, MachineError, ValueError):
+        return None
+    found = [v for row in table.values() for v in row.values()]
+    low, high = percentiles(found)
+    worst = max(table, key=lambda name: max(table[name].values()))
+    return Measured(
+        1.0,
+        min(low, 1.0),
+        max(high, 1.0),
+        f"measured over priced time of {len(COUNTED_KERNELS)} numpy lines at {len(sizes)} sizes counted as "
+        f"docs/profile.md counts them (median {statistics.median(found):.3g}, most off: {worst}); the "
+        "interval of work priced from its counts",
+        values=tuple(found),
+    )
 
 
 # --------------------------------------------------------------------------- MPI ping-pong
@@ -2114,6 +2178,9 @@ def host_text(values: dict[str, Measured]) -> list[str]:
     if "call_cost" in values:
         m = values["call_cost"]
         lines.append(f"call_cost = {number_text(m, 3)}  # seconds; {m.how}{_note(m)}")
+    if "counting_factor" in values:
+        m = values["counting_factor"]
+        lines.append(f"counting_factor = {number_text(m, 3)}  # factor; {m.how}")
     return lines
 
 

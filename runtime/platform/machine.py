@@ -161,6 +161,7 @@ _TOP_KEYS = (
     "first_touch",
     "call_cost",
     "allocator",
+    "counting_factor",
 )
 _DEVICE_KEYS = ("count", "peak_flops", "memory_bandwidth", "link")
 
@@ -318,6 +319,10 @@ class Machine(FrozenRecord):
     call_cost: float | None
     #: when fresh memory is new pages (``[allocator]``); None: always (every ``fresh`` byte costs)
     allocator: Allocator | None
+    #: a factor on CPU work priced from its counts (flops, bytes, fresh, calls); 1 when not given.
+    #: ``uml2perf calibrate`` writes it as 1 with the interval its catalogue of counted numpy
+    #: lines spreads over: the prediction interval then says how far counting may be off.
+    counting_factor: float
     devices: dict[str, Device]
     #: Seconds every rank spends per collective call beyond its messages (``[collectives] overhead``).
     collective_overhead: float
@@ -353,6 +358,7 @@ class Machine(FrozenRecord):
         "first_touch",
         "call_cost",
         "allocator",
+        "counting_factor",
         "devices",
         "collective_overhead",
         "reduce_cost",
@@ -382,6 +388,7 @@ class Machine(FrozenRecord):
         first_touch: tuple[tuple[float, float], ...] = (),
         call_cost: float | None = None,
         allocator: Allocator | None = None,
+        counting_factor: float = 1.0,
         devices: dict[str, Device] | None = None,
         collective_overhead: float = 0.0,
         reduce_cost: float = 0.0,
@@ -409,6 +416,7 @@ class Machine(FrozenRecord):
         put(self, "first_touch", tuple(first_touch))
         put(self, "call_cost", call_cost)
         put(self, "allocator", allocator)
+        put(self, "counting_factor", counting_factor)
         put(self, "devices", {} if devices is None else devices)
         put(self, "collective_overhead", collective_overhead)
         put(self, "reduce_cost", reduce_ranges[-1][1] if reduce_ranges else reduce_cost)
@@ -553,6 +561,7 @@ class Machine(FrozenRecord):
             first_touch=_first_touch(source, data.get("first_touch")),
             call_cost=_optional_positive(source, "call_cost", data.get("call_cost")),
             allocator=_allocator(source, data.get("allocator")),
+            counting_factor=_optional_positive(source, "counting_factor", data.get("counting_factor")) or 1.0,
             devices=_devices(source, data.get("devices", {})),
             collective_overhead=_collective_cost(source, data.get("collectives", {}), "overhead"),
             reduce_cost=_collective_cost(source, data.get("collectives", {}), "reduce_cost"),
@@ -684,6 +693,8 @@ class Machine(FrozenRecord):
             out["first_touch"] = _first_touch_dict(self.first_touch)
         if self.call_cost is not None:
             out["call_cost"] = self.call_cost
+        if self.counting_factor != 1.0:
+            out["counting_factor"] = self.counting_factor
         if self.allocator is not None:
             out["allocator"] = {"reuse_below": self.allocator.reuse_below}
             if math.isfinite(self.allocator.mapped_from):
@@ -802,6 +813,7 @@ def _report_problems(source: str, data: Any) -> None:
     check(_first_touch, source, data.get("first_touch"))
     check(_optional_positive, source, "call_cost", data.get("call_cost"))
     check(_allocator, source, data.get("allocator"))
+    check(_optional_positive, source, "counting_factor", data.get("counting_factor"))
     check(_devices, source, data.get("devices", {}))
     found = _distinct(found)
     if len(found) == 1:

@@ -35,6 +35,13 @@ each iteration: see :class:`~uml2perf_runtime.platform.machine.Allocator`); and 
 calls at ``call_cost`` seconds each (what an interpreted program or a library spends per call
 beyond the work: an array operation on a tiny array costs this much and no less).
 
+The machine's ``counting_factor`` (1 unless given) multiplies a CPU action's counted work, its
+flops, bytes and host costs, not its ``cost`` tag.  ``uml2perf calibrate`` writes it as 1 with an
+interval: how far measured times of a catalogue of numpy lines, counted as docs/profile.md
+counts them, fall from what their counts price them at.  The prediction stays what the counts
+say; its interval draws the factor, so that work priced from counts carries the uncertainty of
+counting while work given as a measured ``cost`` does not.
+
 With ``device = "NAME"`` the action runs on one of the node's ``count``
 devices of that kind: it queues for a free device (first come, first served:
 accelerators run kernels of different processes one after another unless
@@ -178,9 +185,13 @@ def roofline(
     copy_in_v = _number(ctx, elem, "copy_in", copy_in)
     copy_out_v = _number(ctx, elem, "copy_out", copy_out)
     cost_v = _number(ctx, elem, "cost", cost)
-    if fresh or calls:  # most actions have neither: no conversions for them
-        cost_v += host_seconds(ctx, elem, fresh, allocation, calls)
     target = sim.device_for(elem, device)
+    factor = sim.machine.counting_factor if target is None else 1.0
+    if fresh or calls:  # most actions have neither: no conversions for them
+        cost_v += factor * host_seconds(ctx, elem, fresh, allocation, calls)
+    if factor != 1.0:  # a sample of how far counted work may be from its counts (see the module)
+        flops_v *= factor
+        bytes_v *= factor
     env = ctx.env
     start = env._now
     ctx.cur = elem

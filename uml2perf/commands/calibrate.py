@@ -77,7 +77,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from uml2perf_runtime.output.files import write_output
     from uml2perf_runtime.platform.machine import Machine
 
-    from ..calibrate import machine_text, measure
+    from ..calibrate import COUNTED_PREFIX, machine_text, measure
     from ..quiet import QuietGate
 
     folder = Path(args.output).parent
@@ -108,8 +108,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     Machine.from_dict(tomllib.loads(text), source=str(args.output))
     write_output(args.output, text, what="machine file")
     for key, m in values.items():
-        if key == "link_table":
-            continue
+        if key == "link_table" or key.startswith(COUNTED_PREFIX):
+            continue  # the catalogue's kernels are summed up by counting_factor
         print(
             f"{printed_name(key):<28} {m.median:12.4g}   5%..95% {m.low:10.4g} .. {m.high:<10.4g}"
             + (f"   modes: {m.modes}" if m.modes else "")

@@ -652,23 +652,30 @@ def operation_weights(core_flops: float, repeats: int) -> dict[str, Measured]:
     }
 
 
+#: The comment of each group of weights: its first line, and the start of its second.
+_WEIGHT_COMMENTS = (
+    (
+        WEIGHED_OPERATIONS,
+        "# flops to count per element of elementwise operations (an addition or a multiplication is 1;",
+        "# numpy over cached arrays, at peak_flops)",
+    ),
+    (
+        ARRAY_OPERATIONS,
+        "# and per element of array operations slower than their data (on top of their bytes; rows",
+        "# of 8, a gather through a permutation, a square transpose)",
+    ),
+)
+
+
 def weights_text(values: dict[str, Measured]) -> list[str]:
     """A comment: the flops to count per element of the weighed operations."""
     lines: list[str] = []
-    found = [(name, values[f"weight {name}"]) for name in WEIGHED_OPERATIONS if f"weight {name}" in values]
-    if found:
-        shown = ", ".join(f"{name} {m.median:.3g}" for name, m in found)
-        lines += [
-            "# flops to count per element of elementwise operations (an addition or a multiplication is 1;",
-            f"# numpy over cached arrays, at peak_flops): {shown}",
-        ]
-    found = [(name, values[f"weight {name}"]) for name in ARRAY_OPERATIONS if f"weight {name}" in values]
-    if found:
-        shown = ", ".join(f"{name} {m.median:.3g}" for name, m in found)
-        lines += [
-            "# and per element of array operations slower than their data (on top of their bytes; rows",
-            f"# of 8, a gather through a permutation, a square transpose): {shown}",
-        ]
+    for names, first, second in _WEIGHT_COMMENTS:
+        shown = ", ".join(
+            f"{name} {values[f'weight {name}'].median:.3g}" for name in names if f"weight {name}" in values
+        )
+        if shown:
+            lines += [first, f"{second}: {shown}"]
     return lines
 
 

@@ -140,6 +140,12 @@ def test_the_weights_of_array_operations_are_counted_in_their_kernels() -> None:
     assert weighed.flops == bare.flops + 150.0 * 1000 and weighed.bytes == bare.bytes
     text = (
         "# of 8, a gather through a permutation, a square transpose): "
-        "cumsum 144, sum(axis=1) 93.7, gather 37\n"
+        "cumsum 144, sum(axis=1) 93.7, gather 37, where 60, x[mask] 169\n"
     )
-    assert counting.weights_in(text) == {"cumsum": 144.0, "sum(axis=1)": 93.7, "gather": 37.0}
+    assert counting.weights_in(text) == {
+        "cumsum": 144.0,
+        "sum(axis=1)": 93.7,
+        "gather": 37.0,
+        "where": 60.0,
+        "x[mask]": 169.0,
+    }

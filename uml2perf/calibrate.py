@@ -564,7 +564,16 @@ def call_seconds(calls: int = CALLS_PER_SAMPLE) -> float:
 #: Elementwise operations whose cost calibrate weighs against an addition (numpy ufuncs).
 WEIGHED_OPERATIONS = ("divide", "sqrt", "exp", "log", "sin", "power", "remainder", "floor")
 #: Array operations (not elementwise) whose weights calibrate prints too: see :func:`_array_operations`.
-ARRAY_OPERATIONS = ("cumsum", "sum(axis=1)", "argmin(axis=1)", "bincount", "gather", "transpose")
+ARRAY_OPERATIONS = (
+    "cumsum",
+    "sum(axis=1)",
+    "argmin(axis=1)",
+    "bincount",
+    "gather",
+    "transpose",
+    "where",
+    "x[mask]",
+)
 #: Elements per timed call of an elementwise operation: 128 KiB per array, cached, and long
 #: enough that the call's own cost is small beside its work.
 WEIGHT_ELEMENTS = 16384
@@ -590,7 +599,8 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
     Each is a line programs hold whose bytes alone price it several times too low: a running sum
     (each element waits for the one before), sums and arg-minima along short rows (numpy's
     per-row overhead), counting into bins (a scattered increment per element), a gather through
-    an index array and a transposed copy (an element per cache line).
+    an index array and a transposed copy (an element per cache line), a choice by a mask
+    (``np.where``) and a selection by one (``x[mask]``: a branch per element).
     """
     rng = np.random.default_rng(7)
     x = rng.random(elements)
@@ -602,6 +612,7 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
     side = int(elements**0.5)
     square = x[: side * side].reshape(side, side)
     target = np.empty((side, side))
+    mask = x > 0.5
 
     def transpose() -> Any:
         target[...] = square.T
@@ -614,6 +625,8 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
         "bincount": lambda: np.bincount(bins, minlength=1024),
         "gather": lambda: np.take(x, index, out=out),
         "transpose": transpose,
+        "where": lambda: np.where(mask, x, 0.0),
+        "x[mask]": lambda: x[mask],
     }
 
 
@@ -662,7 +675,7 @@ _WEIGHT_COMMENTS = (
     (
         ARRAY_OPERATIONS,
         "# and per element of array operations slower than their data (on top of their bytes; rows",
-        "# of 8, a gather through a permutation, a square transpose)",
+        "# of 8, a gather through a permutation, a square transpose; per element of the mask)",
     ),
 )
 

@@ -223,6 +223,20 @@ def _threshold_counts(n: int, cache: float) -> Counts:
     return Counts(bytes=26 * n, footprint=18 * n, fresh=fresh, allocation=block, calls=2)
 
 
+def _select(n: int) -> Callable[[], Any]:
+    x = np.random.default_rng(19).random(n)
+    return lambda: x[x > 0.5]
+
+
+def _select_counts(n: int, cache: float) -> Counts:
+    # the comparison reads x and writes a byte each; the selection reads the mask and x and
+    # writes the half of x that passes, which is kept (the mask is freed as the line ends)
+    fresh, block = _fresh(n)
+    return Counts(
+        bytes=8 * n + n + n + 8 * n + 4 * n, footprint=22 * n, fresh=fresh, allocation=block, calls=2
+    )
+
+
 def _histogram(n: int) -> Callable[[], Any]:
     idx = np.random.default_rng(14).integers(0, 1024, n)
     return lambda: np.bincount(idx, minlength=1024)
@@ -282,7 +296,8 @@ COUNTED_KERNELS: tuple[CountedKernel, ...] = (
     CountedKernel("gather", "x[idx] (a permutation)", _gather, _gather_counts, "gather"),
     CountedKernel("transpose", "b[...] = a.T", _transpose, _transpose_counts, "transpose"),
     CountedKernel("running_sum", "np.cumsum(x)", _running_sum, _running_sum_counts, "cumsum"),
-    CountedKernel("threshold", "np.where(x > 0.5, x, 0.0)", _threshold, _threshold_counts),
+    CountedKernel("threshold", "np.where(x > 0.5, x, 0.0)", _threshold, _threshold_counts, "where"),
+    CountedKernel("select", "x[x > 0.5]", _select, _select_counts, "x[mask]"),
     CountedKernel("histogram", "np.bincount(idx, minlength=1024)", _histogram, _histogram_counts, "bincount"),
     CountedKernel("copy", "x.copy()", _copy, _copy_counts),
     CountedKernel(
@@ -354,7 +369,8 @@ def weights_in(text: str) -> dict[str, float]:
     found: dict[str, float] = {}
     for line in text.splitlines():
         if line.startswith("# of 8, a gather through a permutation"):
-            for name, value in re.findall(r"([a-z_]+(?:\(axis=1\))?) ([0-9.eE+-]+)", line.split(":", 1)[1]):
+            pattern = r"([a-z_]+(?:\(axis=1\)|\[mask\])?) ([0-9.eE+-]+)"
+            for name, value in re.findall(pattern, line.split(":", 1)[1]):
                 found[name] = float(value)
     return found
 

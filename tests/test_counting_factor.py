@@ -134,6 +134,8 @@ def test_calibrate_writes_no_factor_without_the_whole_catalogue() -> None:
 
 def test_the_weights_of_array_operations_are_counted_in_their_kernels() -> None:
     """docs/profile.md: a running sum counts calibrate's weight per element on top of its bytes."""
+    for kernel in counting.COUNTED_KERNELS:  # a weight is counted over the kernel's own elements
+        assert (kernel.counts(4096, 0.0).weighed > 0) == bool(kernel.weight), kernel.name
     running = next(k for k in counting.COUNTED_KERNELS if k.name == "running_sum")
     bare = running.counted(1000, 0.0)
     weighed = running.counted(1000, 0.0, {"cumsum": 150.0})

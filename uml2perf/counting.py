@@ -48,6 +48,8 @@ class Counts:
     fresh: float = 0.0
     allocation: float | None = None
     calls: float = 0.0
+    #: elements the kernel's array operation runs over (what its weight is counted per)
+    weighed: float = 0.0
 
 
 def _fresh(*blocks: float) -> tuple[float, float | None]:
@@ -81,8 +83,7 @@ class CountedKernel:
         extra = (weights or {}).get(self.weight, 0.0) if self.weight else 0.0
         if not extra:
             return c
-        elements = _side(n) ** 2 if self.name == "transpose" else n
-        return replace(c, flops=c.flops + extra * elements)
+        return replace(c, flops=c.flops + extra * c.weighed)
 
 
 def _side(n: int) -> int:
@@ -138,13 +139,13 @@ def _dot_counts(n: int, cache: float) -> Counts:
 
 
 def _matvec(n: int) -> Callable[[], Any]:
-    side = max(1, int(n**0.5))
+    side = _side(n)
     a, x = np.random.default_rng(6).random((side, side)), np.random.default_rng(7).random(side)
     return lambda: a @ x
 
 
 def _matvec_counts(n: int, cache: float) -> Counts:
-    side = max(1, int(n**0.5))
+    side = _side(n)
     return Counts(flops=2 * side * side, bytes=8 * side * side + 16 * side, calls=1)
 
 
@@ -155,7 +156,9 @@ def _row_sums(n: int) -> Callable[[], Any]:
 
 def _row_sums_counts(n: int, cache: float) -> Counts:
     fresh, block = _fresh(n)  # n/8 sums of 8 bytes
-    return Counts(flops=7 * n // 8, bytes=9 * n, fresh=fresh, allocation=block, calls=1)  # 7 adds a row
+    return Counts(
+        flops=7 * n // 8, bytes=9 * n, fresh=fresh, allocation=block, calls=1, weighed=n
+    )  # 7 adds a row
 
 
 def _nearest(n: int) -> Callable[[], Any]:
@@ -165,7 +168,7 @@ def _nearest(n: int) -> Callable[[], Any]:
 
 def _nearest_counts(n: int, cache: float) -> Counts:
     fresh, block = _fresh(n)  # n/8 int64 indices
-    return Counts(bytes=9 * n, fresh=fresh, allocation=block, calls=1)
+    return Counts(bytes=9 * n, fresh=fresh, allocation=block, calls=1, weighed=n)
 
 
 def _gather(n: int) -> Callable[[], Any]:
@@ -183,11 +186,12 @@ def _gather_counts(n: int, cache: float) -> Counts:
         fresh=fresh,
         allocation=block,
         calls=1,
+        weighed=n,
     )
 
 
 def _transpose(n: int) -> Callable[[], Any]:
-    side = max(1, int(n**0.5))
+    side = _side(n)
     a, b = np.random.default_rng(11).random((side, side)), np.empty((side, side))
 
     def run() -> Any:
@@ -198,9 +202,9 @@ def _transpose(n: int) -> Callable[[], Any]:
 
 
 def _transpose_counts(n: int, cache: float) -> Counts:
-    side = max(1, int(n**0.5))
+    side = _side(n)
     m = side * side
-    return Counts(bytes=8 * m + _gathered(m, 8.0 * m, cache), footprint=16 * m, calls=1)
+    return Counts(bytes=8 * m + _gathered(m, 8.0 * m, cache), footprint=16 * m, calls=1, weighed=m)
 
 
 def _running_sum(n: int) -> Callable[[], Any]:
@@ -210,7 +214,7 @@ def _running_sum(n: int) -> Callable[[], Any]:
 
 def _running_sum_counts(n: int, cache: float) -> Counts:
     fresh, block = _fresh(8 * n)
-    return Counts(flops=n, bytes=16 * n, fresh=fresh, allocation=block, calls=1)
+    return Counts(flops=n, bytes=16 * n, fresh=fresh, allocation=block, calls=1, weighed=n)
 
 
 def _threshold(n: int) -> Callable[[], Any]:
@@ -220,7 +224,7 @@ def _threshold(n: int) -> Callable[[], Any]:
 
 def _threshold_counts(n: int, cache: float) -> Counts:
     fresh, block = _fresh(n)  # the mask (one byte each), freed as the statement ends (the result is kept)
-    return Counts(bytes=26 * n, footprint=18 * n, fresh=fresh, allocation=block, calls=2)
+    return Counts(bytes=26 * n, footprint=18 * n, fresh=fresh, allocation=block, calls=2, weighed=n)
 
 
 def _select(n: int) -> Callable[[], Any]:
@@ -233,7 +237,12 @@ def _select_counts(n: int, cache: float) -> Counts:
     # writes the half of x that passes, which is kept (the mask is freed as the line ends)
     fresh, block = _fresh(n)
     return Counts(
-        bytes=8 * n + n + n + 8 * n + 4 * n, footprint=22 * n, fresh=fresh, allocation=block, calls=2
+        bytes=8 * n + n + n + 8 * n + 4 * n,
+        footprint=22 * n,
+        fresh=fresh,
+        allocation=block,
+        calls=2,
+        weighed=n,
     )
 
 
@@ -243,7 +252,7 @@ def _histogram(n: int) -> Callable[[], Any]:
 
 
 def _histogram_counts(n: int, cache: float) -> Counts:
-    return Counts(bytes=8 * n + 8 * 1024, calls=1)
+    return Counts(bytes=8 * n + 8 * 1024, calls=1, weighed=n)
 
 
 def _copy(n: int) -> Callable[[], Any]:
@@ -271,6 +280,7 @@ def _distances_counts(n: int, cache: float) -> Counts:
         fresh=fresh,
         allocation=block,
         calls=3,
+        weighed=n,
     )
 
 

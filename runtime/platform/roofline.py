@@ -67,7 +67,7 @@ from ..spec import Element
 #: The simulating context (``uml2perf_runtime.engine.context.Context``, which imports this module).
 Context = Any
 
-__all__ = ["NodeMemory", "alone_seconds", "cache_level", "host_seconds", "roofline", "sized"]
+__all__ = ["NodeMemory", "alone_seconds", "cache_level", "host_seconds", "new_pages", "roofline", "sized"]
 
 
 class NodeMemory:
@@ -250,7 +250,7 @@ def host_seconds(ctx: Context, elem: Element, fresh: Any, allocation: Any, calls
     if fresh_v > 0.0:
         machine = ctx.sim.machine
         block = fresh_v if allocation is None else _number(ctx, elem, "allocation", allocation)
-        if machine.allocator is None or machine.allocator.new_pages(fresh_v, block):
+        if new_pages(machine, fresh_v, block):
             rate = sized(machine.first_touch, block)
             seconds += fresh_v / _machine_value(ctx, "first_touch", rate, elem)
     calls_v = _number(ctx, elem, "calls", calls)
@@ -292,7 +292,7 @@ def alone_seconds(
         seconds = max(seconds, flops / (machine.peak_flops * machine.speed))
     host = 0.0  # spent on the core like a cost tag: at the machine's speed
     block = fresh if allocation is None else allocation
-    if fresh > 0.0 and (machine.allocator is None or machine.allocator.new_pages(fresh, block)):
+    if fresh > 0.0 and new_pages(machine, fresh, block):
         rate = sized(machine.first_touch, block)
         if rate is None:
             raise MachineError(f"machine '{machine.name}' has no 'first_touch' to price fresh memory")
@@ -302,6 +302,11 @@ def alone_seconds(
             raise MachineError(f"machine '{machine.name}' has no 'call_cost' to price calls")
         host += calls * machine.call_cost
     return seconds + host / machine.speed
+
+
+def new_pages(machine: Any, fresh: float, block: float) -> bool:
+    """Whether ``fresh`` bytes in ``block``-byte blocks are new pages (always without ``[allocator]``)."""
+    return machine.allocator is None or machine.allocator.new_pages(fresh, block)
 
 
 def sized(ranges: Any, size: float) -> float | None:

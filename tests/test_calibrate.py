@@ -511,9 +511,11 @@ def test_slow_operations_weigh_more_than_an_addition():
     assert weights["weight sin"].median > weights["weight divide"].median  # a sine is no division
     # a running sum waits for each element: far slower than an addition over the same data
     assert weights["weight cumsum"].median > 4 * weights["weight floor"].median
+    # two blocks of a wider array leave numpy's fast loop: slower than whole arrays
+    assert weights["weight block"].median > 2 * weights["weight floor"].median
     lines = calibrate.weights_text(weights)
     assert lines[0].startswith("# flops to count") and "sqrt " in lines[1]
-    assert "cumsum " in lines[3] and "transpose " in lines[3]
+    assert "cumsum " in lines[3] and "transpose " in lines[3] and "block " in lines[3]
     assert calibrate.weights_text({}) == []
 
 

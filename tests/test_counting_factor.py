@@ -142,7 +142,7 @@ def test_the_weights_of_array_operations_are_counted_in_their_kernels() -> None:
     assert weighed.flops == bare.flops + 150.0 * 1000 and weighed.bytes == bare.bytes
     text = (
         "# of 8, a gather through a permutation, a square transpose): "
-        "cumsum 144, sum(axis=1) 93.7, gather 37, where 60, x[mask] 169\n"
+        "cumsum 144, sum(axis=1) 93.7, gather 37, where 60, x[mask] 169, block 39\n"
     )
     assert counting.weights_in(text) == {
         "cumsum": 144.0,
@@ -150,4 +150,5 @@ def test_the_weights_of_array_operations_are_counted_in_their_kernels() -> None:
         "gather": 37.0,
         "where": 60.0,
         "x[mask]": 169.0,
+        "block": 39.0,
     }

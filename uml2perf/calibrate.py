@@ -573,6 +573,7 @@ ARRAY_OPERATIONS = (
     "transpose",
     "where",
     "x[mask]",
+    "block",
 )
 #: Elements per timed call of an elementwise operation: 128 KiB per array, cached, and long
 #: enough that the call's own cost is small beside its work.
@@ -600,7 +601,9 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
     (each element waits for the one before), sums and arg-minima along short rows (numpy's
     per-row overhead), counting into bins (a scattered increment per element), a gather through
     an index array and a transposed copy (an element per cache line), a choice by a mask
-    (``np.where``) and a selection by one (``x[mask]``: a branch per element).
+    (``np.where``), a selection by one (``x[mask]``: a branch per element) and an addition of two
+    blocks cut from a wider array (``g[:, :-2] + g[:, 2:]``: rows that are not one contiguous run
+    leave numpy's fast loop, and each element costs two to three times an addition's).
     """
     rng = np.random.default_rng(7)
     x = rng.random(elements)
@@ -613,6 +616,8 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
     square = x[: side * side].reshape(side, side)
     target = np.empty((side, side))
     mask = x > 0.5
+    wide = rng.random((side, 2 * side))
+    left, right = wide[:, :side], wide[:, side:]
 
     def transpose() -> Any:
         target[...] = square.T
@@ -627,6 +632,7 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
         "transpose": transpose,
         "where": lambda: np.where(mask, x, 0.0),
         "x[mask]": lambda: x[mask],
+        "block": lambda: np.add(left, right, out=target),
     }
 
 
@@ -675,7 +681,7 @@ _WEIGHT_COMMENTS = (
     (
         ARRAY_OPERATIONS,
         "# and per element of array operations slower than their data (on top of their bytes; rows",
-        "# of 8, a gather through a permutation, a square transpose; per element of the mask)",
+        "# of 8, a gather through a permutation, a square transpose, 128 x 128 blocks; per mask element)",
     ),
 )
 

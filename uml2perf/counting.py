@@ -284,6 +284,19 @@ def _distances_counts(n: int, cache: float) -> Counts:
     )
 
 
+def _neighbours(n: int) -> Callable[[], Any]:
+    side = _side(n)
+    g = np.random.default_rng(20).random((side + 2, side + 2))
+    return lambda: g[1:-1, :-2] + g[1:-1, 2:]
+
+
+def _neighbours_counts(n: int, cache: float) -> Counts:
+    m = _side(n) ** 2
+    fresh, block = _fresh(8 * m)  # the sum, kept until the next one is made
+    # two blocks of the grid read, the sum written; the block weight stands for the addition
+    return Counts(bytes=24 * m, footprint=24 * m, fresh=fresh, allocation=block, calls=1, weighed=m)
+
+
 def _concatenate(n: int) -> Callable[[], Any]:
     parts = [np.random.default_rng(18 + k).random(n // 4) for k in range(4)]
     return lambda: np.concatenate(parts)
@@ -318,6 +331,7 @@ COUNTED_KERNELS: tuple[CountedKernel, ...] = (
         "sum(axis=1)",
     ),
     CountedKernel("concatenate", "np.concatenate(parts) (4 parts)", _concatenate, _concatenate_counts),
+    CountedKernel("neighbours", "g[1:-1, :-2] + g[1:-1, 2:]", _neighbours, _neighbours_counts, "block"),
 )
 
 

@@ -10,7 +10,7 @@ import tomllib
 import numpy as np
 import pytest
 
-from uml2perf import calibrate, quiet
+from uml2perf import calibrate, counting, quiet
 from uml2perf.cli import main
 from uml2perf_runtime.platform.machine import Machine
 
@@ -506,7 +506,12 @@ def test_first_touch_costs_more_than_writing_warm_memory():
 def test_slow_operations_weigh_more_than_an_addition():
     weights = calibrate.operation_weights(core_flops=3e10, repeats=1)
     names = (*calibrate.WEIGHED_OPERATIONS, *calibrate.ARRAY_OPERATIONS)
-    assert set(weights) == {f"weight {name}" for name in names}
+    sized = {
+        f"weight {name}{calibrate.size_suffix(n)}"
+        for name in calibrate.ARRAY_OPERATIONS
+        for n in calibrate.LARGER_ELEMENTS
+    }
+    assert set(weights) == {f"weight {name}" for name in names} | sized
     assert all(m.median >= 1.0 for m in weights.values())
     assert weights["weight sin"].median > weights["weight divide"].median  # a sine is no division
     # a running sum waits for each element: far slower than an addition over the same data
@@ -516,6 +521,14 @@ def test_slow_operations_weigh_more_than_an_addition():
     lines = calibrate.weights_text(weights)
     assert lines[0].startswith("# flops to count") and "sqrt " in lines[1]
     assert "cumsum " in lines[3] and "transpose " in lines[3] and "block " in lines[3]
+    # a gather from memory waits for a line per element: far more than over cached arrays
+    assert weights["weight gather 32 MiB"].median > 2 * weights["weight gather"].median
+    assert lines[4].startswith("# the same array operations over arrays of 2 MiB") and "gather " in lines[5]
+    assert lines[6].startswith("# the same array operations over arrays of 32 MiB")
+    read = counting.weights_in("\n".join(lines))
+    assert read["gather 32 MiB"] == float(f"{weights['weight gather 32 MiB'].median:.3g}")
+    assert read["where 2 MiB"] == float(f"{weights['weight where 2 MiB'].median:.3g}")
+    assert read["x[mask/10]"] == float(f"{weights['weight x[mask/10]'].median:.3g}")
     assert calibrate.weights_text({}) == []
 
 

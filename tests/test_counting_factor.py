@@ -140,6 +140,14 @@ def test_the_weights_of_array_operations_are_counted_in_their_kernels() -> None:
     bare = running.counted(1000, 0.0)
     weighed = running.counted(1000, 0.0, {"cumsum": 150.0})
     assert weighed.flops == bare.flops + 150.0 * 1000 and weighed.bytes == bare.bytes
+    # the weight of the size nearest the kernel's arrays counts, as docs/profile.md says
+    sized = {"cumsum": 150.0, "cumsum 2 MiB": 250.0, "cumsum 32 MiB": 400.0}
+    for n, weight in ((1000, 150.0), (200_000, 250.0), (3_000_000, 400.0)):
+        assert running.counted(n, 0.0, sized).flops == running.counted(n, 0.0).flops + weight * n
+    assert running.counted(3_000_000, 0.0, {"cumsum": 150.0}).flops == running.counted(
+        3_000_000, 0.0
+    ).flops + (150.0 * 3_000_000)
+    assert counting.nearest_weight(sized, "where", 1e6) == 0.0
     text = (
         "# of 8, a gather through a permutation, a square transpose): "
         "cumsum 144, sum(axis=1) 93.7, gather 37, where 60, x[mask] 169, block 39\n"

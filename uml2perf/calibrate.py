@@ -573,11 +573,16 @@ ARRAY_OPERATIONS = (
     "transpose",
     "where",
     "x[mask]",
+    "x[mask/10]",
     "block",
 )
 #: Elements per timed call of an elementwise operation: 128 KiB per array, cached, and long
 #: enough that the call's own cost is small beside its work.
 WEIGHT_ELEMENTS = 16384
+#: Elements of the array operations timed again over larger arrays: 2 MiB per array of doubles
+#: (beyond a core's own caches) and 32 MiB (as large as the last-level caches of most machines,
+#: so that every pass streams).  An operation's weight changes with the size of its arrays.
+LARGER_ELEMENTS = (262_144, 4_194_304)
 
 
 def operation_seconds(name: str, elements: int = WEIGHT_ELEMENTS, calls: int = 200) -> float:
@@ -601,9 +606,11 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
     (each element waits for the one before), sums and arg-minima along short rows (numpy's
     per-row overhead), counting into bins (a scattered increment per element), a gather through
     an index array and a transposed copy (an element per cache line), a choice by a mask
-    (``np.where``), a selection by one (``x[mask]``: a branch per element) and an addition of two
-    blocks cut from a wider array (``g[:, :-2] + g[:, 2:]``: rows that are not one contiguous run
-    leave numpy's fast loop, and each element costs two to three times an addition's).
+    (``np.where``), a selection by one (``x[mask]``: a branch per element, mispredicted most
+    when half the elements are kept, so it is timed with a half and with a tenth kept) and an
+    addition of two blocks cut from a wider array (``g[:, :-2] + g[:, 2:]``: rows that are not one
+    contiguous run leave numpy's fast loop, and each element costs two to three times an
+    addition's).
     """
     rng = np.random.default_rng(7)
     x = rng.random(elements)
@@ -616,6 +623,7 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
     square = x[: side * side].reshape(side, side)
     target = np.empty((side, side))
     mask = x > 0.5
+    rare = x < 0.1
     wide = rng.random((side, 2 * side))
     left, right = wide[:, :side], wide[:, side:]
 
@@ -632,6 +640,7 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
         "transpose": transpose,
         "where": lambda: np.where(mask, x, 0.0),
         "x[mask]": lambda: x[mask],
+        "x[mask/10]": lambda: x[rare],
         "block": lambda: np.add(left, right, out=target),
     }
 
@@ -661,27 +670,104 @@ def operation_weights(core_flops: float, repeats: int) -> dict[str, Measured]:
         for name in times:  # interleaved
             run = arrays.get(name)
             times[name].append(operation_seconds(name) if run is None else array_operation_seconds(run))
-    add = statistics.median(times["add"])
+    weights = _weights(times, core_flops, f"{WEIGHT_ELEMENTS:,} cached doubles", "", cached=True)
+    for elements in LARGER_ELEMENTS:
+        weights |= sized_weights(core_flops, repeats, elements)
+    return weights
+
+
+def size_suffix(elements: int) -> str:
+    """The suffix of the weights' keys over arrays of ``elements`` doubles: `` 2 MiB``."""
+    return f" {8 * elements // 2**20} MiB"
+
+
+def sized_weights(core_flops: float, repeats: int, elements: int) -> dict[str, Measured]:
+    """``weight NAME 2 MiB``: the array operations' weights over arrays of ``elements`` doubles.
+
+    A gather, a transpose or a choice by a mask waits for the memory in ways an addition's
+    stream does not (a line per element, a stall per mispredicted branch), so their time beyond
+    an addition's grows several times once their arrays leave a core's caches; the bytes a user
+    counts are priced at the caches' and the memory's bandwidths there, and the weight is what
+    the operation takes beyond that.
+    """
+    times: dict[str, list[float]] = {name: [] for name in ("add", *ARRAY_OPERATIONS)}
+    arrays = _array_operations(elements)
+    for _ in range(max(repeats, 3)):
+        for name in times:  # interleaved
+            run = arrays.get(name)
+            calls = 2
+            times[name].append(
+                operation_seconds(name, elements, calls)
+                if run is None
+                else array_operation_seconds(run, elements, calls)
+            )
+    beyond = elements >= LARGER_ELEMENTS[-1]
+    over = f"{elements:,} doubles" + (" from memory" if beyond else "")
+    return _weights(times, core_flops, over, size_suffix(elements), cached=not beyond)
+
+
+#: Bytes per element docs/profile.md counts for each timed operation, over cached arrays and from
+#: memory (a gathered element or a transposed one costs a cache line from memory); an addition
+#: reads two doubles and writes one.  Operations not named count an addition's 24.
+_COUNTED_BYTES: dict[str, tuple[float, float]] = {
+    "cumsum": (16, 16),
+    "sum(axis=1)": (9, 9),
+    "argmin(axis=1)": (9, 9),
+    "bincount": (8, 8),
+    "gather": (24, 80),
+    "transpose": (16, 72),
+    "where": (17, 17),
+    "x[mask]": (13, 13),
+    "x[mask/10]": (9.8, 9.8),
+}
+
+
+def _weights(
+    times: dict[str, list[float]], core_flops: float, over: str, suffix: str, cached: bool
+) -> dict[str, Measured]:
+    """Each operation's flops per element: one, plus its time beyond what its counted bytes take
+    at the addition's pace, at ``core_flops`` (so the weight adds what the bytes do not price)."""
+    add_per_byte = statistics.median(times["add"]) / 24
     return {
-        f"weight {name}": Measured.of(
-            [max(1.0, 1.0 + (t - add) * core_flops) for t in times[name]],
-            f"numpy {name} over {WEIGHT_ELEMENTS:,} cached doubles against an addition, at peak_flops",
+        f"weight {name}{suffix}": Measured.of(
+            [max(1.0, 1.0 + (t - add_per_byte * _bytes_of(name, cached)) * core_flops) for t in times[name]],
+            f"numpy {name} over {over} against an addition, at peak_flops",
         )
-        for name in (*WEIGHED_OPERATIONS, *ARRAY_OPERATIONS)
+        for name in times
+        if name != "add"
     }
 
 
-#: The comment of each group of weights: its first line, and the start of its second.
+def _bytes_of(name: str, cached: bool) -> float:
+    """The bytes per element docs/profile.md counts for operation ``name``."""
+    over_cached, from_memory = _COUNTED_BYTES.get(name, (24.0, 24.0))
+    return over_cached if cached else from_memory
+
+
+#: The comment of each group of weights: the names, the suffix of their keys, the comment's first
+#: line and the start of its second.
 _WEIGHT_COMMENTS = (
     (
         WEIGHED_OPERATIONS,
+        "",
         "# flops to count per element of elementwise operations (an addition or a multiplication is 1;",
         "# numpy over cached arrays, at peak_flops)",
     ),
     (
         ARRAY_OPERATIONS,
+        "",
         "# and per element of array operations slower than their data (on top of their bytes; rows",
         "# of 8, a gather through a permutation, a square transpose, 128 x 128 blocks; per mask element)",
+    ),
+    *(
+        (
+            ARRAY_OPERATIONS,
+            size_suffix(n),
+            f"# the same array operations over arrays of{size_suffix(n)} (on top of their bytes at the"
+            " rates of",
+            f"# their sizes; take the weights of the size nearest the action's arrays),{size_suffix(n)}",
+        )
+        for n in LARGER_ELEMENTS
     ),
 )
 
@@ -689,10 +775,9 @@ _WEIGHT_COMMENTS = (
 def weights_text(values: dict[str, Measured]) -> list[str]:
     """A comment: the flops to count per element of the weighed operations."""
     lines: list[str] = []
-    for names, first, second in _WEIGHT_COMMENTS:
-        shown = ", ".join(
-            f"{name} {values[f'weight {name}'].median:.3g}" for name in names if f"weight {name}" in values
-        )
+    for names, suffix, first, second in _WEIGHT_COMMENTS:
+        keys = [(name, f"weight {name}{suffix}") for name in names]
+        shown = ", ".join(f"{name} {values[key].median:.3g}" for name, key in keys if key in values)
         if shown:
             lines += [first, f"{second}: {shown}"]
     return lines
@@ -1171,7 +1256,10 @@ def counting_factor(values: dict[str, Measured]) -> Measured | None:
     try:
         machine = Machine.from_dict(tomllib.loads(machine_text(values)))
         weights = {
-            name: values[f"weight {name}"].median for name in ARRAY_OPERATIONS if f"weight {name}" in values
+            f"{name}{suffix}": values[f"weight {name}{suffix}"].median
+            for name in ARRAY_OPERATIONS
+            for suffix in ("", *(size_suffix(n) for n in LARGER_ELEMENTS))
+            if f"weight {name}{suffix}" in values
         }
         table = ratios(machine, times, sizes, weights)
     except (KeyError, MachineError, ValueError):

@@ -78,9 +78,16 @@ class CountedKernel:
     weight: str = ""
 
     def counted(self, n: int, cache_bytes: float, weights: dict[str, float] | None = None) -> Counts:
-        """The tags a user writes for ``n`` elements, the operation's weight in the flops."""
+        """The tags a user writes for ``n`` elements, the operation's weight in the flops.
+
+        The weight is the one measured over arrays of the size nearest the kernel's (``"NAME"``
+        over cached arrays of 128 KiB, ``"NAME 2 MiB"`` and so on), as docs/profile.md says to
+        choose.
+        """
         c = self.counts(n, cache_bytes)
-        extra = (weights or {}).get(self.weight, 0.0) if self.weight else 0.0
+        if not self.weight or not weights:
+            return c
+        extra = nearest_weight(weights, self.weight, 8.0 * c.weighed)
         if not extra:
             return c
         return replace(c, flops=c.flops + extra * c.weighed)
@@ -246,6 +253,25 @@ def _select_counts(n: int, cache: float) -> Counts:
     )
 
 
+def _select_few(n: int) -> Callable[[], Any]:
+    x = np.random.default_rng(21).random(n)
+    return lambda: x[x < 0.1]
+
+
+def _select_few_counts(n: int, cache: float) -> Counts:
+    # as ``select``, with a tenth of x passing (0.8 bytes written per element)
+    fresh, block = _fresh(n)
+    kept = 0.8 * n
+    return Counts(
+        bytes=8 * n + n + n + 8 * n + kept,
+        footprint=18 * n + kept,
+        fresh=fresh,
+        allocation=block,
+        calls=2,
+        weighed=n,
+    )
+
+
 def _histogram(n: int) -> Callable[[], Any]:
     idx = np.random.default_rng(14).integers(0, 1024, n)
     return lambda: np.bincount(idx, minlength=1024)
@@ -321,6 +347,7 @@ COUNTED_KERNELS: tuple[CountedKernel, ...] = (
     CountedKernel("running_sum", "np.cumsum(x)", _running_sum, _running_sum_counts, "cumsum"),
     CountedKernel("threshold", "np.where(x > 0.5, x, 0.0)", _threshold, _threshold_counts, "where"),
     CountedKernel("select", "x[x > 0.5]", _select, _select_counts, "x[mask]"),
+    CountedKernel("select_few", "x[x < 0.1]", _select_few, _select_few_counts, "x[mask/10]"),
     CountedKernel("histogram", "np.bincount(idx, minlength=1024)", _histogram, _histogram_counts, "bincount"),
     CountedKernel("copy", "x.copy()", _copy, _copy_counts),
     CountedKernel(
@@ -386,17 +413,49 @@ def ratios(
     return out
 
 
+#: The start of the comment line that holds the array operations' weights over cached arrays,
+#: and of the lines that hold them over larger arrays (as ``uml2perf calibrate`` writes them).
+_CACHED_LINE = "# of 8, a gather through a permutation"
+_SIZED_LINE = "# their sizes; take the weights of the size nearest"
+#: The array size (bytes) of the weights over cached arrays: 16,384 doubles.
+CACHED_WEIGHT_BYTES = 131_072
+
+
 def weights_in(text: str) -> dict[str, float]:
-    """The array operations' weights from a machine file's comment (as ``uml2perf calibrate`` writes it)."""
+    """The array operations' weights from a machine file's comments: ``NAME`` over cached arrays,
+    ``NAME 2 MiB`` over arrays of that size."""
     import re
 
+    pattern = r"([a-z_]+(?:\(axis=1\)|\[mask(?:/10)?\])?) ([0-9.eE+-]+)"
     found: dict[str, float] = {}
     for line in text.splitlines():
-        if line.startswith("# of 8, a gather through a permutation"):
-            pattern = r"([a-z_]+(?:\(axis=1\)|\[mask\])?) ([0-9.eE+-]+)"
-            for name, value in re.findall(pattern, line.split(":", 1)[1]):
-                found[name] = float(value)
+        head, _, values = line.partition(":")
+        if not values:
+            continue
+        if line.startswith(_CACHED_LINE):
+            suffix = ""
+        elif line.startswith(_SIZED_LINE) and (size := re.search(r", (\d+) MiB$", head)):
+            suffix = f" {size.group(1)} MiB"
+        else:
+            continue
+        for name, value in re.findall(pattern, values):
+            found[f"{name}{suffix}"] = float(value)
     return found
+
+
+def nearest_weight(weights: dict[str, float], name: str, array_bytes: float) -> float:
+    """``name``'s weight at the size nearest ``array_bytes`` (on a log scale) among those given."""
+    import math
+    import re
+
+    sizes = {CACHED_WEIGHT_BYTES: name} if name in weights else {}
+    for key in weights:
+        if key.startswith(f"{name} ") and (size := re.fullmatch(r" (\d+) MiB", key[len(name) :])):
+            sizes[int(size.group(1)) * 2**20] = key
+    if not sizes:
+        return 0.0
+    nearest = min(sizes, key=lambda b: abs(math.log(max(array_bytes, 1.0) / b)))
+    return weights[sizes[nearest]]
 
 
 def main(argv: list[str] | None = None) -> int:

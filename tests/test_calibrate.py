@@ -511,8 +511,10 @@ def test_slow_operations_weigh_more_than_an_addition():
         for name in calibrate.ARRAY_OPERATIONS
         for n in calibrate.LARGER_ELEMENTS
     }
-    assert set(weights) == {f"weight {name}" for name in names} | sized
-    assert all(m.median >= 1.0 for m in weights.values())
+    keys = {f"weight {name}" for name in names} | sized
+    assert set(weights) == keys | {calibrate.OPERATION_PREFIX + key[len("weight ") :] for key in keys}
+    assert all(m.median >= 1.0 for key, m in weights.items() if key.startswith("weight "))
+    assert all(m.low >= 0.0 for key, m in weights.items() if key.startswith(calibrate.OPERATION_PREFIX))
     assert weights["weight sin"].median > weights["weight divide"].median  # a sine is no division
     # a running sum waits for each element: far slower than an addition over the same data
     assert weights["weight cumsum"].median > 4 * weights["weight floor"].median
@@ -528,6 +530,16 @@ def test_slow_operations_weigh_more_than_an_addition():
     read = counting.weights_in("\n".join(lines))
     assert read["gather 32 MiB"] == float(f"{weights['weight gather 32 MiB'].median:.3g}")
     assert read["where 2 MiB"] == float(f"{weights['weight where 2 MiB'].median:.3g}")
+    # the same measurements in seconds per element, as [operations] in a machine file that loads
+    text = "\n".join(['name = "m"', "nodes = 1", "cores_per_node = 2", *calibrate.operations_text(weights)])
+    table = Machine.from_dict(tomllib.loads(text)).operations
+    assert set(table) == set(calibrate.WEIGHED_OPERATIONS) | set(calibrate.ARRAY_OPERATIONS)
+    assert len(table["divide"]) == 1
+    assert [up_to for up_to, _ in table["gather"]] == [524_288, 8_388_608, math.inf]
+    gather = weights["operation gather 32 MiB"].median
+    assert table["gather"][-1][1] == pytest.approx(gather, rel=1e-3)
+    # a weight and its seconds are one measurement: weight = 1 + seconds x peak
+    assert weights["weight gather 32 MiB"].median == pytest.approx(1 + gather * 3e10, rel=1e-9)
     assert read["x[mask/10]"] == float(f"{weights['weight x[mask/10]'].median:.3g}")
     assert calibrate.weights_text({}) == []
 

@@ -708,8 +708,14 @@ def sized_weights(core_flops: float, repeats: int, elements: int) -> dict[str, M
 
 #: Bytes per element docs/profile.md counts for each timed operation, over cached arrays and from
 #: memory (a gathered element or a transposed one costs a cache line from memory); an addition
-#: reads two doubles and writes one.  Operations not named count an addition's 24.
+#: reads two doubles and writes one, a function of one argument one.  Operations not named count
+#: an addition's 24.
 _COUNTED_BYTES: dict[str, tuple[float, float]] = {
+    "sqrt": (16, 16),
+    "exp": (16, 16),
+    "log": (16, 16),
+    "sin": (16, 16),
+    "floor": (16, 16),
     "cumsum": (16, 16),
     "sum(axis=1)": (9, 9),
     "argmin(axis=1)": (9, 9),
@@ -728,20 +734,69 @@ def _weights(
     """Each operation's flops per element: one, plus its time beyond what its counted bytes take
     at the addition's pace, at ``core_flops`` (so the weight adds what the bytes do not price)."""
     add_per_byte = statistics.median(times["add"]) / 24
-    return {
-        f"weight {name}{suffix}": Measured.of(
-            [max(1.0, 1.0 + (t - add_per_byte * _bytes_of(name, cached)) * core_flops) for t in times[name]],
+    out: dict[str, Measured] = {}
+    for name in times:
+        if name == "add":
+            continue
+        beyond = [max(0.0, t - add_per_byte * _bytes_of(name, cached)) for t in times[name]]
+        out[f"weight {name}{suffix}"] = Measured.of(
+            [1.0 + extra * core_flops for extra in beyond],
             f"numpy {name} over {over} against an addition, at peak_flops",
         )
-        for name in times
-        if name != "add"
-    }
+        out[f"{OPERATION_PREFIX}{name}{suffix}"] = Measured.of(
+            beyond, f"numpy {name} over {over}, beyond its counted bytes at an addition's pace"
+        )
+    return out
 
 
 def _bytes_of(name: str, cached: bool) -> float:
     """The bytes per element docs/profile.md counts for operation ``name``."""
     over_cached, from_memory = _COUNTED_BYTES.get(name, (24.0, 24.0))
     return over_cached if cached else from_memory
+
+
+#: Prefix of the keys of an array operation's seconds per element beyond its counted bytes
+#: (``[operations]``), like the weights, by size.
+OPERATION_PREFIX = "operation "
+#: Where each measured size's range ends in ``[operations]``: halfway (on a log scale) to the
+#: next size measured; the last range takes every larger array.
+_OPERATION_RANGES = (
+    ("", 524_288),  # 128 KiB measured
+    (" 2 MiB", 8_388_608),
+    (" 32 MiB", None),
+)
+
+
+def operations_text(values: dict[str, Measured]) -> list[str]:
+    """``[operations]``: each operation's seconds per element, by the size of its arrays."""
+    from uml2perf_runtime.platform.array_operations import OPERATION_NAMES
+
+    rows: list[str] = []
+    for name in OPERATION_NAMES:
+        keys = [(f"{OPERATION_PREFIX}{name}{suffix}", up_to) for suffix, up_to in _OPERATION_RANGES]
+        found = [(values[key], up_to) for key, up_to in keys if key in values]
+        if not found:
+            continue
+        if len(found) == 1:
+            rows.append(f'"{name}" = {number_text(found[0][0])}')
+            continue
+        ranges = []
+        for index, (m, up_to) in enumerate(found):
+            last = index == len(found) - 1
+            ranges.append(
+                ("" if last or up_to is None else f"up_to = {up_to}, ") + f"seconds = {number_text(m)}"
+            )
+        rows.append(f'"{name}" = [' + ", ".join("{ " + r + " }" for r in ranges) + "]")
+    if not rows:
+        return []
+    return [
+        "",
+        "# seconds per element of the array operations an action's 'operations' tag names, beyond the",
+        "# time of the bytes docs/profile.md counts for them; by the bytes of the arrays (8 per element):",
+        "# numpy over 16,384 cached doubles up to 512 KiB, 262,144 doubles up to 8 MiB, 4,194,304 beyond",
+        "[operations]",
+        *rows,
+    ]
 
 
 #: The comment of each group of weights: the names, the suffix of their keys, the comment's first
@@ -2377,6 +2432,7 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated", gate: Qu
         *host_text(values),
         *([""] + caches_text(values).rstrip("\n").splitlines() if caches_measured(values) else []),
         *allocator_text(values),
+        *operations_text(values),
         "",
         "# thread costs (seconds) of task pools and pipelines that give no startup/handoff/overhead tags",
         threads_section(values).rstrip("\n"),

@@ -688,6 +688,8 @@ class PythonHandler(ContentHandler):
         ):
             if node.perf is not None and node.perf.get(name):
                 parts.append((keyword, self.tag(node, name, None)))
+        if node.perf is not None and (node.perf.get("operations") or "").strip():
+            parts.append(("operations", self._operations(node)))
         device = (
             (node.perf.get("device") or "").strip().strip('"').strip("'") if node.perf is not None else ""
         )
@@ -700,6 +702,26 @@ class PythonHandler(ContentHandler):
                 )
             parts.append(("device", quote(device)))
         return parts
+
+    def _operations(self, node: Node) -> str:
+        """The ``operations`` tag as the tuple ``((name, elements), ...)`` the runtime prices."""
+        from uml2perf_runtime.platform.array_operations import OPERATIONS_TAG_HINT, parse_operations_tag
+
+        assert node.perf is not None
+        text = node.perf.get("operations") or ""
+        try:
+            pairs = parse_operations_tag(text)
+        except ValueError as exc:
+            raise ModelError(
+                f"operations tag {text!r} of {node.name or node.id!r}: {exc}",
+                node.location,
+                hint=OPERATIONS_TAG_HINT,
+            ) from None
+        items = [
+            f"({quote(name)}, {self.expr(count, node.location, f'operations tag ({name})')})"
+            for name, count in pairs
+        ]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
     def _cost(self, node: Node, function: CostFunction | None, annotation: _Annotation) -> str:
         text = annotation.cost
@@ -1381,6 +1403,7 @@ _ROOFLINE_TAGS = (
     "fresh",
     "allocation",
     "calls",
+    "operations",
 )
 
 

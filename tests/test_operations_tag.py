@@ -170,3 +170,16 @@ def test_a_bad_tag_is_an_error_with_the_element_and_no_output(
     converted = uml2perf("convert", model, "-o", out)
     assert converted.returncode != 0 and "Traceback" not in converted.stderr
     assert message in converted.stderr and not out.exists()
+
+
+def test_only_the_operations_a_model_names_are_drawn(tmp_path: Path) -> None:
+    """A calibrated file prices every operation; a model's interval and sensitivity see only its own."""
+    model = _model(tmp_path, "where: N // nprocs")
+    out = tmp_path / "model.py"
+    assert uml2perf("convert", model, "-o", out).returncode == 0
+    assert '    operations=("where",),' in out.read_text()
+    wide = "{ value = 1e-9, low = 1e-10, high = 1e-7 }"
+    machine_file = tmp_path / "m.toml"
+    machine_file.write_text(MACHINE + f'[operations]\nwhere = {wide}\n"x[mask]" = {wide}\ngather = {wide}\n')
+    found = predicted(model, "--machine", machine_file, "--procs", "2", "--samples", "40")
+    assert [row["input"] for row in found["sensitivity"]] == ["machine operations.where"]

@@ -260,6 +260,8 @@ class PythonHandler(ContentHandler):
         self.fragments: list[tuple[Node, str]] = []
         #: the variables ``loop+ counter`` tags name (set by their loops, never constant)
         self.loop_counters: set[str] = set()
+        #: the array operations the actions' ``operations`` tags name (the spec lists them)
+        self.operations_named: set[str] = set()
         self.counters: dict[str, int] = {}
         self.owners: list[ForkView | PipelineView] = []
         self.lanes: list[list[FunctionView]] = []  # the functions of the fork or pipeline being written
@@ -717,6 +719,7 @@ class PythonHandler(ContentHandler):
                 node.location,
                 hint=OPERATIONS_TAG_HINT,
             ) from None
+        self.operations_named.update(name for name, _ in pairs)
         items = [
             f"({quote(name)}, {self.expr(count, node.location, f'operations tag ({name})')})"
             for name, count in pairs
@@ -1344,6 +1347,7 @@ class PythonHandler(ContentHandler):
             "parameters": self.parameters,
             "activities_meta": activities_meta,
             "required": required,
+            "operations": [quote(name) for name in sorted(self.operations_named)],
         }
         text = render("model_module.py.jinja", context)
         self._check_python_limits(text)

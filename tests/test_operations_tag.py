@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TABLE = {"where": ((524_288.0, 1e-9), (math.inf, 4e-9)), "gather": ((math.inf, 2e-9),)}
 
 
-def priced(operations: tuple[tuple[str, float], ...], **kwargs: object) -> float:
+def priced(operations: tuple[tuple[str, float, float], ...], **kwargs: object) -> float:
     main, elems = one_roofline_action(bytes=1e6, operations=operations)
     m = machine(cores=1, peak_flops=1e10, memory_bandwidth=1e10, operations=TABLE, **kwargs)
     return simulate(spec(main, elems), machine=m, procs=1).time
@@ -35,28 +35,31 @@ def priced(operations: tuple[tuple[str, float], ...], **kwargs: object) -> float
 @pytest.mark.parametrize(
     "operations, extra",
     [
-        ((("where", 1000),), 1000 * 1e-9),  # 8 KB of arrays: the cached range
-        ((("where", 1_000_000),), 1_000_000 * 4e-9),  # 8 MB: beyond 512 KiB
-        ((("where", 1000), ("gather", 500)), 1000 * 1e-9 + 500 * 2e-9),
-        ((("where", 0),), 0.0),
+        ((("where", 1000, 1),), 1000 * 1e-9),  # 8 KB of arrays: the cached range
+        ((("where", 1_000_000, 1),), 1_000_000 * 4e-9),  # 8 MB: beyond 512 KiB
+        ((("where", 1000, 1), ("gather", 500, 1)), 1000 * 1e-9 + 500 * 2e-9),
+        # 1,000 runs over 1,000 elements each: the cached range, not that of a million elements
+        ((("where", 1000, 1000),), 1000 * 1000 * 1e-9),
+        ((("where", 0, 1),), 0.0),
+        ((("where", 1000, 0),), 0.0),
     ],
 )
 def test_named_operations_add_their_seconds_per_element_by_size(
-    operations: tuple[tuple[str, float], ...], extra: float
+    operations: tuple[tuple[str, float, float], ...], extra: float
 ) -> None:
     assert priced(operations) - priced(()) == pytest.approx(extra)
 
 
 def test_named_operations_are_counted_work() -> None:
     """The machine's counting_factor multiplies them, as it does every counted cost."""
-    ops = (("gather", 10_000),)
+    ops = (("gather", 10_000, 1),)
     plain = priced(ops) - priced(())
     doubled = priced(ops, counting_factor=2.0) - priced((), counting_factor=2.0)
     assert doubled == pytest.approx(2 * plain)
 
 
 def test_a_machine_without_the_operation_says_what_to_add() -> None:
-    main, elems = one_roofline_action(bytes=1e6, operations=(("cumsum", 10),))
+    main, elems = one_roofline_action(bytes=1e6, operations=(("cumsum", 10, 1),))
     m = machine(cores=1, peak_flops=1e10, memory_bandwidth=1e10, operations=TABLE)
     with pytest.raises(MachineError, match=r"has no 'cumsum' in \[operations\]") as info:
         simulate(spec(main, elems), machine=m, procs=1)
@@ -102,13 +105,22 @@ def test_a_bad_table_is_refused_with_the_key(table: object, message: str) -> Non
 
 
 def test_the_tag_reads_pairs_and_refuses_what_is_not_one() -> None:
-    assert parse_operations_tag("where: n; x[mask]: 2 * n ;") == [("where", "n"), ("x[mask]", "2 * n")]
-    assert parse_operations_tag("sum(axis=1): R * 8") == [("sum(axis=1)", "R * 8")]
+    assert parse_operations_tag("where: n; x[mask]: 2 * n ;") == [
+        ("where", "n", "1"),
+        ("x[mask]", "2 * n", "1"),
+    ]
+    assert parse_operations_tag("sum(axis=1): R * 8") == [("sum(axis=1)", "R * 8", "1")]
+    # runs after the last comma outside parentheses; a name may come back (another size)
+    assert parse_operations_tag("block: max(R, 2) * W, K + 1; block: W") == [
+        ("block", "max(R, 2) * W", "K + 1"),
+        ("block", "W", "1"),
+    ]
+    assert parse_operations_tag("gather: max(a, b)") == [("gather", "max(a, b)", "1")]
     for text, message in [
         ("where n", "is not 'name: elements'"),
         ("wherever: n", "is not an operation"),
-        ("where: n; where: m", "named twice"),
         ("where:", "has no count"),
+        ("where: n,", "has no runs"),
         (" ; ", "names no operation"),
     ]:
         with pytest.raises(ValueError, match=message):
@@ -130,7 +142,7 @@ MACHINE = (
 
 
 def test_a_model_that_names_operations_is_priced_by_the_machine_file(tmp_path: Path) -> None:
-    model = _model(tmp_path, "where: N // nprocs; x[mask]: 2 * (N // nprocs)")
+    model = _model(tmp_path, "where: N // nprocs; x[mask]: N // nprocs, 2")
     exact = tmp_path / "m.toml"
     exact.write_text(MACHINE + '[operations]\nwhere = 3e-10\n"x[mask]" = 1e-9\n')
     done = uml2perf("check", model)

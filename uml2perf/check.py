@@ -433,8 +433,9 @@ def _check_operations(
             OPERATIONS_TAG_HINT,
         )
         return
-    for name, count in pairs:
-        yield from _check_expression(count, location, f"tag 'operations' ({name})", known, functions)
+    for name, elements, runs in pairs:
+        for count in (elements, runs):
+            yield from _check_expression(count, location, f"tag 'operations' ({name})", known, functions)
 
 
 def _check_edges(act: Activity, known: set[str], functions: dict) -> Iterator[Diagnostic]:

@@ -138,9 +138,14 @@ class Sampler:
         if drawn:
             # every uncertain key of the file, drawn or (an operation the model never names) at its value
             um = machine.uncertain
-            by_name = {inp.target: v for inp, v in zip(self.inputs, values, strict=True) if inp.kind == "machine"}
+            by_name = {
+                inp.target: v for inp, v in zip(self.inputs, values, strict=True) if inp.kind == "machine"
+            }
             machine = um.draw(
-                [by_name.get(name, interval.value) for name, interval in zip(um.names, um.intervals, strict=True)]
+                [
+                    by_name.get(name, interval.value)
+                    for name, interval in zip(um.names, um.intervals, strict=True)
+                ]
             )
         overrides = dict(self.overrides)
         speedups = dict(self.speedups)

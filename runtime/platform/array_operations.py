@@ -5,17 +5,18 @@ element, a gather waits for a cache line per element, a selection by a mask stal
 mispredicted branches.  Their bytes alone price them several to a hundred times too low.  An
 ``action+`` may name them with the elements they run over, per process and per run::
 
-    operations = "where: n; x[mask]: n; gather: 2 * m"
+    operations = "where: n; x[mask]: n; gather: m, 2"
 
-and the machine prices each element at the seconds its ``[operations]`` table gives, on top of
-the action's counted ``bytes`` (``uml2perf calibrate`` measures each operation beyond the time its
-counted bytes take).  Why a table of seconds rather than weights in flops: a model that names the
-operation is priced right on every calibrated machine, and the seconds need no conversion through
-``peak_flops`` (which depends on how many BLAS threads the calibration had).
+(``gather: m, 2``: two gathers of ``m`` elements each), and the machine prices each element at
+the seconds its ``[operations]`` table gives, on top of the action's counted ``bytes``
+(``uml2perf calibrate`` measures each operation beyond the time its counted bytes take).  Why a
+table of seconds rather than weights in flops: a model that names the operation is priced right on
+every calibrated machine, and the seconds need no conversion through ``peak_flops`` (which
+depends on how many BLAS threads the calibration had).
 
 An operation's time per element changes with the size of its arrays (a gather from memory waits
 far longer than one from a cache), so an entry is one number or ranges by the bytes of the arrays
-it runs over, taken as 8 bytes per element (``[{ up_to = "512 KiB", seconds = 3.3e-10 }, ...,
+one run of it goes over, taken as 8 bytes per element (``[{ up_to = "512 KiB", seconds = 3.3e-10 }, ...,
 { seconds = 1.9e-9 }]``), as ``first_touch`` is ranged by allocation size.
 """
 
@@ -64,7 +65,8 @@ OPERATIONS_HINT = (
 )
 #: What an action's ``operations`` tag looks like, for its errors.
 OPERATIONS_TAG_HINT = (
-    'write "name: elements" pairs separated by ";", e.g. operations = "where: n; gather: 2 * m"'
+    'write "name: elements" or "name: elements, runs" separated by ";", '
+    'e.g. operations = "where: n; gather: m, 2"'
 )
 
 
@@ -137,31 +139,47 @@ def operation_seconds(
     return elements * ranges[-1][1]  # pragma: no cover - the last range reaches inf
 
 
-def parse_operations_tag(text: str) -> list[tuple[str, str]]:
-    """An ``operations`` tag's ``name: count`` pairs, separated by ``;`` (counts unparsed).
+def _split_runs(count: str) -> tuple[str, str]:
+    """``elements[, runs]``: the count split at its last comma outside parentheses (``1`` runs
+    when there is none), so ``max(a, b)`` stays whole."""
+    depth = 0
+    for index in range(len(count) - 1, -1, -1):
+        char = count[index]
+        if char in ")]":
+            depth += 1
+        elif char in "([":
+            depth -= 1
+        elif char == "," and depth == 0:
+            return count[:index].strip(), count[index + 1 :].strip()
+    return count.strip(), "1"
 
-    Raises ``ValueError`` with what is wrong: a pair without ``:``, an unknown name, a name
-    given twice, an empty count.
+
+def parse_operations_tag(text: str) -> list[tuple[str, str, str]]:
+    """An ``operations`` tag's ``name: elements[, runs]`` entries, separated by ``;`` (the counts
+    unparsed): ``elements`` each run of the operation goes over (its range is chosen by them),
+    ``runs`` how many times the action runs it (1 when not given).
+
+    Raises ``ValueError`` with what is wrong: an entry without ``:``, an unknown name, an empty
+    count.
     """
-    pairs: list[tuple[str, str]] = []
-    seen: set[str] = set()
+    entries: list[tuple[str, str, str]] = []
     for part in text.split(";"):
         if not part.strip():
             continue
         name, colon, count = part.partition(":")
-        name, count = name.strip(), count.strip()
+        name = name.strip()
         if not colon:
             raise ValueError(f"{part.strip()!r} is not 'name: elements'")
         if name not in OPERATION_NAMES:
             raise ValueError(
                 f"{name!r} is not an operation (the operations are {', '.join(OPERATION_NAMES)})"
             )
-        if name in seen:
-            raise ValueError(f"{name!r} is named twice")
-        if not count:
-            raise ValueError(f"{name!r} has no count of elements")
-        seen.add(name)
-        pairs.append((name, count))
-    if not pairs:
+        elements, runs = _split_runs(count)
+        if not elements or not runs:
+            raise ValueError(
+                f"{name!r} has no count of elements" if not elements else f"{name!r} has no runs"
+            )
+        entries.append((name, elements, runs))
+    if not entries:
         raise ValueError("it names no operation")
-    return pairs
+    return entries

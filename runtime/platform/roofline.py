@@ -256,18 +256,20 @@ def roofline(
 
 
 def operations_seconds(ctx: Context, elem: Element, operations: Any) -> float:
-    """Seconds of the array operations an action names, ``((name, elements), ...)``, at the
-    machine's ``[operations]`` rates (on top of the action's bytes; see :mod:`.array_operations`)."""
+    """Seconds of the array operations an action names, ``((name, elements, runs), ...)``, at
+    the machine's ``[operations]`` rates, each run's range chosen by its elements (on top of the
+    action's bytes; see :mod:`.array_operations`)."""
     from .array_operations import OPERATIONS_HINT, operation_seconds
 
     table = ctx.sim.machine.operations
     seconds = 0.0
-    for name, count in operations:
+    for name, count, times in operations:
         elements = _number(ctx, elem, f"operations {name}", count)
-        if elements <= 0.0:
+        runs = _number(ctx, elem, f"runs of operations {name}", times)
+        if elements <= 0.0 or runs <= 0.0:
             continue
         try:
-            seconds += operation_seconds(table, name, elements)
+            seconds += runs * operation_seconds(table, name, elements)
         except KeyError:
             raise MachineError(
                 f"{elem.describe()} names array operation {name!r}, but machine "

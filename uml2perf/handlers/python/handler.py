@@ -706,24 +706,26 @@ class PythonHandler(ContentHandler):
         return parts
 
     def _operations(self, node: Node) -> str:
-        """The ``operations`` tag as the tuple ``((name, elements), ...)`` the runtime prices."""
+        """The ``operations`` tag as the tuple ``((name, elements, runs), ...)`` the runtime prices."""
         from uml2perf_runtime.platform.array_operations import OPERATIONS_TAG_HINT, parse_operations_tag
 
         assert node.perf is not None
         text = node.perf.get("operations") or ""
         try:
-            pairs = parse_operations_tag(text)
+            entries = parse_operations_tag(text)
         except ValueError as exc:
             raise ModelError(
                 f"operations tag {text!r} of {node.name or node.id!r}: {exc}",
                 node.location,
                 hint=OPERATIONS_TAG_HINT,
             ) from None
-        self.operations_named.update(name for name, _ in pairs)
-        items = [
-            f"({quote(name)}, {self.expr(count, node.location, f'operations tag ({name})')})"
-            for name, count in pairs
-        ]
+        self.operations_named.update(name for name, _, _ in entries)
+        items = []
+        for name, count, runs in entries:
+            what = f"operations tag ({name})"
+            elements = self.expr(count, node.location, what)
+            times = self.expr(runs, node.location, what)
+            items.append(f"({quote(name)}, {elements}, {times})")
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
     def _cost(self, node: Node, function: CostFunction | None, annotation: _Annotation) -> str:

@@ -535,7 +535,7 @@ def test_slow_operations_weigh_more_than_an_addition():
     table = Machine.from_dict(tomllib.loads(text)).operations
     assert set(table) == set(calibrate.WEIGHED_OPERATIONS) | set(calibrate.ARRAY_OPERATIONS)
     assert len(table["divide"]) == 1
-    assert [up_to for up_to, _ in table["gather"]] == [524_288, 8_388_608, math.inf]
+    assert [up_to for up_to, _ in table["gather"]] == [262_144, 1_048_576, 4_194_304, 16_777_216, math.inf]
     gather = weights["operation gather 32 MiB"].median
     assert table["gather"][-1][1] == pytest.approx(gather, rel=1e-3)
     # a weight and its seconds are one measurement: weight = 1 + seconds x peak

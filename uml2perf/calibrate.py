@@ -579,10 +579,13 @@ ARRAY_OPERATIONS = (
 #: Elements per timed call of an elementwise operation: 128 KiB per array, cached, and long
 #: enough that the call's own cost is small beside its work.
 WEIGHT_ELEMENTS = 16384
-#: Elements of the array operations timed again over larger arrays: 2 MiB per array of doubles
-#: (beyond a core's own caches) and 32 MiB (as large as the last-level caches of most machines,
-#: so that every pass streams).  An operation's weight changes with the size of its arrays.
-LARGER_ELEMENTS = (262_144, 4_194_304)
+#: Elements of the array operations timed again over larger arrays: 512 KiB, 2 MiB, 8 MiB per
+#: array of doubles (out of a core's nearest caches, beyond its own) and 32 MiB (as large as the
+#: last-level caches of most machines, so that every pass streams).  An operation's time per
+#: element changes with the size of its arrays, by several times for some between two of these.
+LARGER_ELEMENTS = (65_536, 262_144, 1_048_576, 4_194_304)
+#: The sizes whose weights are also written as comments (for models that count weights as flops).
+COMMENTED_ELEMENTS = (262_144, 4_194_304)
 
 
 def operation_seconds(name: str, elements: int = WEIGHT_ELEMENTS, calls: int = 200) -> float:
@@ -677,8 +680,9 @@ def operation_weights(core_flops: float, repeats: int) -> dict[str, Measured]:
 
 
 def size_suffix(elements: int) -> str:
-    """The suffix of the weights' keys over arrays of ``elements`` doubles: `` 2 MiB``."""
-    return f" {8 * elements // 2**20} MiB"
+    """The suffix of the weights' keys over arrays of ``elements`` doubles: `` 2 MiB``, `` 512 KiB``."""
+    size = 8 * elements
+    return f" {size // 2**20} MiB" if size >= 2**20 else f" {size // 2**10} KiB"
 
 
 def sized_weights(core_flops: float, repeats: int, elements: int) -> dict[str, Measured]:
@@ -761,8 +765,10 @@ OPERATION_PREFIX = "operation "
 #: Where each measured size's range ends in ``[operations]``: halfway (on a log scale) to the
 #: next size measured; the last range takes every larger array.
 _OPERATION_RANGES = (
-    ("", 524_288),  # 128 KiB measured
-    (" 2 MiB", 8_388_608),
+    ("", 262_144),  # 128 KiB measured
+    (" 512 KiB", 1_048_576),
+    (" 2 MiB", 4_194_304),
+    (" 8 MiB", 16_777_216),
     (" 32 MiB", None),
 )
 
@@ -793,7 +799,7 @@ def operations_text(values: dict[str, Measured]) -> list[str]:
         "",
         "# seconds per element of the array operations an action's 'operations' tag names, beyond the",
         "# time of the bytes docs/profile.md counts for them; by the bytes of the arrays (8 per element):",
-        "# numpy over 16,384 cached doubles up to 512 KiB, 262,144 doubles up to 8 MiB, 4,194,304 beyond",
+        "# numpy over arrays of 128 KiB (cached), 512 KiB, 2, 8 and 32 MiB, each up to halfway to the next",
         "[operations]",
         *rows,
     ]
@@ -822,7 +828,7 @@ _WEIGHT_COMMENTS = (
             " rates of",
             f"# their sizes; take the weights of the size nearest the action's arrays),{size_suffix(n)}",
         )
-        for n in LARGER_ELEMENTS
+        for n in COMMENTED_ELEMENTS
     ),
 )
 
@@ -1313,7 +1319,7 @@ def counting_factor(values: dict[str, Measured]) -> Measured | None:
         weights = {
             f"{name}{suffix}": values[f"weight {name}{suffix}"].median
             for name in ARRAY_OPERATIONS
-            for suffix in ("", *(size_suffix(n) for n in LARGER_ELEMENTS))
+            for suffix in ("", *(size_suffix(n) for n in COMMENTED_ELEMENTS))
             if f"weight {name}{suffix}" in values
         }
         table = ratios(machine, times, sizes, weights)

@@ -160,3 +160,15 @@ def test_the_weights_of_array_operations_are_counted_in_their_kernels() -> None:
         "x[mask]": 169.0,
         "block": 39.0,
     }
+
+
+def test_the_catalogue_prices_a_named_operation_at_the_machine_s_rate() -> None:
+    """With ``[operations]`` a kernel's operation is priced as an ``operations`` tag names it."""
+    m = host(operations={"cumsum": ((math.inf, 2e-9),)})
+    n = 1000
+    seconds = {f"{k.name} {n}": 1e-3 for k in counting.COUNTED_KERNELS}
+    table = counting.ratios(m, seconds, (n,), {"cumsum": 500.0})
+    running = next(k for k in counting.COUNTED_KERNELS if k.name == "running_sum")
+    c = running.counts(n, 0.0)
+    priced = alone_seconds(m, c.flops, c.bytes, c.footprint, c.fresh, c.allocation, c.calls) + n * 2e-9
+    assert table["running_sum"][n] == pytest.approx(1e-3 / priced)  # the flops weight is not counted too

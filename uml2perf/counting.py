@@ -398,17 +398,26 @@ def ratios(
     sizes: tuple[int, ...] = SIZES,
     weights: dict[str, float] | None = None,
 ) -> dict[str, dict[int, float]]:
-    """Measured over priced time of every kernel at every size, priced on ``machine`` (with the
-    array operations' ``weights`` in the flops, as docs/profile.md counts them)."""
+    """Measured over priced time of every kernel at every size, priced on ``machine``: its array
+    operation named as an ``operations`` tag names it when the machine's ``[operations]`` prices it,
+    else with its ``weights`` in the flops (as docs/profile.md counts them either way)."""
+    from uml2perf_runtime.platform.array_operations import operation_seconds
     from uml2perf_runtime.platform.roofline import alone_seconds
 
     cache = float(machine.caches[-1].up_to) if machine.caches else 0.0
+    table = getattr(machine, "operations", {})
     out: dict[str, dict[int, float]] = {}
     for kernel in COUNTED_KERNELS:
         row = out[kernel.name] = {}
         for n in sizes:
-            c = kernel.counted(n, cache, weights)
-            priced = alone_seconds(machine, c.flops, c.bytes, c.footprint, c.fresh, c.allocation, c.calls)
+            if kernel.weight in table:  # named in an operations tag: the machine's own rate at the size
+                c = kernel.counts(n, cache)
+                extra = operation_seconds(table, kernel.weight, c.weighed)
+            else:  # the weight counted as flops, as a model without the tag does
+                c, extra = kernel.counted(n, cache, weights), 0.0
+            priced = (
+                alone_seconds(machine, c.flops, c.bytes, c.footprint, c.fresh, c.allocation, c.calls) + extra
+            )
             row[n] = seconds[f"{kernel.name} {n}"] / priced
     return out
 

@@ -58,6 +58,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from uml2perf_runtime.platform.array_operations import ARRAY_OPERATIONS, ELEMENTWISE_OPERATIONS
+
 from .quiet import QuietGate
 
 SORT_ELEMENTS = 1 << 16
@@ -561,21 +563,10 @@ def call_seconds(calls: int = CALLS_PER_SAMPLE) -> float:
     return (time.perf_counter() - start) / (each * len(kinds))
 
 
-#: Elementwise operations whose cost calibrate weighs against an addition (numpy ufuncs).
-WEIGHED_OPERATIONS = ("divide", "sqrt", "exp", "log", "sin", "power", "remainder", "floor")
-#: Array operations (not elementwise) whose weights calibrate prints too: see :func:`_array_operations`.
-ARRAY_OPERATIONS = (
-    "cumsum",
-    "sum(axis=1)",
-    "argmin(axis=1)",
-    "bincount",
-    "gather",
-    "transpose",
-    "where",
-    "x[mask]",
-    "x[mask/10]",
-    "block",
-)
+#: Elementwise operations whose cost calibrate weighs against an addition (numpy ufuncs), and
+#: array operations (not elementwise) it weighs too (see :func:`_array_operations`): the names an
+#: ``operations`` tag may give, which the runtime's ``[operations]`` table prices.
+WEIGHED_OPERATIONS = ELEMENTWISE_OPERATIONS
 #: Elements per timed call of an elementwise operation: 128 KiB per array, cached, and long
 #: enough that the call's own cost is small beside its work.
 WEIGHT_ELEMENTS = 16384

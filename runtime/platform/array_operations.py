@@ -27,6 +27,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = [
+    "ARRAY_OPERATIONS",
+    "ELEMENTWISE_OPERATIONS",
     "OPERATION_NAMES",
     "OPERATIONS_HINT",
     "OPERATIONS_TAG_HINT",
@@ -34,18 +36,11 @@ __all__ = [
     "parse_operations_tag",
 ]
 
-#: The operations a machine file's ``[operations]`` may price and an action's ``operations`` tag
-#: may name: elementwise functions slower than an addition, and array operations slower than
-#: their data (``docs/profile.md`` says what each stands for).
-OPERATION_NAMES = (
-    "divide",
-    "sqrt",
-    "exp",
-    "log",
-    "sin",
-    "power",
-    "remainder",
-    "floor",
+#: Elementwise functions slower than an addition (numpy ufuncs), whose time ``uml2perf
+#: calibrate`` measures against an addition's.
+ELEMENTWISE_OPERATIONS = ("divide", "sqrt", "exp", "log", "sin", "power", "remainder", "floor")
+#: Array operations slower than their data (``docs/profile.md`` says what each stands for).
+ARRAY_OPERATIONS = (
     "cumsum",
     "sum(axis=1)",
     "argmin(axis=1)",
@@ -57,6 +52,9 @@ OPERATION_NAMES = (
     "x[mask/10]",
     "block",
 )
+#: The operations a machine file's ``[operations]`` may price and an action's ``operations`` tag
+#: may name.
+OPERATION_NAMES = ELEMENTWISE_OPERATIONS + ARRAY_OPERATIONS
 
 OPERATIONS_HINT = (
     "[operations] gives seconds per element: where = 3.3e-10, or by the arrays' size: "

@@ -604,7 +604,8 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
     when half the elements are kept, so it is timed with a half and with a tenth kept) and an
     addition of two blocks cut from a wider array (``g[:, :-2] + g[:, 2:]``: rows that are not one
     contiguous run leave numpy's fast loop, and each element costs two to three times an
-    addition's).
+    addition's), and an integer remainder and quotient (``k % 7``, ``k // 7``: integer division
+    has no fast vector instruction, unlike integer addition).
     """
     rng = np.random.default_rng(7)
     x = rng.random(elements)
@@ -618,6 +619,8 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
     target = np.empty((side, side))
     mask = x > 0.5
     rare = x < 0.1
+    ints = rng.integers(0, 1 << 30, elements)
+    quotients = np.empty(elements, dtype=ints.dtype)
     wide = rng.random((side, 2 * side))
     left, right = wide[:, :side], wide[:, side:]
 
@@ -636,6 +639,8 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
         "x[mask]": lambda: x[mask],
         "x[mask/10]": lambda: x[rare],
         "block": lambda: np.add(left, right, out=target),
+        "int_remainder": lambda: np.remainder(ints, 7, out=quotients),
+        "int_divide": lambda: np.floor_divide(ints, 7, out=quotients),
     }
 
 
@@ -720,6 +725,8 @@ _COUNTED_BYTES: dict[str, tuple[float, float]] = {
     "where": (17, 17),
     "x[mask]": (13, 13),
     "x[mask/10]": (9.8, 9.8),
+    "int_remainder": (16, 16),
+    "int_divide": (16, 16),
 }
 
 

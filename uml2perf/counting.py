@@ -48,8 +48,10 @@ class Counts:
     fresh: float = 0.0
     allocation: float | None = None
     calls: float = 0.0
-    #: elements the kernel's array operation runs over (what its weight is counted per)
+    #: elements one run of the kernel's array operation goes over (what its weight is counted per)
     weighed: float = 0.0
+    #: how many times the kernel runs that operation
+    runs: float = 1.0
 
 
 def _fresh(*blocks: float) -> tuple[float, float | None]:
@@ -90,7 +92,7 @@ class CountedKernel:
         extra = nearest_weight(weights, self.weight, 8.0 * c.weighed)
         if not extra:
             return c
-        return replace(c, flops=c.flops + extra * c.weighed)
+        return replace(c, flops=c.flops + extra * c.weighed * c.runs)
 
 
 def _side(n: int) -> int:
@@ -323,6 +325,49 @@ def _neighbours_counts(n: int, cache: float) -> Counts:
     return Counts(bytes=24 * m, footprint=24 * m, fresh=fresh, allocation=block, calls=1, weighed=m)
 
 
+def _stencil(n: int) -> Callable[[], Any]:
+    side = _side(n)
+    g = np.random.default_rng(22).random((side + 2, side + 2))
+    return lambda: 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
+
+
+def _stencil_counts(n: int, cache: float) -> Counts:
+    m = _side(n) ** 2
+    # three additions with a block of the grid (the weight stands for each addition's flop), the
+    # product: 4 x 24 bytes less the product's reuse of the sum (16), one temporary from 256 KiB
+    fresh, block = _fresh(8 * m)
+    return Counts(
+        flops=m,
+        bytes=88 * m,
+        footprint=(16 + 8) * m,
+        fresh=fresh,
+        allocation=block,
+        calls=7,  # four operations, three of them blocks (2 calls each)
+        weighed=m,
+        runs=3,
+    )
+
+
+def _in_band(n: int) -> Callable[[], Any]:
+    x = np.random.default_rng(23).random(n)
+    return lambda: (x > 0.3) & (x < 0.7)
+
+
+def _in_band_counts(n: int, cache: float) -> Counts:
+    fresh, block = _fresh(n, n)  # two masks alive when the third is made
+    return Counts(bytes=21 * n, footprint=11 * n, fresh=fresh, allocation=block, calls=3)
+
+
+def _int_remainder(n: int) -> Callable[[], Any]:
+    k = np.random.default_rng(24).integers(0, 1 << 30, n)
+    return lambda: k % 7
+
+
+def _int_remainder_counts(n: int, cache: float) -> Counts:
+    fresh, block = _fresh(8 * n)  # bytes and the integer remainder's weight, no flops
+    return Counts(bytes=16 * n, footprint=16 * n, fresh=fresh, allocation=block, calls=1, weighed=n)
+
+
 def _concatenate(n: int) -> Callable[[], Any]:
     parts = [np.random.default_rng(18 + k).random(n // 4) for k in range(4)]
     return lambda: np.concatenate(parts)
@@ -359,6 +404,15 @@ COUNTED_KERNELS: tuple[CountedKernel, ...] = (
     ),
     CountedKernel("concatenate", "np.concatenate(parts) (4 parts)", _concatenate, _concatenate_counts),
     CountedKernel("neighbours", "g[1:-1, :-2] + g[1:-1, 2:]", _neighbours, _neighbours_counts, "block"),
+    CountedKernel(
+        "stencil",
+        "0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])",
+        _stencil,
+        _stencil_counts,
+        "block",
+    ),
+    CountedKernel("in_band", "(x > 0.3) & (x < 0.7)", _in_band, _in_band_counts),
+    CountedKernel("int_mod", "k % 7 (int64)", _int_remainder, _int_remainder_counts, "int_remainder"),
 )
 
 
@@ -412,7 +466,7 @@ def ratios(
         for n in sizes:
             if kernel.weight in table:  # named in an operations tag: the machine's own rate at the size
                 c = kernel.counts(n, cache)
-                extra = operation_seconds(table, kernel.weight, c.weighed)
+                extra = c.runs * operation_seconds(table, kernel.weight, c.weighed)
             else:  # the weight counted as flops, as a model without the tag does
                 c, extra = kernel.counted(n, cache, weights), 0.0
             priced = (

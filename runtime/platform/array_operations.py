@@ -51,6 +51,8 @@ ARRAY_OPERATIONS = (
     "x[mask]",
     "x[mask/10]",
     "block",
+    "int_remainder",
+    "int_divide",
 )
 #: The operations a machine file's ``[operations]`` may price and an action's ``operations`` tag
 #: may name.

@@ -609,6 +609,7 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
     """
     rng = np.random.default_rng(7)
     x = rng.random(elements)
+    y = rng.random(elements)
     out = np.empty(elements)
     rows = x.reshape(elements // 8, 8)
     sums = np.empty(elements // 8)
@@ -629,6 +630,7 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
         return target
 
     return {
+        "add": lambda: np.add(x, y, out=out),  # what the others are weighed against
         "cumsum": lambda: np.cumsum(x, out=out),
         "sum(axis=1)": lambda: rows.sum(axis=1, out=sums),
         "argmin(axis=1)": lambda: rows.argmin(axis=1),
@@ -694,13 +696,7 @@ def sized_weights(core_flops: float, repeats: int, elements: int) -> dict[str, M
     arrays = _array_operations(elements)
     for _ in range(max(repeats, 3)):
         for name in times:  # interleaved
-            run = arrays.get(name)
-            calls = 2
-            times[name].append(
-                operation_seconds(name, elements, calls)
-                if run is None
-                else array_operation_seconds(run, elements, calls)
-            )
+            times[name].append(array_operation_seconds(arrays[name], elements, calls=2))
     beyond = elements >= LARGER_ELEMENTS[-1]
     over = f"{elements:,} doubles" + (" from memory" if beyond else "")
     return _weights(times, core_flops, over, size_suffix(elements), cached=not beyond)

@@ -598,3 +598,12 @@ def test_the_cost_of_reused_buffers_is_fitted_with_the_overhead_kept():
     assert got.median == pytest.approx(1.0e-10, rel=0.03)
     assert got.low <= 0.9e-10 * 1.03 and got.high >= 1.2e-10 * 0.97
     assert "one pair of buffers" in got.how
+
+
+def test_measurement_launches_run_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """peak_flops is one core's rate whatever threads the caller's environment gives numpy."""
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "8")
+    monkeypatch.setenv("UML2PERF_SOMETHING", "kept")
+    env = calibrate.launch_environment()
+    assert all(env[name] == "1" for name in calibrate.THREAD_VARIABLES)
+    assert env["UML2PERF_SOMETHING"] == "kept"

@@ -139,6 +139,20 @@ class Measured:
         return cls(mid, min(low, mid), max(high, mid), how, values=tuple(float(v) for v in values))
 
 
+#: The environment variables that set how many threads numpy's BLAS and OpenMP start.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def launch_environment() -> dict[str, str]:
+    """The environment of a measurement launch: the caller's, with one BLAS/OpenMP thread.
+
+    ``peak_flops`` is one core's rate (and the all-core rate one process per core), whatever
+    threads the caller's environment would give a matrix product: with two threads on two
+    cores the same file said twice the rate, and every count of flops was priced twice as fast.
+    """
+    return dict(os.environ) | dict.fromkeys(THREAD_VARIABLES, "1")
+
+
 #: The share of launches a key's interval is meant to hold (its ends: 5th and 95th percentiles).
 LEVEL = 0.90
 
@@ -1226,9 +1240,10 @@ def measure_launches(
         str(repeats),
         "-" if reference_sort is None else repr(reference_sort),
     ]
+    env = launch_environment()
     for index in range(launches):
         say(f"kernels, memory, flop rate and thread costs: launch {index + 1} of {launches}")
-        done = _launch(lambda: subprocess.run(command, capture_output=True, text=True, timeout=900))
+        done = _launch(lambda: subprocess.run(command, capture_output=True, text=True, timeout=900, env=env))
         if done.returncode != 0:
             raise RuntimeError(f"a measurement launch failed: {done.stderr.strip()[-400:]}")
         runs.append(_from_json(json.loads(done.stdout.strip().splitlines()[-1])))

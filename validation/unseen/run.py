@@ -53,13 +53,12 @@ from unseen_cases import COST_SOURCE, Case, all_cases  # noqa: E402  (through th
 sys.path.append(str(HERE.parent))  # the runners' shared parts, after this folder's own modules
 from machine_check import check_machine  # noqa: E402
 
-from uml2perf.calibrate import mpi_available, mpiexec_command  # noqa: E402
+from uml2perf.calibrate import THREAD_VARIABLES, mpi_available, mpiexec_command  # noqa: E402
 from uml2perf.quiet import probe  # noqa: E402
 
 PROGRAMS = HERE / "programs"
 MODELS = HERE / "models"
 #: one thread per rank for numpy's BLAS and anything OpenMP
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 class ValidationSet:

@@ -70,13 +70,24 @@ class ModelSpec(FrozenRecord):
     activities for tools, as ``(name, xmi_id, function)`` (older modules: ``(name, xmi_id)``);
     ``--activity NAME`` runs one of them.  ``required`` lists the variables the model declares
     without a value, as ``(name, where, activity xmi_id)`` (or ``(name, where)``): a run of that
-    activity must be given each one.
+    activity must be given each one.  ``operations`` names the array operations its actions
+    name (their ``operations`` tags): the only ones of a machine's ``[operations]`` it can read.
 
     Immutable and compared by value, as a frozen dataclass would be; a plain class because
     generating a dataclass's methods costs more at import than the rest of this module.
     """
 
-    _FIELDS = ("name", "source", "elements", "init", "main", "parameters", "activities", "required")
+    _FIELDS = (
+        "name",
+        "source",
+        "elements",
+        "init",
+        "main",
+        "parameters",
+        "activities",
+        "required",
+        "operations",
+    )
 
     name: str
     source: str
@@ -86,6 +97,7 @@ class ModelSpec(FrozenRecord):
     parameters: Sequence[tuple[str, Any]]
     activities: Sequence[Any]
     required: Sequence[tuple[str, ...]]
+    operations: Sequence[str]
 
     def __init__(
         self,
@@ -97,6 +109,7 @@ class ModelSpec(FrozenRecord):
         parameters: Sequence[tuple[str, Any]] = (),
         activities: Sequence[Any] = (),
         required: Sequence[tuple[str, ...]] = (),
+        operations: Sequence[str] = (),
     ) -> None:
         put = object.__setattr__
         put(self, "name", name)
@@ -107,6 +120,7 @@ class ModelSpec(FrozenRecord):
         put(self, "parameters", parameters)
         put(self, "activities", activities)
         put(self, "required", required)
+        put(self, "operations", tuple(operations))
 
 
 __all__ = ["Element", "ModelSpec"]

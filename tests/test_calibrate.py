@@ -10,7 +10,7 @@ import tomllib
 import numpy as np
 import pytest
 
-from uml2perf import calibrate, quiet
+from uml2perf import calibrate, counting, quiet
 from uml2perf.cli import main
 from uml2perf_runtime.platform.machine import Machine
 
@@ -506,14 +506,41 @@ def test_first_touch_costs_more_than_writing_warm_memory():
 def test_slow_operations_weigh_more_than_an_addition():
     weights = calibrate.operation_weights(core_flops=3e10, repeats=1)
     names = (*calibrate.WEIGHED_OPERATIONS, *calibrate.ARRAY_OPERATIONS)
-    assert set(weights) == {f"weight {name}" for name in names}
-    assert all(m.median >= 1.0 for m in weights.values())
+    sized = {
+        f"weight {name}{calibrate.size_suffix(n)}"
+        for name in calibrate.ARRAY_OPERATIONS
+        for n in calibrate.LARGER_ELEMENTS
+    }
+    keys = {f"weight {name}" for name in names} | sized
+    assert set(weights) == keys | {calibrate.OPERATION_PREFIX + key[len("weight ") :] for key in keys}
+    assert all(m.median >= 1.0 for key, m in weights.items() if key.startswith("weight "))
+    assert all(m.low >= 0.0 for key, m in weights.items() if key.startswith(calibrate.OPERATION_PREFIX))
     assert weights["weight sin"].median > weights["weight divide"].median  # a sine is no division
     # a running sum waits for each element: far slower than an addition over the same data
     assert weights["weight cumsum"].median > 4 * weights["weight floor"].median
+    # two blocks of a wider array leave numpy's fast loop: slower than whole arrays
+    assert weights["weight block"].median > 2 * weights["weight floor"].median
     lines = calibrate.weights_text(weights)
     assert lines[0].startswith("# flops to count") and "sqrt " in lines[1]
-    assert "cumsum " in lines[3] and "transpose " in lines[3]
+    assert "cumsum " in lines[3] and "transpose " in lines[3] and "block " in lines[3]
+    # a gather from memory waits for a line per element: far more than over cached arrays
+    assert weights["weight gather 32 MiB"].median > 2 * weights["weight gather"].median
+    assert lines[4].startswith("# the same array operations over arrays of 2 MiB") and "gather " in lines[5]
+    assert lines[6].startswith("# the same array operations over arrays of 32 MiB")
+    read = counting.weights_in("\n".join(lines))
+    assert read["gather 32 MiB"] == float(f"{weights['weight gather 32 MiB'].median:.3g}")
+    assert read["where 2 MiB"] == float(f"{weights['weight where 2 MiB'].median:.3g}")
+    # the same measurements in seconds per element, as [operations] in a machine file that loads
+    text = "\n".join(['name = "m"', "nodes = 1", "cores_per_node = 2", *calibrate.operations_text(weights)])
+    table = Machine.from_dict(tomllib.loads(text)).operations
+    assert set(table) == set(calibrate.WEIGHED_OPERATIONS) | set(calibrate.ARRAY_OPERATIONS)
+    assert len(table["divide"]) == 1
+    assert [up_to for up_to, _ in table["gather"]] == [262_144, 1_048_576, 4_194_304, 16_777_216, math.inf]
+    gather = weights["operation gather 32 MiB"].median
+    assert table["gather"][-1][1] == pytest.approx(gather, rel=1e-3)
+    # a weight and its seconds are one measurement: weight = 1 + seconds x peak
+    assert weights["weight gather 32 MiB"].median == pytest.approx(1 + gather * 3e10, rel=1e-9)
+    assert read["x[mask/10]"] == float(f"{weights['weight x[mask/10]'].median:.3g}")
     assert calibrate.weights_text({}) == []
 
 

@@ -140,9 +140,17 @@ def test_the_weights_of_array_operations_are_counted_in_their_kernels() -> None:
     bare = running.counted(1000, 0.0)
     weighed = running.counted(1000, 0.0, {"cumsum": 150.0})
     assert weighed.flops == bare.flops + 150.0 * 1000 and weighed.bytes == bare.bytes
+    # the weight of the size nearest the kernel's arrays counts, as docs/profile.md says
+    sized = {"cumsum": 150.0, "cumsum 2 MiB": 250.0, "cumsum 32 MiB": 400.0}
+    for n, weight in ((1000, 150.0), (200_000, 250.0), (3_000_000, 400.0)):
+        assert running.counted(n, 0.0, sized).flops == running.counted(n, 0.0).flops + weight * n
+    assert running.counted(3_000_000, 0.0, {"cumsum": 150.0}).flops == running.counted(
+        3_000_000, 0.0
+    ).flops + (150.0 * 3_000_000)
+    assert counting.nearest_weight(sized, "where", 1e6) == 0.0
     text = (
         "# of 8, a gather through a permutation, a square transpose): "
-        "cumsum 144, sum(axis=1) 93.7, gather 37, where 60, x[mask] 169\n"
+        "cumsum 144, sum(axis=1) 93.7, gather 37, where 60, x[mask] 169, block 39\n"
     )
     assert counting.weights_in(text) == {
         "cumsum": 144.0,
@@ -150,4 +158,17 @@ def test_the_weights_of_array_operations_are_counted_in_their_kernels() -> None:
         "gather": 37.0,
         "where": 60.0,
         "x[mask]": 169.0,
+        "block": 39.0,
     }
+
+
+def test_the_catalogue_prices_a_named_operation_at_the_machine_s_rate() -> None:
+    """With ``[operations]`` a kernel's operation is priced as an ``operations`` tag names it."""
+    m = host(operations={"cumsum": ((math.inf, 2e-9),)})
+    n = 1000
+    seconds = {f"{k.name} {n}": 1e-3 for k in counting.COUNTED_KERNELS}
+    table = counting.ratios(m, seconds, (n,), {"cumsum": 500.0})
+    running = next(k for k in counting.COUNTED_KERNELS if k.name == "running_sum")
+    c = running.counts(n, 0.0)
+    priced = alone_seconds(m, c.flops, c.bytes, c.footprint, c.fresh, c.allocation, c.calls) + n * 2e-9
+    assert table["running_sum"][n] == pytest.approx(1e-3 / priced)  # the flops weight is not counted too

@@ -120,6 +120,25 @@ def test_allgatherv_recursive_doubling(tmp_path: Path) -> None:
     _close(_ends(model, machine, 4), [2 * A + 11e6 / B] * 4)
 
 
+@pytest.mark.parametrize(
+    "algorithm, procs, expected",
+    [
+        # 3 ranks, blocks 1..3 MB: each of the 2 rounds passes on one partial block per rank,
+        # the 3 MB one among them
+        ("ring", 3, 2 * A + 6e6 / B),
+        # 4 ranks, blocks 1..4 MB: round 0 sends the half the partner keeps (ranks 0 and 1
+        # send blocks 3 + 4), round 1 one block (rank 2 sends block 4)
+        ("recursive_halving", 4, 2 * A + 11e6 / B),
+    ],
+)
+def test_reduce_scatter_with_counts_per_rank(
+    tmp_path: Path, algorithm: str, procs: int, expected: float
+) -> None:
+    """``MPI_Reduce_scatter``: each rank's ``size`` is the block it ends with."""
+    model = _model(tmp_path, "ReduceScatterPlus", 'size="N * (pid + 1)"')
+    _close(_ends(model, _machine(tmp_path, f'reduce_scatter = "{algorithm}"'), procs), [expected] * procs)
+
+
 def test_the_links_route_prices_the_blocks_too(tmp_path: Path) -> None:
     """On a machine with a topology (narval, shared links) Alltoallv's rounds run as flows: the
     larger blocks take longer than equal blocks of the smallest size."""
@@ -149,6 +168,7 @@ def test_the_links_route_prices_the_blocks_too(tmp_path: Path) -> None:
         ("AllToAllPlus", 'size="N * (1 + pid + 3 * dest)"', 3),
         ("AllToAllPlus", 'size="N * (1 + pid)"', 3),  # one size per rank: that many bytes to each
         ("AllGatherPlus", 'size="N"', 4),  # equal blocks: the collective as before
+        ("ReduceScatterPlus", 'size="N * (pid + 1)"', 4),
     ],
 )
 def test_the_sweep_agrees_with_the_simulator(tmp_path: Path, stereotype: str, tags: str, procs: int) -> None:

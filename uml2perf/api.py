@@ -784,7 +784,15 @@ def _add_interval(
     samples = DEFAULT_SAMPLES if samples is None else samples
     level = DEFAULT_LEVEL if level is None else level
     check_options(samples, level, where, median_of)
-    inputs = uncertain_inputs(machine, car, result.parameters, tuple(run["overrides"]), where, median_of)
+    inputs = uncertain_inputs(
+        machine,
+        car,
+        result.parameters,
+        tuple(run["overrides"]),
+        where,
+        median_of,
+        getattr(spec, "operations", ()),
+    )
     if not inputs:
         return
     sampler = Sampler(spec, machine, inputs, max_time=max_time, speedups=speedups, **run)

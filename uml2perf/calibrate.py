@@ -58,6 +58,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from uml2perf_runtime.platform.array_operations import ARRAY_OPERATIONS, ELEMENTWISE_OPERATIONS
+
 from .quiet import QuietGate
 
 SORT_ELEMENTS = 1 << 16
@@ -561,22 +563,20 @@ def call_seconds(calls: int = CALLS_PER_SAMPLE) -> float:
     return (time.perf_counter() - start) / (each * len(kinds))
 
 
-#: Elementwise operations whose cost calibrate weighs against an addition (numpy ufuncs).
-WEIGHED_OPERATIONS = ("divide", "sqrt", "exp", "log", "sin", "power", "remainder", "floor")
-#: Array operations (not elementwise) whose weights calibrate prints too: see :func:`_array_operations`.
-ARRAY_OPERATIONS = (
-    "cumsum",
-    "sum(axis=1)",
-    "argmin(axis=1)",
-    "bincount",
-    "gather",
-    "transpose",
-    "where",
-    "x[mask]",
-)
+#: Elementwise operations whose cost calibrate weighs against an addition (numpy ufuncs), and
+#: array operations (not elementwise) it weighs too (see :func:`_array_operations`): the names an
+#: ``operations`` tag may give, which the runtime's ``[operations]`` table prices.
+WEIGHED_OPERATIONS = ELEMENTWISE_OPERATIONS
 #: Elements per timed call of an elementwise operation: 128 KiB per array, cached, and long
 #: enough that the call's own cost is small beside its work.
 WEIGHT_ELEMENTS = 16384
+#: Elements of the array operations timed again over larger arrays: 512 KiB, 2 MiB, 8 MiB per
+#: array of doubles (out of a core's nearest caches, beyond its own) and 32 MiB (as large as the
+#: last-level caches of most machines, so that every pass streams).  An operation's time per
+#: element changes with the size of its arrays, by several times for some between two of these.
+LARGER_ELEMENTS = (65_536, 262_144, 1_048_576, 4_194_304)
+#: The sizes whose weights are also written as comments (for models that count weights as flops).
+COMMENTED_ELEMENTS = (262_144, 4_194_304)
 
 
 def operation_seconds(name: str, elements: int = WEIGHT_ELEMENTS, calls: int = 200) -> float:
@@ -600,7 +600,12 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
     (each element waits for the one before), sums and arg-minima along short rows (numpy's
     per-row overhead), counting into bins (a scattered increment per element), a gather through
     an index array and a transposed copy (an element per cache line), a choice by a mask
-    (``np.where``) and a selection by one (``x[mask]``: a branch per element).
+    (``np.where``), a selection by one (``x[mask]``: a branch per element, mispredicted most
+    when half the elements are kept, so it is timed with a half and with a tenth kept) and an
+    addition of two blocks cut from a wider array (``g[:, :-2] + g[:, 2:]``: rows that are not one
+    contiguous run leave numpy's fast loop, and each element costs two to three times an
+    addition's), and an integer remainder and quotient (``k % 7``, ``k // 7``: integer division
+    has no fast vector instruction, unlike integer addition).
     """
     rng = np.random.default_rng(7)
     x = rng.random(elements)
@@ -613,6 +618,11 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
     square = x[: side * side].reshape(side, side)
     target = np.empty((side, side))
     mask = x > 0.5
+    rare = x < 0.1
+    ints = rng.integers(0, 1 << 30, elements)
+    quotients = np.empty(elements, dtype=ints.dtype)
+    wide = rng.random((side, 2 * side))
+    left, right = wide[:, :side], wide[:, side:]
 
     def transpose() -> Any:
         target[...] = square.T
@@ -627,6 +637,10 @@ def _array_operations(elements: int) -> dict[str, Callable[[], Any]]:
         "transpose": transpose,
         "where": lambda: np.where(mask, x, 0.0),
         "x[mask]": lambda: x[mask],
+        "x[mask/10]": lambda: x[rare],
+        "block": lambda: np.add(left, right, out=target),
+        "int_remainder": lambda: np.remainder(ints, 7, out=quotients),
+        "int_divide": lambda: np.floor_divide(ints, 7, out=quotients),
     }
 
 
@@ -655,27 +669,164 @@ def operation_weights(core_flops: float, repeats: int) -> dict[str, Measured]:
         for name in times:  # interleaved
             run = arrays.get(name)
             times[name].append(operation_seconds(name) if run is None else array_operation_seconds(run))
-    add = statistics.median(times["add"])
-    return {
-        f"weight {name}": Measured.of(
-            [max(1.0, 1.0 + (t - add) * core_flops) for t in times[name]],
-            f"numpy {name} over {WEIGHT_ELEMENTS:,} cached doubles against an addition, at peak_flops",
+    weights = _weights(times, core_flops, f"{WEIGHT_ELEMENTS:,} cached doubles", "", cached=True)
+    for elements in LARGER_ELEMENTS:
+        weights |= sized_weights(core_flops, repeats, elements)
+    return weights
+
+
+def size_suffix(elements: int) -> str:
+    """The suffix of the weights' keys over arrays of ``elements`` doubles: `` 2 MiB``, `` 512 KiB``."""
+    size = 8 * elements
+    return f" {size // 2**20} MiB" if size >= 2**20 else f" {size // 2**10} KiB"
+
+
+def sized_weights(core_flops: float, repeats: int, elements: int) -> dict[str, Measured]:
+    """``weight NAME 2 MiB``: the array operations' weights over arrays of ``elements`` doubles.
+
+    A gather, a transpose or a choice by a mask waits for the memory in ways an addition's
+    stream does not (a line per element, a stall per mispredicted branch), so their time beyond
+    an addition's grows several times once their arrays leave a core's caches; the bytes a user
+    counts are priced at the caches' and the memory's bandwidths there, and the weight is what
+    the operation takes beyond that.
+    """
+    times: dict[str, list[float]] = {name: [] for name in ("add", *ARRAY_OPERATIONS)}
+    arrays = _array_operations(elements)
+    for _ in range(max(repeats, 3)):
+        for name in times:  # interleaved
+            run = arrays.get(name)
+            calls = 2
+            times[name].append(
+                operation_seconds(name, elements, calls)
+                if run is None
+                else array_operation_seconds(run, elements, calls)
+            )
+    beyond = elements >= LARGER_ELEMENTS[-1]
+    over = f"{elements:,} doubles" + (" from memory" if beyond else "")
+    return _weights(times, core_flops, over, size_suffix(elements), cached=not beyond)
+
+
+#: Bytes per element docs/profile.md counts for each timed operation, over cached arrays and from
+#: memory (a gathered element or a transposed one costs a cache line from memory); an addition
+#: reads two doubles and writes one, a function of one argument one.  Operations not named count
+#: an addition's 24.
+_COUNTED_BYTES: dict[str, tuple[float, float]] = {
+    "sqrt": (16, 16),
+    "exp": (16, 16),
+    "log": (16, 16),
+    "sin": (16, 16),
+    "floor": (16, 16),
+    "cumsum": (16, 16),
+    "sum(axis=1)": (9, 9),
+    "argmin(axis=1)": (9, 9),
+    "bincount": (8, 8),
+    "gather": (24, 80),
+    "transpose": (16, 72),
+    "where": (17, 17),
+    "x[mask]": (13, 13),
+    "x[mask/10]": (9.8, 9.8),
+    "int_remainder": (16, 16),
+    "int_divide": (16, 16),
+}
+
+
+def _weights(
+    times: dict[str, list[float]], core_flops: float, over: str, suffix: str, cached: bool
+) -> dict[str, Measured]:
+    """Each operation's flops per element: one, plus its time beyond what its counted bytes take
+    at the addition's pace, at ``core_flops`` (so the weight adds what the bytes do not price)."""
+    add_per_byte = statistics.median(times["add"]) / 24
+    out: dict[str, Measured] = {}
+    for name in times:
+        if name == "add":
+            continue
+        beyond = [max(0.0, t - add_per_byte * _bytes_of(name, cached)) for t in times[name]]
+        out[f"weight {name}{suffix}"] = Measured.of(
+            [1.0 + extra * core_flops for extra in beyond],
+            f"numpy {name} over {over} against an addition, at peak_flops",
         )
-        for name in (*WEIGHED_OPERATIONS, *ARRAY_OPERATIONS)
-    }
+        out[f"{OPERATION_PREFIX}{name}{suffix}"] = Measured.of(
+            beyond, f"numpy {name} over {over}, beyond its counted bytes at an addition's pace"
+        )
+    return out
 
 
-#: The comment of each group of weights: its first line, and the start of its second.
+def _bytes_of(name: str, cached: bool) -> float:
+    """The bytes per element docs/profile.md counts for operation ``name``."""
+    over_cached, from_memory = _COUNTED_BYTES.get(name, (24.0, 24.0))
+    return over_cached if cached else from_memory
+
+
+#: Prefix of the keys of an array operation's seconds per element beyond its counted bytes
+#: (``[operations]``), like the weights, by size.
+OPERATION_PREFIX = "operation "
+#: Where each measured size's range ends in ``[operations]``: halfway (on a log scale) to the
+#: next size measured; the last range takes every larger array.
+_OPERATION_RANGES = (
+    ("", 262_144),  # 128 KiB measured
+    (" 512 KiB", 1_048_576),
+    (" 2 MiB", 4_194_304),
+    (" 8 MiB", 16_777_216),
+    (" 32 MiB", None),
+)
+
+
+def operations_text(values: dict[str, Measured]) -> list[str]:
+    """``[operations]``: each operation's seconds per element, by the size of its arrays."""
+    from uml2perf_runtime.platform.array_operations import OPERATION_NAMES
+
+    rows: list[str] = []
+    for name in OPERATION_NAMES:
+        keys = [(f"{OPERATION_PREFIX}{name}{suffix}", up_to) for suffix, up_to in _OPERATION_RANGES]
+        found = [(values[key], up_to) for key, up_to in keys if key in values]
+        if not found:
+            continue
+        if len(found) == 1:
+            rows.append(f'"{name}" = {number_text(found[0][0])}')
+            continue
+        ranges = []
+        for index, (m, up_to) in enumerate(found):
+            last = index == len(found) - 1
+            ranges.append(
+                ("" if last or up_to is None else f"up_to = {up_to}, ") + f"seconds = {number_text(m)}"
+            )
+        rows.append(f'"{name}" = [' + ", ".join("{ " + r + " }" for r in ranges) + "]")
+    if not rows:
+        return []
+    return [
+        "",
+        "# seconds per element of the array operations an action's 'operations' tag names, beyond the",
+        "# time of the bytes docs/profile.md counts for them; by the bytes of the arrays (8 per element):",
+        "# numpy over arrays of 128 KiB (cached), 512 KiB, 2, 8 and 32 MiB, each up to halfway to the next",
+        "[operations]",
+        *rows,
+    ]
+
+
+#: The comment of each group of weights: the names, the suffix of their keys, the comment's first
+#: line and the start of its second.
 _WEIGHT_COMMENTS = (
     (
         WEIGHED_OPERATIONS,
+        "",
         "# flops to count per element of elementwise operations (an addition or a multiplication is 1;",
         "# numpy over cached arrays, at peak_flops)",
     ),
     (
         ARRAY_OPERATIONS,
+        "",
         "# and per element of array operations slower than their data (on top of their bytes; rows",
-        "# of 8, a gather through a permutation, a square transpose; per element of the mask)",
+        "# of 8, a gather through a permutation, a square transpose, 128 x 128 blocks; per mask element)",
+    ),
+    *(
+        (
+            ARRAY_OPERATIONS,
+            size_suffix(n),
+            f"# the same array operations over arrays of{size_suffix(n)} (on top of their bytes at the"
+            " rates of",
+            f"# their sizes; take the weights of the size nearest the action's arrays),{size_suffix(n)}",
+        )
+        for n in COMMENTED_ELEMENTS
     ),
 )
 
@@ -683,10 +834,9 @@ _WEIGHT_COMMENTS = (
 def weights_text(values: dict[str, Measured]) -> list[str]:
     """A comment: the flops to count per element of the weighed operations."""
     lines: list[str] = []
-    for names, first, second in _WEIGHT_COMMENTS:
-        shown = ", ".join(
-            f"{name} {values[f'weight {name}'].median:.3g}" for name in names if f"weight {name}" in values
-        )
+    for names, suffix, first, second in _WEIGHT_COMMENTS:
+        keys = [(name, f"weight {name}{suffix}") for name in names]
+        shown = ", ".join(f"{name} {values[key].median:.3g}" for name, key in keys if key in values)
         if shown:
             lines += [first, f"{second}: {shown}"]
     return lines
@@ -1165,7 +1315,10 @@ def counting_factor(values: dict[str, Measured]) -> Measured | None:
     try:
         machine = Machine.from_dict(tomllib.loads(machine_text(values)))
         weights = {
-            name: values[f"weight {name}"].median for name in ARRAY_OPERATIONS if f"weight {name}" in values
+            f"{name}{suffix}": values[f"weight {name}{suffix}"].median
+            for name in ARRAY_OPERATIONS
+            for suffix in ("", *(size_suffix(n) for n in COMMENTED_ELEMENTS))
+            if f"weight {name}{suffix}" in values
         }
         table = ratios(machine, times, sizes, weights)
     except (KeyError, MachineError, ValueError):
@@ -2283,6 +2436,7 @@ def machine_text(values: dict[str, Measured], name: str = "calibrated", gate: Qu
         *host_text(values),
         *([""] + caches_text(values).rstrip("\n").splitlines() if caches_measured(values) else []),
         *allocator_text(values),
+        *operations_text(values),
         "",
         "# thread costs (seconds) of task pools and pipelines that give no startup/handoff/overhead tags",
         threads_section(values).rstrip("\n"),

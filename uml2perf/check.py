@@ -223,7 +223,7 @@ def _is_plain_action(node: Node) -> bool:
 
 
 #: Tags that give an action a time: a cost, or what a hardware-aware action does (its host costs too).
-_TIMING_TAGS = ("cost", "time", "flops", "bytes", "fresh", "calls")
+_TIMING_TAGS = ("cost", "time", "flops", "bytes", "fresh", "calls", "operations")
 
 
 def _cost_of(perf: PerfSpec | None) -> str | None:
@@ -405,6 +405,9 @@ def _check_node(node: Node, known: set[str], functions: dict) -> Iterator[Diagno
     for tag, value in perf.tags:
         if tag in _TEXT_TAGS or value is None or value == "":
             continue
+        if tag == "operations":
+            yield from _check_operations(value, node.location, known, functions)
+            continue
         peer = (PEER_NAME,) if (perf.role.value, tag) in PEER_TAGS else ()
         yield from _check_expression(value, node.location, f"tag {tag!r}", known, functions, peer)
     if perf.role == Role.SEND and perf.get("dest") is None:
@@ -413,6 +416,26 @@ def _check_node(node: Node, known: set[str], functions: dict) -> Iterator[Diagno
         )
     if perf.role in COMMUNICATION_ROLES and node.kind not in (NodeKind.ACTION, NodeKind.CALL):
         yield _warning(f"{perf.role.value}+ on a {node.uml_type}: treated as an action", node.location)
+
+
+def _check_operations(
+    text: str, location: Location, known: set[str], functions: dict
+) -> Iterator[Diagnostic]:
+    """An ``operations`` tag: ``name: elements`` pairs, each name an operation, each count an expression."""
+    from uml2perf_runtime.platform.array_operations import OPERATIONS_TAG_HINT, parse_operations_tag
+
+    try:
+        pairs = parse_operations_tag(text)
+    except ValueError as exc:
+        yield _error(
+            f"tag 'operations' {text!r}: {exc}",
+            location,
+            OPERATIONS_TAG_HINT,
+        )
+        return
+    for name, elements, runs in pairs:
+        for count in (elements, runs):
+            yield from _check_expression(count, location, f"tag 'operations' ({name})", known, functions)
 
 
 def _check_edges(act: Activity, known: set[str], functions: dict) -> Iterator[Diagnostic]:

@@ -48,8 +48,10 @@ class Counts:
     fresh: float = 0.0
     allocation: float | None = None
     calls: float = 0.0
-    #: elements the kernel's array operation runs over (what its weight is counted per)
+    #: elements one run of the kernel's array operation goes over (what its weight is counted per)
     weighed: float = 0.0
+    #: how many times the kernel runs that operation
+    runs: float = 1.0
 
 
 def _fresh(*blocks: float) -> tuple[float, float | None]:
@@ -78,12 +80,19 @@ class CountedKernel:
     weight: str = ""
 
     def counted(self, n: int, cache_bytes: float, weights: dict[str, float] | None = None) -> Counts:
-        """The tags a user writes for ``n`` elements, the operation's weight in the flops."""
+        """The tags a user writes for ``n`` elements, the operation's weight in the flops.
+
+        The weight is the one measured over arrays of the size nearest the kernel's (``"NAME"``
+        over cached arrays of 128 KiB, ``"NAME 2 MiB"`` and so on), as docs/profile.md says to
+        choose.
+        """
         c = self.counts(n, cache_bytes)
-        extra = (weights or {}).get(self.weight, 0.0) if self.weight else 0.0
+        if not self.weight or not weights:
+            return c
+        extra = nearest_weight(weights, self.weight, 8.0 * c.weighed)
         if not extra:
             return c
-        return replace(c, flops=c.flops + extra * c.weighed)
+        return replace(c, flops=c.flops + extra * c.weighed * c.runs)
 
 
 def _side(n: int) -> int:
@@ -246,6 +255,25 @@ def _select_counts(n: int, cache: float) -> Counts:
     )
 
 
+def _select_few(n: int) -> Callable[[], Any]:
+    x = np.random.default_rng(21).random(n)
+    return lambda: x[x < 0.1]
+
+
+def _select_few_counts(n: int, cache: float) -> Counts:
+    # as ``select``, with a tenth of x passing (0.8 bytes written per element)
+    fresh, block = _fresh(n)
+    kept = 0.8 * n
+    return Counts(
+        bytes=8 * n + n + n + 8 * n + kept,
+        footprint=18 * n + kept,
+        fresh=fresh,
+        allocation=block,
+        calls=2,
+        weighed=n,
+    )
+
+
 def _histogram(n: int) -> Callable[[], Any]:
     idx = np.random.default_rng(14).integers(0, 1024, n)
     return lambda: np.bincount(idx, minlength=1024)
@@ -284,6 +312,62 @@ def _distances_counts(n: int, cache: float) -> Counts:
     )
 
 
+def _neighbours(n: int) -> Callable[[], Any]:
+    side = _side(n)
+    g = np.random.default_rng(20).random((side + 2, side + 2))
+    return lambda: g[1:-1, :-2] + g[1:-1, 2:]
+
+
+def _neighbours_counts(n: int, cache: float) -> Counts:
+    m = _side(n) ** 2
+    fresh, block = _fresh(8 * m)  # the sum, kept until the next one is made
+    # two blocks of the grid read, the sum written; the block weight stands for the addition
+    return Counts(bytes=24 * m, footprint=24 * m, fresh=fresh, allocation=block, calls=1, weighed=m)
+
+
+def _stencil(n: int) -> Callable[[], Any]:
+    side = _side(n)
+    g = np.random.default_rng(22).random((side + 2, side + 2))
+    return lambda: 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
+
+
+def _stencil_counts(n: int, cache: float) -> Counts:
+    m = _side(n) ** 2
+    # three additions with a block of the grid (the weight stands for each addition's flop), the
+    # product: 4 x 24 bytes less the product's reuse of the sum (16), one temporary from 256 KiB
+    fresh, block = _fresh(8 * m)
+    return Counts(
+        flops=m,
+        bytes=88 * m,
+        footprint=(16 + 8) * m,
+        fresh=fresh,
+        allocation=block,
+        calls=7,  # four operations, three of them blocks (2 calls each)
+        weighed=m,
+        runs=3,
+    )
+
+
+def _in_band(n: int) -> Callable[[], Any]:
+    x = np.random.default_rng(23).random(n)
+    return lambda: (x > 0.3) & (x < 0.7)
+
+
+def _in_band_counts(n: int, cache: float) -> Counts:
+    fresh, block = _fresh(n, n)  # two masks alive when the third is made
+    return Counts(bytes=21 * n, footprint=11 * n, fresh=fresh, allocation=block, calls=3)
+
+
+def _int_remainder(n: int) -> Callable[[], Any]:
+    k = np.random.default_rng(24).integers(0, 1 << 30, n)
+    return lambda: k % 7
+
+
+def _int_remainder_counts(n: int, cache: float) -> Counts:
+    fresh, block = _fresh(8 * n)  # bytes and the integer remainder's weight, no flops
+    return Counts(bytes=16 * n, footprint=16 * n, fresh=fresh, allocation=block, calls=1, weighed=n)
+
+
 def _concatenate(n: int) -> Callable[[], Any]:
     parts = [np.random.default_rng(18 + k).random(n // 4) for k in range(4)]
     return lambda: np.concatenate(parts)
@@ -308,6 +392,7 @@ COUNTED_KERNELS: tuple[CountedKernel, ...] = (
     CountedKernel("running_sum", "np.cumsum(x)", _running_sum, _running_sum_counts, "cumsum"),
     CountedKernel("threshold", "np.where(x > 0.5, x, 0.0)", _threshold, _threshold_counts, "where"),
     CountedKernel("select", "x[x > 0.5]", _select, _select_counts, "x[mask]"),
+    CountedKernel("select_few", "x[x < 0.1]", _select_few, _select_few_counts, "x[mask/10]"),
     CountedKernel("histogram", "np.bincount(idx, minlength=1024)", _histogram, _histogram_counts, "bincount"),
     CountedKernel("copy", "x.copy()", _copy, _copy_counts),
     CountedKernel(
@@ -318,6 +403,16 @@ COUNTED_KERNELS: tuple[CountedKernel, ...] = (
         "sum(axis=1)",
     ),
     CountedKernel("concatenate", "np.concatenate(parts) (4 parts)", _concatenate, _concatenate_counts),
+    CountedKernel("neighbours", "g[1:-1, :-2] + g[1:-1, 2:]", _neighbours, _neighbours_counts, "block"),
+    CountedKernel(
+        "stencil",
+        "0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])",
+        _stencil,
+        _stencil_counts,
+        "block",
+    ),
+    CountedKernel("in_band", "(x > 0.3) & (x < 0.7)", _in_band, _in_band_counts),
+    CountedKernel("int_mod", "k % 7 (int64)", _int_remainder, _int_remainder_counts, "int_remainder"),
 )
 
 
@@ -357,32 +452,73 @@ def ratios(
     sizes: tuple[int, ...] = SIZES,
     weights: dict[str, float] | None = None,
 ) -> dict[str, dict[int, float]]:
-    """Measured over priced time of every kernel at every size, priced on ``machine`` (with the
-    array operations' ``weights`` in the flops, as docs/profile.md counts them)."""
+    """Measured over priced time of every kernel at every size, priced on ``machine``: its array
+    operation named as an ``operations`` tag names it when the machine's ``[operations]`` prices it,
+    else with its ``weights`` in the flops (as docs/profile.md counts them either way)."""
+    from uml2perf_runtime.platform.array_operations import operation_seconds
     from uml2perf_runtime.platform.roofline import alone_seconds
 
     cache = float(machine.caches[-1].up_to) if machine.caches else 0.0
+    table = getattr(machine, "operations", {})
     out: dict[str, dict[int, float]] = {}
     for kernel in COUNTED_KERNELS:
         row = out[kernel.name] = {}
         for n in sizes:
-            c = kernel.counted(n, cache, weights)
-            priced = alone_seconds(machine, c.flops, c.bytes, c.footprint, c.fresh, c.allocation, c.calls)
+            if kernel.weight in table:  # named in an operations tag: the machine's own rate at the size
+                c = kernel.counts(n, cache)
+                extra = c.runs * operation_seconds(table, kernel.weight, c.weighed)
+            else:  # the weight counted as flops, as a model without the tag does
+                c, extra = kernel.counted(n, cache, weights), 0.0
+            priced = (
+                alone_seconds(machine, c.flops, c.bytes, c.footprint, c.fresh, c.allocation, c.calls) + extra
+            )
             row[n] = seconds[f"{kernel.name} {n}"] / priced
     return out
 
 
+#: The start of the comment line that holds the array operations' weights over cached arrays,
+#: and of the lines that hold them over larger arrays (as ``uml2perf calibrate`` writes them).
+_CACHED_LINE = "# of 8, a gather through a permutation"
+_SIZED_LINE = "# their sizes; take the weights of the size nearest"
+#: The array size (bytes) of the weights over cached arrays: 16,384 doubles.
+CACHED_WEIGHT_BYTES = 131_072
+
+
 def weights_in(text: str) -> dict[str, float]:
-    """The array operations' weights from a machine file's comment (as ``uml2perf calibrate`` writes it)."""
+    """The array operations' weights from a machine file's comments: ``NAME`` over cached arrays,
+    ``NAME 2 MiB`` over arrays of that size."""
     import re
 
+    pattern = r"([a-z_]+(?:\(axis=1\)|\[mask(?:/10)?\])?) ([0-9.eE+-]+)"
     found: dict[str, float] = {}
     for line in text.splitlines():
-        if line.startswith("# of 8, a gather through a permutation"):
-            pattern = r"([a-z_]+(?:\(axis=1\)|\[mask\])?) ([0-9.eE+-]+)"
-            for name, value in re.findall(pattern, line.split(":", 1)[1]):
-                found[name] = float(value)
+        head, _, values = line.partition(":")
+        if not values:
+            continue
+        if line.startswith(_CACHED_LINE):
+            suffix = ""
+        elif line.startswith(_SIZED_LINE) and (size := re.search(r", (\d+) MiB$", head)):
+            suffix = f" {size.group(1)} MiB"
+        else:
+            continue
+        for name, value in re.findall(pattern, values):
+            found[f"{name}{suffix}"] = float(value)
     return found
+
+
+def nearest_weight(weights: dict[str, float], name: str, array_bytes: float) -> float:
+    """``name``'s weight at the size nearest ``array_bytes`` (on a log scale) among those given."""
+    import math
+    import re
+
+    sizes = {CACHED_WEIGHT_BYTES: name} if name in weights else {}
+    for key in weights:
+        if key.startswith(f"{name} ") and (size := re.fullmatch(r" (\d+) MiB", key[len(name) :])):
+            sizes[int(size.group(1)) * 2**20] = key
+    if not sizes:
+        return 0.0
+    nearest = min(sizes, key=lambda b: abs(math.log(max(array_bytes, 1.0) / b)))
+    return weights[sizes[nearest]]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,8 +56,13 @@ def uncertain_inputs(
     given: Sequence[str],
     where: str,
     median_of: int = 1,
+    operations: Sequence[str] = (),
 ) -> list[Input]:
     """Every uncertain input of a run: the machine's, then the sidecar's (variables set by ``--set`` are not).
+
+    A machine's ``[operations]`` entries count only for the ``operations`` the model names (its
+    spec's): the others cannot move its time, and drawing them would only add chance
+    correlations to the sensitivity.
 
     ``parameters`` are the run's variable values (the central run's), at which sidecar
     expressions are evaluated.  ``median_of``: the interval is for the median of that many launches
@@ -71,6 +76,8 @@ def uncertain_inputs(
     um = getattr(machine, "uncertain", None)
     if um is not None:
         for (path, interval), name in zip(um.inputs, um.names, strict=True):
+            if path[0] == "operations" and path[1] not in operations:
+                continue
             if path[0] == FACTOR_TABLE:
                 narrowed = interval.narrowed(median_spread(median_of))
                 found.append(Input(f"machine {name}", "factor", name, narrowed))
@@ -126,11 +133,20 @@ class Sampler:
 
     def configuration(self, values: Sequence[float]) -> tuple[Any, dict[str, Any], dict[str, float]]:
         """``(machine, variables, speedups)`` of one sample."""
-        machine_values = [
-            v for inp, v in zip(self.inputs, values, strict=True) if inp.kind in ("machine", "factor")
-        ]
         drawn = any(inp.kind == "machine" for inp in self.inputs)
-        machine = self.machine.uncertain.draw(machine_values) if drawn else self.machine
+        machine = self.machine
+        if drawn:
+            # every uncertain key of the file, drawn or (an operation the model never names) at its value
+            um = machine.uncertain
+            by_name = {
+                inp.target: v for inp, v in zip(self.inputs, values, strict=True) if inp.kind == "machine"
+            }
+            machine = um.draw(
+                [
+                    by_name.get(name, interval.value)
+                    for name, interval in zip(um.names, um.intervals, strict=True)
+                ]
+            )
         overrides = dict(self.overrides)
         speedups = dict(self.speedups)
         for inp, value in zip(self.inputs, values, strict=True):
@@ -310,7 +326,9 @@ def add_sweep_intervals(
         point = {k: row[k] for k in result.parameters if k not in system and k in row}
         overrides = {**fixed_values, **point}
         parameters = {**dict(spec.parameters), **overrides}
-        inputs = uncertain_inputs(machine, car, parameters, tuple(overrides), where, median_of)
+        inputs = uncertain_inputs(
+            machine, car, parameters, tuple(overrides), where, median_of, getattr(spec, "operations", ())
+        )
         if not inputs:
             row["time_low"] = row["time_high"] = row["time"]
             continue

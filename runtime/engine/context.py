@@ -584,12 +584,25 @@ class Context:
         fresh: Any = 0.0,
         allocation: Any = None,
         calls: Any = 0.0,
+        operations: Any = (),
     ) -> Any:
         """Run a hardware-aware action: roofline time on a core or a device (see ``roofline.py``)."""
         from ..platform.roofline import roofline
 
         return roofline(
-            self, elem, cost, flops, bytes, device, copy_in, copy_out, footprint, fresh, allocation, calls
+            self,
+            elem,
+            cost,
+            flops,
+            bytes,
+            device,
+            copy_in,
+            copy_out,
+            footprint,
+            fresh,
+            allocation,
+            calls,
+            operations,
         )
 
     @property

@@ -162,6 +162,7 @@ _TOP_KEYS = (
     "call_cost",
     "allocator",
     "counting_factor",
+    "operations",
 )
 _DEVICE_KEYS = ("count", "peak_flops", "memory_bandwidth", "link")
 
@@ -323,6 +324,9 @@ class Machine(FrozenRecord):
     #: ``uml2perf calibrate`` writes it as 1 with the interval its catalogue of counted numpy
     #: lines spreads over: the prediction interval then says how far counting may be off.
     counting_factor: float
+    #: seconds per element of the array operations an action names (``[operations]``), by name:
+    #: ``((up_to, seconds), ...)`` by the bytes of the arrays (the last ``up_to`` infinite)
+    operations: dict[str, tuple[tuple[float, float], ...]]
     devices: dict[str, Device]
     #: Seconds every rank spends per collective call beyond its messages (``[collectives] overhead``).
     collective_overhead: float
@@ -359,6 +363,7 @@ class Machine(FrozenRecord):
         "call_cost",
         "allocator",
         "counting_factor",
+        "operations",
         "devices",
         "collective_overhead",
         "reduce_cost",
@@ -389,6 +394,7 @@ class Machine(FrozenRecord):
         call_cost: float | None = None,
         allocator: Allocator | None = None,
         counting_factor: float = 1.0,
+        operations: dict[str, tuple[tuple[float, float], ...]] | None = None,
         devices: dict[str, Device] | None = None,
         collective_overhead: float = 0.0,
         reduce_cost: float = 0.0,
@@ -417,6 +423,7 @@ class Machine(FrozenRecord):
         put(self, "call_cost", call_cost)
         put(self, "allocator", allocator)
         put(self, "counting_factor", counting_factor)
+        put(self, "operations", {} if operations is None else dict(operations))
         put(self, "devices", {} if devices is None else devices)
         put(self, "collective_overhead", collective_overhead)
         put(self, "reduce_cost", reduce_ranges[-1][1] if reduce_ranges else reduce_cost)
@@ -562,6 +569,7 @@ class Machine(FrozenRecord):
             call_cost=_optional_positive(source, "call_cost", data.get("call_cost")),
             allocator=_allocator(source, data.get("allocator")),
             counting_factor=_optional_positive(source, "counting_factor", data.get("counting_factor")) or 1.0,
+            operations=_operations(source, data.get("operations")),
             devices=_devices(source, data.get("devices", {})),
             collective_overhead=_collective_cost(source, data.get("collectives", {}), "overhead"),
             reduce_cost=_collective_cost(source, data.get("collectives", {}), "reduce_cost"),
@@ -695,6 +703,10 @@ class Machine(FrozenRecord):
             out["call_cost"] = self.call_cost
         if self.counting_factor != 1.0:
             out["counting_factor"] = self.counting_factor
+        if self.operations:
+            from .array_operations import operations_dict
+
+            out["operations"] = operations_dict(self.operations)
         if self.allocator is not None:
             out["allocator"] = {"reuse_below": self.allocator.reuse_below}
             if math.isfinite(self.allocator.mapped_from):
@@ -814,6 +826,7 @@ def _report_problems(source: str, data: Any) -> None:
     check(_optional_positive, source, "call_cost", data.get("call_cost"))
     check(_allocator, source, data.get("allocator"))
     check(_optional_positive, source, "counting_factor", data.get("counting_factor"))
+    check(_operations, source, data.get("operations"))
     check(_devices, source, data.get("devices", {}))
     found = _distinct(found)
     if len(found) == 1:
@@ -1169,6 +1182,21 @@ def _variability(source: str, value: Any) -> None:
             hint="write run_to_run = { value = 1, low = 0.9, high = 1.3 }: the run's time varies around "
             "the prediction by low..high (5th..95th percentiles)",
         )
+
+
+def _operations(source: str, value: Any) -> dict[str, tuple[tuple[float, float], ...]]:
+    """``[operations]``: seconds per element of named array operations (see :mod:`.array_operations`)."""
+    from .array_operations import parse_operations
+
+    return parse_operations(source, value, _sized_ranges, _non_negative_seconds)
+
+
+def _non_negative_seconds(source: str, key: str, value: Any) -> float:
+    """Seconds (0 or more): an operation measured no slower than its bytes costs nothing more."""
+    value = _with_unit(source, key, value)
+    if not _is_number(value) or not (0.0 <= float(value) < math.inf):
+        raise MachineError(f"{source}: {key} must be a number of seconds (0 or more), got {value!r}")
+    return float(value)
 
 
 def _wakeup(source: str, value: Any) -> float:

@@ -444,7 +444,8 @@ def _rotated(steps: list[Step], shift: int, p: int) -> list[Step]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Schedules of blocks that differ per rank (MPI_Gatherv, Scatterv, Allgatherv, Alltoallv)
+# Schedules of blocks that differ per rank (MPI_Gatherv, Scatterv, Allgatherv, Alltoallv,
+# Reduce_scatter)
 # ---------------------------------------------------------------------------------------------
 
 #: Blocks of a call: per (virtual) rank the bytes it contributes or receives, or for an
@@ -540,6 +541,35 @@ def _alltoall_pairwise_blocks(p: int, rows: Sequence[Sequence[float]]) -> list[S
     ]
 
 
+def _reduce_scatter_ring_blocks(p: int, blocks: Sequence[float]) -> list[Step]:
+    """Ring: in round k rank ``r`` passes on its partial sum of the block rank ``r - k - 1``
+    ends with and combines the one it received, so each ends with its own block of the sum
+    (``MPI_Reduce_scatter`` with counts per rank); a round lasts as long as its largest block."""
+    ranks = list(range(p))
+    after = [(r + 1) % p for r in ranks]
+    steps = []
+    for k in range(p - 1):
+        sizes = [float(blocks[(r - k - 1) % p]) for r in ranks]
+        steps.append(Step(ranks, after, sizes, 1, max(sizes), True))
+    return steps
+
+
+def _reduce_scatter_halving_blocks(p: int, blocks: Sequence[float]) -> list[Step]:
+    """Recursive halving (p a power of two, else the ring): in round k rank ``r`` sends the half
+    of its group of ``p / 2**k`` blocks that its partner ``r xor p / 2**(k+1)`` keeps, and
+    combines the half it keeps."""
+    if p & (p - 1):
+        return _reduce_scatter_ring_blocks(p, blocks)
+    ranks = list(range(p))
+    steps = []
+    for k in range(p.bit_length() - 1):
+        half = p >> (k + 1)
+        # the partner's half of this rank's group: the blocks it keeps after the round
+        sizes = [_subtree(blocks, (r ^ half) & ~(half - 1), half) for r in ranks]
+        steps.append(Step(ranks, [r ^ half for r in ranks], sizes, 1, max(sizes), True))
+    return steps
+
+
 #: Per collective and algorithm, the schedule of blocks that differ per rank; an algorithm not
 #: listed (alltoall's Bruck) runs as the first one.
 BLOCK_ALGORITHMS: dict[str, dict[str, Callable[[int, Any], list[Step]]]] = {
@@ -551,6 +581,10 @@ BLOCK_ALGORITHMS: dict[str, dict[str, Callable[[int, Any], list[Step]]]] = {
         "recursive_doubling": _allgather_recursive_doubling_blocks,
     },
     "alltoall": {"pairwise": _alltoall_pairwise_blocks},
+    "reduce_scatter": {
+        "recursive_halving": _reduce_scatter_halving_blocks,
+        "ring": _reduce_scatter_ring_blocks,
+    },
 }
 #: Collectives whose ``size`` may differ per rank (and, for alltoall, per destination).
 VARIABLE_BLOCKS = frozenset(BLOCK_ALGORITHMS)

@@ -67,7 +67,16 @@ from ..spec import Element
 #: The simulating context (``uml2perf_runtime.engine.context.Context``, which imports this module).
 Context = Any
 
-__all__ = ["NodeMemory", "alone_seconds", "cache_level", "host_seconds", "new_pages", "roofline", "sized"]
+__all__ = [
+    "NodeMemory",
+    "alone_seconds",
+    "cache_level",
+    "host_seconds",
+    "new_pages",
+    "operations_seconds",
+    "roofline",
+    "sized",
+]
 
 
 class NodeMemory:
@@ -177,6 +186,7 @@ def roofline(
     fresh: Any = 0.0,
     allocation: Any = None,
     calls: Any = 0.0,
+    operations: Any = (),
 ) -> Any:
     """Generator behind ``p.roofline(...)``: run one hardware-aware action (see the module docstring)."""
     sim = ctx.sim
@@ -189,6 +199,8 @@ def roofline(
     factor = sim.machine.counting_factor if target is None else 1.0
     if fresh or calls:  # most actions have neither: no conversions for them
         cost_v += factor * host_seconds(ctx, elem, fresh, allocation, calls)
+    if operations:
+        cost_v += factor * operations_seconds(ctx, elem, operations)
     if factor != 1.0:  # a sample of how far counted work may be from its counts (see the module)
         flops_v *= factor
         bytes_v *= factor
@@ -241,6 +253,30 @@ def roofline(
             ctx.record_phase(elem, "compute", start + queued, env._now)
             return
     ctx.record(elem, "compute", start, env._now)
+
+
+def operations_seconds(ctx: Context, elem: Element, operations: Any) -> float:
+    """Seconds of the array operations an action names, ``((name, elements, runs), ...)``, at
+    the machine's ``[operations]`` rates, each run's range chosen by its elements (on top of the
+    action's bytes; see :mod:`.array_operations`)."""
+    from .array_operations import OPERATIONS_HINT, operation_seconds
+
+    table = ctx.sim.machine.operations
+    seconds = 0.0
+    for name, count, times in operations:
+        elements = _number(ctx, elem, f"operations {name}", count)
+        runs = _number(ctx, elem, f"runs of operations {name}", times)
+        if elements <= 0.0 or runs <= 0.0:
+            continue
+        try:
+            seconds += runs * operation_seconds(table, name, elements)
+        except KeyError:
+            raise MachineError(
+                f"{elem.describe()} names array operation {name!r}, but machine "
+                f"'{ctx.sim.machine.name}' has no '{name}' in [operations]",
+                hint=OPERATIONS_HINT,
+            ) from None
+    return seconds
 
 
 def host_seconds(ctx: Context, elem: Element, fresh: Any, allocation: Any, calls: Any) -> float:

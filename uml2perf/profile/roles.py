@@ -29,6 +29,7 @@ ROLES: dict[str, tuple[Role, tuple[str, ...]]] = {
             "fresh",
             "allocation",
             "calls",
+            "operations",
             "device",
             "copyin",
             "copyout",

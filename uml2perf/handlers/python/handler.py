@@ -260,6 +260,8 @@ class PythonHandler(ContentHandler):
         self.fragments: list[tuple[Node, str]] = []
         #: the variables ``loop+ counter`` tags name (set by their loops, never constant)
         self.loop_counters: set[str] = set()
+        #: the array operations the actions' ``operations`` tags name (the spec lists them)
+        self.operations_named: set[str] = set()
         self.counters: dict[str, int] = {}
         self.owners: list[ForkView | PipelineView] = []
         self.lanes: list[list[FunctionView]] = []  # the functions of the fork or pipeline being written
@@ -688,6 +690,8 @@ class PythonHandler(ContentHandler):
         ):
             if node.perf is not None and node.perf.get(name):
                 parts.append((keyword, self.tag(node, name, None)))
+        if node.perf is not None and (node.perf.get("operations") or "").strip():
+            parts.append(("operations", self._operations(node)))
         device = (
             (node.perf.get("device") or "").strip().strip('"').strip("'") if node.perf is not None else ""
         )
@@ -700,6 +704,29 @@ class PythonHandler(ContentHandler):
                 )
             parts.append(("device", quote(device)))
         return parts
+
+    def _operations(self, node: Node) -> str:
+        """The ``operations`` tag as the tuple ``((name, elements, runs), ...)`` the runtime prices."""
+        from uml2perf_runtime.platform.array_operations import OPERATIONS_TAG_HINT, parse_operations_tag
+
+        assert node.perf is not None
+        text = node.perf.get("operations") or ""
+        try:
+            entries = parse_operations_tag(text)
+        except ValueError as exc:
+            raise ModelError(
+                f"operations tag {text!r} of {node.name or node.id!r}: {exc}",
+                node.location,
+                hint=OPERATIONS_TAG_HINT,
+            ) from None
+        self.operations_named.update(name for name, _, _ in entries)
+        items = []
+        for name, count, runs in entries:
+            what = f"operations tag ({name})"
+            elements = self.expr(count, node.location, what)
+            times = self.expr(runs, node.location, what)
+            items.append(f"({quote(name)}, {elements}, {times})")
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
     def _cost(self, node: Node, function: CostFunction | None, annotation: _Annotation) -> str:
         text = annotation.cost
@@ -1322,6 +1349,7 @@ class PythonHandler(ContentHandler):
             "parameters": self.parameters,
             "activities_meta": activities_meta,
             "required": required,
+            "operations": [quote(name) for name in sorted(self.operations_named)],
         }
         text = render("model_module.py.jinja", context)
         self._check_python_limits(text)
@@ -1381,6 +1409,7 @@ _ROOFLINE_TAGS = (
     "fresh",
     "allocation",
     "calls",
+    "operations",
 )
 
 

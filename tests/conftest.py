@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 _BENCHMARKS = str(Path(__file__).resolve().parent.parent / "benchmarks")
 if _BENCHMARKS not in sys.path:
@@ -41,3 +44,19 @@ def corpus_file(relative: str) -> Path:
             f"{relative} is not in the corpus at {find_corpus()} (set UML2PERF_CORPUS to the full one)"
         )
     return path
+
+
+@pytest.fixture(autouse=True)
+def own_limits() -> Iterator[None]:
+    """Every test starts with this process's default limits and leaves them so.
+
+    A command run in-process with ``--limit`` sets the limits of the whole process (the command
+    line does this once); without this, a test run after it in the same worker would inherit
+    them (a fuzz test's ``events=200000`` stopping a held-out set's longest case).
+    """
+    from uml2perf_runtime.engine import limits
+
+    saved = list(limits._CURRENT)
+    limits._CURRENT[:] = []
+    yield
+    limits._CURRENT[:] = saved

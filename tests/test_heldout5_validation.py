@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -16,7 +15,6 @@ from heldout_helpers import RUNNER, load_module, mpi_ready, quick_run, run_kerne
 
 import uml2perf
 from uml2perf.check import check_file
-from uml2perf_runtime.engine import limits
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "validation" / "heldout-5"
@@ -49,16 +47,6 @@ block = 4e-10
 """
 
 PROGRAMS = {"compact", "image_pipeline", "cross_covariance", "topk_tree", "sinkhorn", "l96_ensemble"}
-
-
-@pytest.fixture(autouse=True)
-def default_limits() -> Iterator[None]:
-    """This process's default limits: a test before may have set its own (a command's ``--limit``),
-    and the set's longest cases simulate a few hundred thousand events."""
-    saved = limits.current()
-    limits.set_current(limits.Limits.from_environment())
-    yield
-    limits.set_current(saved)
 
 
 @pytest.fixture(scope="module")

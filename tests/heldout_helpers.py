@@ -75,3 +75,26 @@ def quick_run(
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done, json.loads((out / "results.json").read_text())
+
+
+def predicted_times(runner: ModuleType, folder: Path, machine_text: str, tmp_path: Path) -> dict[str, float]:
+    """Each case's predicted time (tiny and measured sizes) of the set in ``folder``, by case name:
+    its program's model at its ranks and variables, its kernels at 10 µs."""
+    import uml2perf
+
+    machine = tmp_path / "machine.toml"
+    machine.write_text(machine_text)
+    held = runner.load_set(folder)
+    times: dict[str, float] = {}
+    for case in held.all_cases(False) + held.all_cases(True):
+        overrides = dict(case.variables)
+        overrides.update({variable: 1e-5 for variable in case.kernels})
+        results = uml2perf.predict(
+            held.models / f"{case.program}.uml",
+            machine=machine,
+            procs=case.procs,
+            overrides=overrides,
+            critical_path=False,
+        )
+        times[case.name] = results.time
+    return times

@@ -10,9 +10,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from heldout_helpers import RUNNER, load_module, mpi_ready, quick_run, run_kernels
+from heldout_helpers import RUNNER, load_module, mpi_ready, predicted_times, quick_run, run_kernels
 
-import uml2perf
 from uml2perf.check import check_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,20 +83,8 @@ def test_every_model_checks_without_warnings(model: str) -> None:
 
 
 def test_every_case_predicts_with_the_variables_it_sets(runner: ModuleType, tmp_path: Path) -> None:
-    machine = tmp_path / "machine.toml"
-    machine.write_text(MACHINE)
-    held = runner.load_set(SET)
-    for case in held.all_cases(False) + held.all_cases(True):
-        overrides = dict(case.variables)
-        overrides.update({variable: 1e-5 for variable in case.kernels})
-        results = uml2perf.predict(
-            held.models / f"{case.program}.uml",
-            machine=machine,
-            procs=case.procs,
-            overrides=overrides,
-            critical_path=False,
-        )
-        assert results.time > 0, case.name
+    times = predicted_times(runner, SET, MACHINE, tmp_path)
+    assert times and all(t > 0 for t in times.values()), times
 
 
 @pytest.mark.skipif(

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from heldout_helpers import RUNNER, load_module, mpi_ready, quick_run, run_kernels
+from heldout_helpers import RUNNER, load_module, mpi_ready, predicted_times, quick_run, run_kernels
 
 import uml2perf
 from uml2perf.check import check_file
@@ -129,20 +129,8 @@ def test_there_is_a_model_for_every_program() -> None:
 
 
 def test_every_case_predicts_with_the_variables_it_sets(runner: ModuleType, tmp_path: Path) -> None:
-    machine = tmp_path / "machine.toml"
-    machine.write_text(MACHINE)
-    held = runner.load_set(SET)
-    for case in held.all_cases(False) + held.all_cases(True):
-        overrides = dict(case.variables)
-        overrides.update({variable: 1e-5 for variable in case.kernels})
-        results = uml2perf.predict(
-            held.models / f"{case.program}.uml",
-            machine=machine,
-            procs=case.procs,
-            overrides=overrides,
-            critical_path=False,
-        )
-        assert results.time > 0, case.name
+    times = predicted_times(runner, SET, MACHINE, tmp_path)
+    assert times and all(t > 0 for t in times.values()), times
 
 
 def test_a_models_time_follows_its_variables(tmp_path: Path) -> None:

@@ -770,15 +770,15 @@ def _bytes_of(name: str, cached: bool) -> float:
 #: Prefix of the keys of an array operation's seconds per element beyond its counted bytes
 #: (``[operations]``), like the weights, by size.
 OPERATION_PREFIX = "operation "
-#: Where each measured size's range ends in ``[operations]``: halfway (on a log scale) to the
-#: next size measured; the last range takes every larger array.
-_OPERATION_RANGES = (
-    ("", 262_144),  # 128 KiB measured
-    (" 512 KiB", 1_048_576),
-    (" 2 MiB", 4_194_304),
-    (" 8 MiB", 16_777_216),
-    (" 32 MiB", None),
-)
+
+
+def _operation_ranges() -> list[tuple[str, int | None]]:
+    """Each measured size's key suffix and where its range ends in ``[operations]`` (bytes):
+    halfway, on a log scale, to the next size measured; the last range takes every larger array."""
+    sizes = [WEIGHT_ELEMENTS, *LARGER_ELEMENTS]
+    suffixes = ["", *(size_suffix(n) for n in LARGER_ELEMENTS)]
+    ends: list[int | None] = [int(8 * math.sqrt(a * b)) for a, b in zip(sizes, sizes[1:], strict=False)]
+    return list(zip(suffixes, [*ends, None], strict=True))
 
 
 def operations_text(values: dict[str, Measured]) -> list[str]:
@@ -787,7 +787,7 @@ def operations_text(values: dict[str, Measured]) -> list[str]:
 
     rows: list[str] = []
     for name in OPERATION_NAMES:
-        keys = [(f"{OPERATION_PREFIX}{name}{suffix}", up_to) for suffix, up_to in _OPERATION_RANGES]
+        keys = [(f"{OPERATION_PREFIX}{name}{suffix}", up_to) for suffix, up_to in _operation_ranges()]
         found = [(values[key], up_to) for key, up_to in keys if key in values]
         if not found:
             continue

@@ -1191,23 +1191,24 @@ def _operations(source: str, value: Any) -> dict[str, tuple[tuple[float, float],
     return parse_operations(source, value, _sized_ranges, _non_negative_seconds)
 
 
-def _non_negative_seconds(source: str, key: str, value: Any) -> float:
-    """Seconds (0 or more): an operation measured no slower than its bytes costs nothing more."""
+def _non_negative_seconds(source: str, key: str, value: Any, hint: str | None = None) -> float:
+    """Seconds, 0 or more (an operation measured no slower than its bytes costs nothing more)."""
     value = _with_unit(source, key, value)
     if not _is_number(value) or not (0.0 <= float(value) < math.inf):
-        raise MachineError(f"{source}: {key} must be a number of seconds (0 or more), got {value!r}")
+        raise MachineError(
+            f"{source}: {key} must be a number of seconds (0 or more), got {value!r}", hint=hint
+        )
     return float(value)
 
 
 def _wakeup(source: str, value: Any) -> float:
     """``[network] wakeup``: seconds of a message to a process whose node runs more processes than cores."""
-    value = _with_unit(source, "[network] wakeup", value)
-    if not _is_number(value) or not (0.0 <= float(value) < math.inf):
-        raise MachineError(
-            f"{source}: [network] wakeup must be a number of seconds (0 or more), got {value!r}",
-            hint='e.g. wakeup = "4 us" (what uml2perf calibrate measures with two ranks per core)',
-        )
-    return float(value)
+    return _non_negative_seconds(
+        source,
+        "[network] wakeup",
+        value,
+        hint='e.g. wakeup = "4 us" (what uml2perf calibrate measures with two ranks per core)',
+    )
 
 
 def _network_link(source: str, table: str, value: Any, default: Link) -> Link:
